@@ -1,0 +1,242 @@
+package dev.arbor.core;
+
+import static java.util.Objects.requireNonNull;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The reference {@link TreeStore}: a map from id to node, each node holding its parent and its
+ * ordered list of children, plus the ordered list of roots. It is written to be obviously right
+ * rather than fast, and every other store is tested for equivalence against it.
+ *
+ * <p>Costs: {@code children} and {@code find} are O(1) plus the size of the answer; {@code
+ * ancestors}, {@code depth} and {@code isDescendant} walk up the parent chain; {@code descendants}
+ * and {@code delete} walk the subtree; {@code insert} and {@code move} cost O(number of siblings).
+ *
+ * <p>Thread safety: every method is {@code synchronized}, so concurrent calls are serialized and
+ * each one is atomic.
+ */
+public final class InMemoryTreeStore implements TreeStore {
+
+  private static final class Entry {
+    String parent;
+    final List<String> children = new ArrayList<>();
+    final Map<String, Object> attributes;
+
+    Entry(String parent, Map<String, Object> attributes) {
+      this.parent = parent;
+      this.attributes = attributes;
+    }
+  }
+
+  private final Map<String, Entry> nodes = new HashMap<>();
+  private final List<String> roots = new ArrayList<>();
+
+  /** Creates an empty store. */
+  public InMemoryTreeStore() {}
+
+  /** Nothing to index: a no-op. */
+  @Override
+  public void ensureIndexes() {}
+
+  @Override
+  public synchronized void insert(String id, Position position, Map<String, Object> attributes) {
+    TreeStores.checkId(id);
+    requireNonNull(position, "position");
+    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
+    if (nodes.containsKey(id)) {
+      throw new DuplicateNodeException(id);
+    }
+    String parent = targetParent(position);
+    List<String> siblings = siblings(parent);
+    int index = targetIndex(position, siblings);
+    nodes.put(id, new Entry(parent, copy));
+    siblings.add(index, id);
+  }
+
+  @Override
+  public synchronized void move(String id, Position position) {
+    Entry node = entry(id);
+    requireNonNull(position, "position");
+    String parent = targetParent(position);
+    if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
+      return; // before(x) / after(x) is a no-op
+    }
+    if (parent != null && (parent.equals(id) || isDescendantUnchecked(parent, id))) {
+      throw new InvalidMoveException(id, position);
+    }
+    siblings(node.parent).remove(id);
+    List<String> target = siblings(parent);
+    target.add(targetIndex(position, target), id);
+    node.parent = parent;
+  }
+
+  @Override
+  public synchronized long delete(String id) {
+    Entry node = entry(id);
+    List<String> doomed = new ArrayList<>();
+    doomed.add(id);
+    doomed.addAll(descendantsUnchecked(id, Integer.MAX_VALUE));
+    siblings(node.parent).remove(id);
+    for (String d : doomed) {
+      nodes.remove(d);
+    }
+    return doomed.size();
+  }
+
+  @Override
+  public synchronized Optional<Node> find(String id) {
+    TreeStores.checkId(id);
+    Entry node = nodes.get(id);
+    if (node == null) {
+      return Optional.empty();
+    }
+    return Optional.of(new Node(id, node.parent, depth(id), node.attributes));
+  }
+
+  @Override
+  public synchronized List<String> roots() {
+    return List.copyOf(roots);
+  }
+
+  @Override
+  public synchronized List<String> children(String id) {
+    return List.copyOf(entry(id).children);
+  }
+
+  @Override
+  public synchronized List<String> ancestors(String id) {
+    entry(id);
+    List<String> ancestors = new ArrayList<>();
+    for (String p = nodes.get(id).parent; p != null; p = nodes.get(p).parent) {
+      ancestors.add(p);
+    }
+    Collections.reverse(ancestors);
+    return ancestors;
+  }
+
+  @Override
+  public synchronized List<String> descendants(String id, int maxDepth) {
+    entry(id);
+    if (maxDepth < 0) {
+      throw new IllegalArgumentException("maxDepth < 0: " + maxDepth);
+    }
+    return descendantsUnchecked(id, maxDepth);
+  }
+
+  @Override
+  public synchronized int depth(String id) {
+    return ancestors(id).size();
+  }
+
+  @Override
+  public synchronized boolean isDescendant(String id, String ancestorId) {
+    entry(id);
+    entry(ancestorId);
+    return isDescendantUnchecked(id, ancestorId);
+  }
+
+  @Override
+  public synchronized long size() {
+    return nodes.size();
+  }
+
+  /** The in-memory structure is sound by construction: always empty. */
+  @Override
+  public List<Problem> check() {
+    return List.of();
+  }
+
+  @Override
+  public synchronized void load(Tree tree) {
+    requireNonNull(tree, "tree");
+    if (!nodes.isEmpty()) {
+      throw new TreeException("Cannot load into a store that is not empty (" + nodes.size()
+          + " nodes)");
+    }
+    for (Tree.Entry e : tree.entries()) {
+      nodes.put(e.id(), new Entry(e.parentId(), e.attributes()));
+      siblings(e.parentId()).add(e.id());
+    }
+  }
+
+  @Override
+  public synchronized Tree snapshot() {
+    return TreeStore.super.snapshot();
+  }
+
+  private Entry entry(String id) {
+    TreeStores.checkId(id);
+    Entry node = nodes.get(id);
+    if (node == null) {
+      throw new NodeNotFoundException(id);
+    }
+    return node;
+  }
+
+  private List<String> siblings(String parent) {
+    return parent == null ? roots : nodes.get(parent).children;
+  }
+
+  /** The parent a position puts a node under (null for the roots); checks the anchor exists. */
+  private String targetParent(Position position) {
+    if (position instanceof Position.Root) {
+      return null;
+    } else if (position instanceof Position.Child c) {
+      entry(c.parentId());
+      return c.parentId();
+    } else {
+      return entry(((Position.Sibling) position).siblingId()).parent;
+    }
+  }
+
+  /** The index in {@code siblings} (which no longer holds the node placed) for a position. */
+  private static int targetIndex(Position position, List<String> siblings) {
+    if (position instanceof Position.Root r) {
+      return r.first() ? 0 : siblings.size();
+    } else if (position instanceof Position.Child c) {
+      return c.first() ? 0 : siblings.size();
+    } else {
+      Position.Sibling s = (Position.Sibling) position;
+      int at = siblings.indexOf(s.siblingId());
+      return s.before() ? at : at + 1;
+    }
+  }
+
+  private boolean isDescendantUnchecked(String id, String ancestorId) {
+    for (String p = nodes.get(id).parent; p != null; p = nodes.get(p).parent) {
+      if (p.equals(ancestorId)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private List<String> descendantsUnchecked(String id, int maxDepth) {
+    List<String> out = new ArrayList<>();
+    Deque<Map.Entry<String, Integer>> stack = new ArrayDeque<>();
+    List<String> kids = nodes.get(id).children;
+    for (int i = kids.size() - 1; i >= 0; i--) {
+      stack.push(Map.entry(kids.get(i), 1));
+    }
+    while (!stack.isEmpty()) {
+      Map.Entry<String, Integer> top = stack.pop();
+      if (top.getValue() > maxDepth) {
+        continue;
+      }
+      out.add(top.getKey());
+      List<String> children = nodes.get(top.getKey()).children;
+      for (int i = children.size() - 1; i >= 0; i--) {
+        stack.push(Map.entry(children.get(i), top.getValue() + 1));
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,19 @@
+package dev.arbor.core;
+
+/**
+ * Base class of the exceptions a {@link TreeStore} throws for a request the tree cannot honour.
+ * When a store throws one, the stored tree is exactly as it was before the call.
+ */
+public class TreeException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  /** Creates an exception with the given message. */
+  public TreeException(String message) {
+    super(message);
+  }
+
+  /** Creates an exception with the given message and cause. */
+  public TreeException(String message, Throwable cause) {
+    super(message, cause);
+  }
+}

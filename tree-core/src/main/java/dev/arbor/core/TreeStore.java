@@ -1,0 +1,189 @@
+package dev.arbor.core;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * An ordered forest kept in some storage: any number of ordered roots, each node with ordered
+ * children, user attributes on every node, and whole-subtree moves and deletes.
+ *
+ * <pre>{@code
+ *   Books                         roots()                 = [Books]
+ *   └─ Programming                children("Programming") = [Languages, Databases]
+ *      ├─ Languages               ancestors("MongoDB")    = [Books, Programming, Databases]
+ *      └─ Databases               descendants("Programming")
+ *         ├─ MongoDB                 = [Languages, Databases, MongoDB, dbm]   (preorder)
+ *         └─ dbm                  depth("dbm")            = 3
+ * }</pre>
+ *
+ * <h2>Which store do I need?</h2>
+ *
+ * <ul>
+ *   <li>{@link InMemoryTreeStore}: the reference, for tests and small trees that live in one JVM.
+ *   <li>{@code dev.arbor.mongo.TreePattern}: the five MongoDB layouts of the MongoDB manual, each
+ *       with its own trade-off between read and write cost; the package documentation and the
+ *       benchmark tell which fits a workload.
+ * </ul>
+ *
+ * <h2>Semantics every store shares</h2>
+ *
+ * <ul>
+ *   <li>Ids are arbitrary non-empty strings (commas, dots, {@code $}, regex metacharacters, spaces,
+ *       backslashes, any unicode). A null id throws {@link NullPointerException}, an empty one
+ *       {@link IllegalArgumentException}.
+ *   <li>An id that is not in the tree, as a subject or as a position anchor, throws {@link
+ *       NodeNotFoundException} naming it; inserting an id that exists throws {@link
+ *       DuplicateNodeException}.
+ *   <li>{@code move(x, before(x))} and {@code move(x, after(x))} do nothing. Moving a node into its
+ *       own subtree, including {@code firstChildOf(x)}, throws {@link InvalidMoveException}.
+ *   <li><b>After any exception, the stored tree is exactly as before the call.</b>
+ *   <li>Attributes are stored with the node, returned by {@link #find} and never changed by moves.
+ * </ul>
+ *
+ * <h2>Thread safety</h2>
+ *
+ * <p>Implementations are safe to call from several threads at once. Whether concurrent structural
+ * changes from several threads or processes are isolated from each other is stated by each
+ * implementation.
+ */
+public interface TreeStore {
+
+  /**
+   * Creates whatever indexes the store's queries need. Idempotent; a no-op where nothing is needed.
+   */
+  void ensureIndexes();
+
+  /**
+   * Inserts a new leaf with no attributes at {@code position}.
+   *
+   * @throws DuplicateNodeException if {@code id} exists
+   * @throws NodeNotFoundException if the position's anchor does not exist
+   */
+  default void insert(String id, Position position) {
+    insert(id, position, Map.of());
+  }
+
+  /**
+   * Inserts a new leaf with the given attributes at {@code position}.
+   *
+   * @throws DuplicateNodeException if {@code id} exists
+   * @throws NodeNotFoundException if the position's anchor does not exist
+   * @throws IllegalArgumentException if an attribute cannot be stored (for example, its name is a
+   *     field the store reserves for the structure)
+   */
+  void insert(String id, Position position, Map<String, Object> attributes);
+
+  /**
+   * Moves {@code id} with its whole subtree to {@code position}. Attributes are unchanged.
+   *
+   * @throws NodeNotFoundException if {@code id} or the position's anchor does not exist
+   * @throws InvalidMoveException if the position is inside the subtree of {@code id}
+   */
+  void move(String id, Position position);
+
+  /**
+   * Deletes {@code id} and its whole subtree.
+   *
+   * @return the number of nodes removed, at least 1
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  long delete(String id);
+
+  /** The node with this id, or empty if there is none. */
+  Optional<Node> find(String id);
+
+  /** The ids of the roots, in order. */
+  List<String> roots();
+
+  /**
+   * The ids of the children of {@code id}, in sibling order.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  List<String> children(String id);
+
+  /**
+   * The ids of the ancestors of {@code id}: the root first, the parent last; empty for a root.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  List<String> ancestors(String id);
+
+  /**
+   * The ids of all descendants of {@code id} in preorder, siblings in order; excludes {@code id}.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  default List<String> descendants(String id) {
+    return descendants(id, Integer.MAX_VALUE);
+  }
+
+  /**
+   * The ids of the descendants of {@code id} at most {@code maxDepth} levels below it, in preorder;
+   * {@code maxDepth} 1 gives the children, 0 nothing.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   * @throws IllegalArgumentException if {@code maxDepth} is negative
+   */
+  List<String> descendants(String id, int maxDepth);
+
+  /**
+   * The number of ancestors of {@code id}: 0 for a root.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  int depth(String id);
+
+  /**
+   * Whether {@code id} is a strict descendant of {@code ancestorId} (a node is not its own
+   * descendant).
+   *
+   * @throws NodeNotFoundException if either node does not exist
+   */
+  boolean isDescendant(String id, String ancestorId);
+
+  /** The number of nodes. */
+  long size();
+
+  /**
+   * Checks the stored structure and returns what is wrong with it, each problem naming a node;
+   * empty when the structure is sound. Never changes anything.
+   */
+  List<Problem> check();
+
+  /**
+   * Writes a whole forest into this store, which must be empty, with as few round trips as the
+   * storage allows (the derived fields of every node are computed in one pass).
+   *
+   * @throws TreeException if the store is not empty; nothing is written then
+   */
+  void load(Tree tree);
+
+  /**
+   * Reads the whole forest, with attributes, as one immutable value. The default implementation
+   * walks the tree with {@link #roots()}, {@link #children} and {@link #find}; stores override it
+   * with a single scan.
+   */
+  default Tree snapshot() {
+    Tree.Builder builder = Tree.builder();
+    Deque<String> pending = new ArrayDeque<>();
+    List<String> roots = roots();
+    for (int i = roots.size() - 1; i >= 0; i--) {
+      pending.push(roots.get(i));
+    }
+    while (!pending.isEmpty()) {
+      String id = pending.pop();
+      Node node = find(id).orElseThrow(() -> new NodeNotFoundException(id));
+      builder.add(id, node.parentId(), node.attributes());
+      List<String> children = new ArrayList<>(children(id));
+      for (int i = children.size() - 1; i >= 0; i--) {
+        pending.push(children.get(i));
+      }
+    }
+    return builder.build();
+  }
+}

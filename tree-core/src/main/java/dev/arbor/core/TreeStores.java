@@ -1,0 +1,73 @@
+package dev.arbor.core;
+
+import static java.util.Objects.requireNonNull;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Static helpers shared by {@link TreeStore} implementations, so that every store validates ids and
+ * copies attributes the same way.
+ */
+public final class TreeStores {
+  private TreeStores() {}
+
+  /**
+   * Checks that {@code id} is a valid node id: any non-empty string.
+   *
+   * @return {@code id}
+   * @throws NullPointerException if {@code id} is null
+   * @throws IllegalArgumentException if {@code id} is empty
+   */
+  public static String checkId(String id) {
+    requireNonNull(id, "node id must not be null");
+    if (id.isEmpty()) {
+      throw new IllegalArgumentException("node id must not be empty");
+    }
+    return id;
+  }
+
+  /**
+   * Returns a deep, unmodifiable copy of {@code attributes}: nested maps become unmodifiable
+   * insertion-ordered maps and nested lists unmodifiable lists, whatever their original class, so
+   * that attributes read back from any store compare equal to the ones written.
+   *
+   * @throws NullPointerException if {@code attributes} or one of its keys is null
+   */
+  public static Map<String, Object> copyAttributes(Map<String, ?> attributes) {
+    requireNonNull(attributes, "attributes must not be null (use an empty map)");
+    if (attributes.isEmpty()) {
+      return Map.of();
+    }
+    return copyMap(attributes);
+  }
+
+  private static Map<String, Object> copyMap(Map<?, ?> map) {
+    LinkedHashMap<String, Object> copy = new LinkedHashMap<>();
+    for (Map.Entry<?, ?> e : map.entrySet()) {
+      Object key = requireNonNull(e.getKey(), "attribute names must not be null");
+      if (!(key instanceof String)) {
+        throw new IllegalArgumentException("attribute names must be strings, got " + key);
+      }
+      copy.put((String) key, copyValue(e.getValue()));
+    }
+    return Collections.unmodifiableMap(copy);
+  }
+
+  private static Object copyValue(Object value) {
+    if (value instanceof Map<?, ?> map) {
+      return copyMap(map);
+    }
+    if (value instanceof List<?> list) {
+      List<Object> copy = new ArrayList<>(list.size());
+      for (Object element : list) {
+        copy.add(copyValue(element));
+      }
+      return Collections.unmodifiableList(copy);
+    }
+    return value;
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * The Arbor contract: an ordered forest stored somewhere, read and changed through {@link
+ * dev.arbor.core.TreeStore}.
+ *
+ * <p>Start with {@link dev.arbor.core.TreeStore} for the operations and their shared semantics,
+ * {@link dev.arbor.core.Position} for where an insert or a move puts a node, and {@link
+ * dev.arbor.core.InMemoryTreeStore} for the reference implementation every other store is compared
+ * with. {@link dev.arbor.core.Tree} is an immutable snapshot of a whole forest, used for bulk loads,
+ * exports and comparisons.
+ *
+ * <p>Parameters and return values are non-null unless documented otherwise.
+ */
+package dev.arbor.core;

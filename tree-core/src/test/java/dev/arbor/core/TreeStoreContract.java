@@ -1,0 +1,599 @@
+package dev.arbor.core;
+
+import static dev.arbor.core.Position.after;
+import static dev.arbor.core.Position.before;
+import static dev.arbor.core.Position.firstChildOf;
+import static dev.arbor.core.Position.firstRoot;
+import static dev.arbor.core.Position.lastChildOf;
+import static dev.arbor.core.Position.lastRoot;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every {@link TreeStore} must have. A store passes it by extending this class and
+ * returning a fresh, empty store from {@link #newStore()}:
+ *
+ * <pre>{@code
+ * class InMemoryTreeStoreTest extends TreeStoreContract {
+ *   @Override protected TreeStore newStore() { return new InMemoryTreeStore(); }
+ * }
+ * }</pre>
+ *
+ * <p>After every test, {@link #validate()} checks that {@link TreeStore#check()} reports no
+ * problem, that every read ({@code roots}, {@code children}, {@code ancestors}, {@code
+ * descendants}, {@code depth}, {@code find}, {@code size}) agrees with {@link
+ * TreeStore#snapshot()}, and then calls {@link #verifyStoredInvariants(TreeStore)}, which a store's
+ * test may override to check its own stored fields.
+ */
+public abstract class TreeStoreContract {
+
+  /** The store under test, fresh and empty before each test, with its indexes ensured. */
+  protected TreeStore store;
+
+  /** Returns a new, empty store. Called once before each test. */
+  protected abstract TreeStore newStore();
+
+  /** Checks the store's own stored invariants after each test; nothing by default. */
+  protected void verifyStoredInvariants(TreeStore store) {}
+
+  @BeforeEach
+  void createStore() {
+    store = newStore();
+    store.ensureIndexes();
+  }
+
+  /** Runs after each test: the structure is sound and all reads agree with the snapshot. */
+  @AfterEach
+  protected void validate() {
+    assertEquals(List.of(), store.check(), "check() after the test");
+    assertReadsAgree(store, store.snapshot());
+    verifyStoredInvariants(store);
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** Asserts every read of {@code store} matches {@code expected}. */
+  public static void assertReadsAgree(TreeStore store, Tree expected) {
+    assertEquals(expected.size(), store.size(), "size()");
+    assertEquals(expected.roots(), store.roots(), "roots()");
+    for (Tree.Entry e : expected.entries()) {
+      String id = e.id();
+      assertEquals(expected.children(id), store.children(id), () -> "children(" + id + ")");
+      List<String> ancestors = new ArrayList<>();
+      for (String p = e.parentId(); p != null; p = expected.get(p).parentId()) {
+        ancestors.add(0, p);
+      }
+      assertEquals(ancestors, store.ancestors(id), () -> "ancestors(" + id + ")");
+      assertEquals(e.depth(), store.depth(id), () -> "depth(" + id + ")");
+      assertEquals(
+          Optional.of(new Node(id, e.parentId(), e.depth(), e.attributes())),
+          store.find(id),
+          () -> "find(" + id + ")");
+      List<String> descendants = expectedDescendants(expected, id, Integer.MAX_VALUE);
+      assertEquals(descendants, store.descendants(id), () -> "descendants(" + id + ")");
+      assertEquals(
+          expectedDescendants(expected, id, 1), store.descendants(id, 1),
+          () -> "descendants(" + id + ", 1)");
+      assertEquals(
+          expectedDescendants(expected, id, 2), store.descendants(id, 2),
+          () -> "descendants(" + id + ", 2)");
+    }
+  }
+
+  /** The descendants of {@code id} in {@code tree}, preorder, down to {@code maxDepth} levels. */
+  public static List<String> expectedDescendants(Tree tree, String id, int maxDepth) {
+    List<String> out = new ArrayList<>();
+    int base = tree.get(id).depth();
+    List<Tree.Entry> entries = tree.entries();
+    int i = entries.indexOf(tree.get(id)) + 1;
+    for (; i < entries.size() && entries.get(i).depth() > base; i++) {
+      if (entries.get(i).depth() - base <= maxDepth) {
+        out.add(entries.get(i).id());
+      }
+    }
+    return out;
+  }
+
+  /** Loads a fixture outline (see {@link Tree#parse}) by inserts, so inserts are what is tested. */
+  protected void given(String outline) {
+    Fixtures.insertAll(store, Tree.parse(outline));
+    assertTree(outline);
+  }
+
+  /** Asserts the store holds exactly this outline (ids and order; attributes not compared). */
+  protected void assertTree(String outline) {
+    assertEquals(Tree.parse(outline).toString(), withoutAttributes(store.snapshot()).toString());
+  }
+
+  private static Tree withoutAttributes(Tree tree) {
+    Tree.Builder b = Tree.builder();
+    for (Tree.Entry e : tree.entries()) {
+      b.add(e.id(), e.parentId());
+    }
+    return b.build();
+  }
+
+  /** Asserts {@code call} throws {@code type} and leaves the stored tree unchanged. */
+  protected <T extends Throwable> T assertRefused(Class<T> type, Executable call) {
+    Tree before = store.snapshot();
+    T thrown = assertThrows(type, call::run);
+    assertEquals(before, store.snapshot(), "the tree changed although the call failed");
+    return thrown;
+  }
+
+  /** A call that may throw. */
+  @FunctionalInterface
+  protected interface Executable {
+    /** Runs the call. */
+    void run() throws Throwable;
+  }
+
+  // ---------------------------------------------------------------- empty store
+
+  @Test
+  void emptyStore() {
+    assertEquals(0, store.size());
+    assertEquals(List.of(), store.roots());
+    assertEquals(Optional.empty(), store.find("x"));
+    assertEquals(Tree.empty(), store.snapshot());
+  }
+
+  // ---------------------------------------------------------------- inserts
+
+  @Test
+  void insertRootsAtEveryPosition() {
+    store.insert("b", lastRoot());
+    store.insert("d", lastRoot());
+    store.insert("a", firstRoot());
+    store.insert("c", before("d"));
+    store.insert("e", after("d"));
+    store.insert("c2", after("c"));
+    store.insert("a0", before("a"));
+    assertEquals(List.of("a0", "a", "b", "c", "c2", "d", "e"), store.roots());
+    assertEquals(7, store.size());
+  }
+
+  @Test
+  void insertChildrenAtEveryPosition() {
+    given("r(x)");
+    store.insert("m", lastChildOf("x"));
+    store.insert("a", firstChildOf("x"));
+    store.insert("z", lastChildOf("x"));
+    store.insert("l", before("m"));
+    store.insert("n", after("m"));
+    store.insert("b", after("a"));
+    store.insert("y", before("z"));
+    assertEquals(List.of("a", "b", "l", "m", "n", "y", "z"), store.children("x"));
+    assertEquals(Optional.of(new Node("n", "x", 2, Map.of())), store.find("n"));
+  }
+
+  @Test
+  void manyInsertsAtTheSamePlaceKeepTheirOrder() {
+    given("r(first last)");
+    List<String> expected = new ArrayList<>();
+    expected.add("first");
+    for (int i = 0; i < 80; i++) {
+      store.insert("b" + i, before("last"));
+      expected.add("b" + i);
+    }
+    for (int i = 0; i < 40; i++) {
+      store.insert("f" + i, firstChildOf("r"));
+      expected.add(0, "f" + i);
+    }
+    for (int i = 0; i < 40; i++) {
+      store.insert("a" + i, after("first"));
+      expected.add(expected.indexOf("first") + 1, "a" + i);
+    }
+    expected.add("last");
+    assertEquals(expected, store.children("r"));
+  }
+
+  @Test
+  void manyRootInsertsAtTheFrontKeepTheirOrder() {
+    List<String> expected = new ArrayList<>();
+    for (int i = 0; i < 70; i++) {
+      store.insert("r" + i, firstRoot());
+      expected.add(0, "r" + i);
+    }
+    assertEquals(expected, store.roots());
+  }
+
+  @Test
+  void insertDuplicateIsRefused() {
+    given("a(b) c");
+    DuplicateNodeException e = assertRefused(DuplicateNodeException.class,
+        () -> store.insert("b", lastRoot()));
+    assertTrue(e.getMessage().contains("'b'"), e.getMessage());
+    assertRefused(DuplicateNodeException.class, () -> store.insert("a", firstChildOf("c")));
+  }
+
+  @Test
+  void insertUnderUnknownAnchorIsRefused() {
+    given("a(b)");
+    for (Position p : List.of(firstChildOf("nope"), lastChildOf("nope"), before("nope"),
+        after("nope"))) {
+      NodeNotFoundException e = assertRefused(NodeNotFoundException.class,
+          () -> store.insert("c", p));
+      assertTrue(e.getMessage().contains("nope"), e.getMessage());
+      assertEquals("nope", e.id());
+    }
+    assertEquals(Optional.empty(), store.find("c"));
+  }
+
+  // ---------------------------------------------------------------- the manual's tree
+
+  @Test
+  void manualCategoryTreeReads() {
+    given(Fixtures.CATEGORIES);
+    assertEquals(List.of("Books"), store.roots());
+    assertEquals(List.of("Languages", "Databases"), store.children("Programming"));
+    assertEquals(List.of("MongoDB", "dbm"), store.children("Databases"));
+    assertEquals(List.of(), store.children("dbm"));
+    assertEquals(List.of("Books", "Programming", "Databases"), store.ancestors("MongoDB"));
+    assertEquals(List.of(), store.ancestors("Books"));
+    assertEquals(List.of("Languages", "Databases", "MongoDB", "dbm"),
+        store.descendants("Programming"));
+    assertEquals(List.of("Programming", "Languages", "Databases", "MongoDB", "dbm"),
+        store.descendants("Books"));
+    assertEquals(List.of("Programming"), store.descendants("Books", 1));
+    assertEquals(List.of("Programming", "Languages", "Databases"), store.descendants("Books", 2));
+    assertEquals(List.of(), store.descendants("Books", 0));
+    assertEquals(3, store.depth("dbm"));
+    assertEquals(0, store.depth("Books"));
+    assertTrue(store.isDescendant("dbm", "Books"));
+    assertTrue(store.isDescendant("MongoDB", "Databases"));
+    assertFalse(store.isDescendant("Books", "dbm"));
+    assertFalse(store.isDescendant("Languages", "Databases"));
+    assertFalse(store.isDescendant("Books", "Books"));
+    assertEquals(Optional.of(new Node("Databases", "Programming", 2, Map.of())),
+        store.find("Databases"));
+    assertEquals(6, store.size());
+  }
+
+  @Test
+  void manualCategoryTreeByLoad() {
+    store.load(Fixtures.categories());
+    assertEquals(Fixtures.categories(), store.snapshot());
+    assertEquals(List.of("Books", "Programming", "Databases"), store.ancestors("dbm"));
+  }
+
+  @Test
+  void descendantsWithNegativeDepthIsRefused() {
+    given("a(b)");
+    assertThrows(IllegalArgumentException.class, () -> store.descendants("a", -1));
+  }
+
+  // ---------------------------------------------------------------- moves
+
+  @Test
+  void moveLeafToAnotherParent() {
+    given(Fixtures.CATEGORIES);
+    store.move("MongoDB", lastChildOf("Languages"));
+    assertTree("Books(Programming(Languages(MongoDB) Databases(dbm)))");
+    assertEquals(List.of("Books", "Programming", "Languages"), store.ancestors("MongoDB"));
+  }
+
+  @Test
+  void moveSubtreeToEveryRootPosition() {
+    given("a(b(c(d)) e) f");
+    store.move("b", firstRoot());
+    assertTree("b(c(d)) a(e) f");
+    assertEquals(List.of("b", "c"), store.ancestors("d"));
+    assertEquals(2, store.depth("d"));
+    store.move("b", lastRoot());
+    assertTree("a(e) f b(c(d))");
+    store.move("c", before("f"));
+    assertTree("a(e) c(d) f b");
+    store.move("e", after("f"));
+    assertTree("a c(d) f e b");
+    store.move("a", after("b"));
+    assertTree("c(d) f e b a");
+  }
+
+  @Test
+  void moveSubtreeDeeper() {
+    given("a(b(c(d) x) e(f))");
+    store.move("b", lastChildOf("f"));
+    assertTree("a(e(f(b(c(d) x))))");
+    assertEquals(List.of("a", "e", "f", "b", "c"), store.ancestors("d"));
+    assertEquals(List.of("b", "c", "d", "x"), store.descendants("f"));
+    store.move("c", before("e"));
+    assertTree("a(c(d) e(f(b(x))))");
+  }
+
+  @Test
+  void moveWithinSameParentToEveryPosition() {
+    given("p(a b c d)");
+    store.move("a", after("c"));
+    assertTree("p(b c a d)");
+    store.move("d", firstChildOf("p"));
+    assertTree("p(d b c a)");
+    store.move("d", lastChildOf("p"));
+    assertTree("p(b c a d)");
+    store.move("b", before("d"));
+    assertTree("p(c a b d)");
+    store.move("b", after("c"));
+    assertTree("p(c b a d)");
+    store.move("c", before("c"));
+    store.move("c", after("c"));
+    assertTree("p(c b a d)");
+    store.move("a", before("b"));
+    assertTree("p(c a b d)");
+  }
+
+  @Test
+  void moveRootUnderAnotherRootAndBack() {
+    given("a(x) b(y)");
+    store.move("a", firstChildOf("b"));
+    assertTree("b(a(x) y)");
+    assertEquals(List.of("b", "a"), store.ancestors("x"));
+    store.move("a", before("b"));
+    assertTree("a(x) b(y)");
+  }
+
+  @Test
+  void noOpMoves() {
+    given(Fixtures.CATEGORIES);
+    Tree before = store.snapshot();
+    store.move("Databases", before("Databases"));
+    store.move("Databases", after("Databases"));
+    store.move("Books", before("Books"));
+    store.move("Books", after("Books"));
+    assertEquals(before, store.snapshot());
+  }
+
+  @Test
+  void moveIntoOwnSubtreeIsRefused() {
+    given(Fixtures.CATEGORIES + " other");
+    for (Position p : List.of(firstChildOf("Programming"), lastChildOf("Programming"),
+        firstChildOf("Databases"), lastChildOf("dbm"), before("MongoDB"), after("dbm"),
+        after("Languages"), before("Databases"))) {
+      InvalidMoveException e = assertRefused(InvalidMoveException.class,
+          () -> store.move("Programming", p));
+      assertTrue(e.getMessage().contains("Programming"), e.getMessage());
+    }
+    assertRefused(InvalidMoveException.class, () -> store.move("Books", firstChildOf("Books")));
+    assertRefused(InvalidMoveException.class, () -> store.move("dbm", lastChildOf("dbm")));
+  }
+
+  @Test
+  void moveUnknownIsRefused() {
+    given("a(b) c");
+    NodeNotFoundException e = assertRefused(NodeNotFoundException.class,
+        () -> store.move("nope", lastChildOf("a")));
+    assertEquals("nope", e.id());
+    for (Position p : List.of(firstChildOf("gone"), lastChildOf("gone"), before("gone"),
+        after("gone"))) {
+      e = assertRefused(NodeNotFoundException.class, () -> store.move("b", p));
+      assertTrue(e.getMessage().contains("gone"), e.getMessage());
+    }
+  }
+
+  @Test
+  void moveKeepsAttributes() {
+    Map<String, Object> attributes = Map.of("name", "Databases", "count", 42);
+    store.insert("a", lastRoot());
+    store.insert("b", lastChildOf("a"), attributes);
+    store.insert("c", lastChildOf("b"), Map.of("leaf", true));
+    store.move("b", firstRoot());
+    assertEquals(attributes, store.find("b").orElseThrow().attributes());
+    assertEquals(Map.of("leaf", true), store.find("c").orElseThrow().attributes());
+  }
+
+  // ---------------------------------------------------------------- deletes
+
+  @Test
+  void deleteLeafSubtreeAndRoot() {
+    given("a(b(c d(e)) f) g");
+    assertEquals(1, store.delete("c"));
+    assertTree("a(b(d(e)) f) g");
+    assertEquals(3, store.delete("b"));
+    assertTree("a(f) g");
+    assertEquals(2, store.delete("a"));
+    assertTree("g");
+    assertEquals(Optional.empty(), store.find("e"));
+    store.insert("b", lastRoot());
+    assertTree("g b");
+  }
+
+  @Test
+  void deleteUnknownIsRefused() {
+    given("a(b)");
+    NodeNotFoundException e = assertRefused(NodeNotFoundException.class,
+        () -> store.delete("nope"));
+    assertEquals("nope", e.id());
+  }
+
+  // ---------------------------------------------------------------- unknown, null and empty ids
+
+  @Test
+  void readsOfUnknownIdsAreRefused() {
+    given("a(b)");
+    List<Executable> calls = List.of(
+        () -> store.children("nope"),
+        () -> store.ancestors("nope"),
+        () -> store.descendants("nope"),
+        () -> store.descendants("nope", 1),
+        () -> store.depth("nope"),
+        () -> store.isDescendant("nope", "a"),
+        () -> store.isDescendant("a", "nope"));
+    for (Executable call : calls) {
+      NodeNotFoundException e = assertRefused(NodeNotFoundException.class, call);
+      assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
+    }
+    assertEquals(Optional.empty(), store.find("nope"));
+  }
+
+  @Test
+  void nullAndEmptyIdsAreRefused() {
+    given("a(b)");
+    List<java.util.function.Function<String, Executable>> calls = List.of(
+        id -> () -> store.insert(id, lastRoot()),
+        id -> () -> store.insert("n", lastChildOf(id)),
+        id -> () -> store.insert("n", before(id)),
+        id -> () -> store.move(id, lastRoot()),
+        id -> () -> store.move("b", after(id)),
+        id -> () -> store.delete(id),
+        id -> () -> store.find(id),
+        id -> () -> store.children(id),
+        id -> () -> store.ancestors(id),
+        id -> () -> store.descendants(id),
+        id -> () -> store.depth(id),
+        id -> () -> store.isDescendant(id, "a"),
+        id -> () -> store.isDescendant("a", id));
+    for (var call : calls) {
+      assertRefused(NullPointerException.class, call.apply(null));
+      assertRefused(IllegalArgumentException.class, call.apply(""));
+    }
+    assertRefused(NullPointerException.class, () -> store.insert("n", null));
+    assertRefused(NullPointerException.class, () -> store.move("b", null));
+    assertRefused(NullPointerException.class, () -> store.insert("n", lastRoot(), null));
+  }
+
+  // ---------------------------------------------------------------- hostile ids
+
+  @Test
+  void hostileIdsAsRootsChainAndSiblings() {
+    List<String> ids = Fixtures.HOSTILE_IDS;
+    String previous = null;
+    for (String id : ids) {
+      store.insert(id, previous == null ? lastRoot() : lastChildOf(previous));
+      previous = id;
+    }
+    String last = ids.get(ids.size() - 1);
+    assertEquals(ids.subList(0, ids.size() - 1), store.ancestors(last));
+    assertEquals(ids.subList(1, ids.size()), store.descendants(ids.get(0)));
+    for (int i = 0; i < ids.size(); i++) {
+      assertEquals(i, store.depth(ids.get(i)), ids.get(i));
+    }
+    // flatten: every node becomes a child of the first, in reverse order
+    for (int i = 1; i < ids.size(); i++) {
+      store.move(ids.get(i), firstChildOf(ids.get(0)));
+    }
+    List<String> reversed = new ArrayList<>(ids.subList(1, ids.size()));
+    java.util.Collections.reverse(reversed);
+    assertEquals(reversed, store.children(ids.get(0)));
+    // and siblings one before another, among the roots
+    for (int i = 1; i < ids.size(); i++) {
+      store.move(ids.get(i), before(ids.get(0)));
+    }
+    assertEquals(ids.subList(1, ids.size()), store.roots().subList(0, ids.size() - 1));
+  }
+
+  @Test
+  void idsThatArePrefixesOfEachOther() {
+    given("a(ab(abc) a,b) a\\(x) ab,(y)");
+    assertEquals(List.of("ab", "abc", "a,b"), store.descendants("a"));
+    assertEquals(List.of("x"), store.descendants("a\\"));
+    store.move("a", lastChildOf("ab,"));
+    assertEquals(List.of("y", "a", "ab", "abc", "a,b"), store.descendants("ab,"));
+    assertEquals(List.of("ab,", "a", "ab"), store.ancestors("abc"));
+  }
+
+  // ---------------------------------------------------------------- attributes
+
+  @Test
+  void attributesRoundTrip() {
+    Map<String, Object> nested = new LinkedHashMap<>();
+    nested.put("en", "Databases");
+    nested.put("fr", "Bases de données");
+    Map<String, Object> attributes = new LinkedHashMap<>();
+    attributes.put("name", "Databases");
+    attributes.put("count", 42);
+    attributes.put("big", 1L << 40);
+    attributes.put("ratio", 0.5);
+    attributes.put("active", true);
+    attributes.put("labels", nested);
+    attributes.put("tags", List.of("a", "b"));
+    attributes.put("nothing", null);
+    store.insert("db", lastRoot(), attributes);
+    Node node = store.find("db").orElseThrow();
+    assertEquals(attributes, node.attributes());
+    assertEquals(attributes, store.snapshot().get("db").attributes());
+  }
+
+  // ---------------------------------------------------------------- load
+
+  @Test
+  void loadIntoNonEmptyStoreIsRefused() {
+    given("a");
+    TreeException e = assertRefused(TreeException.class, () -> store.load(Tree.parse("b(c)")));
+    assertTrue(e.getMessage().contains("not empty"), e.getMessage());
+  }
+
+  @Test
+  void loadForestWithAttributesThenChangeIt() {
+    Tree tree = Tree.builder()
+        .add("r1", null, Map.of("title", "first"))
+        .add("c1", "r1", Map.of("n", 1))
+        .add("r2", null)
+        .add("c2", "r1", Map.of("n", 2))
+        .add("g1", "c1")
+        .build();
+    store.load(tree);
+    assertEquals(tree, store.snapshot());
+    store.insert("c0", firstChildOf("r1"));
+    store.move("g1", after("c2"));
+    assertTree("r1(c0 c1 c2 g1) r2");
+    assertEquals(Map.of("n", 2), store.find("c2").orElseThrow().attributes());
+  }
+
+  @Test
+  void loadEmptyTree() {
+    store.load(Tree.empty());
+    assertEquals(0, store.size());
+  }
+
+  // ---------------------------------------------------------------- shapes
+
+  @Test
+  void deepChain() {
+    int depth = 120;
+    store.insert("n0", lastRoot());
+    for (int i = 1; i < depth; i++) {
+      store.insert("n" + i, lastChildOf("n" + (i - 1)));
+    }
+    assertEquals(depth - 1, store.depth("n" + (depth - 1)));
+    assertEquals(depth - 1, store.descendants("n0").size());
+    store.move("n60", firstRoot());
+    assertEquals(List.of("n60", "n0"), store.roots());
+    assertEquals(depth - 61, store.depth("n" + (depth - 1)));
+    assertEquals(List.of("n61", "n62", "n63"), store.descendants("n60", 3));
+    assertTrue(store.isDescendant("n119", "n60"));
+    assertFalse(store.isDescendant("n119", "n0"));
+    assertEquals(59, store.delete("n1"));
+  }
+
+  @Test
+  void wideFanOut() {
+    store.insert("p", lastRoot());
+    List<String> expected = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      store.insert("c" + i, lastChildOf("p"));
+      expected.add("c" + i);
+    }
+    assertEquals(expected, store.children("p"));
+    store.move("c0", lastChildOf("p"));
+    store.move("c299", firstChildOf("p"));
+    store.move("c150", after("c10"));
+    expected.remove("c0");
+    expected.add("c0");
+    expected.remove("c299");
+    expected.add(0, "c299");
+    expected.remove("c150");
+    expected.add(expected.indexOf("c10") + 1, "c150");
+    assertEquals(expected, store.children("p"));
+    assertEquals(300, store.descendants("p", 1).size());
+  }
+}

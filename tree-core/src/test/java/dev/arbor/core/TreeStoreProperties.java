@@ -1,0 +1,153 @@
+package dev.arbor.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.lists;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+import org.quicktheories.core.Gen;
+
+/**
+ * The equivalence property: any sequence of inserts, moves and deletes leaves a store in the same
+ * state as the {@link InMemoryTreeStore} reference, step by step, and every read answers the same.
+ * A store's test extends this class and returns fresh stores from {@link #newStore()}.
+ *
+ * <p>Operations are generated as small integers that index into the reference's current node list,
+ * so every generated sequence is valid whatever came before it, and QuickTheories can shrink a
+ * failing sequence to a short one by dropping and simplifying operations. A failure prints the
+ * shrunk sequence. The number of sequences is {@link #examples()} (system property {@code
+ * arbor.qt.examples} overrides it), each up to {@link #maxOperations()} long.
+ */
+public abstract class TreeStoreProperties {
+
+  /** Returns a new, empty store; called once per generated sequence. */
+  protected abstract TreeStore newStore();
+
+  /** How many sequences to generate. */
+  protected int examples() {
+    return Integer.getInteger("arbor.qt.examples", 60);
+  }
+
+  /** The longest sequence generated. */
+  protected int maxOperations() {
+    return 60;
+  }
+
+  /** Ids of inserted nodes are a counter behind one of these prefixes, to mix in hostile ids. */
+  private static final List<String> ID_PREFIXES =
+      List.of("n", "a,", "\\", ".$", "^(", " ", "é", "n,\\,");
+
+  /**
+   * One generated step. {@code kind} picks the operation, {@code a} and {@code b} pick nodes by
+   * index into the current preorder of the reference (modulo its size), {@code where} picks the
+   * position kind.
+   */
+  public record Op(int kind, int a, int b, int where) {}
+
+  static Gen<Op> ops() {
+    return integers().between(0, 99).zip(integers().between(0, 999), integers().between(0, 999),
+        integers().between(0, 5), Op::new);
+  }
+
+  @Test
+  void equivalentToTheReference() {
+    qt().withExamples(examples())
+        .withShrinkCycles(200)
+        .forAll(lists().of(ops()).ofSizeBetween(1, maxOperations()))
+        .checkAssert(this::replay);
+  }
+
+  /** Replays {@code ops} on a fresh store and a fresh reference, comparing after every step. */
+  protected void replay(List<Op> ops) {
+    TreeStore store = newStore();
+    store.ensureIndexes();
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    List<String> log = new ArrayList<>();
+    int counter = 0;
+    for (Op op : ops) {
+      List<String> ids = reference.snapshot().ids();
+      String step = describe(op, ids, counter);
+      log.add(step);
+      Supplier<String> where = () -> "after " + String.join("; ", log);
+      Throwable expected = null;
+      Throwable actual = null;
+      if (op.kind() < 40 || ids.isEmpty()) { // insert
+        String id = ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter;
+        counter++;
+        Position p = position(op.where(), ids, op.b());
+        Map<String, Object> attributes = counter % 3 == 0 ? Map.of("n", counter) : Map.of();
+        expected = attempt(() -> reference.insert(id, p, attributes));
+        actual = attempt(() -> store.insert(id, p, attributes));
+      } else if (op.kind() < 80) { // move
+        String id = ids.get(op.a() % ids.size());
+        Position p = position(op.where(), ids, op.b());
+        expected = attempt(() -> reference.move(id, p));
+        actual = attempt(() -> store.move(id, p));
+      } else if (op.kind() < 90) { // delete
+        String id = ids.get(op.a() % ids.size());
+        long[] counts = new long[2];
+        expected = attempt(() -> counts[0] = reference.delete(id));
+        actual = attempt(() -> counts[1] = store.delete(id));
+        assertEquals(counts[0], counts[1], () -> "delete count " + where.get());
+      } else { // reads
+        String x = ids.get(op.a() % ids.size());
+        String y = ids.get(op.b() % ids.size());
+        assertEquals(reference.descendants(x, op.where()), store.descendants(x, op.where()),
+            () -> "descendants(" + x + ", " + op.where() + ") " + where.get());
+        assertEquals(reference.isDescendant(x, y), store.isDescendant(x, y),
+            () -> "isDescendant(" + x + ", " + y + ") " + where.get());
+        assertEquals(reference.ancestors(x), store.ancestors(x),
+            () -> "ancestors(" + x + ") " + where.get());
+      }
+      Throwable got = actual;
+      assertEquals(
+          expected == null ? null : expected.getClass(),
+          got == null ? null : got.getClass(),
+          () -> "outcome " + where.get() + (got == null ? "" : ": " + got));
+      assertEquals(reference.snapshot(), store.snapshot(), where);
+      assertEquals(List.of(), store.check(), where);
+    }
+    TreeStoreContract.assertReadsAgree(store, reference.snapshot());
+  }
+
+  private static String describe(Op op, List<String> ids, int counter) {
+    if (op.kind() < 40 || ids.isEmpty()) {
+      return "insert " + ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter + " at "
+          + position(op.where(), ids, op.b());
+    } else if (op.kind() < 80) {
+      return "move " + ids.get(op.a() % ids.size()) + " to " + position(op.where(), ids, op.b());
+    } else if (op.kind() < 90) {
+      return "delete " + ids.get(op.a() % ids.size());
+    }
+    return "read " + ids.get(op.a() % ids.size());
+  }
+
+  private static Position position(int where, List<String> ids, int b) {
+    if (ids.isEmpty()) {
+      return where % 2 == 0 ? Position.firstRoot() : Position.lastRoot();
+    }
+    String anchor = ids.get(b % ids.size());
+    return switch (where) {
+      case 0 -> Position.firstRoot();
+      case 1 -> Position.lastRoot();
+      case 2 -> Position.firstChildOf(anchor);
+      case 3 -> Position.lastChildOf(anchor);
+      case 4 -> Position.before(anchor);
+      default -> Position.after(anchor);
+    };
+  }
+
+  private static Throwable attempt(Runnable call) {
+    try {
+      call.run();
+      return null;
+    } catch (TreeException | IllegalArgumentException e) {
+      return e;
+    }
+  }
+}
