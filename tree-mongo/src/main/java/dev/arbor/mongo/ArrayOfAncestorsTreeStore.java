@@ -1,0 +1,306 @@
+package dev.arbor.mongo;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.or;
+import static dev.arbor.mongo.Ranks.RANK;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.IndexModel;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.InsertOneModel;
+import com.mongodb.client.model.PushOptions;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateManyModel;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+import dev.arbor.core.InvalidMoveException;
+import dev.arbor.core.Node;
+import dev.arbor.core.NodeNotFoundException;
+import dev.arbor.core.Position;
+import dev.arbor.core.Problem;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStores;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+/**
+ * The <i>array of ancestors</i> pattern (manual §4.2.3): each node stores the ids of all its
+ * ancestors, root first, and its parent.
+ *
+ * <pre>{@code
+ * { _id: "MongoDB", ancestors: ["Books", "Programming", "Databases"], parent: "Databases", rank: 0 }
+ * { _id: "Books",   ancestors: [],                                    parent: null,        rank: 0 }
+ * }</pre>
+ *
+ * <p>Beyond the manual: {@code rank}, the sibling order (see {@link Ranks}). Authoritative fields:
+ * {@code parent} and {@code rank}; {@code ancestors} is derived from the parent chain.
+ *
+ * <p>Indexes: {@code {ancestors: 1}} (multikey: descendants, subtree moves and deletes), {@code
+ * {parent: 1, rank: 1}} (children in order, roots, neighbour ranks).
+ *
+ * <h2>Cost per operation</h2>
+ *
+ * <table>
+ * <caption>round trips (rt) and documents read / written; n = subtree size, d = depth</caption>
+ * <tr><th>operation<th>rt<th>read<th>written
+ * <tr><td>find, ancestors, depth<td>1<td>1<td>0
+ * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
+ * <tr><td>descendants<td>1 (2 with a depth limit)<td>n<td>0
+ * <tr><td>isDescendant<td>1<td>2<td>0
+ * <tr><td>insert<td>3<td>2<td>1
+ * <tr><td>move<td>3<td>2<td>n (pipeline update) or 2n (servers without pipeline updates)
+ * <tr><td>delete<td>1<td>0<td>n
+ * </table>
+ *
+ * <p>Choose it for subtree reads and ancestor reads at one query each, with moves that rewrite only
+ * the moved subtree. The manual calls it "slightly slower than materialized paths but more
+ * straightforward to use".
+ */
+final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
+  static final String PARENT = "parent";
+  static final String ANCESTORS = "ancestors";
+
+  private final Ranks ranks;
+
+  ArrayOfAncestorsTreeStore(MongoCollection<Document> collection,
+      ServerCapabilities capabilities) {
+    super(collection, capabilities, Set.of(PARENT, ANCESTORS, RANK));
+    this.ranks = new Ranks(collection);
+  }
+
+  @Override
+  List<IndexModel> indexes() {
+    return List.of(
+        new IndexModel(Indexes.ascending(ANCESTORS)),
+        new IndexModel(Indexes.ascending(PARENT, RANK)));
+  }
+
+  @Override
+  public void insert(String id, Position position, Map<String, Object> attributes) {
+    TreeStores.checkId(id);
+    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
+    checkAttributes(id, copy);
+    Map<String, Document> docs = subjectAndAnchor(id, true, position, null);
+    Target t = target(position, docs);
+    long rank = ranks.rankFor(eq(PARENT, t.parent), position, t.anchorRank, null);
+    Document structure = new Document(PARENT, t.parent).append(ANCESTORS, t.ancestors)
+        .append(RANK, rank);
+    write(List.of(new InsertOneModel<>(newDocument(id, structure, copy))), id);
+  }
+
+  @Override
+  public void move(String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PARENT, ANCESTORS,
+        RANK));
+    if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
+      return;
+    }
+    Target t = target(position, docs);
+    if (t.parent != null && (t.parent.equals(id) || t.ancestors.contains(id))) {
+      throw new InvalidMoveException(id, position);
+    }
+    long rank = ranks.rankFor(eq(PARENT, t.parent), position, t.anchorRank, id);
+    List<String> oldAncestors = ancestorsOf(docs.get(id));
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    writes.add(new UpdateOneModel<>(eq(ID, id), Updates.combine(Updates.set(PARENT, t.parent),
+        Updates.set(ANCESTORS, t.ancestors), Updates.set(RANK, rank))));
+    if (!oldAncestors.equals(t.ancestors)) {
+      if (capabilities.pipelineUpdates()) {
+        // ancestors = newPrefix ++ ancestors[oldPrefix.length:]
+        writes.add(new UpdateManyModel<>(eq(ANCESTORS, id), List.of(new Document("$set",
+            new Document(ANCESTORS, new Document("$concatArrays", List.of(t.ancestors,
+                new Document("$slice", List.of("$" + ANCESTORS, oldAncestors.size(),
+                    Integer.MAX_VALUE)))))))));
+      } else {
+        if (!oldAncestors.isEmpty()) {
+          writes.add(new UpdateManyModel<>(eq(ANCESTORS, id),
+              Updates.pullAll(ANCESTORS, oldAncestors)));
+        }
+        if (!t.ancestors.isEmpty()) {
+          writes.add(new UpdateManyModel<>(eq(ANCESTORS, id),
+              Updates.pushEach(ANCESTORS, t.ancestors, new PushOptions().position(0))));
+        }
+      }
+    }
+    write(writes, id);
+  }
+
+  @Override
+  public long delete(String id) {
+    TreeStores.checkId(id);
+    long deleted = collection.deleteMany(or(eq(ID, id), eq(ANCESTORS, id))).getDeletedCount();
+    if (deleted == 0) {
+      throw new NodeNotFoundException(id);
+    }
+    return deleted;
+  }
+
+  @Override
+  public Optional<Node> find(String id) {
+    Document d = document(id, null);
+    if (d == null) {
+      return Optional.empty();
+    }
+    return Optional.of(new Node(id, d.getString(PARENT), ancestorsOf(d).size(), attributesOf(d)));
+  }
+
+  @Override
+  public List<String> roots() {
+    return ids(collection.find(eq(PARENT, null)).projection(fields(ID))
+        .sort(Sorts.ascending(RANK)));
+  }
+
+  @Override
+  public List<String> children(String id) {
+    TreeStores.checkId(id);
+    List<String> children = ids(collection.find(eq(PARENT, id)).projection(fields(ID))
+        .sort(Sorts.ascending(RANK)));
+    if (children.isEmpty()) {
+      require(id, fields(ID));
+    }
+    return children;
+  }
+
+  @Override
+  public List<String> ancestors(String id) {
+    return ancestorsOf(require(id, fields(ANCESTORS)));
+  }
+
+  @Override
+  public List<String> descendants(String id, int maxDepth) {
+    TreeStores.checkId(id);
+    List<Row> rows = new ArrayList<>();
+    boolean found = false;
+    if (maxDepth == Integer.MAX_VALUE) {
+      for (Document d : collection.find(or(eq(ID, id), eq(ANCESTORS, id)))
+          .projection(fields(PARENT, RANK))) {
+        found |= d.getString(ID).equals(id);
+        rows.add(row(d));
+      }
+      if (!found) {
+        throw new NodeNotFoundException(id);
+      }
+    } else {
+      int depth = ancestorsOf(require(id, fields(ANCESTORS))).size();
+      checkMaxDepth(maxDepth);
+      if (maxDepth == 0) {
+        return List.of();
+      }
+      Bson filter = eq(ANCESTORS, id);
+      if ((long) depth + maxDepth < Integer.MAX_VALUE) {
+        filter = and(filter, exists(ANCESTORS + "." + (depth + maxDepth), false));
+      }
+      for (Document d : collection.find(filter).projection(fields(PARENT, RANK))) {
+        rows.add(row(d));
+      }
+    }
+    return new Forest(rows).preorderBelow(id, maxDepth);
+  }
+
+  @Override
+  public int depth(String id) {
+    return ancestors(id).size();
+  }
+
+  @Override
+  public boolean isDescendant(String id, String ancestorId) {
+    TreeStores.checkId(id);
+    TreeStores.checkId(ancestorId);
+    Map<String, Document> docs = documents(List.of(id, ancestorId), fields(ANCESTORS));
+    if (!docs.containsKey(id)) {
+      throw new NodeNotFoundException(id);
+    }
+    if (!docs.containsKey(ancestorId)) {
+      throw new NodeNotFoundException(ancestorId);
+    }
+    return ancestorsOf(docs.get(id)).contains(ancestorId);
+  }
+
+  @Override
+  Iterable<Document> documentsFor(Tree tree) {
+    Map<String, List<String>> ancestors = new HashMap<>();
+    Map<String, Long> nextRank = new HashMap<>();
+    List<Document> docs = new ArrayList<>(tree.size());
+    for (Tree.Entry e : tree.entries()) {
+      List<String> chain = new ArrayList<>();
+      if (e.parentId() != null) {
+        chain.addAll(ancestors.get(e.parentId()));
+        chain.add(e.parentId());
+      }
+      ancestors.put(e.id(), chain);
+      long rank = nextRank.merge(e.parentId(), Ranks.GAP, Long::sum) - Ranks.GAP;
+      docs.add(newDocument(e.id(), new Document(PARENT, e.parentId()).append(ANCESTORS, chain)
+          .append(RANK, rank), e.attributes()));
+    }
+    return docs;
+  }
+
+  @Override
+  Forest forest(boolean withAttributes) {
+    List<Row> rows = new ArrayList<>();
+    for (Document d : collection.find().projection(withAttributes ? null : fields(PARENT, RANK))) {
+      rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
+          withAttributes ? attributesOf(d) : Map.of()));
+    }
+    return new Forest(rows);
+  }
+
+  @Override
+  void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
+    List<Row> rows = new ArrayList<>();
+    for (Document d : byId.values()) {
+      String id = d.getString(ID);
+      Object parent = d.get(PARENT);
+      if (parent != null && !(parent instanceof String)) {
+        problems.add(new Problem(id, "parent is not a string: " + parent));
+        continue;
+      }
+      if (!(d.get(RANK) instanceof Number)) {
+        problems.add(new Problem(id, "rank is missing or not a number: " + d.get(RANK)));
+      }
+      rows.add(row(d));
+    }
+    Forest forest = new Forest(rows);
+    forest.checkStructure(problems);
+    for (Row r : rows) {
+      Object stored = byId.get(r.id()).get(ANCESTORS);
+      List<String> expected = forest.ancestorsOf(r.id());
+      if (!(stored instanceof List<?> list) || !list.equals(expected)) {
+        problems.add(new Problem(r.id(), "ancestors " + stored
+            + " disagree with the parent chain " + expected));
+      }
+    }
+  }
+
+  private Target target(Position position, Map<String, Document> docs) {
+    if (position instanceof Position.Root) {
+      return new Target(null, List.of(), 0);
+    }
+    Document anchor = docs.get(position.anchor());
+    if (position instanceof Position.Child) {
+      List<String> chain = new ArrayList<>(ancestorsOf(anchor));
+      chain.add(position.anchor());
+      return new Target(position.anchor(), chain, 0);
+    }
+    return new Target(anchor.getString(PARENT), ancestorsOf(anchor), Ranks.rankOf(anchor));
+  }
+
+  private record Target(String parent, List<String> ancestors, long anchorRank) {}
+
+  private static Row row(Document d) {
+    return new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d), Map.of());
+  }
+
+  private static List<String> ancestorsOf(Document d) {
+    return d.getList(ANCESTORS, String.class, List.of());
+  }
+}

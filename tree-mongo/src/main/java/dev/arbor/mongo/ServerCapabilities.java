@@ -1,0 +1,112 @@
+package dev.arbor.mongo;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoCollection;
+import java.util.List;
+import org.bson.Document;
+
+/**
+ * What the server behind a collection does correctly, found by probing it rather than by reading
+ * its version. Each probe runs once, lazily, and writes nothing.
+ *
+ * <ul>
+ *   <li>{@link #graphLookup}: {@code $graphLookup} honours {@code startWith}. Probed with a literal
+ *       {@code startWith} that matches no document: a correct server finds nothing; a server that
+ *       starts from the input document's {@code connectFromField} instead (mongo-java-server) finds
+ *       the input document. Stores that walk the tree fall back to a level-by-level {@code $in}
+ *       walk when this is false.
+ *   <li>{@link #pipelineUpdates}: updates given as an aggregation pipeline (MongoDB 4.2+). Probed
+ *       with a pipeline update whose filter matches nothing. Stores that rewrite a field from its
+ *       own value (path prefixes) fall back to reading the subtree and writing each document in
+ *       one bulk write when this is false.
+ * </ul>
+ */
+final class ServerCapabilities {
+  /** How a capability is decided. */
+  enum Mode {
+    /** Probe the server. */
+    PROBE,
+    /** Assume the server has it. */
+    ON,
+    /** Never use it. */
+    OFF
+  }
+
+  private static final String PROBE_ID = "\u0000arbor-probe: no node has this id";
+
+  private final MongoCollection<Document> collection;
+  private final Mode graphLookupMode;
+  private final Mode pipelineMode;
+  private volatile Boolean graphLookup;
+  private volatile Boolean pipelineUpdates;
+
+  ServerCapabilities(MongoCollection<Document> collection, Mode graphLookupMode,
+      Mode pipelineMode) {
+    this.collection = collection;
+    this.graphLookupMode = graphLookupMode;
+    this.pipelineMode = pipelineMode;
+  }
+
+  static ServerCapabilities probing(MongoCollection<Document> collection) {
+    return new ServerCapabilities(collection, Mode.PROBE, Mode.PROBE);
+  }
+
+  /** Whether {@code $graphLookup} can be used; probes on first call with a non-empty collection. */
+  boolean graphLookup() {
+    if (graphLookupMode != Mode.PROBE) {
+      return graphLookupMode == Mode.ON;
+    }
+    Boolean known = graphLookup;
+    if (known != null) {
+      return known;
+    }
+    try {
+      Document first = collection.aggregate(List.of(
+              new Document("$limit", 1),
+              new Document("$project", new Document("_id", 1)),
+              new Document("$graphLookup", new Document("from",
+                  collection.getNamespace().getCollectionName())
+                  .append("startWith", new Document("$literal", PROBE_ID))
+                  .append("connectFromField", "_id")
+                  .append("connectToField", "_id")
+                  .append("maxDepth", 0)
+                  .append("as", "found")),
+              new Document("$project", new Document("found._id", 1))))
+          .first();
+      if (first == null) {
+        return false; // empty collection: undecided, and no walk is needed anyway
+      }
+      known = first.getList("found", Object.class, List.of()).isEmpty();
+    } catch (MongoException e) {
+      known = false;
+    }
+    graphLookup = known;
+    return known;
+  }
+
+  /** Whether updates given as aggregation pipelines work; probes on first call. */
+  boolean pipelineUpdates() {
+    if (pipelineMode != Mode.PROBE) {
+      return pipelineMode == Mode.ON;
+    }
+    Boolean known = pipelineUpdates;
+    if (known != null) {
+      return known;
+    }
+    try {
+      collection.updateMany(MongoTreeStore.nothing(),
+          List.of(new Document("$set", new Document("arborProbe", "$_id"))));
+      known = true;
+    } catch (MongoException e) {
+      known = false;
+    }
+    pipelineUpdates = known;
+    return known;
+  }
+
+  @Override
+  public String toString() {
+    return "graphLookup=" + (graphLookupMode == Mode.PROBE ? graphLookup : graphLookupMode)
+        + ", pipelineUpdates=" + (pipelineMode == Mode.PROBE ? pipelineUpdates : pipelineMode);
+  }
+}

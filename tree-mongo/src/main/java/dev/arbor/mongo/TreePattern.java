@@ -1,0 +1,59 @@
+package dev.arbor.mongo;
+
+import static java.util.Objects.requireNonNull;
+
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.TreeStore;
+import org.bson.Document;
+
+/**
+ * The five ways the MongoDB manual (Data Models, section 4.2 "Model Tree Structures") stores a
+ * tree, each as a {@link TreeStore} over one collection with one document per node.
+ *
+ * <h2>Which one do I need?</h2>
+ *
+ * <table>
+ * <caption>round trips per operation; n = subtree size, N = tree size, d = depth</caption>
+ * <tr><th>pattern<th>children<th>ancestors<th>descendants<th>move<th>documents written by a move
+ * <tr><td>{@link #PARENT_REFERENCES}<td>1<td>1 ($graphLookup) or d<td>1 ($graphLookup) or d+1<td>
+ *     3 + cycle check<td>1
+ * <tr><td>{@link #CHILD_REFERENCES}<td>1<td>1 or d<td>1 or d+1<td>3 + cycle check<td>2
+ * <tr><td>{@link #ARRAY_OF_ANCESTORS}<td>1<td>1<td>1<td>3<td>n
+ * <tr><td>{@link #MATERIALIZED_PATHS}<td>1<td>1<td>1<td>3<td>n
+ * <tr><td>{@link #NESTED_SETS}<td>1<td>2<td>2<td>2<td>up to N
+ * </table>
+ *
+ * <p>Each store's class documentation shows its document shape, its indexes and its costs; the
+ * {@code tree-bench} module measures them side by side.
+ */
+public enum TreePattern {
+  /** Each node stores its parent's id in {@code parent} (manual §4.2.1). */
+  PARENT_REFERENCES,
+  /** Each node stores the ordered ids of its children in {@code children} (manual §4.2.2). */
+  CHILD_REFERENCES,
+  /** Each node stores its ancestors in {@code ancestors} and its parent (manual §4.2.3). */
+  ARRAY_OF_ANCESTORS,
+  /** Each node stores the path of its ancestors as a string in {@code path} (manual §4.2.4). */
+  MATERIALIZED_PATHS,
+  /** Each node stores its preorder interval in {@code left} and {@code right} (manual §4.2.5). */
+  NESTED_SETS;
+
+  /**
+   * Opens a store of this pattern over {@code collection}, which may be empty or already hold a
+   * tree in this pattern's layout. Nothing is read or written until the first call; call {@link
+   * TreeStore#ensureIndexes()} once to create the indexes the store's queries need.
+   */
+  public TreeStore open(MongoCollection<Document> collection) {
+    requireNonNull(collection, "collection");
+    return open(collection, ServerCapabilities.probing(collection));
+  }
+
+  TreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
+    switch (this) {
+      case ARRAY_OF_ANCESTORS:
+        return new ArrayOfAncestorsTreeStore(collection, capabilities);
+      default:
+        throw new UnsupportedOperationException(this + " is not implemented yet");
+    }
+  }
+}

@@ -1,0 +1,27 @@
+package dev.arbor.mongo;
+
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.TreeStore;
+import dev.arbor.core.TreeStoreContract;
+import org.bson.Document;
+
+/**
+ * The shared contract run against one MongoDB pattern on the test server, each test on a fresh
+ * collection; after each test the raw documents are also compared with {@link StoredLayout}.
+ */
+abstract class MongoStoreContract extends TreeStoreContract {
+  MongoCollection<Document> collection;
+
+  abstract TreePattern pattern();
+
+  @Override
+  protected TreeStore newStore() {
+    collection = MongoTestServer.get().freshCollection();
+    return pattern().open(collection);
+  }
+
+  @Override
+  protected void verifyStoredInvariants(TreeStore store) {
+    StoredLayout.assertLayout(pattern(), store.snapshot(), collection);
+  }
+}

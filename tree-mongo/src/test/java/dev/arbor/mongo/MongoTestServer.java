@@ -1,0 +1,106 @@
+package dev.arbor.mongo;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.bson.Document;
+
+/**
+ * The one MongoDB server of a test JVM (the singleton-container pattern): the server named by the
+ * system property {@code arbor.mongo.uri} or the environment variable {@code ARBOR_MONGO_URI} if
+ * set, otherwise an embedded mongo-java-server started in-process on a loopback port. Every test
+ * gets a fresh collection in a database made for this JVM, dropped when the JVM exits.
+ */
+public final class MongoTestServer {
+  private static final AtomicInteger COLLECTIONS = new AtomicInteger();
+  private static volatile MongoTestServer instance;
+
+  private final String uri;
+  private final boolean embedded;
+  private final MongoClient client;
+  private final MongoDatabase database;
+
+  private MongoTestServer() {
+    String configured = System.getProperty("arbor.mongo.uri");
+    if (configured == null || configured.isBlank()) {
+      configured = System.getenv("ARBOR_MONGO_URI");
+    }
+    if (configured == null || configured.isBlank()) {
+      MongoServer server = new MongoServer(new MemoryBackend());
+      InetSocketAddress address = server.bind(); // a free port on the loopback interface
+      configured = "mongodb://" + address.getHostString() + ":" + address.getPort();
+      embedded = true;
+      Runtime.getRuntime().addShutdownHook(new Thread(server::shutdownNow));
+    } else {
+      embedded = false;
+    }
+    uri = configured;
+    client = MongoClients.create(settings(uri));
+    database = client.getDatabase("arbor_test_" + ProcessHandle.current().pid() + "_"
+        + Long.toString(System.currentTimeMillis(), 36));
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        database.drop();
+      } catch (RuntimeException ignored) {
+        // best effort
+      }
+      client.close();
+    }));
+  }
+
+  /** Client settings for a test connection: short timeouts so a wrong URI fails fast. */
+  public static MongoClientSettings settings(String uri) {
+    return MongoClientSettings.builder()
+        .applyConnectionString(new ConnectionString(uri))
+        .applyToClusterSettings(b -> b.serverSelectionTimeout(10, TimeUnit.SECONDS))
+        .build();
+  }
+
+  /** The server of this JVM, started on first use. */
+  public static MongoTestServer get() {
+    MongoTestServer s = instance;
+    if (s == null) {
+      synchronized (MongoTestServer.class) {
+        s = instance;
+        if (s == null) {
+          s = new MongoTestServer();
+          instance = s;
+        }
+      }
+    }
+    return s;
+  }
+
+  /** The connection string of the server. */
+  public String uri() {
+    return uri;
+  }
+
+  /** Whether the server is the embedded mongo-java-server. */
+  public boolean embedded() {
+    return embedded;
+  }
+
+  /** The shared client. */
+  public MongoClient client() {
+    return client;
+  }
+
+  /** The database of this JVM. */
+  public MongoDatabase database() {
+    return database;
+  }
+
+  /** A new, empty collection with a name no other test uses. */
+  public MongoCollection<Document> freshCollection() {
+    return database.getCollection("tree_" + COLLECTIONS.incrementAndGet());
+  }
+}
