@@ -50,6 +50,8 @@ public enum TreePattern {
 
   TreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
     switch (this) {
+      case PARENT_REFERENCES:
+        return new ParentReferenceTreeStore(collection, capabilities);
       case ARRAY_OF_ANCESTORS:
         return new ArrayOfAncestorsTreeStore(collection, capabilities);
       default:
