@@ -52,6 +52,8 @@ public enum TreePattern {
     switch (this) {
       case PARENT_REFERENCES:
         return new ParentReferenceTreeStore(collection, capabilities);
+      case CHILD_REFERENCES:
+        return new ChildReferenceTreeStore(collection, capabilities);
       case ARRAY_OF_ANCESTORS:
         return new ArrayOfAncestorsTreeStore(collection, capabilities);
       default:
