@@ -56,6 +56,8 @@ public enum TreePattern {
         return new ChildReferenceTreeStore(collection, capabilities);
       case ARRAY_OF_ANCESTORS:
         return new ArrayOfAncestorsTreeStore(collection, capabilities);
+      case MATERIALIZED_PATHS:
+        return new MaterializedPathTreeStore(collection, capabilities);
       default:
         throw new UnsupportedOperationException(this + " is not implemented yet");
     }
