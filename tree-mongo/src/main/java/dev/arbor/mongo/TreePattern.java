@@ -58,8 +58,10 @@ public enum TreePattern {
         return new ArrayOfAncestorsTreeStore(collection, capabilities);
       case MATERIALIZED_PATHS:
         return new MaterializedPathTreeStore(collection, capabilities);
+      case NESTED_SETS:
+        return new NestedSetTreeStore(collection, capabilities);
       default:
-        throw new UnsupportedOperationException(this + " is not implemented yet");
+        throw new AssertionError(this);
     }
   }
 }
