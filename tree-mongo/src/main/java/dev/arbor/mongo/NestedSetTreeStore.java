@@ -253,7 +253,8 @@ final class NestedSetTreeStore extends MongoTreeStore {
         open.pop().put(RIGHT, ++counter);
       }
       Document d = newDocument(e.id(), new Document(PARENT, e.parentId())
-          .append(LEFT, ++counter).append(RIGHT, 0L).append(DEPTH, e.depth()), e.attributes());
+          .append(LEFT, ++counter).append(RIGHT, 0L).append(DEPTH, (long) e.depth()),
+          e.attributes());
       open.push(d);
       docs.add(d);
     }

@@ -15,6 +15,11 @@ abstract class MongoStoreProperties extends TreeStoreProperties {
   }
 
   @Override
+  protected int examples() {
+    return Integer.getInteger("arbor.qt.examples", 200);
+  }
+
+  @Override
   protected TreeStore newStore() {
     MongoCollection<Document> collection = MongoTestServer.get().freshCollection();
     return pattern().open(collection, capabilities(collection));
