@@ -7,7 +7,6 @@ import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
 
-import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
@@ -100,10 +99,8 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public void insert(String id, Position position, Map<String, Object> attributes) {
-    TreeStores.checkId(id);
-    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
-    checkAttributes(id, copy);
+  void planInsert(String id, Position position, Map<String, Object> attributes) {
+    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, STRUCTURE);
     Target t = target(position, docs);
     Document structure = new Document(PARENT, t.parent).append(LEFT, t.at)
@@ -115,7 +112,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public void move(String id, Position position) {
+  void planMove(String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(id, false, position, STRUCTURE);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
@@ -162,7 +159,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public long delete(String id) {
+  long planDelete(String id) {
     Document x = require(id, STRUCTURE);
     long left = num(x, LEFT);
     long right = num(x, RIGHT);
@@ -171,12 +168,12 @@ final class NestedSetTreeStore extends MongoTreeStore {
         new DeleteManyModel<>(and(gte(LEFT, left), lte(RIGHT, right))),
         new UpdateManyModel<>(gt(LEFT, right), Updates.inc(LEFT, -width)),
         new UpdateManyModel<>(gt(RIGHT, right), Updates.inc(RIGHT, -width)));
-    BulkWriteResult result = collection.bulkWrite(writes);
-    return result.getDeletedCount();
+    write(writes, id);
+    return width / 2;
   }
 
   @Override
-  public Optional<Node> find(String id) {
+  Optional<Node> findNode(String id) {
     Document d = document(id, null);
     if (d == null) {
       return Optional.empty();
@@ -185,15 +182,15 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public List<String> roots() {
-    return ids(collection.find(eq(PARENT, null)).projection(fields(ID))
+  List<String> rootIds() {
+    return ids(find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  public List<String> children(String id) {
+  List<String> childIds(String id) {
     TreeStores.checkId(id);
-    List<String> children = ids(collection.find(eq(PARENT, id)).projection(fields(ID))
+    List<String> children = ids(find(eq(PARENT, id)).projection(fields(ID))
         .sort(Sorts.ascending(LEFT)));
     if (children.isEmpty()) {
       require(id, fields(ID));
@@ -202,14 +199,14 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public List<String> ancestors(String id) {
+  List<String> ancestorIds(String id) {
     Document x = require(id, STRUCTURE);
-    return ids(collection.find(and(lt(LEFT, num(x, LEFT)), gt(RIGHT, num(x, RIGHT))))
+    return ids(find(and(lt(LEFT, num(x, LEFT)), gt(RIGHT, num(x, RIGHT))))
         .projection(fields(ID)).sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  public List<String> descendants(String id, int maxDepth) {
+  List<String> descendantIds(String id, int maxDepth) {
     Document x = require(id, STRUCTURE);
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
@@ -219,16 +216,16 @@ final class NestedSetTreeStore extends MongoTreeStore {
     if (maxDepth != Integer.MAX_VALUE) {
       filter = and(filter, lte(DEPTH, num(x, DEPTH) + maxDepth));
     }
-    return ids(collection.find(filter).projection(fields(ID)).sort(Sorts.ascending(LEFT)));
+    return ids(find(filter).projection(fields(ID)).sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  public int depth(String id) {
+  int depthOf(String id) {
     return (int) num(require(id, fields(DEPTH)), DEPTH);
   }
 
   @Override
-  public boolean isDescendant(String id, String ancestorId) {
+  boolean descends(String id, String ancestorId) {
     TreeStores.checkId(id);
     TreeStores.checkId(ancestorId);
     Map<String, Document> docs = documents(List.of(id, ancestorId), STRUCTURE);
@@ -267,7 +264,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
   @Override
   Forest forest(boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : collection.find().projection(withAttributes ? null : STRUCTURE)) {
+    for (Document d : find(NODES).projection(withAttributes ? null : STRUCTURE)) {
       rows.add(new Row(d.getString(ID), d.getString(PARENT), num(d, LEFT),
           withAttributes ? attributesOf(d) : Map.of()));
     }
@@ -341,7 +338,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
       if (r.first()) {
         return new Target(1, null, null, 0);
       }
-      Document last = collection.find().projection(fields(RIGHT)).sort(Sorts.descending(RIGHT))
+      Document last = find(NODES).projection(fields(RIGHT)).sort(Sorts.descending(RIGHT))
           .limit(1).first();
       return new Target(last == null ? 1 : num(last, RIGHT) + 1, null, null, 0);
     }
