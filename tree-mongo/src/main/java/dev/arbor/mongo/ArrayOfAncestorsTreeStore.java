@@ -79,6 +79,22 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
+  TreePattern pattern() {
+    return TreePattern.ARRAY_OF_ANCESTORS;
+  }
+
+  @Override
+  String layoutProblem(Document d) {
+    if (!isNullOrString(d.get(PARENT))) {
+      return "parent is not an id: " + d.get(PARENT);
+    }
+    if (!(d.get(ANCESTORS) instanceof List)) {
+      return "ancestors is not an array: " + d.get(ANCESTORS);
+    }
+    return d.get(RANK) instanceof Number ? null : "no numeric rank (sibling order)";
+  }
+
+  @Override
   List<IndexModel> indexes() {
     return List.of(
         new IndexModel(Indexes.ascending(ANCESTORS)),
@@ -248,6 +264,34 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
           withAttributes ? attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
+  }
+
+  /**
+   * Repair fills in missing or repeated ranks and rewrites {@code ancestors} from the parent chain
+   * of every node that a chain of existing parents links to a root.
+   */
+  @Override
+  void planRepair(List<Document> docs) {
+    planRankRepair(docs, d -> d.get(PARENT));
+    List<Row> rows = new ArrayList<>();
+    for (Document d : docs) {
+      if (d.get(PARENT) == null || d.get(PARENT) instanceof String) {
+        rows.add(row(d));
+      }
+    }
+    Forest forest = new Forest(rows);
+    Set<String> reachable = new java.util.HashSet<>(forest.preorderBelow(null, Integer.MAX_VALUE));
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    for (Document d : docs) {
+      String id = d.getString(ID);
+      if (reachable.contains(id)) {
+        List<String> expected = forest.ancestorsOf(id);
+        if (!expected.equals(d.get(ANCESTORS))) {
+          writes.add(new UpdateOneModel<>(eq(ID, id), Updates.set(ANCESTORS, expected)));
+        }
+      }
+    }
+    write(writes, null);
   }
 
   @Override

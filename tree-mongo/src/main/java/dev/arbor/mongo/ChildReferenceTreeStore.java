@@ -84,6 +84,16 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
+  TreePattern pattern() {
+    return TreePattern.CHILD_REFERENCES;
+  }
+
+  @Override
+  String layoutProblem(Document d) {
+    return d.get(CHILDREN) instanceof List ? null : "children is not an array: " + d.get(CHILDREN);
+  }
+
+  @Override
   List<IndexModel> indexes() {
     return List.of(
         new IndexModel(Indexes.ascending(CHILDREN)),
@@ -375,6 +385,45 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
       rows.add(new Row(id, p, order, withAttributes ? attributesOf(d) : Map.of()));
     }
     return rows;
+  }
+
+  /**
+   * Repair makes every {@code children} an array of existing ids, each listed once and under one
+   * parent (the first in scan order keeps it); gives every unlisted node a root rank and removes
+   * the rank of listed ones.
+   */
+  @Override
+  void planRepair(List<Document> docs) {
+    Set<Object> ids = new HashSet<>();
+    for (Document d : docs) {
+      ids.add(d.get(ID));
+    }
+    Set<String> listed = new HashSet<>();
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    for (Document d : docs) {
+      Object children = d.get(CHILDREN);
+      List<String> kept = new ArrayList<>();
+      if (children instanceof List<?> list) {
+        for (Object c : list) {
+          if (c instanceof String s && ids.contains(s) && !s.equals(d.get(ID)) && listed.add(s)) {
+            kept.add(s);
+          }
+        }
+      }
+      if (!kept.equals(children)) {
+        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.set(CHILDREN, kept)));
+      }
+    }
+    List<Document> roots = new ArrayList<>();
+    for (Document d : docs) {
+      if (!listed.contains(d.getString(ID))) {
+        roots.add(d);
+      } else if (d.containsKey(RANK)) {
+        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.unset(RANK)));
+      }
+    }
+    write(writes, null);
+    planRankRepair(roots, d -> null);
   }
 
   @Override

@@ -90,6 +90,24 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
+  TreePattern pattern() {
+    return TreePattern.MATERIALIZED_PATHS;
+  }
+
+  @Override
+  String layoutProblem(Document d) {
+    if (!isNullOrString(d.get(PATH))) {
+      return "path is not a string: " + d.get(PATH);
+    }
+    try {
+      parse(d.getString(PATH));
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
+    return d.get(RANK) instanceof Number ? null : "no numeric rank (sibling order)";
+  }
+
+  @Override
   List<IndexModel> indexes() {
     return List.of(new IndexModel(Indexes.ascending(PATH, RANK)));
   }
@@ -315,6 +333,12 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
       rows.add(withAttributes ? new Row(r.id(), r.parent(), r.order(), attributesOf(d)) : r);
     }
     return new Forest(rows);
+  }
+
+  /** Paths are authoritative: repair fills in missing or repeated ranks among siblings. */
+  @Override
+  void planRepair(List<Document> docs) {
+    planRankRepair(docs, d -> d.get(PATH));
   }
 
   @Override

@@ -248,6 +248,20 @@ abstract class MongoTreeStore implements TreeStore {
     return deleted;
   }
 
+  /** The pattern this store implements. */
+  abstract TreePattern pattern();
+
+  /**
+   * What is wrong with the structural fields of one document (read with the projection the
+   * store plans with), or null if they have the pattern's types; changes refuse to start from a
+   * document in another layout.
+   */
+  abstract String layoutProblem(Document d);
+
+  static boolean isNullOrString(Object o) {
+    return o == null || o instanceof String;
+  }
+
   /** Plans an insert; attributes are already checked. */
   abstract void planInsert(String id, Position position, Map<String, Object> attributes);
 
@@ -396,6 +410,66 @@ abstract class MongoTreeStore implements TreeStore {
     return problems;
   }
 
+  /**
+   * Finishes an interrupted change, then, under the lock, rewrites the derived and missing
+   * structural fields from the authoritative ones in one all-or-nothing change, and returns what
+   * {@link #check()} still finds.
+   */
+  @Override
+  public List<Problem> repair() {
+    lock.recover();
+    change("repair", null, () -> {
+      List<Document> docs = new ArrayList<>();
+      find(NODES).into(docs);
+      planRepair(docs);
+    });
+    return check();
+  }
+
+  /**
+   * Plans the writes that rebuild derived fields and fill in missing ones, from a scan of every
+   * node document (in the collection's natural order, which orders siblings that have no rank).
+   */
+  abstract void planRepair(List<Document> docs);
+
+  /**
+   * Plans rank writes for every sibling group in which a rank is missing, not a number, or
+   * repeated: the group is renumbered in its current order (ranked nodes by rank, then the others
+   * in scan order).
+   *
+   * @param parentOf the parent of each document, null for a root (documents whose parent is
+   *     unknown are left out)
+   */
+  final void planRankRepair(List<Document> docs, java.util.function.Function<Document, Object>
+      parentOf) {
+    Map<Object, List<Document>> groups = new LinkedHashMap<>();
+    for (Document d : docs) {
+      groups.computeIfAbsent(java.util.Optional.ofNullable(parentOf.apply(d)),
+          k -> new ArrayList<>()).add(d);
+    }
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    for (List<Document> group : groups.values()) {
+      java.util.Set<Long> seen = new java.util.HashSet<>();
+      boolean sound = true;
+      for (Document d : group) {
+        sound &= d.get(Ranks.RANK) instanceof Number n && seen.add(n.longValue());
+      }
+      if (sound) {
+        continue;
+      }
+      List<Document> ordered = new ArrayList<>(group);
+      ordered.sort(java.util.Comparator.comparing(
+          (Document d) -> d.get(Ranks.RANK) instanceof Number n ? n.longValue() : Long.MAX_VALUE));
+      long rank = 0;
+      for (Document d : ordered) {
+        writes.add(new com.mongodb.client.model.UpdateOneModel<>(eq(ID, d.get(ID)),
+            Updates.set(Ranks.RANK, rank)));
+        rank += Ranks.GAP;
+      }
+    }
+    write(writes, null);
+  }
+
   /** Checks the pattern's fields of every document, appending problems that name the node. */
   abstract void checkDocuments(Map<String, Document> byId, List<Problem> problems);
 
@@ -508,6 +582,14 @@ abstract class MongoTreeStore implements TreeStore {
         projection);
     if (insert && docs.containsKey(id)) {
       throw new DuplicateNodeException(id);
+    }
+    for (Document d : docs.values()) {
+      String problem = layoutProblem(d);
+      if (problem != null) {
+        throw new TreeException("Node '" + d.get(ID) + "' is not in the " + pattern()
+            + " layout: " + problem + " (run check() to see all problems, repair() to complete"
+            + " derivable fields)");
+      }
     }
     if (!insert && !docs.containsKey(id)) {
       throw new NodeNotFoundException(id);

@@ -91,6 +91,21 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
+  TreePattern pattern() {
+    return TreePattern.NESTED_SETS;
+  }
+
+  @Override
+  String layoutProblem(Document d) {
+    for (String f : List.of(LEFT, RIGHT, DEPTH)) {
+      if (!(d.get(f) instanceof Number)) {
+        return f + " is not a number: " + d.get(f);
+      }
+    }
+    return isNullOrString(d.get(PARENT)) ? null : "parent is not an id: " + d.get(PARENT);
+  }
+
+  @Override
   List<IndexModel> indexes() {
     return List.of(
         new IndexModel(Indexes.ascending(LEFT, RIGHT)),
@@ -269,6 +284,52 @@ final class NestedSetTreeStore extends MongoTreeStore {
           withAttributes ? attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
+  }
+
+  /**
+   * Intervals are authoritative: when they are distinct and nest, repair renumbers them {@code
+   * 1..2N} in their order (closing gaps) and rewrites {@code parent} and {@code depth} from the
+   * nesting (the manual's root {@code parent: 0} becomes null). Overlapping or repeated numbers
+   * are left for {@link #check()} to report.
+   */
+  @Override
+  void planRepair(List<Document> docs) {
+    java.util.TreeMap<Long, Document> byNumber = new java.util.TreeMap<>();
+    for (Document d : docs) {
+      if (!(d.get(LEFT) instanceof Number) || !(d.get(RIGHT) instanceof Number)
+          || num(d, LEFT) >= num(d, RIGHT)
+          || byNumber.put(num(d, LEFT), d) != null || byNumber.put(num(d, RIGHT), d) != null) {
+        return; // not derivable without guessing
+      }
+    }
+    Map<Long, Long> renumber = new HashMap<>();
+    long next = 0;
+    for (Long v : byNumber.keySet()) {
+      renumber.put(v, ++next);
+    }
+    List<Document> sorted = new ArrayList<>(docs);
+    sorted.sort(Comparator.comparingLong(d -> num(d, LEFT)));
+    Deque<Document> open = new ArrayDeque<>();
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    for (Document d : sorted) {
+      while (!open.isEmpty() && num(open.peek(), RIGHT) < num(d, LEFT)) {
+        open.pop();
+      }
+      if (!open.isEmpty() && num(d, RIGHT) > num(open.peek(), RIGHT)) {
+        return; // overlapping intervals
+      }
+      String parent = open.isEmpty() ? null : open.peek().getString(ID);
+      long left = renumber.get(num(d, LEFT));
+      long right = renumber.get(num(d, RIGHT));
+      if (left != num(d, LEFT) || right != num(d, RIGHT) || !Objects.equals(parent, d.get(PARENT))
+          || !(d.get(DEPTH) instanceof Number) || num(d, DEPTH) != open.size()) {
+        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.combine(
+            Updates.set(LEFT, left), Updates.set(RIGHT, right), Updates.set(PARENT, parent),
+            Updates.set(DEPTH, (long) open.size()))));
+      }
+      open.push(d);
+    }
+    write(writes, null);
   }
 
   @Override

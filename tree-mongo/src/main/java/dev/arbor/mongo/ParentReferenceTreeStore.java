@@ -75,6 +75,19 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
+  TreePattern pattern() {
+    return TreePattern.PARENT_REFERENCES;
+  }
+
+  @Override
+  String layoutProblem(Document d) {
+    if (!isNullOrString(d.get(PARENT))) {
+      return "parent is not an id: " + d.get(PARENT);
+    }
+    return d.get(RANK) instanceof Number ? null : "no numeric rank (sibling order)";
+  }
+
+  @Override
   List<IndexModel> indexes() {
     return List.of(new IndexModel(Indexes.ascending(PARENT, RANK)));
   }
@@ -293,6 +306,12 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
           withAttributes ? attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
+  }
+
+  /** Parent references derive nothing: repair fills in missing or repeated ranks. */
+  @Override
+  void planRepair(List<Document> docs) {
+    planRankRepair(docs, d -> d.get(PARENT));
   }
 
   @Override
