@@ -288,7 +288,9 @@ final class TreeLock {
     raw.bulkWrite(List.of(
         new UpdateOneModel<>(eq("_id", LOCK_ID), Updates.combine(Updates.set("op", null),
             Updates.set("parts", 0), Updates.set("what", null))),
-        new DeleteManyModel<>(and(eq("_id.arbor", "journal"), eq("_id.op", op)))));
+        // Only the lock holder journals, so every journal document is this operation's or
+        // garbage from a crash between writing a journal and naming it in the lock.
+        new DeleteManyModel<>(eq("_id.arbor", "journal"))));
   }
 
   /** Replays an interrupted operation's journal from its first step, then clears it. */
