@@ -63,7 +63,14 @@ public enum TreePattern {
   public TreeStore open(MongoClient client, MongoCollection<Document> collection) {
     requireNonNull(client, "client");
     requireNonNull(collection, "collection");
-    return open(collection, ServerCapabilities.probing(collection).client(client));
+    return open(collection, TreeOptions.defaults().withTransactions(client));
+  }
+
+  /** Opens a store of this pattern over {@code collection} with the given options. */
+  public TreeStore open(MongoCollection<Document> collection, TreeOptions options) {
+    requireNonNull(collection, "collection");
+    requireNonNull(options, "options");
+    return open(collection, options.capabilities(collection));
   }
 
   TreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
