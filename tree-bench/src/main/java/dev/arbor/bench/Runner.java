@@ -1,0 +1,359 @@
+package dev.arbor.bench;
+
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.TreePattern;
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.bson.BsonDocument;
+import org.bson.Document;
+
+/**
+ * Runs the benchmark: for each size, shape and pattern, loads the generated tree and measures every
+ * selected operation and workload on it.
+ *
+ * <p>Each measurement follows one fixed discipline, pinned here and nowhere else:
+ *
+ * <ol>
+ *   <li>{@code max(1, warmup)} untimed invocations (the first also triggers the stores' one-time
+ *       server probes, which are thus never charged to an operation);
+ *   <li>one <b>counted</b> invocation with the {@link Meter} armed: round trips, documents and
+ *       bytes; with explain, the commands it sent are then replayed under {@code explain};
+ *   <li>up to {@code repeat} <b>timed</b> invocations with the meter disarmed, each read followed
+ *       by its hand-written baseline, timed the same way;
+ * </ol>
+ *
+ * and after every invocation that changes the tree, the tree is restored untimed and uncounted
+ * (inverse operations, or a reload), so every invocation starts from the same state. After the
+ * last measurement of a tree, the store's snapshot is compared with the generated tree.
+ */
+final class Runner {
+  private final Settings settings;
+  private final Server server;
+  private final Meter meter;
+  private final PrintWriter progress;
+  private final List<String> warnings = new ArrayList<>();
+  private long start;
+  private int cell;
+  private int cells;
+
+  Runner(Settings settings, Server server, Meter meter, PrintWriter progress) {
+    this.settings = settings;
+    this.server = server;
+    this.meter = meter;
+    this.progress = progress;
+  }
+
+  Results run() {
+    Instant started = Instant.now();
+    start = System.nanoTime();
+    Map<TreePattern, String> skipped = new EnumMap<>(TreePattern.class);
+    List<TreePattern> available = new ArrayList<>();
+    for (TreePattern p : settings.patterns()) {
+      String reason = unavailable(p);
+      if (reason == null) {
+        available.add(p);
+      } else {
+        skipped.put(p, reason);
+        progress.println("skipping " + Names.of(p) + ": " + reason);
+      }
+    }
+    cells = available.size() * settings.shapes().size() * settings.sizes().size()
+        * (settings.ops().size() + settings.workloads().size());
+    List<Measurement> measurements = new ArrayList<>();
+    for (int size : settings.sizes()) {
+      for (Shape shape : settings.shapes()) {
+        Tree tree = shape.generate(size, settings.seed());
+        TreeFacts facts = new TreeFacts(tree);
+        Subjects subjects = Subjects.choose(facts, settings.seed());
+        for (TreePattern pattern : available) {
+          measurements.addAll(measureTree(pattern, shape, size, tree, facts, subjects));
+        }
+      }
+    }
+    double elapsed = (System.nanoTime() - start) / 1e9;
+    return new Results(settings, started, elapsed, server.description(), server.version(),
+        server.embedded(), server.explainSupported(), available, skipped, measurements,
+        List.copyOf(warnings));
+  }
+
+  /** Why a pattern cannot be measured, or null if it can. */
+  private String unavailable(TreePattern pattern) {
+    try {
+      pattern.open(server.collection("arbor_probe_" + Names.of(pattern)));
+      return null;
+    } catch (UnsupportedOperationException e) {
+      return "not available in this build of tree-mongo (" + e.getMessage() + ")";
+    }
+  }
+
+  private List<Measurement> measureTree(TreePattern pattern, Shape shape, int size, Tree tree,
+      TreeFacts facts, Subjects subjects) {
+    String where = Names.of(pattern) + " " + Names.of(shape) + " " + size;
+    MongoCollection<Document> collection = server.collection(
+        "tree_" + Names.of(pattern).replace('-', '_') + "_" + Names.of(shape) + "_" + size);
+    collection.drop();
+    TreeStore store = pattern.open(collection);
+    Cell cellContext = new Cell(pattern, shape, size, tree, store, collection);
+    List<Measurement> out = new ArrayList<>();
+    Measurement load = null;
+    if (settings.ops().contains(Operation.LOAD)) {
+      load = measureLoad(cellContext);
+    } else {
+      reload(cellContext);
+    }
+    Server.Storage storage = server.storage(collection);
+    cellContext.storage = storage;
+    cellContext.baseline = new HandWritten(pattern, collection,
+        HandWritten.graphLookupWorks(collection));
+    if (load != null) {
+      out.add(withStorage(load, storage));
+    }
+    for (Operation op : settings.ops()) {
+      if (op != Operation.LOAD) {
+        out.add(measure(cellContext, Measurement.OPERATION, Names.of(op),
+            () -> Script.of(op, facts, subjects)));
+      }
+    }
+    for (Workload w : settings.workloads()) {
+      out.add(measure(cellContext, Measurement.WORKLOAD, Names.of(w),
+          () -> Script.of(w, facts, settings.seed())));
+    }
+    try {
+      if (!store.snapshot().equals(tree)) {
+        warn(where + ": after the measurements the stored tree differs from the generated one"
+            + " (an undo went wrong or the store lost an update)");
+      }
+    } catch (RuntimeException e) {
+      warn(where + ": snapshot after the measurements failed: " + e);
+    }
+    collection.drop();
+    return out;
+  }
+
+  /** The per-tree context of the measurements. */
+  private static final class Cell {
+    final TreePattern pattern;
+    final Shape shape;
+    final int size;
+    final Tree tree;
+    final TreeStore store;
+    final MongoCollection<Document> collection;
+    Server.Storage storage;
+    HandWritten baseline;
+
+    Cell(TreePattern pattern, Shape shape, int size, Tree tree, TreeStore store,
+        MongoCollection<Document> collection) {
+      this.pattern = pattern;
+      this.shape = shape;
+      this.size = size;
+      this.tree = tree;
+      this.store = store;
+      this.collection = collection;
+    }
+  }
+
+  private void reload(Cell c) {
+    c.collection.drop();
+    c.store.load(c.tree);
+    c.store.ensureIndexes();
+  }
+
+  private Measurement measureLoad(Cell c) {
+    String name = Names.of(Operation.LOAD);
+    long cellStart = begin(c, name);
+    try {
+      for (int i = 0; i < Math.max(1, settings.warmup()); i++) {
+        reload(c);
+      }
+      c.collection.drop();
+      meter.arm(false);
+      c.store.load(c.tree);
+      c.store.ensureIndexes();
+      Counts counts = meter.disarm();
+      List<Long> samples = new ArrayList<>();
+      while (samples.size() < settings.repeat()) {
+        c.collection.drop();
+        long t0 = System.nanoTime();
+        c.store.load(c.tree);
+        c.store.ensureIndexes();
+        samples.add(System.nanoTime() - t0);
+        if (overBudget(cellStart)) {
+          break;
+        }
+      }
+      Measurement m = row(c, Measurement.OPERATION, name, "whole tree", c.size, c.size, 1,
+          samples, counts, null, null, List.of(), "");
+      end(m);
+      return m;
+    } catch (RuntimeException e) {
+      return failed(c, Measurement.OPERATION, name, e);
+    }
+  }
+
+  private interface ScriptSource {
+    Script get();
+  }
+
+  private Measurement measure(Cell c, String kind, String name, ScriptSource source) {
+    long cellStart = begin(c, name);
+    try {
+      Script script = source.get();
+      Script.Read read = script.read();
+      for (int i = 0; i < Math.max(1, settings.warmup()); i++) {
+        script.run(c.store);
+        restore(c, script);
+        if (read != null) {
+          c.baseline.run(read);
+        }
+      }
+      meter.arm(server.explainSupported());
+      long result = script.run(c.store);
+      Counts counts = meter.disarm();
+      List<BsonDocument> commands = meter.commands();
+      restore(c, script);
+      Explainer.Explained explained = server.explainSupported()
+          ? Explainer.explain(server.database(), commands) : null;
+
+      Counts baselineCounts = null;
+      String note = "";
+      if (read != null) {
+        meter.arm(false);
+        int found = c.baseline.run(read).size();
+        baselineCounts = meter.disarm();
+        if (found != result) {
+          note = "baseline found " + found + " ids, the store " + result;
+        }
+      }
+      List<Long> samples = new ArrayList<>();
+      List<Long> baselineSamples = new ArrayList<>();
+      while (samples.size() < settings.repeat()) {
+        long t0 = System.nanoTime();
+        script.run(c.store);
+        samples.add(System.nanoTime() - t0);
+        restore(c, script);
+        if (read != null) {
+          t0 = System.nanoTime();
+          c.baseline.run(read);
+          baselineSamples.add(System.nanoTime() - t0);
+        }
+        if (overBudget(cellStart)) {
+          break;
+        }
+      }
+      Measurement m = row(c, kind, name, script.subject(), script.subjectSize(), result,
+          script.length(), samples, counts, explained, baselineCounts, baselineSamples, note);
+      if (read != null) {
+        m = withBaselineQuery(m, c.baseline.describe(read));
+      }
+      end(m);
+      return m;
+    } catch (RuntimeException e) {
+      try {
+        reload(c);
+      } catch (RuntimeException again) {
+        warn(where(c) + ": reload after a failure failed too: " + again);
+      }
+      return failed(c, kind, name, e);
+    }
+  }
+
+  private void restore(Cell c, Script script) {
+    if (script.needsReload()) {
+      reload(c);
+    } else if (script.mutates()) {
+      script.undo(c.store);
+    }
+  }
+
+  private boolean overBudget(long cellStart) {
+    return System.nanoTime() - cellStart > settings.cellSeconds() * 1e9;
+  }
+
+  private Measurement row(Cell c, String kind, String name, String subject, long subjectSize,
+      long result, int steps, List<Long> samples, Counts counts,
+      Explainer.Explained explained, Counts baselineCounts, List<Long> baselineSamples,
+      String note) {
+    double perOp = steps;
+    double median = Stats.median(samples) / 1e3 / perOp;
+    double p95 = Stats.p95(samples) / 1e3 / perOp;
+    Double baselineMedian = baselineSamples.isEmpty() ? null
+        : Stats.median(baselineSamples) / 1e3;
+    Double overhead = baselineMedian == null || baselineMedian <= 0 ? null
+        : median / baselineMedian;
+    Server.Storage s = c.storage;
+    return new Measurement(c.pattern, c.shape, c.size, kind, name, subject, subjectSize, result,
+        steps, samples.size(), median, p95, counts.roundTrips() / perOp,
+        counts.docsReturned() / perOp, counts.docsWritten() / perOp, counts.bytesSent() / perOp,
+        counts.bytesReceived() / perOp,
+        explained == null ? null : explained.docsExamined() / perOp,
+        explained == null ? null : explained.keysExamined() / perOp,
+        null, baselineMedian,
+        baselineCounts == null ? null : (double) baselineCounts.roundTrips(), overhead,
+        s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
+        s == null ? null : s.indexBytes(), note);
+  }
+
+  private static Measurement withStorage(Measurement m, Server.Storage s) {
+    if (s == null) {
+      return m;
+    }
+    return new Measurement(m.pattern(), m.shape(), m.size(), m.kind(), m.name(), m.subject(),
+        m.subjectSize(), m.resultSize(), m.steps(), m.samples(), m.medianMicros(),
+        m.p95Micros(), m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(),
+        m.bytesReceived(), m.docsExamined(), m.keysExamined(), m.baselineQuery(),
+        m.baselineMedianMicros(), m.baselineRoundTrips(), m.overhead(), s.avgDocBytes(),
+        s.dataBytes(), s.indexBytes(), m.note());
+  }
+
+  private static Measurement withBaselineQuery(Measurement m, String query) {
+    return new Measurement(m.pattern(), m.shape(), m.size(), m.kind(), m.name(), m.subject(),
+        m.subjectSize(), m.resultSize(), m.steps(), m.samples(), m.medianMicros(),
+        m.p95Micros(), m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(),
+        m.bytesReceived(), m.docsExamined(), m.keysExamined(), query,
+        m.baselineMedianMicros(), m.baselineRoundTrips(), m.overhead(), m.avgDocBytes(),
+        m.dataBytes(), m.indexBytes(), m.note());
+  }
+
+  private Measurement failed(Cell c, String kind, String name, RuntimeException e) {
+    String message = where(c) + " " + name + " failed: " + e;
+    progress.println("FAILED: " + e);
+    warnings.add(message);
+    Server.Storage s = c.storage;
+    return new Measurement(c.pattern, c.shape, c.size, kind, name, "", 0, 0, 0, 0, Double.NaN,
+        Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, null, null, null,
+        null, null, null, s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
+        s == null ? null : s.indexBytes(), "failed: " + e);
+  }
+
+  private static String where(Cell c) {
+    return Names.of(c.pattern) + " " + Names.of(c.shape) + " " + c.size;
+  }
+
+  private void warn(String message) {
+    warnings.add(message);
+    progress.println("WARNING: " + message);
+  }
+
+  /** Prints the progress line's start and returns the cell's start time. */
+  private long begin(Cell c, String name) {
+    cell++;
+    progress.printf(Locale.ROOT, "[%6.1fs %4d/%d] %-18s %-8s %9s  %-19s ",
+        (System.nanoTime() - start) / 1e9, cell, cells, Names.of(c.pattern), Names.of(c.shape),
+        Format.count(c.size), name);
+    progress.flush();
+    return System.nanoTime();
+  }
+
+  /** Ends the progress line with the headline figures. */
+  private void end(Measurement m) {
+    progress.println(Format.micros(m.medianMicros()) + "  " + Format.number(m.roundTrips())
+        + " rt  " + Format.number(m.docsWritten()) + " written");
+  }
+}
