@@ -30,8 +30,10 @@ import org.bson.Document;
  * </ol>
  *
  * and after every invocation that changes the tree, the tree is restored untimed and uncounted
- * (inverse operations, or a reload), so every invocation starts from the same state. After the
- * last measurement of a tree, the store's snapshot is compared with the generated tree.
+ * (inverse operations, or a reload where the first undo took longer than loading the tree), so
+ * every invocation starts from the same state. Warm-up and timed invocations stop early once a
+ * measurement has taken {@code --cell-seconds}, after at least one of each. After the last
+ * measurement of a tree, the store's snapshot is compared with the generated tree.
  */
 final class Runner {
   private final Settings settings;
@@ -108,6 +110,11 @@ final class Runner {
     } else {
       reload(cellContext);
     }
+    if (cellContext.reloadNanos == 0) {
+      long t0 = System.nanoTime();
+      reload(cellContext);
+      cellContext.reloadNanos = System.nanoTime() - t0;
+    }
     Server.Storage storage = server.storage(collection);
     cellContext.storage = storage;
     cellContext.baseline = new HandWritten(pattern, collection,
@@ -147,6 +154,8 @@ final class Runner {
     final MongoCollection<Document> collection;
     Server.Storage storage;
     HandWritten baseline;
+    /** How long reloading the tree takes: an undo slower than this is replaced by a reload. */
+    long reloadNanos;
 
     Cell(TreePattern pattern, Shape shape, int size, Tree tree, TreeStore store,
         MongoCollection<Document> collection) {
@@ -188,6 +197,7 @@ final class Runner {
           break;
         }
       }
+      c.reloadNanos = Math.round(Stats.median(samples));
       Measurement m = row(c, Measurement.OPERATION, name, "whole tree", c.size, c.size, 1,
           samples, counts, null, null, List.of(), "");
       end(m);
@@ -206,18 +216,26 @@ final class Runner {
     try {
       Script script = source.get();
       Script.Read read = script.read();
+      boolean reload = script.needsReload();
       for (int i = 0; i < Math.max(1, settings.warmup()); i++) {
         script.run(c.store);
-        restore(c, script);
+        long t0 = System.nanoTime();
+        restore(c, script, reload);
+        if (script.mutates() && System.nanoTime() - t0 > c.reloadNanos) {
+          reload = true; // undoing costs more than reloading: reload from now on
+        }
         if (read != null) {
           c.baseline.run(read);
+        }
+        if (overBudget(cellStart)) {
+          break;
         }
       }
       meter.arm(server.explainSupported());
       long result = script.run(c.store);
       Counts counts = meter.disarm();
       List<BsonDocument> commands = meter.commands();
-      restore(c, script);
+      restore(c, script, reload);
       Explainer.Explained explained = server.explainSupported()
           ? Explainer.explain(server.database(), commands) : null;
 
@@ -237,7 +255,7 @@ final class Runner {
         long t0 = System.nanoTime();
         script.run(c.store);
         samples.add(System.nanoTime() - t0);
-        restore(c, script);
+        restore(c, script, reload);
         if (read != null) {
           t0 = System.nanoTime();
           c.baseline.run(read);
@@ -264,10 +282,13 @@ final class Runner {
     }
   }
 
-  private void restore(Cell c, Script script) {
-    if (script.needsReload()) {
+  private void restore(Cell c, Script script, boolean reload) {
+    if (!script.mutates()) {
+      return;
+    }
+    if (reload) {
       reload(c);
-    } else if (script.mutates()) {
+    } else {
       script.undo(c.store);
     }
   }
