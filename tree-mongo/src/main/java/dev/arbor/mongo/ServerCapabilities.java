@@ -3,6 +3,7 @@ package dev.arbor.mongo;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
 import java.util.List;
+import java.util.UUID;
 import org.bson.Document;
 
 /**
@@ -11,7 +12,7 @@ import org.bson.Document;
  *
  * <ul>
  *   <li>{@link #graphLookup}: {@code $graphLookup} honours {@code startWith}. Probed with a literal
- *       {@code startWith} that matches no document: a correct server finds nothing; a server that
+ *       {@code startWith} (a random id) that matches no document: a correct server finds nothing; a server that
  *       starts from the input document's {@code connectFromField} instead (mongo-java-server) finds
  *       the input document. Stores that walk the tree fall back to a level-by-level {@code $in}
  *       walk when this is false.
@@ -32,7 +33,6 @@ final class ServerCapabilities {
     OFF
   }
 
-  private static final String PROBE_ID = "\u0000arbor-probe: no node has this id";
 
   private final MongoCollection<Document> collection;
   private final Mode graphLookupMode;
@@ -66,17 +66,16 @@ final class ServerCapabilities {
               new Document("$project", new Document("_id", 1)),
               new Document("$graphLookup", new Document("from",
                   collection.getNamespace().getCollectionName())
-                  .append("startWith", new Document("$literal", PROBE_ID))
+                  .append("startWith", "arbor-probe-" + UUID.randomUUID())
                   .append("connectFromField", "_id")
                   .append("connectToField", "_id")
                   .append("maxDepth", 0)
-                  .append("as", "found")),
-              new Document("$project", new Document("found._id", 1))))
+                  .append("as", "found"))))
           .first();
       if (first == null) {
         return false; // empty collection: undecided, and no walk is needed anyway
       }
-      known = first.getList("found", Object.class, List.of()).isEmpty();
+      known = first.get("found") instanceof List<?> found && found.isEmpty();
     } catch (MongoException e) {
       known = false;
     }
