@@ -273,11 +273,13 @@ final class Analysis {
     }
     String other = Names.of(reference.pattern());
     if (pick < 0) {
-      String context = Format.number(r.roundTrips()) + " round trips, "
-          + Format.number(r.docsWritten()) + " documents written" + at;
+      String counts = " (" + Format.number(r.roundTrips()) + " vs "
+          + Format.number(reference.roundTrips()) + " round trips, "
+          + Format.number(r.docsWritten()) + " vs " + Format.number(reference.docsWritten())
+          + " documents written" + at + ")";
       return best
-          ? name + ": same counts as " + other + " (" + context + "), less time per query"
-          : name + ": same counts as " + other + " (" + context + "), more time per query";
+          ? name + ": counts close to " + other + counts + "; wins on time per query"
+          : name + ": counts close to " + other + counts + "; loses on time per query";
     }
     String figure = Format.number(mine[pick]) + " " + COUNTERS[pick] + at;
     String compared = " (" + other + ": " + Format.number(theirs[pick]) + ")";

@@ -50,7 +50,7 @@ public final class BenchCommand implements Callable<Integer> {
   private List<String> shapes;
 
   @Option(names = "--sizes", split = ",", paramLabel = "N",
-      description = "Tree sizes in nodes, with optional k or M: 1000,10k,1M (default: 1000,4000).")
+      description = "Tree sizes in nodes, with optional k or M: 1000,10k,1M (default: 300,1000).")
   private List<String> sizes;
 
   @Option(names = "--ops", split = ",", paramLabel = "OP",

@@ -6,6 +6,7 @@ import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
+import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.regex;
 
 import com.mongodb.MongoException;
@@ -14,9 +15,7 @@ import com.mongodb.client.model.Projections;
 import dev.arbor.mongo.TreePattern;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.regex.Pattern;
 import org.bson.Document;
 import org.bson.conversions.Bson;
@@ -95,8 +94,8 @@ final class HandWritten {
       case NESTED_SETS -> switch (read.kind()) {
         case CHILDREN -> "find({parent: id})";
         case ANCESTORS -> "findOne({_id}); find({left: {$lt: l}, right: {$gt: r}})";
-        case DESCENDANTS -> "findOne({_id}); find({left: {$gt: l}, right: {$lt: r}})"
-            + (limited ? ", depth filtered" : "");
+        case DESCENDANTS -> "findOne({_id}); find({left: {$gt: l}, right: {$lt: r}"
+            + (limited ? ", depth: {$lte: d + k}})" : "})");
       };
     };
   }
@@ -164,14 +163,13 @@ final class HandWritten {
               .projection(ID_ONLY));
         }
         case DESCENDANTS -> {
-          Document d = one(id, "left", "right");
+          Document d = one(id, "left", "right", "depth");
           Bson below = and(gt("left", d.get("left")), lt("right", d.get("right")));
-          if (read.maxDepth() == Integer.MAX_VALUE) {
-            yield ids(collection.find(below).projection(ID_ONLY));
+          if (read.maxDepth() != Integer.MAX_VALUE) {
+            long depth = d.get("depth") instanceof Number n ? n.longValue() : 0;
+            below = and(below, lte("depth", depth + read.maxDepth()));
           }
-          List<Document> docs = new ArrayList<>();
-          collection.find(below).projection(Projections.include("parent")).into(docs);
-          yield withinDepth(id, docs, read.maxDepth());
+          yield ids(collection.find(below).projection(ID_ONLY));
         }
       };
     };
@@ -255,24 +253,6 @@ final class HandWritten {
         next.addAll(d.getList("children", String.class, List.of()));
       }
       frontier = next;
-    }
-    return out;
-  }
-
-  private static List<String> withinDepth(String root, List<Document> docs, int maxDepth) {
-    Map<String, String> parentOf = new HashMap<>();
-    for (Document d : docs) {
-      parentOf.put(d.getString(ID), d.getString("parent"));
-    }
-    List<String> out = new ArrayList<>();
-    for (String id : parentOf.keySet()) {
-      int depth = 1;
-      for (String p = parentOf.get(id); p != null && !p.equals(root); p = parentOf.get(p)) {
-        depth++;
-      }
-      if (depth <= maxDepth) {
-        out.add(id);
-      }
     }
     return out;
   }

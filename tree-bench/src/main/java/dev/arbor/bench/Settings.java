@@ -26,7 +26,7 @@ record Settings(String uri, List<TreePattern> patterns, List<Shape> shapes, List
     List<Operation> ops, List<Workload> workloads, int repeat, int warmup, long seed, Path out,
     double cellSeconds) {
 
-  static final List<Integer> DEFAULT_SIZES = List.of(1_000, 4_000);
+  static final List<Integer> DEFAULT_SIZES = List.of(300, 1_000);
   static final int DEFAULT_REPEAT = 5;
   static final int DEFAULT_WARMUP = 1;
   static final long DEFAULT_SEED = 42;
