@@ -100,7 +100,7 @@ final class Analysis {
    * @param pattern the pattern
    * @param shape the shape
    * @param name the operation or workload
-   * @param latency exponent of the median latency
+   * @param latency exponent of the fastest latency (the sample least disturbed by other load)
    * @param roundTrips exponent of the round trips
    * @param documents exponent of the documents returned plus written
    */
@@ -127,7 +127,7 @@ final class Analysis {
           if (points.size() < 2) {
             continue;
           }
-          out.add(new Growth(p, shape, name, fit(points, Measurement::medianMicros),
+          out.add(new Growth(p, shape, name, fit(points, Measurement::minMicros),
               fit(points, Measurement::roundTrips),
               fit(points, m -> m.docsReturned() + m.docsWritten())));
         }

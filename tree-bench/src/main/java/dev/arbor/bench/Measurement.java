@@ -17,6 +17,7 @@ import dev.arbor.mongo.TreePattern;
  * @param resultSize ids returned by a read, nodes removed by a delete
  * @param steps operations per timed invocation (1, or a workload's length)
  * @param samples timed invocations
+ * @param minMicros fastest latency per operation, in microseconds (least disturbed by other load)
  * @param medianMicros median latency per operation, in microseconds
  * @param p95Micros 95th-percentile latency per operation, in microseconds
  * @param roundTrips commands sent per operation
@@ -37,7 +38,7 @@ import dev.arbor.mongo.TreePattern;
  */
 record Measurement(TreePattern pattern, Shape shape, int size, String kind, String name,
     String subject, long subjectSize, long resultSize, int steps, int samples,
-    double medianMicros, double p95Micros, double roundTrips, double docsReturned,
+    double minMicros, double medianMicros, double p95Micros, double roundTrips, double docsReturned,
     double docsWritten, double bytesSent, double bytesReceived, Double docsExamined,
     Double keysExamined, String baselineQuery, Double baselineMedianMicros,
     Double baselineRoundTrips, Double overhead, Double avgDocBytes, Long dataBytes,

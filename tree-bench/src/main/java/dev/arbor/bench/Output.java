@@ -24,7 +24,8 @@ final class Output {
   /** The CSV columns, in order: the run's parameters, then the measurement's figures. */
   static final List<String> CSV_COLUMNS = List.of("started", "server", "server_version",
       "embedded", "seed", "repeat", "warmup", "cell_seconds", "pattern", "shape", "size",
-      "kind", "name", "subject", "subject_size", "result_size", "steps", "samples", "median_us",
+      "kind", "name", "subject", "subject_size", "result_size", "steps", "samples", "min_us",
+      "median_us",
       "p95_us", "round_trips", "docs_returned", "docs_written", "bytes_sent", "bytes_received",
       "docs_examined", "keys_examined", "examined_per_returned", "baseline_query",
       "baseline_median_us", "baseline_round_trips", "overhead", "avg_doc_bytes", "data_bytes",
@@ -66,7 +67,8 @@ final class Output {
       List<Object> cells = List.of(r.started().toString(), r.server(), r.serverVersion(),
           r.embedded(), s.seed(), s.repeat(), s.warmup(), s.cellSeconds(), Names.of(m.pattern()),
           Names.of(m.shape()), m.size(), m.kind(), m.name(), m.subject(), m.subjectSize(),
-          m.resultSize(), m.steps(), m.samples(), m.medianMicros(), m.p95Micros(),
+          m.resultSize(), m.steps(), m.samples(), m.minMicros(), m.medianMicros(),
+          m.p95Micros(),
           m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(), m.bytesReceived(),
           nullable(m.docsExamined()), nullable(m.keysExamined()),
           nullable(m.examinedPerReturned()), nullable(m.baselineQuery()),
@@ -138,6 +140,7 @@ final class Output {
           .append("resultSize", m.resultSize())
           .append("steps", m.steps())
           .append("samples", m.samples())
+          .append("minMicros", finite(m.minMicros()))
           .append("medianMicros", finite(m.medianMicros()))
           .append("p95Micros", finite(m.p95Micros()))
           .append("roundTrips", finite(m.roundTrips()))

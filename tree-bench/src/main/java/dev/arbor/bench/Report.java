@@ -141,7 +141,7 @@ final class Report {
   /** A recommendation's ranking as a table. */
   static Table ranking(Analysis.Recommendation r) {
     Table t = new Table(List.of("rank", "pattern", "ms/op", "margin", "round trips/op",
-        "written/op", "returned/op"));
+        "written/op", "returned/op"), 2);
     int rank = 1;
     for (Analysis.Ranked x : r.ranking()) {
       t.add(List.of(String.valueOf(rank++), Names.of(x.pattern()), Format.millis(x.micros()),
@@ -283,7 +283,10 @@ final class Report {
     }
     b.add(new Text("The exponent b of cost ~ N^b fitted across sizes "
         + sizes.stream().map(Format::count).toList() + " (median over shapes): 0 does not grow,"
-        + " 1 grows linearly with the tree."
+        + " 1 grows linearly with the tree. The latency exponent is fitted on each"
+        + " measurement's fastest sample, the one least disturbed by other load on the machine;"
+        + " with few sizes close together and sub-millisecond latencies it is noisy, the count"
+        + " exponents are not."
         + (results.embedded() ? " Latency on the embedded server grows by about 1 for any query"
             + " that is not by _id (it scans); the round-trip and document exponents hold"
             + " everywhere." : "")));

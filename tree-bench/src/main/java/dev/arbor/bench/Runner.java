@@ -22,7 +22,8 @@ import org.bson.Document;
  *
  * <ol>
  *   <li>{@code max(1, warmup)} untimed invocations (the first also triggers the stores' one-time
- *       server probes, which are thus never charged to an operation);
+ *       server probes, which are thus never charged to an operation; the bulk load, which has no
+ *       probe, makes exactly {@code warmup});
  *   <li>one <b>counted</b> invocation with the {@link Meter} armed: round trips, documents and
  *       bytes; with explain, the commands it sent are then replayed under {@code explain};
  *   <li>up to {@code repeat} <b>timed</b> invocations with the meter disarmed, each read followed
@@ -36,6 +37,9 @@ import org.bson.Document;
  * measurement of a tree, the store's snapshot is compared with the generated tree.
  */
 final class Runner {
+  /** Nodes of the tree the JVM warm-up runs on (fewer if the run's smallest size is smaller). */
+  static final int WARM_UP_SIZE = 200;
+
   private final Settings settings;
   private final Server server;
   private final Meter meter;
@@ -44,6 +48,7 @@ final class Runner {
   private long start;
   private int cell;
   private int cells;
+  private boolean warmingUp;
 
   Runner(Settings settings, Server server, Meter meter, PrintWriter progress) {
     this.settings = settings;
@@ -68,14 +73,14 @@ final class Runner {
     }
     cells = available.size() * settings.shapes().size() * settings.sizes().size()
         * (settings.ops().size() + settings.workloads().size());
+    warmUp(available);
     List<Measurement> measurements = new ArrayList<>();
     for (int size : settings.sizes()) {
       for (Shape shape : settings.shapes()) {
         Tree tree = shape.generate(size, settings.seed());
-        TreeFacts facts = new TreeFacts(tree);
-        Subjects subjects = Subjects.choose(facts, settings.seed());
+        Scripts scripts = new Scripts(tree, settings.seed());
         for (TreePattern pattern : available) {
-          measurements.addAll(measureTree(pattern, shape, size, tree, facts, subjects));
+          measurements.addAll(measureTree(pattern, shape, size, tree, scripts));
         }
       }
     }
@@ -83,6 +88,27 @@ final class Runner {
     return new Results(settings, started, elapsed, server.description(), server.version(),
         server.embedded(), server.explainSupported(), available, skipped, measurements,
         List.copyOf(warnings));
+  }
+
+  /**
+   * Runs every selected measurement once on a small tree, untimed and unrecorded, so that the
+   * first sizes measured are not charged with class loading and JIT compilation (JMH's warm-up
+   * iterations, done once for the whole run).
+   */
+  private void warmUp(List<TreePattern> available) {
+    int size = Math.min(WARM_UP_SIZE, settings.sizes().get(0));
+    progress.printf(Locale.ROOT, "warming up the JVM on a %d-node tree, untimed...%n", size);
+    progress.flush();
+    warmingUp = true;
+    try {
+      Tree tree = Shape.RANDOM.generate(size, settings.seed());
+      Scripts scripts = new Scripts(tree, settings.seed());
+      for (TreePattern pattern : available) {
+        measureTree(pattern, Shape.RANDOM, size, tree, scripts);
+      }
+    } finally {
+      warmingUp = false;
+    }
   }
 
   /** Why a pattern cannot be measured, or null if it can. */
@@ -95,8 +121,33 @@ final class Runner {
     }
   }
 
+  /**
+   * The scripts of one generated tree, built on first use and shared by all patterns (a workload's
+   * script is computed on an in-memory copy of the tree, worth doing once at a million nodes).
+   */
+  private static final class Scripts {
+    private final TreeFacts facts;
+    private final Subjects subjects;
+    private final long seed;
+    private final Map<Object, Script> built = new java.util.HashMap<>();
+
+    Scripts(Tree tree, long seed) {
+      this.facts = new TreeFacts(tree);
+      this.subjects = Subjects.choose(facts, seed);
+      this.seed = seed;
+    }
+
+    Script of(Operation op) {
+      return built.computeIfAbsent(op, k -> Script.of(op, facts, subjects));
+    }
+
+    Script of(Workload w) {
+      return built.computeIfAbsent(w, k -> Script.of(w, facts, seed));
+    }
+  }
+
   private List<Measurement> measureTree(TreePattern pattern, Shape shape, int size, Tree tree,
-      TreeFacts facts, Subjects subjects) {
+      Scripts scripts) {
     String where = Names.of(pattern) + " " + Names.of(shape) + " " + size;
     MongoCollection<Document> collection = server.collection(
         "tree_" + Names.of(pattern).replace('-', '_') + "_" + Names.of(shape) + "_" + size);
@@ -124,13 +175,11 @@ final class Runner {
     }
     for (Operation op : settings.ops()) {
       if (op != Operation.LOAD) {
-        out.add(measure(cellContext, Measurement.OPERATION, Names.of(op),
-            () -> Script.of(op, facts, subjects)));
+        out.add(measure(cellContext, Measurement.OPERATION, Names.of(op), () -> scripts.of(op)));
       }
     }
     for (Workload w : settings.workloads()) {
-      out.add(measure(cellContext, Measurement.WORKLOAD, Names.of(w),
-          () -> Script.of(w, facts, settings.seed())));
+      out.add(measure(cellContext, Measurement.WORKLOAD, Names.of(w), () -> scripts.of(w)));
     }
     try {
       if (!store.snapshot().equals(tree)) {
@@ -178,7 +227,7 @@ final class Runner {
     String name = Names.of(Operation.LOAD);
     long cellStart = begin(c, name);
     try {
-      for (int i = 0; i < Math.max(1, settings.warmup()); i++) {
+      for (int i = 0; i < settings.warmup(); i++) {
         reload(c);
       }
       c.collection.drop();
@@ -302,6 +351,7 @@ final class Runner {
       Explainer.Explained explained, Counts baselineCounts, List<Long> baselineSamples,
       String note) {
     double perOp = steps;
+    double min = Stats.min(samples) / 1e3 / perOp;
     double median = Stats.median(samples) / 1e3 / perOp;
     double p95 = Stats.p95(samples) / 1e3 / perOp;
     Double baselineMedian = baselineSamples.isEmpty() ? null
@@ -310,7 +360,7 @@ final class Runner {
         : median / baselineMedian;
     Server.Storage s = c.storage;
     return new Measurement(c.pattern, c.shape, c.size, kind, name, subject, subjectSize, result,
-        steps, samples.size(), median, p95, counts.roundTrips() / perOp,
+        steps, samples.size(), min, median, p95, counts.roundTrips() / perOp,
         counts.docsReturned() / perOp, counts.docsWritten() / perOp, counts.bytesSent() / perOp,
         counts.bytesReceived() / perOp,
         explained == null ? null : explained.docsExamined() / perOp,
@@ -326,7 +376,8 @@ final class Runner {
       return m;
     }
     return new Measurement(m.pattern(), m.shape(), m.size(), m.kind(), m.name(), m.subject(),
-        m.subjectSize(), m.resultSize(), m.steps(), m.samples(), m.medianMicros(),
+        m.subjectSize(), m.resultSize(), m.steps(), m.samples(), m.minMicros(),
+        m.medianMicros(),
         m.p95Micros(), m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(),
         m.bytesReceived(), m.docsExamined(), m.keysExamined(), m.baselineQuery(),
         m.baselineMedianMicros(), m.baselineRoundTrips(), m.overhead(), s.avgDocBytes(),
@@ -335,7 +386,8 @@ final class Runner {
 
   private static Measurement withBaselineQuery(Measurement m, String query) {
     return new Measurement(m.pattern(), m.shape(), m.size(), m.kind(), m.name(), m.subject(),
-        m.subjectSize(), m.resultSize(), m.steps(), m.samples(), m.medianMicros(),
+        m.subjectSize(), m.resultSize(), m.steps(), m.samples(), m.minMicros(),
+        m.medianMicros(),
         m.p95Micros(), m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(),
         m.bytesReceived(), m.docsExamined(), m.keysExamined(), query,
         m.baselineMedianMicros(), m.baselineRoundTrips(), m.overhead(), m.avgDocBytes(),
@@ -343,12 +395,13 @@ final class Runner {
   }
 
   private Measurement failed(Cell c, String kind, String name, RuntimeException e) {
-    String message = where(c) + " " + name + " failed: " + e;
-    progress.println("FAILED: " + e);
+    String message = (warmingUp ? "warm-up: " : "") + where(c) + " " + name + " failed: " + e;
+    progress.println((warmingUp ? "FAILED (warm-up) " + where(c) + " " + name + ": " : "FAILED: ")
+        + e);
     warnings.add(message);
     Server.Storage s = c.storage;
     return new Measurement(c.pattern, c.shape, c.size, kind, name, "", 0, 0, 0, 0, Double.NaN,
-        Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, null, null, null,
+        Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, null, null, null,
         null, null, null, s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
         s == null ? null : s.indexBytes(), "failed: " + e);
   }
@@ -358,12 +411,18 @@ final class Runner {
   }
 
   private void warn(String message) {
+    if (warmingUp) {
+      message = "warm-up: " + message;
+    }
     warnings.add(message);
     progress.println("WARNING: " + message);
   }
 
   /** Prints the progress line's start and returns the cell's start time. */
   private long begin(Cell c, String name) {
+    if (warmingUp) {
+      return System.nanoTime();
+    }
     cell++;
     progress.printf(Locale.ROOT, "[%6.1fs %4d/%d] %-18s %-8s %9s  %-19s ",
         (System.nanoTime() - start) / 1e9, cell, cells, Names.of(c.pattern), Names.of(c.shape),
@@ -374,6 +433,9 @@ final class Runner {
 
   /** Ends the progress line with the headline figures. */
   private void end(Measurement m) {
+    if (warmingUp) {
+      return;
+    }
     progress.println(Format.micros(m.medianMicros()) + "  " + Format.number(m.roundTrips())
         + " rt  " + Format.number(m.docsWritten()) + " written");
   }

@@ -30,7 +30,7 @@ record Settings(String uri, List<TreePattern> patterns, List<Shape> shapes, List
   static final int DEFAULT_REPEAT = 5;
   static final int DEFAULT_WARMUP = 1;
   static final long DEFAULT_SEED = 42;
-  static final double DEFAULT_CELL_SECONDS = 2;
+  static final double DEFAULT_CELL_SECONDS = 1;
   static final int MIN_SIZE = 10;
   static final int MAX_SIZE = 100_000_000;
 

@@ -17,6 +17,11 @@ final class Stats {
     return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2.0;
   }
 
+  /** The smallest sample; NaN if empty. */
+  static double min(List<Long> samples) {
+    return samples.isEmpty() ? Double.NaN : sorted(samples)[0];
+  }
+
   /**
    * The 95th percentile by nearest rank: the smallest sample with at least 95% of the samples at or
    * below it (with fewer than 20 samples, the largest); NaN if empty.

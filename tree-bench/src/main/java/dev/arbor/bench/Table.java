@@ -5,14 +5,22 @@ import java.util.List;
 
 /**
  * A table of strings, rendered as aligned text for the console, as Markdown or as HTML. The first
- * column is left-aligned, the others right-aligned (they hold numbers).
+ * columns (labels) are left-aligned, the others right-aligned (they hold numbers).
  */
 final class Table {
   private final List<String> header;
+  private final int labels;
   private final List<List<String>> rows = new ArrayList<>();
 
+  /** A table whose first column holds labels. */
   Table(List<String> header) {
+    this(header, 1);
+  }
+
+  /** A table whose first {@code labels} columns hold labels. */
+  Table(List<String> header, int labels) {
     this.header = List.copyOf(header);
+    this.labels = labels;
   }
 
   Table add(List<String> row) {
@@ -42,7 +50,8 @@ final class Table {
         if (i > 0) {
           line.append("  ");
         }
-        line.append(i == 0 ? Format.left(r.get(i), widths[i]) : Format.right(r.get(i), widths[i]));
+        line.append(i < labels ? Format.left(r.get(i), widths[i])
+            : Format.right(r.get(i), widths[i]));
       }
       sb.append(line.toString().stripTrailing()).append('\n');
     }
@@ -53,7 +62,7 @@ final class Table {
     StringBuilder sb = new StringBuilder();
     sb.append("| ").append(String.join(" | ", escapeAll(header, true))).append(" |\n|");
     for (int i = 0; i < header.size(); i++) {
-      sb.append(i == 0 ? " --- |" : " ---: |");
+      sb.append(i < labels ? " --- |" : " ---: |");
     }
     sb.append('\n');
     for (List<String> r : rows) {
@@ -71,7 +80,7 @@ final class Table {
     for (List<String> r : rows) {
       sb.append("<tr>");
       for (int i = 0; i < r.size(); i++) {
-        sb.append(i == 0 ? "<td>" : "<td class=\"n\">").append(Html.escape(r.get(i)))
+        sb.append(i < labels ? "<td>" : "<td class=\"n\">").append(Html.escape(r.get(i)))
             .append("</td>");
       }
       sb.append("</tr>\n");
