@@ -248,7 +248,8 @@ final class Analysis {
 
   /**
    * The reason line: for the best pattern, the count in which it beats the runner-up most; for the
-   * others, the count in which they lose most to the best. Cites the time when counts are alike.
+   * others, the count in which they lose most to the best. When no count differs by 20%, says so:
+   * the difference is then time per query.
    */
   static String reason(Ranked r, Ranked reference, boolean best, int size) {
     String name = Names.of(r.pattern());
@@ -281,13 +282,10 @@ final class Analysis {
           ? name + ": counts close to " + other + counts + "; wins on time per query"
           : name + ": counts close to " + other + counts + "; loses on time per query";
     }
-    String figure = Format.number(mine[pick]) + " " + COUNTERS[pick] + at;
-    String compared = " (" + other + ": " + Format.number(theirs[pick]) + ")";
-    if (best) {
-      return name + ": fewest " + COUNTERS[pick] + ", " + figure + compared;
-    }
-    String context = pick == 0 ? "" : ", " + Format.number(r.roundTrips()) + " round trips";
-    return name + ": " + figure + compared + context;
+    String figure = Format.number(mine[pick]) + " " + COUNTERS[pick] + at + ", vs "
+        + Format.number(theirs[pick]) + " for " + (best ? "the runner-up " : "") + other;
+    String context = pick == 0 ? "" : "; " + Format.number(r.roundTrips()) + " round trips";
+    return name + ": " + figure + context;
   }
 
   /** The figures behind a bar or a line: every finite value of an array. */

@@ -223,7 +223,7 @@ final class Output {
     out.println("Documents written per operation" + at);
     out.print(report.written(size).text());
     out.println();
-    out.println("Median latency per operation, ms" + at + " (geometric mean over shapes)");
+    out.println("Median latency per operation in ms" + at + " (geometric mean over shapes)");
     out.print(report.latency(size).text());
     for (Analysis.Recommendation rec : report.recommendations()) {
       out.println();

@@ -300,7 +300,8 @@ final class Runner {
       }
       List<Long> samples = new ArrayList<>();
       List<Long> baselineSamples = new ArrayList<>();
-      while (samples.size() < settings.repeat()) {
+      int repeat = warmingUp ? Math.min(2, settings.repeat()) : settings.repeat();
+      while (samples.size() < repeat) {
         long t0 = System.nanoTime();
         script.run(c.store);
         samples.add(System.nanoTime() - t0);

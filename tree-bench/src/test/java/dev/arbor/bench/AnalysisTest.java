@@ -40,13 +40,12 @@ class AnalysisTest {
         10, "");
     Analysis.Ranked nested = new Analysis.Ranked(TreePattern.NESTED_SETS, 3_000, 10, 1.8, 500,
         12, "");
-    assertEquals("nested-sets: 500 documents written per op at 10 000 nodes"
-        + " (materialized-paths: 0.2), 1.8 round trips",
-        Analysis.reason(nested, best, false, 10_000));
+    assertEquals("nested-sets: 500 documents written per op at 10 000 nodes, vs 0.2 for"
+        + " materialized-paths; 1.8 round trips", Analysis.reason(nested, best, false, 10_000));
     Analysis.Ranked walker = new Analysis.Ranked(TreePattern.PARENT_REFERENCES, 600, 2, 9, 0.2,
         10, "");
-    assertEquals("materialized-paths: fewest round trips, 1.5 round trips per op at 10 000 nodes"
-        + " (parent-references: 9)", Analysis.reason(best, walker, true, 10_000));
+    assertEquals("materialized-paths: 1.5 round trips per op at 10 000 nodes, vs 9 for the"
+        + " runner-up parent-references", Analysis.reason(best, walker, true, 10_000));
     Analysis.Ranked close = new Analysis.Ranked(TreePattern.ARRAY_OF_ANCESTORS, 400, 1.3, 1.4,
         0.2, 11, "");
     assertTrue(Analysis.reason(close, best, false, 1_000).endsWith("loses on time per query"));
