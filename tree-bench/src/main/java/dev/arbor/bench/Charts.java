@@ -19,6 +19,9 @@ final class Charts {
   private static final int RIGHT = 12;
   private static final int TOP = 40;
   private static final int BOTTOM = 36;
+  /** Estimated width of a legend character and the space around a legend entry, in pixels. */
+  private static final double LEGEND_CHAR = 6.2;
+  private static final double LEGEND_GAP = 16;
 
   private Charts() {}
 
@@ -138,13 +141,17 @@ final class Charts {
   }
 
   private static void legend(StringBuilder sb, List<String> series) {
-    double x = LEFT + 120;
+    double width = 0;
+    for (String name : series) {
+      width += LEGEND_GAP + LEGEND_CHAR * name.length();
+    }
+    double x = Math.max(LEFT, WIDTH - RIGHT - width); // right-aligned, clear of the unit label
     for (int s = 0; s < series.size(); s++) {
       sb.append(String.format(Locale.ROOT,
           "<rect x=\"%.1f\" y=\"21\" width=\"10\" height=\"10\" fill=\"%s\"/>", x,
           COLOURS[s % COLOURS.length]));
       text(sb, x + 13, 30, "start", series.get(s));
-      x += 16 + 6.2 * series.get(s).length();
+      x += LEGEND_GAP + LEGEND_CHAR * series.get(s).length();
     }
     sb.append('\n');
   }
