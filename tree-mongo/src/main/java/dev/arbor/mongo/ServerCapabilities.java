@@ -1,6 +1,7 @@
 package dev.arbor.mongo;
 
 import com.mongodb.MongoException;
+import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import java.util.List;
 import java.util.UUID;
@@ -37,6 +38,10 @@ final class ServerCapabilities {
   private final MongoCollection<Document> collection;
   private final Mode graphLookupMode;
   private final Mode pipelineMode;
+  private MongoClient client;
+  private boolean isolatedReads = true;
+  private long leaseMillis = 30_000;
+  private long waitMillis = 60_000;
   private volatile Boolean graphLookup;
   private volatile Boolean pipelineUpdates;
 
@@ -49,6 +54,41 @@ final class ServerCapabilities {
 
   static ServerCapabilities probing(MongoCollection<Document> collection) {
     return new ServerCapabilities(collection, Mode.PROBE, Mode.PROBE);
+  }
+
+  /** The client to start transactions with, or null: then changes use the lock and journal. */
+  ServerCapabilities client(MongoClient client) {
+    this.client = client;
+    return this;
+  }
+
+  MongoClient client() {
+    return client;
+  }
+
+  /** Whether reads are isolated from concurrent changes (lock protocol only). */
+  ServerCapabilities isolatedReads(boolean isolatedReads) {
+    this.isolatedReads = isolatedReads;
+    return this;
+  }
+
+  boolean isolatedReads() {
+    return isolatedReads;
+  }
+
+  /** The lease of the lock: how long a dead holder blocks the tree. */
+  ServerCapabilities lease(long leaseMillis, long waitMillis) {
+    this.leaseMillis = leaseMillis;
+    this.waitMillis = waitMillis;
+    return this;
+  }
+
+  long leaseMillis() {
+    return leaseMillis;
+  }
+
+  long waitMillis() {
+    return waitMillis;
   }
 
   /** Whether {@code $graphLookup} can be used; probes on first call with a non-empty collection. */
