@@ -88,6 +88,17 @@ public final class BenchCommand implements Callable<Integer> {
           + " is always made (default: ${DEFAULT-VALUE}).")
   private double cellSeconds;
 
+  @Option(names = "--isolated-reads", paramLabel = "BOOL", defaultValue = "true",
+      arity = "1", description = "Whether reads check the store's lock before and after, the"
+          + " library's default (default: ${DEFAULT-VALUE}); false measures the patterns' own"
+          + " queries.")
+  private boolean isolatedReads;
+
+  @Option(names = "--transactions", description = "Open the stores with the benchmark's client"
+      + " for multi-document transactions where the server has them (replica sets), instead of"
+      + " the lock and journal.")
+  private boolean transactions;
+
   /** Creates the command; picocli sets the options. */
   public BenchCommand() {}
 
@@ -139,6 +150,6 @@ public final class BenchCommand implements Callable<Integer> {
         Settings.parseSizes(sizes),
         Names.parse("operation", ops, Operation.values(), List.of(Operation.values())),
         Names.parse("workload", workloads, Workload.values(), List.of(Workload.values())),
-        repeat, warmup, seed, out, cellSeconds);
+        repeat, warmup, seed, out, cellSeconds, isolatedReads, transactions);
   }
 }

@@ -8,13 +8,9 @@ package dev.arbor.bench;
  * @param docsWritten documents inserted, modified or removed, as the replies report them
  * @param bytesSent BSON size of the commands
  * @param bytesReceived BSON size of the replies
+ * @param lockRoundTrips of the round trips, those that only touch the store's lock and journal
+ *     documents (its all-or-nothing protocol), not nodes
+ * @param lockDocsWritten of the documents written, lock and journal documents
  */
 record Counts(long roundTrips, long docsReturned, long docsWritten, long bytesSent,
-    long bytesReceived) {
-  static final Counts ZERO = new Counts(0, 0, 0, 0, 0);
-
-  Counts plus(Counts o) {
-    return new Counts(roundTrips + o.roundTrips, docsReturned + o.docsReturned,
-        docsWritten + o.docsWritten, bytesSent + o.bytesSent, bytesReceived + o.bytesReceived);
-  }
-}
+    long bytesReceived, long lockRoundTrips, long lockDocsWritten) {}

@@ -25,6 +25,8 @@ import dev.arbor.mongo.TreePattern;
  * @param docsWritten documents written per operation
  * @param bytesSent bytes sent per operation
  * @param bytesReceived bytes received per operation
+ * @param lockRoundTrips of the round trips, those of the store's lock and journal protocol
+ * @param lockDocsWritten of the documents written, lock and journal documents
  * @param docsExamined documents examined per operation (explain), or null
  * @param keysExamined index keys examined per operation (explain), or null
  * @param baselineQuery the hand-written query beside a read, or null
@@ -39,7 +41,8 @@ import dev.arbor.mongo.TreePattern;
 record Measurement(TreePattern pattern, Shape shape, int size, String kind, String name,
     String subject, long subjectSize, long resultSize, int steps, int samples,
     double minMicros, double medianMicros, double p95Micros, double roundTrips, double docsReturned,
-    double docsWritten, double bytesSent, double bytesReceived, Double docsExamined,
+    double docsWritten, double bytesSent, double bytesReceived, double lockRoundTrips,
+    double lockDocsWritten, Double docsExamined,
     Double keysExamined, String baselineQuery, Double baselineMedianMicros,
     Double baselineRoundTrips, Double overhead, Double avgDocBytes, Long dataBytes,
     Long indexBytes, String note) {

@@ -5,7 +5,9 @@ import com.mongodb.event.CommandListener;
 import com.mongodb.event.CommandStartedEvent;
 import com.mongodb.event.CommandSucceededEvent;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.bson.BsonArray;
 import org.bson.BsonBinaryWriter;
 import org.bson.BsonDocument;
@@ -31,7 +33,10 @@ final class Meter implements CommandListener {
   private long docsWritten;
   private long bytesSent;
   private long bytesReceived;
+  private long lockRoundTrips;
+  private long lockDocsWritten;
   private final List<BsonDocument> commands = new ArrayList<>();
+  private final Set<Integer> lockRequests = new HashSet<>();
 
   /** Starts counting from zero; with {@code capture}, also keeps the commands. */
   synchronized void arm(boolean capture) {
@@ -42,13 +47,17 @@ final class Meter implements CommandListener {
     docsWritten = 0;
     bytesSent = 0;
     bytesReceived = 0;
+    lockRoundTrips = 0;
+    lockDocsWritten = 0;
     commands.clear();
+    lockRequests.clear();
   }
 
   /** Stops counting and returns what was counted since {@link #arm}. */
   synchronized Counts disarm() {
     armed = false;
-    return new Counts(roundTrips, docsReturned, docsWritten, bytesSent, bytesReceived);
+    return new Counts(roundTrips, docsReturned, docsWritten, bytesSent, bytesReceived,
+        lockRoundTrips, lockDocsWritten);
   }
 
   /** The commands captured since the last {@link #arm}{@code (true)}. */
@@ -64,6 +73,10 @@ final class Meter implements CommandListener {
     roundTrips++;
     BsonDocument command = event.getCommand();
     bytesSent += sizeOf(command);
+    if (touchesOnlyLock(command)) {
+      lockRoundTrips++;
+      lockRequests.add(event.getRequestId());
+    }
     if (capture) {
       commands.add(command.clone());
     }
@@ -77,7 +90,58 @@ final class Meter implements CommandListener {
     BsonDocument reply = event.getResponse();
     bytesReceived += sizeOf(reply);
     docsReturned += returned(reply);
-    docsWritten += written(event.getCommandName(), reply);
+    long written = written(event.getCommandName(), reply);
+    docsWritten += written;
+    if (lockRequests.remove(event.getRequestId())) {
+      lockDocsWritten += written;
+    }
+  }
+
+  /**
+   * Whether a command reads or writes only the store's lock and journal documents, whose ids are
+   * documents with an {@code arbor} field ({@code {_id: {arbor: "lock"}}}) where node ids are
+   * strings: every statement's filter names such an id (or {@code _id.arbor}), or every inserted
+   * document has one.
+   */
+  static boolean touchesOnlyLock(BsonDocument command) {
+    String name = command.getFirstKey();
+    switch (name) {
+      case "find", "count" -> {
+        return lockFilter(command.get("filter", command.get("query")));
+      }
+      case "findAndModify" -> {
+        return lockFilter(command.get("query"));
+      }
+      case "update", "delete" -> {
+        BsonValue list = command.get(name.equals("update") ? "updates" : "deletes");
+        return list instanceof BsonArray a && !a.isEmpty() && a.stream().allMatch(
+            s -> s.isDocument() && lockFilter(s.asDocument().get("q")));
+      }
+      case "insert" -> {
+        BsonValue docs = command.get("documents");
+        return docs instanceof BsonArray a && !a.isEmpty() && a.stream().allMatch(
+            d -> d.isDocument() && lockId(d.asDocument().get("_id")));
+      }
+      default -> {
+        return false;
+      }
+    }
+  }
+
+  private static boolean lockFilter(BsonValue filter) {
+    if (filter == null || !filter.isDocument()) {
+      return false;
+    }
+    BsonDocument f = filter.asDocument();
+    if (f.containsKey("_id.arbor") || lockId(f.get("_id"))) {
+      return true;
+    }
+    BsonValue and = f.get("$and");
+    return and instanceof BsonArray a && a.stream().anyMatch(Meter::lockFilter);
+  }
+
+  private static boolean lockId(BsonValue id) {
+    return id != null && id.isDocument() && id.asDocument().containsKey("arbor");
   }
 
   @Override

@@ -23,10 +23,12 @@ final class Output {
 
   /** The CSV columns, in order: the run's parameters, then the measurement's figures. */
   static final List<String> CSV_COLUMNS = List.of("started", "server", "server_version",
-      "embedded", "seed", "repeat", "warmup", "cell_seconds", "pattern", "shape", "size",
+      "embedded", "seed", "repeat", "warmup", "cell_seconds", "isolated_reads", "transactions",
+      "pattern", "shape", "size",
       "kind", "name", "subject", "subject_size", "result_size", "steps", "samples", "min_us",
       "median_us",
       "p95_us", "round_trips", "docs_returned", "docs_written", "bytes_sent", "bytes_received",
+      "lock_round_trips", "lock_docs_written",
       "docs_examined", "keys_examined", "examined_per_returned", "baseline_query",
       "baseline_median_us", "baseline_round_trips", "overhead", "avg_doc_bytes", "data_bytes",
       "index_bytes", "note");
@@ -65,11 +67,13 @@ final class Output {
     Settings s = r.settings();
     for (Measurement m : r.measurements()) {
       List<Object> cells = List.of(r.started().toString(), r.server(), r.serverVersion(),
-          r.embedded(), s.seed(), s.repeat(), s.warmup(), s.cellSeconds(), Names.of(m.pattern()),
+          r.embedded(), s.seed(), s.repeat(), s.warmup(), s.cellSeconds(), s.isolatedReads(),
+          s.transactions(), Names.of(m.pattern()),
           Names.of(m.shape()), m.size(), m.kind(), m.name(), m.subject(), m.subjectSize(),
           m.resultSize(), m.steps(), m.samples(), m.minMicros(), m.medianMicros(),
           m.p95Micros(),
           m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(), m.bytesReceived(),
+          m.lockRoundTrips(), m.lockDocsWritten(),
           nullable(m.docsExamined()), nullable(m.keysExamined()),
           nullable(m.examinedPerReturned()), nullable(m.baselineQuery()),
           nullable(m.baselineMedianMicros()), nullable(m.baselineRoundTrips()),
@@ -121,6 +125,8 @@ final class Output {
         .append("warmup", s.warmup())
         .append("seed", s.seed())
         .append("cellSeconds", s.cellSeconds())
+        .append("isolatedReads", s.isolatedReads())
+        .append("transactions", s.transactions())
         .append("workloadSteps", Script.WORKLOAD_STEPS)
         .append("java", System.getProperty("java.version"))
         .append("processors", Runtime.getRuntime().availableProcessors());
@@ -148,6 +154,8 @@ final class Output {
           .append("docsWritten", finite(m.docsWritten()))
           .append("bytesSent", finite(m.bytesSent()))
           .append("bytesReceived", finite(m.bytesReceived()))
+          .append("lockRoundTrips", finite(m.lockRoundTrips()))
+          .append("lockDocsWritten", finite(m.lockDocsWritten()))
           .append("docsExamined", m.docsExamined())
           .append("keysExamined", m.keysExamined())
           .append("examinedPerReturned", m.examinedPerReturned())
@@ -219,6 +227,9 @@ final class Output {
     out.println();
     out.println("Round trips per operation" + at + " (a range spans the shapes)");
     out.print(report.roundTrips(size).text());
+    out.println("(including the stores' lock and journal protocol"
+        + (r.settings().isolatedReads() ? ": 2 per read with isolated reads," : ",")
+        + " more per change; report.md splits it out)");
     out.println();
     out.println("Documents written per operation" + at);
     out.print(report.written(size).text());

@@ -207,8 +207,22 @@ final class Report {
     b.add(new Text("Commands sent per operation, counted by a CommandListener; a range spans the"
         + " shapes (it grows with depth where a pattern walks the tree level by level)."));
     b.add(new TableBlock(roundTrips(size)));
+    b.add(new Heading(3, "Of which the lock and journal protocol"));
+    b.add(new Text("Each store makes structural changes all-or-nothing with a lock document and a"
+        + " journal in its collection, and" + (results.settings().isolatedReads()
+            ? " reads the lock before and after each read (isolated reads)."
+            : " here reads without checking the lock (--isolated-reads false).")
+        + " These are the round trips of that protocol, included above; the difference is the"
+        + " pattern's own queries."));
+    b.add(new TableBlock(byPattern(size, results.names(),
+        rangeOf(Measurement::lockRoundTrips))));
     b.add(new Heading(2, "Documents written per operation" + at));
+    b.add(new Text("As the replies report them (inserted, modified, removed), lock and journal"
+        + " documents included: see below."));
     b.add(new TableBlock(written(size)));
+    b.add(new Heading(3, "Of which lock and journal documents"));
+    b.add(new TableBlock(byPattern(size, results.names(),
+        rangeOf(Measurement::lockDocsWritten))));
     b.add(new Heading(2, "Documents returned per operation" + at));
     b.add(new TableBlock(returned(size)));
     b.add(new Heading(2, "Median latency per operation, ms" + at));

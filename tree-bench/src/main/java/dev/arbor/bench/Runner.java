@@ -3,6 +3,7 @@ package dev.arbor.bench;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
 import java.io.PrintWriter;
 import java.time.Instant;
@@ -152,7 +153,11 @@ final class Runner {
     MongoCollection<Document> collection = server.collection(
         "tree_" + Names.of(pattern).replace('-', '_') + "_" + Names.of(shape) + "_" + size);
     collection.drop();
-    TreeStore store = pattern.open(collection);
+    TreeOptions options = TreeOptions.defaults().withIsolatedReads(settings.isolatedReads());
+    if (settings.transactions()) {
+      options = options.withTransactions(server.client());
+    }
+    TreeStore store = pattern.open(collection, options);
     Cell cellContext = new Cell(pattern, shape, size, tree, store, collection);
     List<Measurement> out = new ArrayList<>();
     Measurement load = null;
@@ -166,12 +171,13 @@ final class Runner {
       reload(cellContext);
       cellContext.reloadNanos = System.nanoTime() - t0;
     }
-    Server.Storage storage = server.storage(collection);
-    cellContext.storage = storage;
+    if (cellContext.storage == null) {
+      cellContext.storage = server.storage(collection);
+    }
     cellContext.baseline = new HandWritten(pattern, collection,
         HandWritten.graphLookupWorks(collection));
     if (load != null) {
-      out.add(withStorage(load, storage));
+      out.add(load);
     }
     for (Operation op : settings.ops()) {
       if (op != Operation.LOAD) {
@@ -247,8 +253,9 @@ final class Runner {
         }
       }
       c.reloadNanos = Math.round(Stats.median(samples));
+      c.storage = server.storage(c.collection);
       Measurement m = row(c, Measurement.OPERATION, name, "whole tree", c.size, c.size, 1,
-          samples, counts, null, null, List.of(), "");
+          samples, counts, null, null, null, List.of(), "");
       end(m);
       return m;
     } catch (RuntimeException e) {
@@ -316,10 +323,8 @@ final class Runner {
         }
       }
       Measurement m = row(c, kind, name, script.subject(), script.subjectSize(), result,
-          script.length(), samples, counts, explained, baselineCounts, baselineSamples, note);
-      if (read != null) {
-        m = withBaselineQuery(m, c.baseline.describe(read));
-      }
+          script.length(), samples, counts, explained,
+          read == null ? null : c.baseline.describe(read), baselineCounts, baselineSamples, note);
       end(m);
       return m;
     } catch (RuntimeException e) {
@@ -349,8 +354,8 @@ final class Runner {
 
   private Measurement row(Cell c, String kind, String name, String subject, long subjectSize,
       long result, int steps, List<Long> samples, Counts counts,
-      Explainer.Explained explained, Counts baselineCounts, List<Long> baselineSamples,
-      String note) {
+      Explainer.Explained explained, String baselineQuery, Counts baselineCounts,
+      List<Long> baselineSamples, String note) {
     double perOp = steps;
     double min = Stats.min(samples) / 1e3 / perOp;
     double median = Stats.median(samples) / 1e3 / perOp;
@@ -363,36 +368,14 @@ final class Runner {
     return new Measurement(c.pattern, c.shape, c.size, kind, name, subject, subjectSize, result,
         steps, samples.size(), min, median, p95, counts.roundTrips() / perOp,
         counts.docsReturned() / perOp, counts.docsWritten() / perOp, counts.bytesSent() / perOp,
-        counts.bytesReceived() / perOp,
+        counts.bytesReceived() / perOp, counts.lockRoundTrips() / perOp,
+        counts.lockDocsWritten() / perOp,
         explained == null ? null : explained.docsExamined() / perOp,
         explained == null ? null : explained.keysExamined() / perOp,
-        null, baselineMedian,
+        baselineQuery, baselineMedian,
         baselineCounts == null ? null : (double) baselineCounts.roundTrips(), overhead,
         s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
         s == null ? null : s.indexBytes(), note);
-  }
-
-  private static Measurement withStorage(Measurement m, Server.Storage s) {
-    if (s == null) {
-      return m;
-    }
-    return new Measurement(m.pattern(), m.shape(), m.size(), m.kind(), m.name(), m.subject(),
-        m.subjectSize(), m.resultSize(), m.steps(), m.samples(), m.minMicros(),
-        m.medianMicros(),
-        m.p95Micros(), m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(),
-        m.bytesReceived(), m.docsExamined(), m.keysExamined(), m.baselineQuery(),
-        m.baselineMedianMicros(), m.baselineRoundTrips(), m.overhead(), s.avgDocBytes(),
-        s.dataBytes(), s.indexBytes(), m.note());
-  }
-
-  private static Measurement withBaselineQuery(Measurement m, String query) {
-    return new Measurement(m.pattern(), m.shape(), m.size(), m.kind(), m.name(), m.subject(),
-        m.subjectSize(), m.resultSize(), m.steps(), m.samples(), m.minMicros(),
-        m.medianMicros(),
-        m.p95Micros(), m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(),
-        m.bytesReceived(), m.docsExamined(), m.keysExamined(), query,
-        m.baselineMedianMicros(), m.baselineRoundTrips(), m.overhead(), m.avgDocBytes(),
-        m.dataBytes(), m.indexBytes(), m.note());
   }
 
   private Measurement failed(Cell c, String kind, String name, RuntimeException e) {
@@ -401,9 +384,10 @@ final class Runner {
         + e);
     warnings.add(message);
     Server.Storage s = c.storage;
-    return new Measurement(c.pattern, c.shape, c.size, kind, name, "", 0, 0, 0, 0, Double.NaN,
-        Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, null, null, null,
-        null, null, null, s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
+    double nan = Double.NaN;
+    return new Measurement(c.pattern, c.shape, c.size, kind, name, "", 0, 0, 0, 0, nan, nan, nan,
+        nan, nan, nan, nan, nan, nan, nan, null, null, null, null, null, null,
+        s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
         s == null ? null : s.indexBytes(), "failed: " + e);
   }
 

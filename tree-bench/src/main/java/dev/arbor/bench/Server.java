@@ -139,6 +139,11 @@ final class Server implements AutoCloseable {
     return explain;
   }
 
+  /** The benchmark's client (its commands are counted). */
+  MongoClient client() {
+    return client;
+  }
+
   /** The benchmark's database. */
   MongoDatabase database() {
     return database;

@@ -21,10 +21,13 @@ import java.util.Locale;
  * @param out the directory the reports go to
  * @param cellSeconds after this many seconds on one measurement, stop repeating it (at least one
  *     timed invocation is always made)
+ * @param isolatedReads whether the stores check their lock around reads (the library's default)
+ * @param transactions whether the stores use multi-document transactions where the server has
+ *     them, instead of their lock and journal
  */
 record Settings(String uri, List<TreePattern> patterns, List<Shape> shapes, List<Integer> sizes,
     List<Operation> ops, List<Workload> workloads, int repeat, int warmup, long seed, Path out,
-    double cellSeconds) {
+    double cellSeconds, boolean isolatedReads, boolean transactions) {
 
   static final List<Integer> DEFAULT_SIZES = List.of(300, 1_000);
   static final int DEFAULT_REPEAT = 5;

@@ -72,4 +72,22 @@ class ExplainerTest {
     assertEquals(size, Meter.sizeOf(reply));
     assertEquals(size, Meter.sizeOf(new RawBsonDocument(reply, new BsonDocumentCodec())));
   }
+
+  @Test
+  void lockAndJournalCommandsAreToldFromNodeCommands() {
+    assertTrue(Meter.touchesOnlyLock(BsonDocument.parse(
+        "{find: 'x', filter: {_id: {arbor: 'lock'}}, limit: 1, $db: 't'}")));
+    assertTrue(Meter.touchesOnlyLock(BsonDocument.parse("{findAndModify: 'x', query: {$and: ["
+        + "{_id: {arbor: 'lock'}}, {$or: [{owner: null}]}]}, update: {$set: {owner: 'o'}}}")));
+    assertTrue(Meter.touchesOnlyLock(BsonDocument.parse(
+        "{delete: 'x', deletes: [{q: {'_id.arbor': 'journal'}, limit: 0}]}")));
+    assertTrue(Meter.touchesOnlyLock(BsonDocument.parse(
+        "{insert: 'x', documents: [{_id: {arbor: 'journal', op: 'a', part: 0}, steps: []}]}")));
+    assertFalse(Meter.touchesOnlyLock(BsonDocument.parse(
+        "{find: 'x', filter: {_id: {$in: ['n10', 'n2']}}}")));
+    assertFalse(Meter.touchesOnlyLock(BsonDocument.parse("{update: 'x', updates: ["
+        + "{q: {_id: {arbor: 'lock'}}, u: {}}, {q: {_id: 'n1'}, u: {}}]}")));
+    assertFalse(Meter.touchesOnlyLock(BsonDocument.parse(
+        "{insert: 'x', documents: [{_id: 'n1', parent: null}]}")));
+  }
 }
