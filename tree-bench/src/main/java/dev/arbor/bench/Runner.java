@@ -160,24 +160,32 @@ final class Runner {
     TreeStore store = pattern.open(collection, options);
     Cell cellContext = new Cell(pattern, shape, size, tree, store, collection);
     List<Measurement> out = new ArrayList<>();
-    Measurement load = null;
     if (settings.ops().contains(Operation.LOAD)) {
-      load = measureLoad(cellContext);
-    } else {
-      reload(cellContext);
+      out.add(measureLoad(cellContext));
     }
-    if (cellContext.reloadNanos == 0) {
-      long t0 = System.nanoTime();
-      reload(cellContext);
-      cellContext.reloadNanos = System.nanoTime() - t0;
-    }
-    if (cellContext.storage == null) {
-      cellContext.storage = server.storage(collection);
-    }
-    cellContext.baseline = new HandWritten(pattern, collection,
-        HandWritten.graphLookupWorks(collection));
-    if (load != null) {
-      out.add(load);
+    try {
+      if (cellContext.reloadNanos == 0) { // not loaded by a successful load measurement
+        long t0 = System.nanoTime();
+        reload(cellContext);
+        cellContext.reloadNanos = System.nanoTime() - t0;
+      }
+      if (cellContext.storage == null) {
+        cellContext.storage = server.storage(collection);
+      }
+      cellContext.baseline = new HandWritten(pattern, collection,
+          HandWritten.graphLookupWorks(collection));
+    } catch (RuntimeException e) {
+      // Without a loaded tree nothing can be measured: one failed row per measurement.
+      for (Operation op : settings.ops()) {
+        if (op != Operation.LOAD) {
+          out.add(failed(cellContext, Measurement.OPERATION, Names.of(op), e));
+        }
+      }
+      for (Workload w : settings.workloads()) {
+        out.add(failed(cellContext, Measurement.WORKLOAD, Names.of(w), e));
+      }
+      collection.drop();
+      return out;
     }
     for (Operation op : settings.ops()) {
       if (op != Operation.LOAD) {
