@@ -643,7 +643,7 @@ abstract class MongoTreeStore implements TreeStore {
     }
     if (e instanceof MongoException m && id == null
         && ErrorCategory.fromErrorCode(m.getCode()) == ErrorCategory.DUPLICATE_KEY) {
-      return new TreeException("Duplicate id while writing to '" + m.getMessage() + "'", m);
+      return new TreeException("A write met a duplicate _id: " + m.getMessage(), m);
     }
     return e;
   }
