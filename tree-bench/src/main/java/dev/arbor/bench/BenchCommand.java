@@ -1,15 +1,155 @@
 package dev.arbor.bench;
 
+import dev.arbor.mongo.TreePattern;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** {@code arbor bench}: measures the five patterns side by side. */
-@Command(name = "bench", mixinStandardHelpOptions = true,
-    description = "Measure the five tree patterns side by side.")
+/**
+ * {@code arbor bench}: measures the five tree patterns side by side on generated trees and ranks
+ * them per workload.
+ *
+ * <p>For every size, shape and pattern it loads the same generated tree and measures each operation
+ * and mixed workload: median and p95 latency, and the machine-independent counts (round trips,
+ * documents returned and written, bytes), with a hand-written baseline beside every read. It prints
+ * progress and a comparison, and writes {@code results.json}, {@code results.csv}, {@code
+ * report.md} and a self-contained {@code report.html} into {@code --out}.
+ *
+ * <p>Exit status: 0 when every measurement succeeded, 1 when some failed or the server could not be
+ * used, 2 for an invalid option value (one line on standard error naming it and the valid values).
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {"Measure the five tree patterns side by side and recommend one per workload.",
+        "Without --uri it starts an embedded MongoDB (mongo-java-server) in this process;"
+            + " the defaults finish in a few minutes on two cores."},
+    footer = {"", "Values are comma separated; 'all' selects every value, 'none' none.",
+        "Example: arbor bench --uri mongodb://localhost:27017 --sizes 10k,100k,1M"
+            + " --shapes random,catalog --repeat 10"})
 public final class BenchCommand implements Callable<Integer> {
+  @Spec
+  private CommandSpec spec;
+
+  @Option(names = "--uri", paramLabel = "URI", defaultValue = "${env:ARBOR_MONGO_URI}",
+      description = "MongoDB connection string (default: $ARBOR_MONGO_URI, else an embedded"
+          + " server). The run uses a new database, dropped at the end.")
+  private String uri;
+
+  @Option(names = "--patterns", split = ",", paramLabel = "PATTERN",
+      description = "Patterns: parent-references, child-references, array-of-ancestors,"
+          + " materialized-paths, nested-sets (default: all).")
+  private List<String> patterns;
+
+  @Option(names = "--shapes", split = ",", paramLabel = "SHAPE",
+      description = "Tree shapes: balanced, deep, wide, random, catalog (default: all).")
+  private List<String> shapes;
+
+  @Option(names = "--sizes", split = ",", paramLabel = "N",
+      description = "Tree sizes in nodes, with optional k or M: 1000,10k,1M (default: 300,1000).")
+  private List<String> sizes;
+
+  @Option(names = "--ops", split = ",", paramLabel = "OP",
+      description = "Operations: load, insert-leaf, children, ancestors, descendants-small,"
+          + " descendants-medium, descendants-large, descendants-limited, move-leaf,"
+          + " move-subtree, delete-subtree (default: all).")
+  private List<String> ops;
+
+  @Option(names = "--workload", split = ",", paramLabel = "WORKLOAD",
+      description = "Mixed workloads: browse (95/5), balanced (50/50), reorganise (20/80)"
+          + " (default: all).")
+  private List<String> workloads;
+
+  @Option(names = "--repeat", paramLabel = "N", defaultValue = "" + Settings.DEFAULT_REPEAT,
+      description = "Timed invocations per measurement, at most (default: ${DEFAULT-VALUE}).")
+  private int repeat;
+
+  @Option(names = "--warmup", paramLabel = "N", defaultValue = "" + Settings.DEFAULT_WARMUP,
+      description = "Untimed invocations before measuring (default: ${DEFAULT-VALUE}; at least"
+          + " one is always made).")
+  private int warmup;
+
+  @Option(names = "--seed", paramLabel = "N", defaultValue = "" + Settings.DEFAULT_SEED,
+      description = "Seed of the generated trees and random choices (default: ${DEFAULT-VALUE}).")
+  private long seed;
+
+  @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench-results",
+      description = "Directory for results.json, results.csv, report.md, report.html"
+          + " (default: ${DEFAULT-VALUE}).")
+  private Path out;
+
+  @Option(names = "--cell-seconds", paramLabel = "S",
+      defaultValue = "" + Settings.DEFAULT_CELL_SECONDS,
+      description = "Stop repeating a measurement after this many seconds; one timed invocation"
+          + " is always made (default: ${DEFAULT-VALUE}).")
+  private double cellSeconds;
+
+  @Option(names = "--isolated-reads", paramLabel = "BOOL", defaultValue = "true",
+      arity = "1", description = "Whether reads check the store's lock before and after, the"
+          + " library's default (default: ${DEFAULT-VALUE}); false measures the patterns' own"
+          + " queries.")
+  private boolean isolatedReads;
+
+  @Option(names = "--transactions", description = "Open the stores with the benchmark's client"
+      + " for multi-document transactions where the server has them (replica sets), instead of"
+      + " the lock and journal.")
+  private boolean transactions;
+
+  /** Creates the command; picocli sets the options. */
+  public BenchCommand() {}
+
   @Override
   public Integer call() {
-    System.out.println("arbor bench: not implemented yet");
-    return 0;
+    PrintWriter stdout = spec.commandLine().getOut();
+    PrintWriter stderr = spec.commandLine().getErr();
+    Settings settings;
+    try {
+      settings = settings();
+    } catch (IllegalArgumentException e) {
+      stderr.println("arbor bench: " + e.getMessage());
+      stderr.flush();
+      return 2;
+    }
+    Meter meter = new Meter();
+    Server server;
+    try {
+      server = Server.start(settings.uri(), meter);
+    } catch (IllegalArgumentException e) {
+      stderr.println("arbor bench: " + e.getMessage());
+      stderr.flush();
+      return 1;
+    }
+    Results results;
+    try (server) {
+      stdout.println("arbor bench on " + server.description() + "; writing to "
+          + settings.out().toAbsolutePath());
+      results = new Runner(settings, server, meter, stdout).run();
+    }
+    Report report = new Report(new Analysis(results));
+    try {
+      Output.write(settings.out(), report, results);
+    } catch (IOException e) {
+      stderr.println("arbor bench: " + e.getMessage());
+      stderr.flush();
+      return 1;
+    }
+    Output.summary(stdout, report, results, settings.out());
+    stdout.flush();
+    boolean failed = results.measurements().stream().anyMatch(Measurement::failed);
+    return failed ? 1 : 0;
+  }
+
+  private Settings settings() {
+    return new Settings(uri == null || uri.isBlank() ? null : uri,
+        Names.parse("pattern", patterns, TreePattern.values(), List.of(TreePattern.values())),
+        Names.parse("shape", shapes, Shape.values(), List.of(Shape.values())),
+        Settings.parseSizes(sizes),
+        Names.parse("operation", ops, Operation.values(), List.of(Operation.values())),
+        Names.parse("workload", workloads, Workload.values(), List.of(Workload.values())),
+        repeat, warmup, seed, out, cellSeconds, isolatedReads, transactions);
   }
 }

@@ -1,0 +1,275 @@
+package dev.arbor.bench;
+
+import dev.arbor.mongo.TreePattern;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.bson.Document;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
+
+/** Writes a run's files ({@code results.json}, {@code results.csv}, reports) and its summary. */
+final class Output {
+  static final String JSON = "results.json";
+  static final String CSV = "results.csv";
+  static final String MARKDOWN = "report.md";
+  static final String HTML = "report.html";
+
+  /** The CSV columns, in order: the run's parameters, then the measurement's figures. */
+  static final List<String> CSV_COLUMNS = List.of("started", "server", "server_version",
+      "embedded", "seed", "repeat", "warmup", "cell_seconds", "isolated_reads", "transactions",
+      "pattern", "shape", "size",
+      "kind", "name", "subject", "subject_size", "result_size", "steps", "samples", "min_us",
+      "median_us",
+      "p95_us", "round_trips", "docs_returned", "docs_written", "bytes_sent", "bytes_received",
+      "lock_round_trips", "lock_docs_written",
+      "docs_examined", "keys_examined", "examined_per_returned", "baseline_query",
+      "baseline_median_us", "baseline_round_trips", "overhead", "avg_doc_bytes", "data_bytes",
+      "index_bytes", "note");
+
+  private Output() {}
+
+  /**
+   * Writes the four files into {@code dir}, creating it if needed.
+   *
+   * @throws IOException naming the file that could not be written
+   */
+  static void write(Path dir, Report report, Results results) throws IOException {
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new IOException("cannot create the output directory " + dir + ": " + e, e);
+    }
+    writeFile(dir.resolve(JSON), json(results, report));
+    writeFile(dir.resolve(CSV), csv(results));
+    writeFile(dir.resolve(MARKDOWN), report.markdown());
+    writeFile(dir.resolve(HTML), report.html());
+  }
+
+  private static void writeFile(Path file, String content) throws IOException {
+    try {
+      Files.writeString(file, content, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new IOException("cannot write " + file + ": " + e, e);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ CSV
+
+  static String csv(Results r) {
+    StringBuilder sb = new StringBuilder(String.join(",", CSV_COLUMNS)).append('\n');
+    Settings s = r.settings();
+    for (Measurement m : r.measurements()) {
+      List<Object> cells = List.of(r.started().toString(), r.server(), r.serverVersion(),
+          r.embedded(), s.seed(), s.repeat(), s.warmup(), s.cellSeconds(), s.isolatedReads(),
+          s.transactions(), Names.of(m.pattern()),
+          Names.of(m.shape()), m.size(), m.kind(), m.name(), m.subject(), m.subjectSize(),
+          m.resultSize(), m.steps(), m.samples(), m.minMicros(), m.medianMicros(),
+          m.p95Micros(),
+          m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(), m.bytesReceived(),
+          m.lockRoundTrips(), m.lockDocsWritten(),
+          nullable(m.docsExamined()), nullable(m.keysExamined()),
+          nullable(m.examinedPerReturned()), nullable(m.baselineQuery()),
+          nullable(m.baselineMedianMicros()), nullable(m.baselineRoundTrips()),
+          nullable(m.overhead()), nullable(m.avgDocBytes()), nullable(m.dataBytes()),
+          nullable(m.indexBytes()), m.note());
+      List<String> out = new ArrayList<>();
+      for (Object c : cells) {
+        out.add(csvCell(c));
+      }
+      sb.append(String.join(",", out)).append('\n');
+    }
+    return sb.toString();
+  }
+
+  private static Object nullable(Object o) {
+    return o == null ? "" : o;
+  }
+
+  private static String csvCell(Object o) {
+    String s;
+    if (o instanceof Double d) {
+      s = Double.isNaN(d) ? "" : d == Math.rint(d) && Math.abs(d) < 1e15
+          ? Long.toString(d.longValue()) : String.format(Locale.ROOT, "%.4f", d);
+    } else {
+      s = String.valueOf(o);
+    }
+    if (s.contains(",") || s.contains("\"") || s.contains("\n")) {
+      return "\"" + s.replace("\"", "\"\"") + "\"";
+    }
+    return s;
+  }
+
+  // ----------------------------------------------------------------------------------- JSON
+
+  static String json(Results r, Report report) {
+    Settings s = r.settings();
+    Document run = new Document("started", r.started().toString())
+        .append("elapsedSeconds", r.elapsedSeconds())
+        .append("server", r.server())
+        .append("serverVersion", r.serverVersion())
+        .append("embedded", r.embedded())
+        .append("explain", r.explain())
+        .append("patterns", r.measured().stream().map(Names::of).toList())
+        .append("shapes", s.shapes().stream().map(Names::of).toList())
+        .append("sizes", s.sizes())
+        .append("ops", s.ops().stream().map(Names::of).toList())
+        .append("workloads", s.workloads().stream().map(Names::of).toList())
+        .append("repeat", s.repeat())
+        .append("warmup", s.warmup())
+        .append("seed", s.seed())
+        .append("cellSeconds", s.cellSeconds())
+        .append("isolatedReads", s.isolatedReads())
+        .append("transactions", s.transactions())
+        .append("workloadSteps", Script.WORKLOAD_STEPS)
+        .append("java", System.getProperty("java.version"))
+        .append("processors", Runtime.getRuntime().availableProcessors());
+    List<Document> skipped = new ArrayList<>();
+    for (Map.Entry<TreePattern, String> e : r.skipped().entrySet()) {
+      skipped.add(new Document("pattern", Names.of(e.getKey())).append("reason", e.getValue()));
+    }
+    List<Document> measurements = new ArrayList<>();
+    for (Measurement m : r.measurements()) {
+      measurements.add(new Document("pattern", Names.of(m.pattern()))
+          .append("shape", Names.of(m.shape()))
+          .append("size", m.size())
+          .append("kind", m.kind())
+          .append("name", m.name())
+          .append("subject", m.subject())
+          .append("subjectSize", m.subjectSize())
+          .append("resultSize", m.resultSize())
+          .append("steps", m.steps())
+          .append("samples", m.samples())
+          .append("minMicros", finite(m.minMicros()))
+          .append("medianMicros", finite(m.medianMicros()))
+          .append("p95Micros", finite(m.p95Micros()))
+          .append("roundTrips", finite(m.roundTrips()))
+          .append("docsReturned", finite(m.docsReturned()))
+          .append("docsWritten", finite(m.docsWritten()))
+          .append("bytesSent", finite(m.bytesSent()))
+          .append("bytesReceived", finite(m.bytesReceived()))
+          .append("lockRoundTrips", finite(m.lockRoundTrips()))
+          .append("lockDocsWritten", finite(m.lockDocsWritten()))
+          .append("docsExamined", m.docsExamined())
+          .append("keysExamined", m.keysExamined())
+          .append("examinedPerReturned", m.examinedPerReturned())
+          .append("baselineQuery", m.baselineQuery())
+          .append("baselineMedianMicros", m.baselineMedianMicros())
+          .append("baselineRoundTrips", m.baselineRoundTrips())
+          .append("overhead", m.overhead())
+          .append("avgDocBytes", m.avgDocBytes())
+          .append("dataBytes", m.dataBytes())
+          .append("indexBytes", m.indexBytes())
+          .append("note", m.note()));
+    }
+    List<Document> growth = new ArrayList<>();
+    for (Analysis.Growth g : report.growth()) {
+      growth.add(new Document("pattern", Names.of(g.pattern()))
+          .append("shape", Names.of(g.shape()))
+          .append("name", g.name())
+          .append("latencyExponent", finite(g.latency()))
+          .append("roundTripExponent", finite(g.roundTrips()))
+          .append("documentExponent", finite(g.documents())));
+    }
+    List<Document> recommendations = new ArrayList<>();
+    for (Analysis.Recommendation rec : report.recommendations()) {
+      List<Document> ranking = new ArrayList<>();
+      for (Analysis.Ranked x : rec.ranking()) {
+        ranking.add(new Document("pattern", Names.of(x.pattern()))
+            .append("microsPerOp", finite(x.micros()))
+            .append("vsBest", finite(x.vsBest()))
+            .append("margin", x.margin())
+            .append("roundTripsPerOp", finite(x.roundTrips()))
+            .append("docsWrittenPerOp", finite(x.docsWritten()))
+            .append("docsReturnedPerOp", finite(x.docsReturned()))
+            .append("reason", x.reason()));
+      }
+      recommendations.add(new Document("workload", Names.of(rec.workload()))
+          .append("description", rec.workload().description())
+          .append("size", rec.size())
+          .append("ranking", ranking));
+    }
+    Document root = new Document("run", run)
+        .append("skipped", skipped)
+        .append("warnings", r.warnings())
+        .append("measurements", measurements)
+        .append("growth", growth)
+        .append("recommendations", recommendations);
+    return root.toJson(JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).indent(true)
+        .build()) + "\n";
+  }
+
+  private static Double finite(double d) {
+    return Double.isNaN(d) || Double.isInfinite(d) ? null : d;
+  }
+
+  // -------------------------------------------------------------------------------- console
+
+  /** The comparison printed at the end of a run. */
+  static void summary(PrintWriter out, Report report, Results r, Path dir) {
+    int size = r.largestSize();
+    String at = " at " + Format.count(size) + " nodes";
+    out.println();
+    out.println("== Arbor bench: " + report.runLine());
+    if (r.embedded()) {
+      out.println();
+      out.println(wrap(Report.EMBEDDED_NOTE, 100));
+    }
+    for (Map.Entry<TreePattern, String> e : r.skipped().entrySet()) {
+      out.println("(" + Names.of(e.getKey()) + " skipped: " + e.getValue() + ")");
+    }
+    out.println();
+    out.println("Round trips per operation" + at + " (a range spans the shapes)");
+    out.print(report.roundTrips(size).text());
+    out.println("(including the stores' lock and journal protocol"
+        + (r.settings().isolatedReads() ? ": 2 per read with isolated reads," : ",")
+        + " more per change; report.md splits it out)");
+    out.println();
+    out.println("Documents written per operation" + at);
+    out.print(report.written(size).text());
+    out.println();
+    out.println("Median latency per operation in ms" + at + " (geometric mean over shapes)");
+    out.print(report.latency(size).text());
+    for (Analysis.Recommendation rec : report.recommendations()) {
+      out.println();
+      out.println("Recommendation for " + Report.recommendationTitle(rec)
+          + " (ranked by ms/op):");
+      out.print(Report.ranking(rec).text());
+      for (String reason : Report.reasons(rec)) {
+        out.println("  - " + reason);
+      }
+    }
+    if (!r.warnings().isEmpty()) {
+      out.println();
+      out.println(r.warnings().size() + " warning(s):");
+      for (String w : r.warnings()) {
+        out.println("  - " + w);
+      }
+    }
+    out.println();
+    out.println("Wrote " + dir.resolve(HTML) + ", " + MARKDOWN + ", " + JSON + ", " + CSV);
+  }
+
+  static String wrap(String text, int width) {
+    StringBuilder sb = new StringBuilder();
+    int column = 0;
+    for (String word : text.split(" ")) {
+      if (column > 0 && column + 1 + word.length() > width) {
+        sb.append('\n');
+        column = 0;
+      } else if (column > 0) {
+        sb.append(' ');
+        column++;
+      }
+      sb.append(word);
+      column += word.length();
+    }
+    return sb.toString();
+  }
+}

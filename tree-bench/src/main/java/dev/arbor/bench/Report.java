@@ -1,0 +1,475 @@
+package dev.arbor.bench;
+
+import dev.arbor.mongo.TreePattern;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The human-readable report of a run, as a list of blocks that {@link Html} and {@link #markdown}
+ * render; the console summary takes its tables from here too.
+ */
+final class Report {
+  /** A part of the report. */
+  sealed interface Block permits Heading, Text, Bullets, TableBlock, Chart, Code {}
+
+  /** A heading; level 1 is the title. */
+  record Heading(int level, String text) implements Block {}
+
+  /** A paragraph; a note is highlighted. */
+  record Text(String text, boolean note) implements Block {
+    Text(String text) {
+      this(text, false);
+    }
+  }
+
+  /** A bulleted list. */
+  record Bullets(List<String> items) implements Block {}
+
+  /** A table. */
+  record TableBlock(Table table) implements Block {}
+
+  /** An SVG chart: shown in HTML only. */
+  record Chart(String svg) implements Block {}
+
+  /** Preformatted text. */
+  record Code(String text) implements Block {}
+
+  static final String EMBEDDED_NOTE = "The embedded server (mongo-java-server) keeps no"
+      + " secondary index in effect and has no explain: every query other than by _id scans the"
+      + " whole collection, so on it every latency grows with the tree and mostly counts"
+      + " queries. Read the round trips and documents first: they are what each pattern costs on"
+      + " any server. Run with --uri against a real MongoDB for latencies that mean something.";
+
+  private final Analysis analysis;
+  private final Results results;
+  private final List<Analysis.Growth> growth;
+  private final List<Analysis.Recommendation> recommendations;
+
+  Report(Analysis analysis) {
+    this.analysis = analysis;
+    this.results = analysis.results();
+    this.growth = analysis.growth();
+    this.recommendations = analysis.recommendations();
+  }
+
+  List<Analysis.Growth> growth() {
+    return growth;
+  }
+
+  List<Analysis.Recommendation> recommendations() {
+    return recommendations;
+  }
+
+  // ------------------------------------------------------------------------------ the parts
+
+  /** One line saying what was run where. */
+  String runLine() {
+    Settings s = results.settings();
+    List<String> sizes = new ArrayList<>();
+    for (int size : s.sizes()) {
+      sizes.add(Format.count(size));
+    }
+    return results.measured().size() + " patterns x " + s.shapes().size() + " shapes x sizes "
+        + String.join(", ", sizes) + "; seed " + s.seed() + ", " + s.warmup() + " warm-up + up to "
+        + s.repeat() + " timed runs per measurement; " + results.server() + "; "
+        + Format.duration(results.elapsedSeconds()) + ", started "
+        + DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(
+            results.started().atOffset(ZoneOffset.UTC).withNano(0)) + "Z";
+  }
+
+  /** A table of a figure per name (rows) and pattern (columns) at one size, over shapes. */
+  Table byPattern(int size, List<String> names, Cell cell) {
+    List<String> header = new ArrayList<>();
+    header.add("operation");
+    for (TreePattern p : results.measured()) {
+      header.add(Names.shortName(p));
+    }
+    Table t = new Table(header);
+    for (String name : names) {
+      List<String> row = new ArrayList<>();
+      row.add(name);
+      boolean any = false;
+      for (TreePattern p : results.measured()) {
+        String v = cell.value(p, name, size);
+        any |= !v.equals("-");
+        row.add(v);
+      }
+      if (any) {
+        t.add(row);
+      }
+    }
+    return t;
+  }
+
+  /** The text of one table cell. */
+  interface Cell {
+    String value(TreePattern pattern, String name, int size);
+  }
+
+  Cell rangeOf(ToDoubleFunction<Measurement> f) {
+    return (p, name, size) -> {
+      double[] r = analysis.range(p, name, size, f);
+      return Format.range(r[0], r[1]);
+    };
+  }
+
+  Cell latencyCell() {
+    return (p, name, size) -> Format.millis(analysis.latency(p, name, size));
+  }
+
+  Table roundTrips(int size) {
+    return byPattern(size, results.names(), rangeOf(Measurement::roundTrips));
+  }
+
+  Table written(int size) {
+    return byPattern(size, results.names(), rangeOf(Measurement::docsWritten));
+  }
+
+  Table returned(int size) {
+    return byPattern(size, results.names(), rangeOf(Measurement::docsReturned));
+  }
+
+  Table latency(int size) {
+    return byPattern(size, results.names(), latencyCell());
+  }
+
+  /** A recommendation's ranking as a table. */
+  static Table ranking(Analysis.Recommendation r) {
+    Table t = new Table(List.of("rank", "pattern", "ms/op", "margin", "round trips/op",
+        "written/op", "returned/op"), 2);
+    int rank = 1;
+    for (Analysis.Ranked x : r.ranking()) {
+      t.add(List.of(String.valueOf(rank++), Names.of(x.pattern()), Format.millis(x.micros()),
+          x.margin(), Format.number(x.roundTrips()), Format.number(x.docsWritten()),
+          Format.number(x.docsReturned())));
+    }
+    return t;
+  }
+
+  static String recommendationTitle(Analysis.Recommendation r) {
+    return Names.of(r.workload()) + ": " + r.workload().description() + ", "
+        + Format.count(r.size()) + " nodes";
+  }
+
+  static List<String> reasons(Analysis.Recommendation r) {
+    List<String> out = new ArrayList<>();
+    for (Analysis.Ranked x : r.ranking()) {
+      out.add(x.reason());
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------------------ the report
+
+  List<Block> blocks() {
+    List<Block> b = new ArrayList<>();
+    int size = results.largestSize();
+    String at = " (" + Format.count(size) + " nodes)";
+    b.add(new Heading(1, "Arbor benchmark: the five tree patterns side by side"));
+    b.add(new Text(runLine()));
+    if (results.embedded()) {
+      b.add(new Text(EMBEDDED_NOTE, true));
+    } else if (!results.explain()) {
+      b.add(new Text("This server does not answer explain: documents examined are not"
+          + " reported.", true));
+    }
+    if (!results.skipped().isEmpty()) {
+      List<String> items = new ArrayList<>();
+      for (Map.Entry<TreePattern, String> e : results.skipped().entrySet()) {
+        items.add(Names.of(e.getKey()) + " skipped: " + e.getValue());
+      }
+      b.add(new Bullets(items));
+    }
+
+    b.add(new Heading(2, "Recommendations"));
+    if (recommendations.isEmpty()) {
+      b.add(new Text("No workload was measured (--workload none), so there is no ranking per"
+          + " workload; the tables below compare the single operations."));
+    } else {
+      b.add(new Text("For each workload, the patterns ranked by measured cost: median latency per"
+          + " operation at the largest size, geometric mean over the shapes. The margin is the"
+          + " cost over the best pattern's (under +10% is a tie); counts are means over the"
+          + " shapes. Each reason cites the count that separates the pattern from the best (for"
+          + " the best: from the runner-up)."));
+      for (Analysis.Recommendation r : recommendations) {
+        b.add(new Heading(3, recommendationTitle(r)));
+        b.add(new TableBlock(ranking(r)));
+        b.add(new Bullets(reasons(r)));
+      }
+    }
+
+    b.add(new Heading(2, "Round trips per operation" + at));
+    b.add(new Text("Commands sent per operation, counted by a CommandListener; a range spans the"
+        + " shapes (it grows with depth where a pattern walks the tree level by level)."));
+    b.add(new TableBlock(roundTrips(size)));
+    b.add(new Heading(3, "Of which the lock and journal protocol"));
+    b.add(new Text("Each store makes structural changes all-or-nothing with a lock document and a"
+        + " journal in its collection, and" + (results.settings().isolatedReads()
+            ? " reads the lock before and after each read (isolated reads)."
+            : " here reads without checking the lock (--isolated-reads false).")
+        + " These are the round trips of that protocol, included above; the difference is the"
+        + " pattern's own queries."));
+    b.add(new TableBlock(byPattern(size, results.names(),
+        rangeOf(Measurement::lockRoundTrips))));
+    b.add(new Heading(2, "Documents written per operation" + at));
+    b.add(new Text("As the replies report them (inserted, modified, removed), lock and journal"
+        + " documents included: see below."));
+    b.add(new TableBlock(written(size)));
+    b.add(new Heading(3, "Of which lock and journal documents"));
+    b.add(new TableBlock(byPattern(size, results.names(),
+        rangeOf(Measurement::lockDocsWritten))));
+    b.add(new Heading(2, "Documents returned per operation" + at));
+    b.add(new TableBlock(returned(size)));
+    b.add(new Heading(2, "Median latency per operation, ms" + at));
+    b.add(new Text("Geometric mean over the shapes of each measurement's median."
+        + (results.embedded() ? " On the embedded server, see the note above." : "")));
+    b.add(new TableBlock(latency(size)));
+
+    overhead(b, size, at);
+    if (results.explain()) {
+      b.add(new Heading(2, "Documents examined per document returned (explain)" + at));
+      b.add(new TableBlock(byPattern(size, results.names(), (p, name, sz) -> {
+        double[] r = analysis.range(p, name, sz, m -> {
+          Double v = m.examinedPerReturned();
+          return v == null ? Double.NaN : v;
+        });
+        return Format.range(r[0], r[1]);
+      })));
+      b.add(new Heading(2, "Index keys examined per operation (explain)" + at));
+      b.add(new TableBlock(byPattern(size, results.names(), rangeOf(m -> m.keysExamined() == null
+          ? Double.NaN : m.keysExamined()))));
+    }
+    growth(b);
+    storage(b);
+    charts(b, size);
+    details(b);
+    if (!results.warnings().isEmpty()) {
+      b.add(new Heading(2, "Warnings"));
+      b.add(new Bullets(results.warnings()));
+    }
+    method(b);
+    return b;
+  }
+
+  private void overhead(List<Block> b, int size, String at) {
+    List<String> reads = new ArrayList<>();
+    for (Operation op : results.settings().ops()) {
+      if (op.read()) {
+        reads.add(Names.of(op));
+      }
+    }
+    if (reads.isEmpty()) {
+      return;
+    }
+    b.add(new Heading(2, "Library overhead" + at));
+    b.add(new Text("Each read's median over the median of the hand-written query from the manual,"
+        + " timed alternately in the same run (geometric mean over shapes). Above 1, the store"
+        + " spends more: " + (results.settings().isolatedReads()
+            ? "the two lock reads around each read (isolated reads), " : "")
+        + "ordering results, checking the node exists, decoding fields; below 1, the store"
+        + " found a cheaper plan than the manual's query."));
+    b.add(new TableBlock(byPattern(size, reads, (p, name, sz) -> {
+      double g = Analysis.geomean(analysis.acrossShapes(p, name, sz),
+          m -> m.overhead() == null ? Double.NaN : m.overhead());
+      return Format.ratio(g);
+    })));
+    b.add(new Text("The hand-written queries:"));
+    b.add(new TableBlock(byPattern(size, reads, (p, name, sz) -> {
+      for (Measurement m : analysis.acrossShapes(p, name, sz)) {
+        if (m.baselineQuery() != null) {
+          return m.baselineQuery();
+        }
+      }
+      return "-";
+    })));
+  }
+
+  private void growth(List<Block> b) {
+    List<Integer> sizes = results.settings().sizes();
+    b.add(new Heading(2, "Growth with tree size"));
+    if (sizes.size() < 2) {
+      b.add(new Text("Only one size was measured; pass two or more to --sizes to fit how each"
+          + " cost grows."));
+      return;
+    }
+    b.add(new Text("The exponent b of cost ~ N^b fitted across sizes "
+        + sizes.stream().map(Format::count).toList() + " (median over shapes): 0 does not grow,"
+        + " 1 grows linearly with the tree. The latency exponent is fitted on each"
+        + " measurement's fastest sample, the one least disturbed by other load on the machine;"
+        + " with few sizes close together and sub-millisecond latencies it is noisy, the count"
+        + " exponents are not."
+        + (results.embedded() ? " Latency on the embedded server grows by about 1 for any query"
+            + " that is not by _id (it scans); the round-trip and document exponents hold"
+            + " everywhere." : "")));
+    b.add(new Heading(3, "Latency exponent"));
+    b.add(new TableBlock(byPattern(0, results.names(), (p, name, sz) -> Format.exponent(
+        Analysis.medianExponent(growth, p, name, Analysis.Growth::latency)))));
+    b.add(new Heading(3, "Round-trip exponent"));
+    b.add(new TableBlock(byPattern(0, results.names(), (p, name, sz) -> Format.exponent(
+        Analysis.medianExponent(growth, p, name, Analysis.Growth::roundTrips)))));
+    b.add(new Heading(3, "Documents (returned + written) exponent"));
+    b.add(new TableBlock(byPattern(0, results.names(), (p, name, sz) -> Format.exponent(
+        Analysis.medianExponent(growth, p, name, Analysis.Growth::documents)))));
+    for (TreePattern p : results.measured()) {
+      List<String> names = results.names();
+      double[][] values = new double[names.size()][sizes.size()];
+      for (int i = 0; i < names.size(); i++) {
+        for (int j = 0; j < sizes.size(); j++) {
+          values[i][j] = analysis.latency(p, names.get(i), sizes.get(j)) / 1e3;
+        }
+      }
+      b.add(new Chart(Charts.lines(Names.of(p) + ": median latency by tree size", "ms", sizes,
+          names, values)));
+    }
+  }
+
+  private void storage(List<Block> b) {
+    int size = results.largestSize();
+    b.add(new Heading(2, "Storage (" + Format.count(size) + " nodes)"));
+    List<String> header = new ArrayList<>(List.of("pattern"));
+    for (Shape s : results.settings().shapes()) {
+      header.add(Names.of(s));
+    }
+    header.add("index bytes");
+    Table t = new Table(header);
+    for (TreePattern p : results.measured()) {
+      List<String> row = new ArrayList<>(List.of(Names.of(p)));
+      Long index = null;
+      for (Shape s : results.settings().shapes()) {
+        Measurement m = anyOf(p, s, size);
+        row.add(m == null || m.avgDocBytes() == null ? "-"
+            : String.format(Locale.ROOT, "%.0f", m.avgDocBytes()));
+        if (m != null && m.indexBytes() != null) {
+          index = index == null ? m.indexBytes() : Math.max(index, m.indexBytes());
+        }
+      }
+      row.add(index == null ? "n/a" : Format.count(index));
+      t.add(row);
+    }
+    b.add(new Text("Average document size in bytes per shape (collStats after loading), and the"
+        + " largest total index size over the shapes where the server reports it in bytes."));
+    b.add(new TableBlock(t));
+  }
+
+  private Measurement anyOf(TreePattern p, Shape s, int size) {
+    for (String name : results.names()) {
+      Measurement m = results.find(p, s, size, name);
+      if (m != null && m.avgDocBytes() != null) {
+        return m;
+      }
+    }
+    return null;
+  }
+
+  private void charts(List<Block> b, int size) {
+    b.add(new Heading(2, "Per operation, across patterns (" + Format.count(size) + " nodes)"));
+    b.add(new Text("Bars: one group per shape, one bar per pattern; hover for the figures."));
+    List<String> shapes = results.settings().shapes().stream().map(Names::of).toList();
+    List<String> patterns = results.measured().stream().map(Names::shortName).toList();
+    for (String name : results.names()) {
+      double[][] latency = new double[shapes.size()][patterns.size()];
+      double[][] trips = new double[shapes.size()][patterns.size()];
+      String[][] tips = new String[shapes.size()][patterns.size()];
+      for (int g = 0; g < shapes.size(); g++) {
+        for (int s = 0; s < patterns.size(); s++) {
+          Measurement m = results.find(results.measured().get(s),
+              results.settings().shapes().get(g), size, name);
+          latency[g][s] = m == null ? Double.NaN : m.medianMicros() / 1e3;
+          trips[g][s] = m == null ? Double.NaN : m.roundTrips();
+          tips[g][s] = m == null ? "" : patterns.get(s) + ", " + shapes.get(g) + ": "
+              + Format.micros(m.medianMicros()) + ", " + Format.number(m.roundTrips())
+              + " round trips, " + Format.number(m.docsReturned()) + " returned, "
+              + Format.number(m.docsWritten()) + " written";
+        }
+      }
+      b.add(new Chart(Charts.bars(name + ": median latency", "ms", shapes, patterns, latency,
+          tips)));
+      b.add(new Chart(Charts.bars(name + ": round trips", "round trips", shapes, patterns,
+          trips, tips)));
+    }
+  }
+
+  private void details(List<Block> b) {
+    b.add(new Heading(2, "Every measurement"));
+    b.add(new Text("Per shape and size: median latency, round trips, documents written (per"
+        + " operation). results.csv has every figure."));
+    for (int size : results.settings().sizes()) {
+      for (Shape shape : results.settings().shapes()) {
+        b.add(new Heading(3, Names.of(shape) + " (" + shape.description() + "), "
+            + Format.count(size) + " nodes"));
+        b.add(new TableBlock(byPattern(size, results.names(), (p, name, sz) -> {
+          Measurement m = results.find(p, shape, sz, name);
+          if (m == null || m.failed()) {
+            return m == null ? "-" : "failed";
+          }
+          return Format.micros(m.medianMicros()) + " / " + Format.number(m.roundTrips())
+              + " rt / " + Format.number(m.docsWritten()) + " w";
+        })));
+        List<String> subjects = new ArrayList<>();
+        for (String name : results.names()) {
+          Measurement m = results.find(results.measured().get(0), shape, size, name);
+          if (m != null && !m.subject().isEmpty()) {
+            subjects.add(name + ": " + m.subject());
+          }
+        }
+        if (!results.measured().isEmpty() && !subjects.isEmpty()) {
+          b.add(new Bullets(subjects));
+        }
+      }
+    }
+  }
+
+  private void method(List<Block> b) {
+    b.add(new Heading(2, "Method"));
+    b.add(new Bullets(List.of(
+        "Trees are generated from the seed; every pattern loads the same tree and performs the"
+            + " same operations on the same nodes.",
+        "Per measurement: max(1, warm-up) untimed invocations, then one counted invocation"
+            + " (CommandListener on the benchmark's own client: round trips, documents in cursor"
+            + " batches, documents written as the replies report them, BSON bytes), then up to"
+            + " --repeat timed invocations, stopping early after --cell-seconds.",
+        "Every invocation that changes the tree is undone afterwards, untimed and uncounted"
+            + " (inverse operations; a deleted subtree over " + Script.REINSERT_LIMIT
+            + " nodes by reloading the tree), so each starts from the same state; the final state"
+            + " is checked against the generated tree.",
+        "Workloads run a fixed sequence of " + Script.WORKLOAD_STEPS + " operations drawn from"
+            + " their mix, with subjects drawn from the tree as it evolves; figures are per"
+            + " operation.",
+        "p95 is by nearest rank: with fewer than 20 samples it is the slowest sample.",
+        "Explain, where the server has it, replays the counted invocation's commands (updates and"
+            + " deletes statement by statement) with verbosity executionStats.")));
+  }
+
+  /** The report as Markdown. */
+  String markdown() {
+    StringBuilder sb = new StringBuilder();
+    for (Block block : blocks()) {
+      if (block instanceof Heading h) {
+        sb.append("#".repeat(h.level())).append(' ').append(h.text()).append("\n\n");
+      } else if (block instanceof Text t) {
+        sb.append(t.note() ? "> " : "").append(t.text()).append("\n\n");
+      } else if (block instanceof Bullets l) {
+        for (String item : l.items()) {
+          sb.append("- ").append(item).append('\n');
+        }
+        sb.append('\n');
+      } else if (block instanceof TableBlock t) {
+        sb.append(t.table().markdown()).append('\n');
+      } else if (block instanceof Code c) {
+        sb.append("```\n").append(c.text()).append("```\n\n");
+      }
+      // charts: HTML only
+    }
+    return sb.toString();
+  }
+
+  /** The report as a self-contained HTML page. */
+  String html() {
+    return Html.render("Arbor benchmark", blocks());
+  }
+}

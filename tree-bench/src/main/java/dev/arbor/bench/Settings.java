@@ -1,0 +1,107 @@
+package dev.arbor.bench;
+
+import dev.arbor.mongo.TreePattern;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One run's parameters, validated.
+ *
+ * @param uri the MongoDB URI, or null for the embedded server
+ * @param patterns the patterns to measure
+ * @param shapes the tree shapes
+ * @param sizes the tree sizes (nodes), ascending
+ * @param ops the single operations
+ * @param workloads the mixed workloads
+ * @param repeat the most timed invocations per measurement
+ * @param warmup untimed invocations before the counted and timed ones
+ * @param seed the seed of the generated trees and of random choices
+ * @param out the directory the reports go to
+ * @param cellSeconds after this many seconds on one measurement, stop repeating it (at least one
+ *     timed invocation is always made)
+ * @param isolatedReads whether the stores check their lock around reads (the library's default)
+ * @param transactions whether the stores use multi-document transactions where the server has
+ *     them, instead of their lock and journal
+ */
+record Settings(String uri, List<TreePattern> patterns, List<Shape> shapes, List<Integer> sizes,
+    List<Operation> ops, List<Workload> workloads, int repeat, int warmup, long seed, Path out,
+    double cellSeconds, boolean isolatedReads, boolean transactions) {
+
+  static final List<Integer> DEFAULT_SIZES = List.of(300, 1_000);
+  static final int DEFAULT_REPEAT = 5;
+  static final int DEFAULT_WARMUP = 1;
+  static final long DEFAULT_SEED = 42;
+  static final double DEFAULT_CELL_SECONDS = 1;
+  static final int MIN_SIZE = 10;
+  static final int MAX_SIZE = 100_000_000;
+
+  /**
+   * Validates the parameters.
+   *
+   * @throws IllegalArgumentException naming the offending option and value
+   */
+  Settings {
+    if (patterns.isEmpty()) {
+      throw new IllegalArgumentException("--patterns selects no pattern");
+    }
+    if (shapes.isEmpty()) {
+      throw new IllegalArgumentException("--shapes selects no shape");
+    }
+    if (sizes.isEmpty()) {
+      throw new IllegalArgumentException("--sizes selects no size");
+    }
+    if (ops.isEmpty() && workloads.isEmpty()) {
+      throw new IllegalArgumentException("--ops and --workload select nothing to measure");
+    }
+    if (repeat < 1) {
+      throw new IllegalArgumentException("--repeat must be at least 1, got " + repeat);
+    }
+    if (warmup < 0) {
+      throw new IllegalArgumentException("--warmup must be at least 0, got " + warmup);
+    }
+    if (!(cellSeconds > 0)) {
+      throw new IllegalArgumentException("--cell-seconds must be positive, got " + cellSeconds);
+    }
+    sizes = sizes.stream().distinct().sorted().toList();
+  }
+
+  /**
+   * Parses tree sizes: integers with an optional {@code k} (thousand) or {@code M} (million)
+   * suffix, e.g. {@code 1000,10k,1M}.
+   *
+   * @throws IllegalArgumentException naming a value that is not a size or is out of range
+   */
+  static List<Integer> parseSizes(List<String> values) {
+    if (values == null || values.isEmpty()) {
+      return DEFAULT_SIZES;
+    }
+    List<Integer> sizes = new ArrayList<>();
+    for (String raw : values) {
+      String v = raw.trim();
+      long factor = 1;
+      String lower = v.toLowerCase(Locale.ROOT);
+      if (lower.endsWith("k")) {
+        factor = 1_000;
+        v = v.substring(0, v.length() - 1);
+      } else if (lower.endsWith("m")) {
+        factor = 1_000_000;
+        v = v.substring(0, v.length() - 1);
+      }
+      long size;
+      try {
+        size = Long.parseLong(v.replace("_", "")) * factor;
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("invalid size '" + raw.trim()
+            + "' (valid: a number of nodes like 1000, 10k, 1M)");
+      }
+      if (size < MIN_SIZE || size > MAX_SIZE) {
+        throw new IllegalArgumentException("size '" + raw.trim() + "' is out of range (valid: "
+            + MIN_SIZE + " to " + MAX_SIZE + " nodes)");
+      }
+      sizes.add((int) size);
+    }
+    return sizes;
+  }
+}
