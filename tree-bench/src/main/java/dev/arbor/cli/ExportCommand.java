@@ -1,0 +1,96 @@
+package dev.arbor.cli;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStore;
+import dev.arbor.core.json.TreeJson;
+import dev.arbor.core.json.TreeJsonWriter;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import org.bson.Document;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+/** {@code arbor export}: a collection's tree as nested JSON. */
+@Command(name = "export", mixinStandardHelpOptions = true,
+    description = {
+        "Write the tree of a collection as nested JSON, to FILE or to stdout.",
+        "The same tree always gives the same bytes. A FILE is written aside and renamed into "
+            + "place when complete."})
+final class ExportCommand extends ArborCommand {
+  @Parameters(index = "0", arity = "0..1", paramLabel = "FILE", defaultValue = "-",
+      description = "The JSON file to write (replaced if it exists), or - for stdout (default).")
+  String file;
+
+  @Mixin
+  StoreOptions store;
+
+  @Override
+  public Integer call() throws IOException {
+    try (Progress progress = progress(); Connection connection = store.connect(progress)) {
+      MongoDatabase db = connection.database(store.db);
+      String where = Loads.where(db, store.collection, store.pattern);
+      Tree tree = snapshot(db, store.collection, store.pattern, connection, progress);
+      if (file.equals("-")) {
+        write(tree, arbor.stdout(), progress);
+      } else {
+        writeFile(tree, Path.of(file), progress);
+      }
+      progress.done("exported " + tree.size() + " nodes from " + where + " to "
+          + (file.equals("-") ? "stdout" : file));
+      return Arbor.EXIT_OK;
+    }
+  }
+
+  /**
+   * Reads a whole tree, refusing a missing collection and one whose documents do not all form the
+   * tree (a wrong {@code --pattern}, or a damaged collection).
+   */
+  static Tree snapshot(MongoDatabase db, String collection, dev.arbor.mongo.TreePattern pattern,
+      Connection connection, Progress progress) {
+    String where = Loads.where(db, collection, pattern);
+    connection.requireCollection(db, collection);
+    MongoCollection<Document> c = db.getCollection(collection);
+    TreeStore source = pattern.open(c);
+    progress.phase("reading " + where);
+    Tree tree = source.snapshot();
+    long documents = c.countDocuments();
+    if (documents != tree.size()) {
+      throw new CliException("collection " + where + " holds " + documents + " documents but "
+          + "only " + tree.size() + " form a tree in this pattern: is --pattern right? "
+          + "'arbor check' lists the problems");
+    }
+    return tree;
+  }
+
+  private static void write(Tree tree, OutputStream out, Progress progress) {
+    TreeJsonWriter writer = TreeJson.writer(out);
+    progress.phase("writing JSON", writer::count, tree.size());
+    writer.writeAll(tree);
+    writer.finish();
+  }
+
+  private static void writeFile(Tree tree, Path target, Progress progress) throws IOException {
+    Path absolute = target.toAbsolutePath();
+    Path aside = Files.createTempFile(absolute.getParent(), "." + absolute.getFileName(), ".tmp");
+    try {
+      try (OutputStream out = Files.newOutputStream(aside)) {
+        write(tree, out, progress);
+      }
+      try {
+        Files.move(aside, absolute, StandardCopyOption.REPLACE_EXISTING,
+            StandardCopyOption.ATOMIC_MOVE);
+      } catch (AtomicMoveNotSupportedException e) {
+        Files.move(aside, absolute, StandardCopyOption.REPLACE_EXISTING);
+      }
+    } finally {
+      Files.deleteIfExists(aside);
+    }
+  }
+}
