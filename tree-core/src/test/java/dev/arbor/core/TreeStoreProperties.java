@@ -30,12 +30,12 @@ public abstract class TreeStoreProperties {
 
   /** How many sequences to generate. */
   protected int examples() {
-    return Integer.getInteger("arbor.qt.examples", 60);
+    return Integer.getInteger("arbor.qt.examples", 100);
   }
 
   /** The longest sequence generated. */
   protected int maxOperations() {
-    return 60;
+    return 80;
   }
 
   /** Ids of inserted nodes are a counter behind one of these prefixes, to mix in hostile ids. */
@@ -54,12 +54,43 @@ public abstract class TreeStoreProperties {
         integers().between(0, 5), Op::new);
   }
 
+  /** What the generated sequences exercised, to prove they reach the interesting cases. */
+  static final class Coverage {
+    int sequences;
+    int operations;
+    int inserts;
+    int subtreeMoves; // moves of a node with descendants that changed its parent
+    int rootMoves; // moves to a root position
+    int deepMoves; // moves of a node at depth >= 3 or to a parent at depth >= 3
+    int refusedMoves; // moves into the node's own subtree
+    int subtreeDeletes; // deletes that removed more than one node
+    int maxDepth;
+
+    @Override
+    public String toString() {
+      return sequences + " sequences, " + operations + " operations: " + inserts + " inserts, "
+          + subtreeMoves + " subtree moves, " + rootMoves + " moves to root positions, "
+          + deepMoves + " deep moves, " + refusedMoves + " refused moves, " + subtreeDeletes
+          + " subtree deletes, max depth " + maxDepth;
+    }
+  }
+
+  /** Counts of the last run of {@link #equivalentToTheReference()}. */
+  final Coverage coverage = new Coverage();
+
   @Test
   void equivalentToTheReference() {
     qt().withExamples(examples())
         .withShrinkCycles(200)
         .forAll(lists().of(ops()).ofSizeBetween(1, maxOperations()))
         .checkAssert(this::replay);
+    System.out.println(getClass().getSimpleName() + ": " + coverage);
+    if (examples() >= 50) {
+      // The generator must reach the cases that break stores, or the property proves little.
+      org.junit.jupiter.api.Assertions.assertTrue(coverage.subtreeMoves >= 20
+          && coverage.rootMoves >= 20 && coverage.deepMoves >= 20 && coverage.refusedMoves >= 5
+          && coverage.subtreeDeletes >= 10 && coverage.maxDepth >= 5, coverage::toString);
+    }
   }
 
   /** Replays {@code ops} on a fresh store and a fresh reference, comparing after every step. */
@@ -69,9 +100,14 @@ public abstract class TreeStoreProperties {
     InMemoryTreeStore reference = new InMemoryTreeStore();
     List<String> log = new ArrayList<>();
     int counter = 0;
+    coverage.sequences++;
     for (Op op : ops) {
-      List<String> ids = reference.snapshot().ids();
-      String step = describe(op, ids, counter);
+      coverage.operations++;
+      Tree before = reference.snapshot();
+      List<String> ids = before.ids();
+      Supplier<String> deepest = () -> before.entries().stream()
+          .max(java.util.Comparator.comparingInt(Tree.Entry::depth)).orElseThrow().id();
+      String step = describe(op, ids, counter, deepest);
       log.add(step);
       Supplier<String> where = () -> "after " + String.join("; ", log);
       Throwable expected = null;
@@ -79,21 +115,43 @@ public abstract class TreeStoreProperties {
       if (op.kind() < 40 || ids.isEmpty()) { // insert
         String id = ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter;
         counter++;
-        Position p = position(op.where(), ids, op.b());
+        Position p = position(op.where(), ids, op.b(), deepest);
         Map<String, Object> attributes = counter % 3 == 0 ? Map.of("n", counter) : Map.of();
+        coverage.inserts++;
         expected = attempt(() -> reference.insert(id, p, attributes));
         actual = attempt(() -> store.insert(id, p, attributes));
       } else if (op.kind() < 80) { // move
         String id = ids.get(op.a() % ids.size());
-        Position p = position(op.where(), ids, op.b());
+        Position p = position(op.where(), ids, op.b(), deepest);
+        String parentBefore = reference.find(id).orElseThrow().parentId();
+        int depthBefore = reference.depth(id);
+        boolean hasChildren = !reference.children(id).isEmpty();
         expected = attempt(() -> reference.move(id, p));
         actual = attempt(() -> store.move(id, p));
+        if (expected instanceof InvalidMoveException) {
+          coverage.refusedMoves++;
+        } else if (expected == null) {
+          int depthAfter = reference.depth(id);
+          if (hasChildren && !java.util.Objects.equals(parentBefore,
+              reference.find(id).orElseThrow().parentId())) {
+            coverage.subtreeMoves++;
+          }
+          if (p instanceof Position.Root) {
+            coverage.rootMoves++;
+          }
+          if (depthBefore >= 3 || depthAfter >= 3) {
+            coverage.deepMoves++;
+          }
+        }
       } else if (op.kind() < 90) { // delete
         String id = ids.get(op.a() % ids.size());
         long[] counts = new long[2];
         expected = attempt(() -> counts[0] = reference.delete(id));
         actual = attempt(() -> counts[1] = store.delete(id));
         assertEquals(counts[0], counts[1], () -> "delete count " + where.get());
+        if (counts[0] > 1) {
+          coverage.subtreeDeletes++;
+        }
       } else { // reads
         String x = ids.get(op.a() % ids.size());
         String y = ids.get(op.b() % ids.size());
@@ -109,18 +167,24 @@ public abstract class TreeStoreProperties {
           expected == null ? null : expected.getClass(),
           got == null ? null : got.getClass(),
           () -> "outcome " + where.get() + (got == null ? "" : ": " + got));
-      assertEquals(reference.snapshot(), store.snapshot(), where);
+      Tree now = reference.snapshot();
+      for (Tree.Entry e : now.entries()) {
+        coverage.maxDepth = Math.max(coverage.maxDepth, e.depth());
+      }
+      assertEquals(now, store.snapshot(), where);
       assertEquals(List.of(), store.check(), where);
     }
     TreeStoreContract.assertReadsAgree(store, reference.snapshot());
   }
 
-  private static String describe(Op op, List<String> ids, int counter) {
+  private static String describe(Op op, List<String> ids, int counter,
+      Supplier<String> deepest) {
     if (op.kind() < 40 || ids.isEmpty()) {
       return "insert " + ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter + " at "
-          + position(op.where(), ids, op.b());
+          + position(op.where(), ids, op.b(), deepest);
     } else if (op.kind() < 80) {
-      return "move " + ids.get(op.a() % ids.size()) + " to " + position(op.where(), ids, op.b());
+      return "move " + ids.get(op.a() % ids.size()) + " to "
+          + position(op.where(), ids, op.b(), deepest);
     } else if (op.kind() < 90) {
       return "delete " + ids.get(op.a() % ids.size());
     }
@@ -128,10 +192,16 @@ public abstract class TreeStoreProperties {
   }
 
   private static Position position(int where, List<String> ids, int b) {
+    return position(where, ids, b, () -> ids.get(ids.size() - 1));
+  }
+
+  private static Position position(int where, List<String> ids, int b,
+      Supplier<String> deepest) {
     if (ids.isEmpty()) {
       return where % 2 == 0 ? Position.firstRoot() : Position.lastRoot();
     }
-    String anchor = ids.get(b % ids.size());
+    // One anchor in three is the deepest node, so that sequences grow deep chains.
+    String anchor = b % 3 == 0 ? deepest.get() : ids.get(b % ids.size());
     return switch (where) {
       case 0 -> Position.firstRoot();
       case 1 -> Position.lastRoot();

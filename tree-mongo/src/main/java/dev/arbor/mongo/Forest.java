@@ -109,6 +109,8 @@ final class Forest {
         if (siblings.get(i).order() == siblings.get(i - 1).order()) {
           problems.add(new Problem(siblings.get(i).id(), "has the same sibling order ("
               + siblings.get(i).order() + ") as '" + siblings.get(i - 1).id() + "'"));
+          problems.add(new Problem(siblings.get(i - 1).id(), "has the same sibling order ("
+              + siblings.get(i).order() + ") as '" + siblings.get(i).id() + "'"));
         }
       }
     }

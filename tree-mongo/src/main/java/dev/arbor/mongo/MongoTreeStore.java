@@ -29,7 +29,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.bson.BsonDocument;
+import org.bson.BsonDocumentWriter;
 import org.bson.Document;
+import org.bson.codecs.EncoderContext;
 import org.bson.codecs.configuration.CodecConfigurationException;
 import org.bson.conversions.Bson;
 
@@ -80,10 +82,10 @@ abstract class MongoTreeStore implements TreeStore {
   @Override
   public void load(Tree tree) {
     requireNonNull(tree, "tree");
-    requireEmpty();
     for (Tree.Entry e : tree.entries()) {
       checkAttributes(e.id(), e.attributes());
     }
+    requireEmpty();
     List<Document> batch = new ArrayList<>();
     List<String> written = new ArrayList<>();
     try {
@@ -178,9 +180,11 @@ abstract class MongoTreeStore implements TreeStore {
             + "' cannot be a MongoDB field name (empty, starts with '$', contains '.' or NUL)");
       }
       try {
-        new Document(name, e.getValue())
-            .toBsonDocument(BsonDocument.class, collection.getCodecRegistry());
-      } catch (CodecConfigurationException | IllegalArgumentException ex) {
+        collection.getCodecRegistry().get(Document.class).encode(
+            new BsonDocumentWriter(new BsonDocument()), new Document(name, e.getValue()),
+            EncoderContext.builder().build());
+      } catch (CodecConfigurationException | IllegalArgumentException
+          | org.bson.BSONException ex) {
         throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
             + "' cannot be stored in BSON: " + ex.getMessage(), ex);
       }

@@ -50,10 +50,18 @@ public enum TreePattern {
 
   TreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
     switch (this) {
+      case PARENT_REFERENCES:
+        return new ParentReferenceTreeStore(collection, capabilities);
+      case CHILD_REFERENCES:
+        return new ChildReferenceTreeStore(collection, capabilities);
       case ARRAY_OF_ANCESTORS:
         return new ArrayOfAncestorsTreeStore(collection, capabilities);
+      case MATERIALIZED_PATHS:
+        return new MaterializedPathTreeStore(collection, capabilities);
+      case NESTED_SETS:
+        return new NestedSetTreeStore(collection, capabilities);
       default:
-        throw new UnsupportedOperationException(this + " is not implemented yet");
+        throw new AssertionError(this);
     }
   }
 }

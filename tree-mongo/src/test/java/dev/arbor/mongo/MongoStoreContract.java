@@ -14,10 +14,15 @@ abstract class MongoStoreContract extends TreeStoreContract {
 
   abstract TreePattern pattern();
 
+  /** How the store finds out what the server supports; probing by default. */
+  ServerCapabilities capabilities(MongoCollection<Document> collection) {
+    return ServerCapabilities.probing(collection);
+  }
+
   @Override
   protected TreeStore newStore() {
     collection = MongoTestServer.get().freshCollection();
-    return pattern().open(collection);
+    return pattern().open(collection, capabilities(collection));
   }
 
   @Override

@@ -1,14 +1,27 @@
 package dev.arbor.mongo;
 
+import com.mongodb.client.MongoCollection;
 import dev.arbor.core.TreeStore;
 import dev.arbor.core.TreeStoreProperties;
+import org.bson.Document;
 
 /** The equivalence property for one MongoDB pattern, a fresh collection per sequence. */
 abstract class MongoStoreProperties extends TreeStoreProperties {
   abstract TreePattern pattern();
 
+  /** How the store finds out what the server supports; probing by default. */
+  ServerCapabilities capabilities(MongoCollection<Document> collection) {
+    return ServerCapabilities.probing(collection);
+  }
+
+  @Override
+  protected int examples() {
+    return Integer.getInteger("arbor.qt.examples", 200);
+  }
+
   @Override
   protected TreeStore newStore() {
-    return pattern().open(MongoTestServer.get().freshCollection());
+    MongoCollection<Document> collection = MongoTestServer.get().freshCollection();
+    return pattern().open(collection, capabilities(collection));
   }
 }

@@ -1,0 +1,454 @@
+package dev.arbor.mongo;
+
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.in;
+import static dev.arbor.mongo.Ranks.RANK;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.DeleteManyModel;
+import com.mongodb.client.model.IndexModel;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.InsertOneModel;
+import com.mongodb.client.model.PushOptions;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+import dev.arbor.core.InvalidMoveException;
+import dev.arbor.core.Node;
+import dev.arbor.core.NodeNotFoundException;
+import dev.arbor.core.Position;
+import dev.arbor.core.Problem;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStores;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+/**
+ * The <i>child references</i> pattern (manual §4.2.2): each node stores the ordered ids of its
+ * children.
+ *
+ * <pre>{@code
+ * { _id: "Databases", children: ["MongoDB", "dbm"] }
+ * { _id: "MongoDB",   children: [] }
+ * { _id: "Books",     children: ["Programming"], rank: 0 }     <- a root
+ * }</pre>
+ *
+ * <p>Sibling order is the order of the {@code children} array. Beyond the manual: {@code rank} on
+ * roots only, the order of the roots (see {@link Ranks}); a node is a root exactly when it has a
+ * {@code rank}. Authoritative fields: {@code children} and the roots' {@code rank}.
+ *
+ * <p>Indexes: {@code {children: 1}} (multikey: a node's parent), {@code {rank: 1}} sparse (roots).
+ *
+ * <p>Recursive reads use one {@code $graphLookup} where the server runs it correctly (probed, see
+ * {@link ServerCapabilities}); elsewhere a level-by-level {@code $in} walk.
+ *
+ * <h2>Cost per operation</h2>
+ *
+ * <table>
+ * <caption>round trips (rt) with $graphLookup / with the walk; n = subtree size, d = depth</caption>
+ * <tr><th>operation<th>rt<th>read<th>written
+ * <tr><td>children<td>1<td>1<td>0
+ * <tr><td>roots<td>1<td>roots<td>0
+ * <tr><td>ancestors, depth<td>1 / d+2<td>d+1<td>0
+ * <tr><td>find<td>2 / d+2<td>d+2<td>0
+ * <tr><td>descendants<td>1 / depth of subtree + 2<td>n+1<td>0
+ * <tr><td>insert<td>2 (3 next to a sibling)<td>2–3<td>2 (the node and its parent)
+ * <tr><td>move<td>4–5 / d+4 (cycle check walks up from the target)<td>d+3<td>2–3
+ * <tr><td>delete<td>2 / subtree depth + 3<td>n+1<td>n+1
+ * </table>
+ *
+ * <p>Choose it when reads are mostly "the children of this node" and writes touch single nodes;
+ * the manual finds it suitable "as long as no operations on subtrees are necessary".
+ */
+final class ChildReferenceTreeStore extends MongoTreeStore {
+  static final String CHILDREN = "children";
+
+  private static final Bson ROOTS = exists(RANK, true);
+
+  private final Ranks ranks;
+
+  ChildReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
+    super(collection, capabilities, Set.of(CHILDREN, RANK));
+    this.ranks = new Ranks(collection);
+  }
+
+  @Override
+  List<IndexModel> indexes() {
+    return List.of(
+        new IndexModel(Indexes.ascending(CHILDREN)),
+        new IndexModel(Indexes.ascending(RANK), new IndexOptions().sparse(true)));
+  }
+
+  @Override
+  public void insert(String id, Position position, Map<String, Object> attributes) {
+    TreeStores.checkId(id);
+    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
+    checkAttributes(id, copy);
+    Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(CHILDREN, RANK));
+    Target t = target(position, docs, null);
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    Document structure = new Document(CHILDREN, List.of());
+    if (t.parent == null) {
+      structure.append(RANK, t.rank);
+    }
+    writes.add(new InsertOneModel<>(newDocument(id, structure, copy)));
+    if (t.parent != null) {
+      writes.add(new UpdateOneModel<>(eq(ID, t.parent), push(id, t.index)));
+    }
+    write(writes, id);
+  }
+
+  @Override
+  public void move(String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(CHILDREN, RANK));
+    if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
+      return;
+    }
+    Document oldParent = parentDocument(id);
+    Target t = target(position, docs, id);
+    if (t.parent != null && (t.parent.equals(id) || ancestorsOf(t.parent).contains(id))) {
+      throw new InvalidMoveException(id, position);
+    }
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    if (oldParent != null) {
+      writes.add(new UpdateOneModel<>(eq(ID, oldParent.getString(ID)), Updates.pull(CHILDREN, id)));
+    }
+    if (t.parent == null) {
+      writes.add(new UpdateOneModel<>(eq(ID, id), Updates.set(RANK, t.rank)));
+    } else {
+      if (oldParent == null) {
+        writes.add(new UpdateOneModel<>(eq(ID, id), Updates.unset(RANK)));
+      }
+      writes.add(new UpdateOneModel<>(eq(ID, t.parent), push(id, t.index)));
+    }
+    write(writes, id);
+  }
+
+  @Override
+  public long delete(String id) {
+    List<Row> rows = subtree(id, Integer.MAX_VALUE); // includes id itself
+    List<String> doomed = new ArrayList<>();
+    for (Row r : rows) {
+      doomed.add(r.id());
+    }
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    writes.add(new UpdateOneModel<>(eq(CHILDREN, id), Updates.pull(CHILDREN, id)));
+    for (List<String> slice : slices(doomed)) {
+      writes.add(new DeleteManyModel<>(in(ID, slice)));
+    }
+    write(writes, id);
+    return doomed.size();
+  }
+
+  @Override
+  public Optional<Node> find(String id) {
+    Document d = document(id, null);
+    if (d == null) {
+      return Optional.empty();
+    }
+    List<String> ancestors = ancestorsOf(id);
+    String parent = ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1);
+    return Optional.of(new Node(id, parent, ancestors.size(), attributesOf(d)));
+  }
+
+  @Override
+  public List<String> roots() {
+    return ids(collection.find(ROOTS).projection(fields(ID)).sort(Sorts.ascending(RANK)));
+  }
+
+  @Override
+  public List<String> children(String id) {
+    return childrenOf(require(id, fields(CHILDREN)));
+  }
+
+  @Override
+  public List<String> ancestors(String id) {
+    return ancestorsOf(id);
+  }
+
+  @Override
+  public List<String> descendants(String id, int maxDepth) {
+    if (maxDepth <= 0) {
+      require(id, fields(ID));
+      checkMaxDepth(maxDepth);
+      return List.of();
+    }
+    return new Forest(subtree(id, maxDepth)).preorderBelow(id, maxDepth);
+  }
+
+  @Override
+  public int depth(String id) {
+    return ancestorsOf(id).size();
+  }
+
+  @Override
+  public boolean isDescendant(String id, String ancestorId) {
+    List<String> ancestors = ancestorsOf(id);
+    require(ancestorId, fields(ID));
+    return ancestors.contains(ancestorId);
+  }
+
+  /** The document whose {@code children} lists {@code id}, or null for a root. */
+  private Document parentDocument(String id) {
+    return collection.find(eq(CHILDREN, id)).projection(fields(CHILDREN)).first();
+  }
+
+  /**
+   * The ancestors of {@code id}, root first: one {@code $graphLookup} up the {@code children}
+   * links (its depth field orders them), or one query per level.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  private List<String> ancestorsOf(String id) {
+    TreeStores.checkId(id);
+    List<String> chain = new ArrayList<>();
+    if (capabilities.graphLookup()) {
+      // Level 0 is the parent (the document whose children list the node), then upwards.
+      List<Document> up = new ArrayList<>();
+      for (Document d : collection.aggregate(List.of(
+          new Document("$match", new Document(ID, id)),
+          new Document("$project", new Document(ID, 1)),
+          new Document("$graphLookup", new Document("from", collectionName)
+              .append("startWith", "$" + ID)
+              .append("connectFromField", ID)
+              .append("connectToField", CHILDREN)
+              .append("depthField", "level")
+              .append("as", "up")),
+          new Document("$unwind", "$up"),
+          new Document("$project", new Document("up." + ID, 1).append("up.level", 1))))) {
+        up.add(d.get("up", Document.class));
+      }
+      if (up.isEmpty() && document(id, fields(ID)) == null) {
+        throw new NodeNotFoundException(id);
+      }
+      up.sort(Comparator.comparingLong((Document u) -> ((Number) u.get("level")).longValue())
+          .reversed());
+      for (Document u : up) {
+        chain.add(u.getString(ID));
+      }
+      return chain;
+    }
+    require(id, fields(ID));
+    Set<String> seen = new HashSet<>();
+    seen.add(id);
+    for (Document p = parentDocument(id); p != null && seen.add(p.getString(ID));
+        p = parentDocument(p.getString(ID))) {
+      chain.add(0, p.getString(ID));
+    }
+    return chain;
+  }
+
+  /**
+   * The rows of {@code id} (parent null) and its descendants down to {@code maxDepth} levels:
+   * one {@code $graphLookup} from the node down the {@code children} links, or one {@code $in}
+   * query per level.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  private List<Row> subtree(String id, int maxDepth) {
+    TreeStores.checkId(id);
+    List<Document> docs = new ArrayList<>();
+    if (capabilities.graphLookup()) {
+      Document lookup = new Document("from", collectionName)
+          .append("startWith", "$" + CHILDREN)
+          .append("connectFromField", CHILDREN)
+          .append("connectToField", ID)
+          .append("as", "down");
+      if (maxDepth != Integer.MAX_VALUE) {
+        lookup.append("maxDepth", maxDepth - 1);
+      }
+      Document self = require(id, fields(CHILDREN));
+      docs.add(self);
+      if (!childrenOf(self).isEmpty()) {
+        for (Document d : collection.aggregate(List.of(
+                new Document("$match", new Document(ID, id)),
+                new Document("$project", new Document(CHILDREN, 1)),
+                new Document("$graphLookup", lookup),
+                new Document("$unwind", "$down"),
+                new Document("$project", new Document("down." + ID, 1)
+                    .append("down." + CHILDREN, 1))))
+            .allowDiskUse(true)) {
+          docs.add(d.get("down", Document.class));
+        }
+      }
+    } else {
+      List<String> level = List.of(id);
+      Set<String> seen = new HashSet<>(level);
+      for (int depth = 0; depth <= maxDepth && !level.isEmpty(); depth++) {
+        List<String> next = new ArrayList<>();
+        for (List<String> slice : slices(level)) {
+          for (Document d : collection.find(in(ID, slice)).projection(fields(CHILDREN))) {
+            docs.add(d);
+            if (depth < maxDepth) {
+              for (String c : childrenOf(d)) {
+                if (seen.add(c)) {
+                  next.add(c);
+                }
+              }
+            }
+          }
+        }
+        if (depth == 0 && docs.isEmpty()) {
+          throw new NodeNotFoundException(id);
+        }
+        level = next;
+      }
+    }
+    return rowsOf(docs, id);
+  }
+
+  /** Rows of the fetched documents: parent and order from the children arrays that list them. */
+  private static List<Row> rowsOf(List<Document> docs, String top) {
+    Map<String, String> parent = new HashMap<>();
+    Map<String, Integer> index = new HashMap<>();
+    for (Document d : docs) {
+      List<String> children = childrenOf(d);
+      for (int i = 0; i < children.size(); i++) {
+        parent.putIfAbsent(children.get(i), d.getString(ID));
+        index.putIfAbsent(children.get(i), i);
+      }
+    }
+    List<Row> rows = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    for (Document d : docs) {
+      String id = d.getString(ID);
+      if (seen.add(id)) {
+        rows.add(new Row(id, id.equals(top) ? null : parent.get(id), index.getOrDefault(id, 0),
+            Map.of()));
+      }
+    }
+    return rows;
+  }
+
+  @Override
+  Iterable<Document> documentsFor(Tree tree) {
+    List<Document> docs = new ArrayList<>(tree.size());
+    long rank = 0;
+    for (Tree.Entry e : tree.entries()) {
+      Document structure = new Document(CHILDREN, tree.children(e.id()));
+      if (e.parentId() == null) {
+        structure.append(RANK, rank);
+        rank += Ranks.GAP;
+      }
+      docs.add(newDocument(e.id(), structure, e.attributes()));
+    }
+    return docs;
+  }
+
+  @Override
+  Forest forest(boolean withAttributes) {
+    List<Document> docs = new ArrayList<>();
+    collection.find().projection(withAttributes ? null : fields(CHILDREN, RANK)).into(docs);
+    return new Forest(rows(docs, withAttributes, null));
+  }
+
+  /** Rows of a whole collection: listed nodes under their lister, the others as ranked roots. */
+  private List<Row> rows(List<Document> docs, boolean withAttributes, List<Problem> problems) {
+    Map<String, String> parent = new HashMap<>();
+    Map<String, Integer> index = new HashMap<>();
+    for (Document d : docs) {
+      List<String> children = childrenOf(d);
+      for (int i = 0; i < children.size(); i++) {
+        String previous = parent.putIfAbsent(children.get(i), d.getString(ID));
+        if (previous == null) {
+          index.put(children.get(i), i);
+        } else if (problems != null) {
+          problems.add(new Problem(children.get(i), "is listed as a child of both '" + previous
+              + "' and '" + d.getString(ID) + "'"));
+        }
+      }
+    }
+    List<Row> rows = new ArrayList<>();
+    for (Document d : docs) {
+      String id = d.getString(ID);
+      String p = parent.get(id);
+      long order = p == null ? Ranks.rankOf(d) : index.get(id);
+      rows.add(new Row(id, p, order, withAttributes ? attributesOf(d) : Map.of()));
+    }
+    return rows;
+  }
+
+  @Override
+  void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
+    List<Document> docs = new ArrayList<>();
+    for (Document d : byId.values()) {
+      String id = d.getString(ID);
+      Object children = d.get(CHILDREN);
+      if (!(children instanceof List<?> list) || !list.stream().allMatch(c -> c instanceof String)) {
+        problems.add(new Problem(id, "children is missing or not an array of ids: " + children));
+        continue;
+      }
+      for (Object c : list) {
+        if (!byId.containsKey(c)) {
+          problems.add(new Problem(id, "children lists '" + c + "', which does not exist"));
+        }
+      }
+      if (new HashSet<>(list).size() != list.size()) {
+        problems.add(new Problem(id, "children lists a node twice: " + list));
+      }
+      docs.add(d);
+    }
+    List<Row> rows = rows(docs, false, problems);
+    for (Row r : rows) {
+      Object rank = byId.get(r.id()).get(RANK);
+      if (r.parent() == null && !(rank instanceof Number)) {
+        problems.add(new Problem(r.id(),
+            "is in no children array and has no rank: neither a child nor a root"));
+      }
+      if (r.parent() != null && rank != null) {
+        problems.add(new Problem(r.id(), "has a root rank but is a child of '" + r.parent() + "'"));
+      }
+    }
+    new Forest(rows).checkStructure(problems);
+  }
+
+  /** Where a position puts a node: the parent and index, or a root rank. */
+  private Target target(Position position, Map<String, Document> docs, String moving) {
+    if (position instanceof Position.Root) {
+      return new Target(null, 0, ranks.rankFor(ROOTS, position, 0, moving));
+    }
+    if (position instanceof Position.Child c) {
+      List<String> siblings = without(childrenOf(docs.get(c.parentId())), moving);
+      return new Target(c.parentId(), c.first() ? 0 : siblings.size(), 0);
+    }
+    Position.Sibling s = (Position.Sibling) position;
+    Document parent = parentDocument(s.siblingId());
+    if (parent == null) {
+      long anchorRank = Ranks.rankOf(docs.get(s.siblingId()));
+      return new Target(null, 0, ranks.rankFor(ROOTS, position, anchorRank, moving));
+    }
+    List<String> siblings = without(childrenOf(parent), moving);
+    int at = siblings.indexOf(s.siblingId());
+    return new Target(parent.getString(ID), s.before() ? at : at + 1, 0);
+  }
+
+  private record Target(String parent, int index, long rank) {}
+
+  private static Bson push(String id, int index) {
+    return Updates.pushEach(CHILDREN, List.of(id), new PushOptions().position(index));
+  }
+
+  private static List<String> without(List<String> ids, String id) {
+    if (id == null || !ids.contains(id)) {
+      return ids;
+    }
+    List<String> copy = new ArrayList<>(ids);
+    copy.remove(id);
+    return copy;
+  }
+
+  private static List<String> childrenOf(Document d) {
+    return d.getList(CHILDREN, String.class, List.of());
+  }
+}

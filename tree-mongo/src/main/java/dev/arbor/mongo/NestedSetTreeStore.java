@@ -1,0 +1,372 @@
+package dev.arbor.mongo;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.gt;
+import static com.mongodb.client.model.Filters.gte;
+import static com.mongodb.client.model.Filters.lt;
+import static com.mongodb.client.model.Filters.lte;
+
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.DeleteManyModel;
+import com.mongodb.client.model.IndexModel;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.InsertOneModel;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateManyModel;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+import dev.arbor.core.InvalidMoveException;
+import dev.arbor.core.Node;
+import dev.arbor.core.NodeNotFoundException;
+import dev.arbor.core.Position;
+import dev.arbor.core.Problem;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStores;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+/**
+ * The <i>nested sets</i> pattern (manual §4.2.5): each node stores the two stops of a round-trip
+ * (preorder) walk of the forest, {@code left} on the way down and {@code right} on the way back, so
+ * that a subtree is exactly the nodes whose {@code left} lies inside its interval.
+ *
+ * <pre>{@code
+ *  1 Books 12
+ *     2 Programming 11                 { _id: "Databases", parent: "Programming",
+ *        3 Languages 4                   left: 5, right: 10, depth: 2 }
+ *        5 Databases 10
+ *           6 MongoDB 7   8 dbm 9
+ * }</pre>
+ *
+ * <p>The numbers of the whole forest are {@code 1 .. 2N} without gaps; roots follow one another.
+ * Sibling order is the order of {@code left}. Beyond the manual: {@code depth} (for depth-limited
+ * reads and {@link #find}); a root's {@code parent} is null (the manual writes 0). Authoritative
+ * fields: {@code left} and {@code right}; {@code parent} and {@code depth} are derived from the
+ * nesting of the intervals.
+ *
+ * <p>Indexes: {@code {left: 1, right: 1}} (descendants and ancestors by interval, shifts of {@code
+ * left}), {@code {right: 1}} (shifts of {@code right}), {@code {parent: 1, left: 1}} (children in
+ * order).
+ *
+ * <h2>Cost per operation</h2>
+ *
+ * <table>
+ * <caption>round trips (rt) and documents read / written; n = subtree size, N = forest size</caption>
+ * <tr><th>operation<th>rt<th>read<th>written
+ * <tr><td>find, depth<td>1<td>1<td>0
+ * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
+ * <tr><td>ancestors<td>2<td>d+1 (index keys examined: up to N)<td>0
+ * <tr><td>descendants<td>2<td>n+1, already in preorder<td>0
+ * <tr><td>isDescendant<td>1<td>2<td>0
+ * <tr><td>insert<td>2 (3 at the last root)<td>2<td>1 + every node to the right: up to N
+ * <tr><td>move<td>2<td>2<td>the subtree twice + every node between old and new place: up to 2N
+ * <tr><td>delete<td>2<td>1<td>n deleted + every node to the right: up to N
+ * </table>
+ *
+ * <p>Choose it for static trees read by subtree: the manual finds it "fast and efficient for
+ * finding subtrees but inefficient for modifying the tree structure".
+ */
+final class NestedSetTreeStore extends MongoTreeStore {
+  static final String PARENT = "parent";
+  static final String LEFT = "left";
+  static final String RIGHT = "right";
+  static final String DEPTH = "depth";
+
+  private static final Bson STRUCTURE = fields(PARENT, LEFT, RIGHT, DEPTH);
+
+  NestedSetTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
+    super(collection, capabilities, Set.of(PARENT, LEFT, RIGHT, DEPTH));
+  }
+
+  @Override
+  List<IndexModel> indexes() {
+    return List.of(
+        new IndexModel(Indexes.ascending(LEFT, RIGHT)),
+        new IndexModel(Indexes.ascending(RIGHT)),
+        new IndexModel(Indexes.ascending(PARENT, LEFT)));
+  }
+
+  @Override
+  public void insert(String id, Position position, Map<String, Object> attributes) {
+    TreeStores.checkId(id);
+    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
+    checkAttributes(id, copy);
+    Map<String, Document> docs = subjectAndAnchor(id, true, position, STRUCTURE);
+    Target t = target(position, docs);
+    Document structure = new Document(PARENT, t.parent).append(LEFT, t.at)
+        .append(RIGHT, t.at + 1).append(DEPTH, t.depth);
+    write(List.of(
+        new UpdateManyModel<>(gte(LEFT, t.at), Updates.inc(LEFT, 2)),
+        new UpdateManyModel<>(gte(RIGHT, t.at), Updates.inc(RIGHT, 2)),
+        new InsertOneModel<>(newDocument(id, structure, copy))), id);
+  }
+
+  @Override
+  public void move(String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(id, false, position, STRUCTURE);
+    if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
+      return;
+    }
+    Document x = docs.get(id);
+    long left = num(x, LEFT);
+    long right = num(x, RIGHT);
+    Target t = target(position, docs);
+    if (t.parent != null) {
+      Document p = t.parent.equals(id) ? x : docs.get(t.parentAnchor);
+      long pl = p == null ? 0 : num(p, LEFT);
+      if (t.parent.equals(id) || (left < pl && pl < right)) {
+        throw new InvalidMoveException(id, position);
+      }
+    }
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    if (t.at != left && t.at != right + 1) {
+      long width = right - left + 1;
+      long at = t.at > right ? t.at - width : t.at;
+      long shift = at - left;
+      // 1. take the subtree out of the numbering: negate its numbers
+      writes.add(new UpdateManyModel<>(and(gte(LEFT, left), lte(RIGHT, right)), Updates.combine(
+          Updates.mul(LEFT, -1), Updates.mul(RIGHT, -1),
+          Updates.inc(DEPTH, t.depth - num(x, DEPTH)))));
+      // 2. close the gap it leaves
+      writes.add(new UpdateManyModel<>(gt(LEFT, right), Updates.inc(LEFT, -width)));
+      writes.add(new UpdateManyModel<>(gt(RIGHT, right), Updates.inc(RIGHT, -width)));
+      // 3. open a gap at the target
+      writes.add(new UpdateManyModel<>(gte(LEFT, at), Updates.inc(LEFT, width)));
+      writes.add(new UpdateManyModel<>(gte(RIGHT, at), Updates.inc(RIGHT, width)));
+      // 4. put the subtree back, shifted: -v - shift, then negated: v + shift
+      writes.add(new UpdateManyModel<>(lt(LEFT, 0), Updates.combine(
+          Updates.inc(LEFT, -shift), Updates.inc(RIGHT, -shift))));
+      writes.add(new UpdateManyModel<>(lt(LEFT, 0), Updates.combine(
+          Updates.mul(LEFT, -1), Updates.mul(RIGHT, -1))));
+    } else if (t.depth != num(x, DEPTH)) {
+      writes.add(new UpdateManyModel<>(and(gte(LEFT, left), lte(RIGHT, right)),
+          Updates.inc(DEPTH, t.depth - num(x, DEPTH))));
+    }
+    if (!Objects.equals(t.parent, x.getString(PARENT))) {
+      writes.add(new UpdateOneModel<>(eq(ID, id), Updates.set(PARENT, t.parent)));
+    }
+    write(writes, id);
+  }
+
+  @Override
+  public long delete(String id) {
+    Document x = require(id, STRUCTURE);
+    long left = num(x, LEFT);
+    long right = num(x, RIGHT);
+    long width = right - left + 1;
+    List<WriteModel<Document>> writes = List.of(
+        new DeleteManyModel<>(and(gte(LEFT, left), lte(RIGHT, right))),
+        new UpdateManyModel<>(gt(LEFT, right), Updates.inc(LEFT, -width)),
+        new UpdateManyModel<>(gt(RIGHT, right), Updates.inc(RIGHT, -width)));
+    BulkWriteResult result = collection.bulkWrite(writes);
+    return result.getDeletedCount();
+  }
+
+  @Override
+  public Optional<Node> find(String id) {
+    Document d = document(id, null);
+    if (d == null) {
+      return Optional.empty();
+    }
+    return Optional.of(new Node(id, d.getString(PARENT), (int) num(d, DEPTH), attributesOf(d)));
+  }
+
+  @Override
+  public List<String> roots() {
+    return ids(collection.find(eq(PARENT, null)).projection(fields(ID))
+        .sort(Sorts.ascending(LEFT)));
+  }
+
+  @Override
+  public List<String> children(String id) {
+    TreeStores.checkId(id);
+    List<String> children = ids(collection.find(eq(PARENT, id)).projection(fields(ID))
+        .sort(Sorts.ascending(LEFT)));
+    if (children.isEmpty()) {
+      require(id, fields(ID));
+    }
+    return children;
+  }
+
+  @Override
+  public List<String> ancestors(String id) {
+    Document x = require(id, STRUCTURE);
+    return ids(collection.find(and(lt(LEFT, num(x, LEFT)), gt(RIGHT, num(x, RIGHT))))
+        .projection(fields(ID)).sort(Sorts.ascending(LEFT)));
+  }
+
+  @Override
+  public List<String> descendants(String id, int maxDepth) {
+    Document x = require(id, STRUCTURE);
+    checkMaxDepth(maxDepth);
+    if (maxDepth == 0) {
+      return List.of();
+    }
+    Bson filter = and(gt(LEFT, num(x, LEFT)), lt(LEFT, num(x, RIGHT)));
+    if (maxDepth != Integer.MAX_VALUE) {
+      filter = and(filter, lte(DEPTH, num(x, DEPTH) + maxDepth));
+    }
+    return ids(collection.find(filter).projection(fields(ID)).sort(Sorts.ascending(LEFT)));
+  }
+
+  @Override
+  public int depth(String id) {
+    return (int) num(require(id, fields(DEPTH)), DEPTH);
+  }
+
+  @Override
+  public boolean isDescendant(String id, String ancestorId) {
+    TreeStores.checkId(id);
+    TreeStores.checkId(ancestorId);
+    Map<String, Document> docs = documents(List.of(id, ancestorId), STRUCTURE);
+    if (!docs.containsKey(id)) {
+      throw new NodeNotFoundException(id);
+    }
+    if (!docs.containsKey(ancestorId)) {
+      throw new NodeNotFoundException(ancestorId);
+    }
+    Document x = docs.get(id);
+    Document a = docs.get(ancestorId);
+    return num(a, LEFT) < num(x, LEFT) && num(x, RIGHT) < num(a, RIGHT);
+  }
+
+  @Override
+  Iterable<Document> documentsFor(Tree tree) {
+    List<Document> docs = new ArrayList<>(tree.size());
+    Deque<Document> open = new ArrayDeque<>();
+    long counter = 0;
+    for (Tree.Entry e : tree.entries()) {
+      while (!open.isEmpty() && num(open.peek(), DEPTH) >= e.depth()) {
+        open.pop().put(RIGHT, ++counter);
+      }
+      Document d = newDocument(e.id(), new Document(PARENT, e.parentId())
+          .append(LEFT, ++counter).append(RIGHT, 0L).append(DEPTH, (long) e.depth()),
+          e.attributes());
+      open.push(d);
+      docs.add(d);
+    }
+    while (!open.isEmpty()) {
+      open.pop().put(RIGHT, ++counter);
+    }
+    return docs;
+  }
+
+  @Override
+  Forest forest(boolean withAttributes) {
+    List<Row> rows = new ArrayList<>();
+    for (Document d : collection.find().projection(withAttributes ? null : STRUCTURE)) {
+      rows.add(new Row(d.getString(ID), d.getString(PARENT), num(d, LEFT),
+          withAttributes ? attributesOf(d) : Map.of()));
+    }
+    return new Forest(rows);
+  }
+
+  @Override
+  void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
+    List<Document> docs = new ArrayList<>();
+    for (Document d : byId.values()) {
+      String id = d.getString(ID);
+      if (!(d.get(LEFT) instanceof Number) || !(d.get(RIGHT) instanceof Number)) {
+        problems.add(new Problem(id, "left/right missing or not numbers: " + d.get(LEFT) + "/"
+            + d.get(RIGHT)));
+      } else if (num(d, LEFT) >= num(d, RIGHT)) {
+        problems.add(new Problem(id, "left " + d.get(LEFT) + " is not below right "
+            + d.get(RIGHT)));
+      } else {
+        docs.add(d);
+      }
+    }
+    // The numbers are 1 .. 2N, each used once.
+    Map<Long, String> used = new HashMap<>();
+    for (Document d : docs) {
+      for (String f : List.of(LEFT, RIGHT)) {
+        String other = used.put(num(d, f), d.getString(ID));
+        if (other != null) {
+          problems.add(new Problem(d.getString(ID), f + " " + num(d, f)
+              + " is also used by '" + other + "'"));
+        }
+      }
+    }
+    for (long v = 1; v <= 2L * docs.size(); v++) {
+      if (!used.containsKey(v)) {
+        problems.add(new Problem(docs.isEmpty() ? "" : docs.get(0).getString(ID),
+            "the numbering leaves a gap at " + v + " (expected 1.." + 2L * docs.size() + ")"));
+        break;
+      }
+    }
+    // Intervals nest; parent and depth agree with the nesting.
+    docs.sort(Comparator.comparingLong(d -> num(d, LEFT)));
+    Deque<Document> open = new ArrayDeque<>();
+    for (Document d : docs) {
+      while (!open.isEmpty() && num(open.peek(), RIGHT) < num(d, LEFT)) {
+        open.pop();
+      }
+      String id = d.getString(ID);
+      Document enclosing = open.peek();
+      if (enclosing != null && num(d, RIGHT) > num(enclosing, RIGHT)) {
+        problems.add(new Problem(id, "interval " + num(d, LEFT) + "-" + num(d, RIGHT)
+            + " overlaps '" + enclosing.getString(ID) + "' " + num(enclosing, LEFT) + "-"
+            + num(enclosing, RIGHT)));
+        continue;
+      }
+      String expectedParent = enclosing == null ? null : enclosing.getString(ID);
+      if (!Objects.equals(expectedParent, d.get(PARENT))) {
+        problems.add(new Problem(id, "parent " + d.get(PARENT)
+            + " disagrees with the intervals (enclosed by " + expectedParent + ")"));
+      }
+      if (!(d.get(DEPTH) instanceof Number) || num(d, DEPTH) != open.size()) {
+        problems.add(new Problem(id, "depth " + d.get(DEPTH)
+            + " disagrees with the intervals (" + open.size() + ")"));
+      }
+      open.push(d);
+    }
+  }
+
+  /** Where a position puts a node: its future {@code left}, parent and depth. */
+  private Target target(Position position, Map<String, Document> docs) {
+    if (position instanceof Position.Root r) {
+      if (r.first()) {
+        return new Target(1, null, null, 0);
+      }
+      Document last = collection.find().projection(fields(RIGHT)).sort(Sorts.descending(RIGHT))
+          .limit(1).first();
+      return new Target(last == null ? 1 : num(last, RIGHT) + 1, null, null, 0);
+    }
+    Document anchor = docs.get(position.anchor());
+    if (position instanceof Position.Child c) {
+      long at = c.first() ? num(anchor, LEFT) + 1 : num(anchor, RIGHT);
+      return new Target(at, c.parentId(), c.parentId(), num(anchor, DEPTH) + 1);
+    }
+    Position.Sibling s = (Position.Sibling) position;
+    long at = s.before() ? num(anchor, LEFT) : num(anchor, RIGHT) + 1;
+    // The parent of a sibling position is inside the moved subtree exactly when the sibling is.
+    return new Target(at, anchor.getString(PARENT), s.siblingId(), num(anchor, DEPTH));
+  }
+
+  /**
+   * @param at the future {@code left}
+   * @param parent the future parent, null for a root
+   * @param parentAnchor a document in {@code docs} that lies inside the moved subtree exactly when
+   *     the target does (the parent for a child position, the sibling for a sibling position)
+   * @param depth the future depth
+   */
+  private record Target(long at, String parent, String parentAnchor, long depth) {}
+
+  static long num(Document d, String field) {
+    Object v = d.get(field);
+    return v instanceof Number n ? n.longValue() : 0L;
+  }
+}

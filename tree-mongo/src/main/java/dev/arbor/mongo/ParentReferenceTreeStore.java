@@ -1,0 +1,335 @@
+package dev.arbor.mongo;
+
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.in;
+import static dev.arbor.mongo.Ranks.RANK;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.DeleteManyModel;
+import com.mongodb.client.model.IndexModel;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.InsertOneModel;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+import dev.arbor.core.InvalidMoveException;
+import dev.arbor.core.Node;
+import dev.arbor.core.NodeNotFoundException;
+import dev.arbor.core.Position;
+import dev.arbor.core.Problem;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStores;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.bson.Document;
+
+/**
+ * The <i>parent references</i> pattern (manual §4.2.1): each node stores the id of its parent.
+ *
+ * <pre>{@code
+ * { _id: "MongoDB", parent: "Databases", rank: 0 }
+ * { _id: "Books",   parent: null,        rank: 0 }
+ * }</pre>
+ *
+ * <p>Beyond the manual: {@code rank}, the sibling order (see {@link Ranks}). Authoritative fields:
+ * {@code parent} and {@code rank}; nothing is derived.
+ *
+ * <p>Index: {@code {parent: 1, rank: 1}} (children in order, roots, neighbour ranks, the {@code
+ * $graphLookup} and level walks).
+ *
+ * <p>Recursive reads use one {@code $graphLookup} where the server runs it correctly (probed, see
+ * {@link ServerCapabilities}); elsewhere a level-by-level {@code $in} walk.
+ *
+ * <h2>Cost per operation</h2>
+ *
+ * <table>
+ * <caption>round trips (rt) with $graphLookup / with the walk; n = subtree size, d = depth</caption>
+ * <tr><th>operation<th>rt<th>read<th>written
+ * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
+ * <tr><td>ancestors, depth<td>1 / d+1<td>d+1<td>0
+ * <tr><td>find<td>2 / d+2<td>d+2<td>0
+ * <tr><td>descendants<td>1 (2 for a leaf) / depth of subtree + 2<td>n<td>0
+ * <tr><td>insert<td>3<td>2<td>1
+ * <tr><td>move<td>4 / d+3 (cycle check walks up from the target)<td>d+3<td>1
+ * <tr><td>delete<td>2 / subtree depth + 3<td>n<td>n
+ * </table>
+ *
+ * <p>Choose it when writes dominate: a move writes one document whatever the subtree size; subtree
+ * reads pay for it with a recursive query.
+ */
+final class ParentReferenceTreeStore extends MongoTreeStore {
+  static final String PARENT = "parent";
+
+  private final Ranks ranks;
+
+  ParentReferenceTreeStore(MongoCollection<Document> collection,
+      ServerCapabilities capabilities) {
+    super(collection, capabilities, Set.of(PARENT, RANK));
+    this.ranks = new Ranks(collection);
+  }
+
+  @Override
+  List<IndexModel> indexes() {
+    return List.of(new IndexModel(Indexes.ascending(PARENT, RANK)));
+  }
+
+  @Override
+  public void insert(String id, Position position, Map<String, Object> attributes) {
+    TreeStores.checkId(id);
+    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
+    checkAttributes(id, copy);
+    Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(PARENT, RANK));
+    String parent = targetParent(position, docs);
+    long rank = ranks.rankFor(eq(PARENT, parent), position, anchorRank(position, docs), null);
+    write(List.of(new InsertOneModel<>(newDocument(id,
+        new Document(PARENT, parent).append(RANK, rank), copy))), id);
+  }
+
+  @Override
+  public void move(String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PARENT, RANK));
+    if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
+      return;
+    }
+    String parent = targetParent(position, docs);
+    if (parent != null && (parent.equals(id) || ancestorsOf(parent).contains(id))) {
+      throw new InvalidMoveException(id, position);
+    }
+    long rank = ranks.rankFor(eq(PARENT, parent), position, anchorRank(position, docs), id);
+    write(List.of(new UpdateOneModel<>(eq(ID, id),
+        Updates.combine(Updates.set(PARENT, parent), Updates.set(RANK, rank)))), id);
+  }
+
+  @Override
+  public long delete(String id) {
+    List<String> doomed = new ArrayList<>();
+    doomed.add(id);
+    for (Row r : subtree(id, Integer.MAX_VALUE)) {
+      doomed.add(r.id());
+    }
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    for (List<String> slice : slices(doomed)) {
+      writes.add(new DeleteManyModel<>(in(ID, slice)));
+    }
+    write(writes, id);
+    return doomed.size();
+  }
+
+  @Override
+  public Optional<Node> find(String id) {
+    Document d = document(id, null);
+    if (d == null) {
+      return Optional.empty();
+    }
+    return Optional.of(new Node(id, d.getString(PARENT), ancestorsOf(id).size(), attributesOf(d)));
+  }
+
+  @Override
+  public List<String> roots() {
+    return ids(collection.find(eq(PARENT, null)).projection(fields(ID))
+        .sort(Sorts.ascending(RANK)));
+  }
+
+  @Override
+  public List<String> children(String id) {
+    TreeStores.checkId(id);
+    List<String> children = ids(collection.find(eq(PARENT, id)).projection(fields(ID))
+        .sort(Sorts.ascending(RANK)));
+    if (children.isEmpty()) {
+      require(id, fields(ID));
+    }
+    return children;
+  }
+
+  @Override
+  public List<String> ancestors(String id) {
+    return ancestorsOf(id);
+  }
+
+  @Override
+  public List<String> descendants(String id, int maxDepth) {
+    if (maxDepth <= 0) {
+      require(id, fields(ID));
+      checkMaxDepth(maxDepth);
+      return List.of();
+    }
+    return new Forest(subtree(id, maxDepth)).preorderBelow(id, maxDepth);
+  }
+
+  @Override
+  public int depth(String id) {
+    return ancestorsOf(id).size();
+  }
+
+  @Override
+  public boolean isDescendant(String id, String ancestorId) {
+    List<String> ancestors = ancestorsOf(id);
+    require(ancestorId, fields(ID));
+    return ancestors.contains(ancestorId);
+  }
+
+  /**
+   * The ancestors of {@code id}, root first: one {@code $graphLookup} up the {@code parent} links,
+   * or one query per level.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  private List<String> ancestorsOf(String id) {
+    TreeStores.checkId(id);
+    Map<String, String> parents = new HashMap<>();
+    String parent;
+    if (collectionHasGraphLookup()) {
+      Document d = collection.aggregate(List.of(
+          new Document("$match", new Document(ID, id)),
+          new Document("$project", new Document(PARENT, 1)),
+          new Document("$graphLookup", new Document("from", collectionName)
+              .append("startWith", "$" + PARENT)
+              .append("connectFromField", PARENT)
+              .append("connectToField", ID)
+              .append("as", "up")))).first();
+      if (d == null) {
+        throw new NodeNotFoundException(id);
+      }
+      parent = d.getString(PARENT);
+      for (Document up : d.getList("up", Document.class, List.of())) {
+        parents.put(up.getString(ID), up.getString(PARENT));
+      }
+    } else {
+      parent = require(id, fields(PARENT)).getString(PARENT);
+      Set<String> seen = new HashSet<>();
+      for (String p = parent; p != null && seen.add(p); ) {
+        Document d = document(p, fields(PARENT));
+        if (d == null) {
+          break; // an orphan: check() reports it
+        }
+        parents.put(p, d.getString(PARENT));
+        p = d.getString(PARENT);
+      }
+    }
+    List<String> chain = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    for (String p = parent; p != null && parents.containsKey(p) && seen.add(p); p = parents.get(p)) {
+      chain.add(0, p);
+    }
+    return chain;
+  }
+
+  /**
+   * The rows of the descendants of {@code id}, down to {@code maxDepth} levels (at least 1): one
+   * {@code $graphLookup} down the {@code parent} links, or one {@code $in} query per level.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  private List<Row> subtree(String id, int maxDepth) {
+    TreeStores.checkId(id);
+    List<Row> rows = new ArrayList<>();
+    if (collectionHasGraphLookup()) {
+      Document lookup = new Document("from", collectionName)
+          .append("startWith", "$" + ID)
+          .append("connectFromField", ID)
+          .append("connectToField", PARENT)
+          .append("as", "down");
+      if (maxDepth != Integer.MAX_VALUE) {
+        lookup.append("maxDepth", maxDepth - 1);
+      }
+      for (Document d : collection.aggregate(List.of(
+              new Document("$match", new Document(ID, id)),
+              new Document("$project", new Document(ID, 1)),
+              new Document("$graphLookup", lookup),
+              new Document("$unwind", "$down"),
+              new Document("$project", new Document("down." + ID, 1).append("down." + PARENT, 1)
+                  .append("down." + RANK, 1))))
+          .allowDiskUse(true)) {
+        rows.add(row(d.get("down", Document.class)));
+      }
+      if (rows.isEmpty()) {
+        require(id, fields(ID));
+      }
+      return rows;
+    }
+    require(id, fields(ID));
+    List<String> level = List.of(id);
+    Set<String> seen = new HashSet<>(level);
+    for (int depth = 1; depth <= maxDepth && !level.isEmpty(); depth++) {
+      List<String> next = new ArrayList<>();
+      for (List<String> slice : slices(level)) {
+        for (Document d : collection.find(in(PARENT, slice)).projection(fields(PARENT, RANK))) {
+          if (seen.add(d.getString(ID))) {
+            rows.add(row(d));
+            next.add(d.getString(ID));
+          }
+        }
+      }
+      level = next;
+    }
+    return rows;
+  }
+
+  private boolean collectionHasGraphLookup() {
+    return capabilities.graphLookup();
+  }
+
+  @Override
+  Iterable<Document> documentsFor(Tree tree) {
+    Map<String, Long> nextRank = new HashMap<>();
+    List<Document> docs = new ArrayList<>(tree.size());
+    for (Tree.Entry e : tree.entries()) {
+      long rank = nextRank.merge(e.parentId(), Ranks.GAP, Long::sum) - Ranks.GAP;
+      docs.add(newDocument(e.id(), new Document(PARENT, e.parentId()).append(RANK, rank),
+          e.attributes()));
+    }
+    return docs;
+  }
+
+  @Override
+  Forest forest(boolean withAttributes) {
+    List<Row> rows = new ArrayList<>();
+    for (Document d : collection.find().projection(withAttributes ? null : fields(PARENT, RANK))) {
+      rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
+          withAttributes ? attributesOf(d) : Map.of()));
+    }
+    return new Forest(rows);
+  }
+
+  @Override
+  void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
+    List<Row> rows = new ArrayList<>();
+    for (Document d : byId.values()) {
+      String id = d.getString(ID);
+      Object parent = d.get(PARENT);
+      if (parent != null && !(parent instanceof String)) {
+        problems.add(new Problem(id, "parent is not a string: " + parent));
+        continue;
+      }
+      if (!(d.get(RANK) instanceof Number)) {
+        problems.add(new Problem(id, "rank is missing or not a number: " + d.get(RANK)));
+      }
+      rows.add(row(d));
+    }
+    new Forest(rows).checkStructure(problems);
+  }
+
+  private static String targetParent(Position position, Map<String, Document> docs) {
+    if (position instanceof Position.Root) {
+      return null;
+    }
+    if (position instanceof Position.Child) {
+      return position.anchor();
+    }
+    return docs.get(position.anchor()).getString(PARENT);
+  }
+
+  private static long anchorRank(Position position, Map<String, Document> docs) {
+    return position instanceof Position.Sibling ? Ranks.rankOf(docs.get(position.anchor())) : 0;
+  }
+
+  private static Row row(Document d) {
+    return new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d), Map.of());
+  }
+}
