@@ -46,8 +46,8 @@ import java.nio.charset.StandardCharsets;
  * ]
  * }</pre>
  *
- * <p>The writer's layout is fixed, so equal trees give equal bytes, and export, import, export gives
- * the same file: one node per line, indented two spaces per level (up to {@value
+ * <p>The writer's layout is fixed, so equal trees give equal bytes, and export, import, export
+ * gives the same file: one node per line, indented two spaces per level (up to {@value
  * TreeJsonWriter#MAX_INDENT_LEVELS} levels, so that a very deep tree's file stays proportional to
  * its number of nodes), empty {@code attributes} and {@code children} left out, attributes in their
  * stored order.
@@ -172,7 +172,7 @@ public final class TreeJson {
     }
   }
 
-  /** A reader of JSON characters from {@code in}, node by node; closing it leaves {@code in} open. */
+  /** A reader of JSON text from {@code in}, node by node; closing it leaves {@code in} open. */
   public static TreeJsonReader reader(Reader in) {
     requireNonNull(in, "in");
     try {

@@ -159,8 +159,8 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
         if (parents.isEmpty()) {
           JsonToken after = token();
           if (after != null) {
-            throw error("found " + describe(after) + " after the list of root nodes, expected the end"
-                + " of the input");
+            throw error("found " + describe(after)
+                + " after the list of root nodes, expected the end of the input");
           }
           done = true;
           return null;
@@ -349,8 +349,8 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
       return map;
     }
     String key = isLong ? TreeJson.NUMBER_LONG : TreeJson.NUMBER_DOUBLE;
-    String expected = "{\"" + key + "\": \"" + (isLong ? "<integer>" : "<number>|NaN|Infinity|-Infinity")
-        + "\"}";
+    String expected = "{\"" + key + "\": \""
+        + (isLong ? "<integer>" : "<number>|NaN|Infinity|-Infinity") + "\"}";
     if (map.size() != 1 || !(map.get(key) instanceof String s)) {
       throw error(start, "attribute '" + attribute + "' of " + nodeName(id)
           + " has a malformed typed number, expected " + expected);
