@@ -48,6 +48,11 @@ final class ConvertCommand extends ArborCommand {
   @Option(names = "--replace", description = "Replace the target if it holds documents.")
   boolean replace;
 
+  @Option(names = "--no-check", negatable = false,
+      description = "Skip the structural check of the source before converting (it reads the "
+          + "source once more; convert refuses a source with problems).")
+  boolean noCheck;
+
   @Override
   public Integer call() {
     if (toUri != null && toDataDir != null) {
@@ -78,8 +83,8 @@ final class ConvertCommand extends ArborCommand {
       }
       from.requireCollection(sourceDb, source.collection);
       Loads.checkTarget(targetDb, targetCollection, toPattern, replace); // fail before reading
-      Tree tree = ExportCommand.snapshot(sourceDb, source.collection, source.pattern, from,
-          progress);
+      Tree tree = ExportCommand.snapshot(sourceDb, source.collection, source.pattern, !noCheck,
+          from, progress);
       Loads.write(tree, sameServer ? from : to, targetDb, targetCollection, toPattern, replace,
           progress);
       progress.done("converted " + tree.size() + " nodes from " + sourceWhere + " to "

@@ -2,6 +2,7 @@ package dev.arbor.cli;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
 import dev.arbor.core.json.TreeJson;
@@ -12,9 +13,11 @@ import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.List;
 import org.bson.Document;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code arbor export}: a collection's tree as nested JSON. */
@@ -31,12 +34,17 @@ final class ExportCommand extends ArborCommand {
   @Mixin
   StoreOptions store;
 
+  @Option(names = "--no-check", negatable = false,
+      description = "Skip the structural check of the collection before exporting (it reads the "
+          + "collection once more; export refuses a collection with problems).")
+  boolean noCheck;
+
   @Override
   public Integer call() throws IOException {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
-      Tree tree = snapshot(db, store.collection, store.pattern, connection, progress);
+      Tree tree = snapshot(db, store.collection, store.pattern, !noCheck, connection, progress);
       if (file.equals("-")) {
         write(tree, arbor.stdout(), progress);
       } else {
@@ -49,15 +57,27 @@ final class ExportCommand extends ArborCommand {
   }
 
   /**
-   * Reads a whole tree, refusing a missing collection and one whose documents do not all form the
-   * tree (a wrong {@code --pattern}, or a damaged collection).
+   * Reads a whole tree, refusing a missing collection, one with structural problems (when {@code
+   * check}: a wrong {@code --pattern} or a damaged collection) and one whose documents do not all
+   * form the tree.
    */
   static Tree snapshot(MongoDatabase db, String collection, dev.arbor.mongo.TreePattern pattern,
-      Connection connection, Progress progress) {
+      boolean check, Connection connection, Progress progress) {
     String where = Loads.where(db, collection, pattern);
     connection.requireCollection(db, collection);
     MongoCollection<Document> c = db.getCollection(collection);
     TreeStore source = pattern.open(c);
+    if (check) {
+      progress.phase("checking " + where);
+      List<Problem> problems = source.check();
+      if (!problems.isEmpty()) {
+        Problem first = problems.get(0);
+        throw new CliException("collection " + where + " has " + problems.size()
+            + (problems.size() == 1 ? " problem" : " problems") + ", the first: node "
+            + CheckCommand.quote(first.nodeId()) + ": " + first.message()
+            + "; is --pattern right? 'arbor check' lists them all");
+      }
+    }
     progress.phase("reading " + where);
     Tree tree = source.snapshot();
     long documents = c.countDocuments();
