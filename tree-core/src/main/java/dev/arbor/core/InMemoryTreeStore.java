@@ -154,6 +154,12 @@ public final class InMemoryTreeStore implements TreeStore {
     return List.of();
   }
 
+  /** Nothing to repair: always empty. */
+  @Override
+  public List<Problem> repair() {
+    return List.of();
+  }
+
   @Override
   public synchronized void load(Tree tree) {
     requireNonNull(tree, "tree");

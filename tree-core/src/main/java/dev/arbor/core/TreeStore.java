@@ -156,6 +156,17 @@ public interface TreeStore {
   List<Problem> check();
 
   /**
+   * Repairs the stored structure as far as it can be derived: finishes a change that was
+   * interrupted half-way, rebuilds the derived fields from the authoritative ones, and completes
+   * fields that a collection written by hand in the manual's shape lacks (such as sibling order).
+   * Each store documents which of its fields are authoritative. Never deletes a node.
+   *
+   * @return the problems that remain, which repair could not settle without guessing (for
+   *     example, a cycle of parent links); empty when the structure is sound
+   */
+  List<Problem> repair();
+
+  /**
    * Writes a whole forest into this store, which must be empty, with as few round trips as the
    * storage allows (the derived fields of every node are computed in one pass).
    *

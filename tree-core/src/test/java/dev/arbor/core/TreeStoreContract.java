@@ -57,8 +57,11 @@ public abstract class TreeStoreContract {
   @AfterEach
   protected void validate() {
     assertEquals(List.of(), store.check(), "check() after the test");
-    assertReadsAgree(store, store.snapshot());
+    Tree tree = store.snapshot();
+    assertReadsAgree(store, tree);
     verifyStoredInvariants(store);
+    assertEquals(List.of(), store.repair(), "repair() of a sound store");
+    assertEquals(tree, store.snapshot(), "repair() changed a sound store");
   }
 
   // ---------------------------------------------------------------- helpers

@@ -41,6 +41,7 @@ class TreeStorePropertiesSelfTest {
     }
     @Override public long size() { return delegate.size(); }
     @Override public List<Problem> check() { return delegate.check(); }
+    @Override public List<Problem> repair() { return delegate.repair(); }
     @Override public void load(Tree tree) { delegate.load(tree); }
   }
 

@@ -7,6 +7,7 @@ import static com.mongodb.client.model.Filters.or;
 import static dev.arbor.mongo.Ranks.RANK;
 
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.InsertOneModel;
@@ -74,7 +75,23 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   ArrayOfAncestorsTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(PARENT, ANCESTORS, RANK));
-    this.ranks = new Ranks(collection);
+    this.ranks = new Ranks(this);
+  }
+
+  @Override
+  TreePattern pattern() {
+    return TreePattern.ARRAY_OF_ANCESTORS;
+  }
+
+  @Override
+  String layoutProblem(Document d) {
+    if (!isNullOrString(d.get(PARENT))) {
+      return "parent is not an id: " + d.get(PARENT);
+    }
+    if (!(d.get(ANCESTORS) instanceof List)) {
+      return "ancestors is not an array: " + d.get(ANCESTORS);
+    }
+    return d.get(RANK) instanceof Number ? null : "no numeric rank (sibling order)";
   }
 
   @Override
@@ -85,20 +102,18 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public void insert(String id, Position position, Map<String, Object> attributes) {
-    TreeStores.checkId(id);
-    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
-    checkAttributes(id, copy);
+  void planInsert(String id, Position position, Map<String, Object> attributes) {
+    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, null);
     Target t = target(position, docs);
-    long rank = ranks.rankFor(eq(PARENT, t.parent), position, t.anchorRank, null);
+    long rank = ranks.rankFor(group(PARENT, t.parent), position, t.anchorRank, null);
     Document structure = new Document(PARENT, t.parent).append(ANCESTORS, t.ancestors)
         .append(RANK, rank);
     write(List.of(new InsertOneModel<>(newDocument(id, structure, copy))), id);
   }
 
   @Override
-  public void move(String id, Position position) {
+  void planMove(String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PARENT, ANCESTORS,
         RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
@@ -108,7 +123,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     if (t.parent != null && (t.parent.equals(id) || t.ancestors.contains(id))) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = ranks.rankFor(eq(PARENT, t.parent), position, t.anchorRank, id);
+    long rank = ranks.rankFor(group(PARENT, t.parent), position, t.anchorRank, id);
     List<String> oldAncestors = ancestorsOf(docs.get(id));
     List<WriteModel<Document>> writes = new ArrayList<>();
     writes.add(new UpdateOneModel<>(eq(ID, id), Updates.combine(Updates.set(PARENT, t.parent),
@@ -135,17 +150,14 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public long delete(String id) {
+  long planDelete(String id) {
     TreeStores.checkId(id);
-    long deleted = collection.deleteMany(or(eq(ID, id), eq(ANCESTORS, id))).getDeletedCount();
-    if (deleted == 0) {
-      throw new NodeNotFoundException(id);
-    }
-    return deleted;
+    write(List.of(new DeleteManyModel<>(or(eq(ID, id), eq(ANCESTORS, id)))), id);
+    return -1;
   }
 
   @Override
-  public Optional<Node> find(String id) {
+  Optional<Node> findNode(String id) {
     Document d = document(id, null);
     if (d == null) {
       return Optional.empty();
@@ -154,15 +166,15 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public List<String> roots() {
-    return ids(collection.find(eq(PARENT, null)).projection(fields(ID))
+  List<String> rootIds() {
+    return ids(find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  public List<String> children(String id) {
+  List<String> childIds(String id) {
     TreeStores.checkId(id);
-    List<String> children = ids(collection.find(eq(PARENT, id)).projection(fields(ID))
+    List<String> children = ids(find(eq(PARENT, id)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
     if (children.isEmpty()) {
       require(id, fields(ID));
@@ -171,17 +183,17 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public List<String> ancestors(String id) {
+  List<String> ancestorIds(String id) {
     return ancestorsOf(require(id, fields(ANCESTORS)));
   }
 
   @Override
-  public List<String> descendants(String id, int maxDepth) {
+  List<String> descendantIds(String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Row> rows = new ArrayList<>();
     boolean found = false;
     if (maxDepth == Integer.MAX_VALUE) {
-      for (Document d : collection.find(or(eq(ID, id), eq(ANCESTORS, id)))
+      for (Document d : find(or(eq(ID, id), eq(ANCESTORS, id)))
           .projection(fields(PARENT, RANK))) {
         found |= d.getString(ID).equals(id);
         rows.add(row(d));
@@ -199,7 +211,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
       if ((long) depth + maxDepth < Integer.MAX_VALUE) {
         filter = and(filter, exists(ANCESTORS + "." + (depth + maxDepth), false));
       }
-      for (Document d : collection.find(filter).projection(fields(PARENT, RANK))) {
+      for (Document d : find(filter).projection(fields(PARENT, RANK))) {
         rows.add(row(d));
       }
     }
@@ -207,12 +219,12 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public int depth(String id) {
-    return ancestors(id).size();
+  int depthOf(String id) {
+    return ancestorIds(id).size();
   }
 
   @Override
-  public boolean isDescendant(String id, String ancestorId) {
+  boolean descends(String id, String ancestorId) {
     TreeStores.checkId(id);
     TreeStores.checkId(ancestorId);
     Map<String, Document> docs = documents(List.of(id, ancestorId), fields(ANCESTORS));
@@ -247,11 +259,39 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   @Override
   Forest forest(boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : collection.find().projection(withAttributes ? null : fields(PARENT, RANK))) {
+    for (Document d : find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
       rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
           withAttributes ? attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
+  }
+
+  /**
+   * Repair fills in missing or repeated ranks and rewrites {@code ancestors} from the parent chain
+   * of every node that a chain of existing parents links to a root.
+   */
+  @Override
+  void planRepair(List<Document> docs) {
+    planRankRepair(docs, d -> d.get(PARENT));
+    List<Row> rows = new ArrayList<>();
+    for (Document d : docs) {
+      if (d.get(PARENT) == null || d.get(PARENT) instanceof String) {
+        rows.add(row(d));
+      }
+    }
+    Forest forest = new Forest(rows);
+    Set<String> reachable = new java.util.HashSet<>(forest.preorderBelow(null, Integer.MAX_VALUE));
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    for (Document d : docs) {
+      String id = d.getString(ID);
+      if (reachable.contains(id)) {
+        List<String> expected = forest.ancestorsOf(id);
+        if (!expected.equals(d.get(ANCESTORS))) {
+          writes.add(new UpdateOneModel<>(eq(ID, id), Updates.set(ANCESTORS, expected)));
+        }
+      }
+    }
+    write(writes, null);
   }
 
   @Override

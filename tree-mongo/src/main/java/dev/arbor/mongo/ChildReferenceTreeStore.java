@@ -80,7 +80,17 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
 
   ChildReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(CHILDREN, RANK));
-    this.ranks = new Ranks(collection);
+    this.ranks = new Ranks(this);
+  }
+
+  @Override
+  TreePattern pattern() {
+    return TreePattern.CHILD_REFERENCES;
+  }
+
+  @Override
+  String layoutProblem(Document d) {
+    return d.get(CHILDREN) instanceof List ? null : "children is not an array: " + d.get(CHILDREN);
   }
 
   @Override
@@ -91,10 +101,8 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public void insert(String id, Position position, Map<String, Object> attributes) {
-    TreeStores.checkId(id);
-    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
-    checkAttributes(id, copy);
+  void planInsert(String id, Position position, Map<String, Object> attributes) {
+    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(CHILDREN, RANK));
     Target t = target(position, docs, null);
     List<WriteModel<Document>> writes = new ArrayList<>();
@@ -110,7 +118,7 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public void move(String id, Position position) {
+  void planMove(String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(CHILDREN, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
@@ -136,7 +144,7 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public long delete(String id) {
+  long planDelete(String id) {
     List<Row> rows = subtree(id, Integer.MAX_VALUE); // includes id itself
     List<String> doomed = new ArrayList<>();
     for (Row r : rows) {
@@ -152,7 +160,7 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public Optional<Node> find(String id) {
+  Optional<Node> findNode(String id) {
     Document d = document(id, null);
     if (d == null) {
       return Optional.empty();
@@ -163,22 +171,22 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public List<String> roots() {
-    return ids(collection.find(ROOTS).projection(fields(ID)).sort(Sorts.ascending(RANK)));
+  List<String> rootIds() {
+    return ids(find(ROOTS).projection(fields(ID)).sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  public List<String> children(String id) {
+  List<String> childIds(String id) {
     return childrenOf(require(id, fields(CHILDREN)));
   }
 
   @Override
-  public List<String> ancestors(String id) {
+  List<String> ancestorIds(String id) {
     return ancestorsOf(id);
   }
 
   @Override
-  public List<String> descendants(String id, int maxDepth) {
+  List<String> descendantIds(String id, int maxDepth) {
     if (maxDepth <= 0) {
       require(id, fields(ID));
       checkMaxDepth(maxDepth);
@@ -188,12 +196,12 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public int depth(String id) {
+  int depthOf(String id) {
     return ancestorsOf(id).size();
   }
 
   @Override
-  public boolean isDescendant(String id, String ancestorId) {
+  boolean descends(String id, String ancestorId) {
     List<String> ancestors = ancestorsOf(id);
     require(ancestorId, fields(ID));
     return ancestors.contains(ancestorId);
@@ -201,7 +209,7 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
 
   /** The document whose {@code children} lists {@code id}, or null for a root. */
   private Document parentDocument(String id) {
-    return collection.find(eq(CHILDREN, id)).projection(fields(CHILDREN)).first();
+    return find(eq(CHILDREN, id)).projection(fields(CHILDREN)).first();
   }
 
   /**
@@ -216,7 +224,7 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
     if (capabilities.graphLookup()) {
       // Level 0 is the parent (the document whose children list the node), then upwards.
       List<Document> up = new ArrayList<>();
-      for (Document d : collection.aggregate(List.of(
+      for (Document d : aggregate(List.of(
           new Document("$match", new Document(ID, id)),
           new Document("$project", new Document(ID, 1)),
           new Document("$graphLookup", new Document("from", collectionName)
@@ -271,7 +279,7 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
       Document self = require(id, fields(CHILDREN));
       docs.add(self);
       if (!childrenOf(self).isEmpty()) {
-        for (Document d : collection.aggregate(List.of(
+        for (Document d : aggregate(List.of(
                 new Document("$match", new Document(ID, id)),
                 new Document("$project", new Document(CHILDREN, 1)),
                 new Document("$graphLookup", lookup),
@@ -288,7 +296,7 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
       for (int depth = 0; depth <= maxDepth && !level.isEmpty(); depth++) {
         List<String> next = new ArrayList<>();
         for (List<String> slice : slices(level)) {
-          for (Document d : collection.find(in(ID, slice)).projection(fields(CHILDREN))) {
+          for (Document d : find(in(ID, slice)).projection(fields(CHILDREN))) {
             docs.add(d);
             if (depth < maxDepth) {
               for (String c : childrenOf(d)) {
@@ -349,7 +357,7 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
   @Override
   Forest forest(boolean withAttributes) {
     List<Document> docs = new ArrayList<>();
-    collection.find().projection(withAttributes ? null : fields(CHILDREN, RANK)).into(docs);
+    find(NODES).projection(withAttributes ? null : fields(CHILDREN, RANK)).into(docs);
     return new Forest(rows(docs, withAttributes, null));
   }
 
@@ -377,6 +385,45 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
       rows.add(new Row(id, p, order, withAttributes ? attributesOf(d) : Map.of()));
     }
     return rows;
+  }
+
+  /**
+   * Repair makes every {@code children} an array of existing ids, each listed once and under one
+   * parent (the first in scan order keeps it); gives every unlisted node a root rank and removes
+   * the rank of listed ones.
+   */
+  @Override
+  void planRepair(List<Document> docs) {
+    Set<Object> ids = new HashSet<>();
+    for (Document d : docs) {
+      ids.add(d.get(ID));
+    }
+    Set<String> listed = new HashSet<>();
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    for (Document d : docs) {
+      Object children = d.get(CHILDREN);
+      List<String> kept = new ArrayList<>();
+      if (children instanceof List<?> list) {
+        for (Object c : list) {
+          if (c instanceof String s && ids.contains(s) && !s.equals(d.get(ID)) && listed.add(s)) {
+            kept.add(s);
+          }
+        }
+      }
+      if (!kept.equals(children)) {
+        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.set(CHILDREN, kept)));
+      }
+    }
+    List<Document> roots = new ArrayList<>();
+    for (Document d : docs) {
+      if (!listed.contains(d.getString(ID))) {
+        roots.add(d);
+      } else if (d.containsKey(RANK)) {
+        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.unset(RANK)));
+      }
+    }
+    write(writes, null);
+    planRankRepair(roots, d -> null);
   }
 
   @Override

@@ -10,6 +10,7 @@ import static dev.arbor.mongo.Ranks.RANK;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.InsertOneModel;
@@ -85,7 +86,25 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   MaterializedPathTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(PATH, RANK));
-    this.ranks = new Ranks(collection);
+    this.ranks = new Ranks(this);
+  }
+
+  @Override
+  TreePattern pattern() {
+    return TreePattern.MATERIALIZED_PATHS;
+  }
+
+  @Override
+  String layoutProblem(Document d) {
+    if (!isNullOrString(d.get(PATH))) {
+      return "path is not a string: " + d.get(PATH);
+    }
+    try {
+      parse(d.getString(PATH));
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
+    return d.get(RANK) instanceof Number ? null : "no numeric rank (sibling order)";
   }
 
   @Override
@@ -171,19 +190,17 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   // ------------------------------------------------------------------ operations
 
   @Override
-  public void insert(String id, Position position, Map<String, Object> attributes) {
-    TreeStores.checkId(id);
-    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
-    checkAttributes(id, copy);
+  void planInsert(String id, Position position, Map<String, Object> attributes) {
+    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(PATH, RANK));
     String path = targetPath(position, docs);
-    long rank = ranks.rankFor(eq(PATH, path), position, anchorRank(position, docs), null);
+    long rank = ranks.rankFor(group(PATH, path), position, anchorRank(position, docs), null);
     write(List.of(new InsertOneModel<>(newDocument(id,
         new Document(PATH, path).append(RANK, rank), copy))), id);
   }
 
   @Override
-  public void move(String id, Position position) {
+  void planMove(String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PATH, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
@@ -193,7 +210,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     if (path != null && path.startsWith(oldPrefix)) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = ranks.rankFor(eq(PATH, path), position, anchorRank(position, docs), id);
+    long rank = ranks.rankFor(group(PATH, path), position, anchorRank(position, docs), id);
     String newPrefix = childPath(path, id);
     List<WriteModel<Document>> writes = new ArrayList<>();
     if (!newPrefix.equals(oldPrefix)) {
@@ -207,7 +224,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
         writes.add(new UpdateManyModel<>(startsWith(oldPrefix),
             List.of(new Document("$set", new Document(PATH, rewritten)))));
       } else {
-        for (Document d : collection.find(startsWith(oldPrefix)).projection(fields(PATH))) {
+        for (Document d : find(startsWith(oldPrefix)).projection(fields(PATH))) {
           writes.add(new UpdateOneModel<>(eq(ID, d.getString(ID)), Updates.set(PATH,
               newPrefix + d.getString(PATH).substring(oldPrefix.length()))));
         }
@@ -219,14 +236,15 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public long delete(String id) {
+  long planDelete(String id) {
     Document d = require(id, fields(PATH));
-    return collection.deleteMany(or(eq(ID, id), startsWith(childPath(d.getString(PATH), id))))
-        .getDeletedCount();
+    write(List.of(new DeleteManyModel<>(or(eq(ID, id),
+        startsWith(childPath(d.getString(PATH), id))))), id);
+    return -1;
   }
 
   @Override
-  public Optional<Node> find(String id) {
+  Optional<Node> findNode(String id) {
     Document d = document(id, null);
     if (d == null) {
       return Optional.empty();
@@ -237,25 +255,25 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public List<String> roots() {
-    return ids(collection.find(eq(PATH, null)).projection(fields(ID))
+  List<String> rootIds() {
+    return ids(find(isNull(PATH)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  public List<String> children(String id) {
+  List<String> childIds(String id) {
     Document d = require(id, fields(PATH));
-    return ids(collection.find(eq(PATH, childPath(d.getString(PATH), id))).projection(fields(ID))
+    return ids(find(eq(PATH, childPath(d.getString(PATH), id))).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  public List<String> ancestors(String id) {
+  List<String> ancestorIds(String id) {
     return parse(require(id, fields(PATH)).getString(PATH));
   }
 
   @Override
-  public List<String> descendants(String id, int maxDepth) {
+  List<String> descendantIds(String id, int maxDepth) {
     Document d = require(id, fields(PATH));
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
@@ -267,19 +285,19 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
       filter = and(filter, regex(PATH, depthRegex(prefix, maxDepth - 1)));
     }
     List<Row> rows = new ArrayList<>();
-    for (Document c : collection.find(filter).projection(fields(PATH, RANK))) {
+    for (Document c : find(filter).projection(fields(PATH, RANK))) {
       rows.add(row(c));
     }
     return new Forest(rows).preorderBelow(id, maxDepth);
   }
 
   @Override
-  public int depth(String id) {
-    return ancestors(id).size();
+  int depthOf(String id) {
+    return ancestorIds(id).size();
   }
 
   @Override
-  public boolean isDescendant(String id, String ancestorId) {
+  boolean descends(String id, String ancestorId) {
     TreeStores.checkId(id);
     TreeStores.checkId(ancestorId);
     Map<String, Document> docs = documents(List.of(id, ancestorId), fields(PATH));
@@ -310,11 +328,17 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   @Override
   Forest forest(boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : collection.find().projection(withAttributes ? null : fields(PATH, RANK))) {
+    for (Document d : find(NODES).projection(withAttributes ? null : fields(PATH, RANK))) {
       Row r = row(d);
       rows.add(withAttributes ? new Row(r.id(), r.parent(), r.order(), attributesOf(d)) : r);
     }
     return new Forest(rows);
+  }
+
+  /** Paths are authoritative: repair fills in missing or repeated ranks among siblings. */
+  @Override
+  void planRepair(List<Document> docs) {
+    planRankRepair(docs, d -> d.get(PATH));
   }
 
   @Override

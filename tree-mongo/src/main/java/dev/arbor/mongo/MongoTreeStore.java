@@ -8,10 +8,19 @@ import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
+import com.mongodb.ReadConcern;
+import com.mongodb.TransactionOptions;
+import com.mongodb.WriteConcern;
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.AggregateIterable;
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.FindIterable;
+import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.IndexModel;
-import com.mongodb.client.model.InsertManyOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.DuplicateNodeException;
@@ -27,9 +36,13 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
+import dev.arbor.core.Node;
 import org.bson.BsonDocument;
 import org.bson.BsonDocumentWriter;
+import org.bson.BsonType;
 import org.bson.Document;
 import org.bson.codecs.EncoderContext;
 import org.bson.codecs.configuration.CodecConfigurationException;
@@ -44,18 +57,32 @@ abstract class MongoTreeStore implements TreeStore {
   static final String ID = "_id";
   static final int LOAD_BATCH = 10_000;
   static final int IN_BATCH = 20_000;
+  /** Node documents: the lock and journal documents have non-string ids. */
+  static final Bson NODES = Filters.type(ID, BsonType.STRING);
+
+  private static final ThreadLocal<ClientSession> SESSION = new ThreadLocal<>();
+  private static final ThreadLocal<List<WriteModel<Document>>> PLAN = new ThreadLocal<>();
 
   final MongoCollection<Document> collection;
   final String collectionName;
   final ServerCapabilities capabilities;
+  final TreeLock lock;
+  private final MongoClient client;
+  private final boolean isolatedReads;
   private final Set<String> structuralFields;
+  private volatile Boolean transactions;
 
   MongoTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
       Set<String> structuralFields) {
     this.collection = requireNonNull(collection, "collection");
     this.collectionName = collection.getNamespace().getCollectionName();
     this.capabilities = capabilities;
-    this.structuralFields = Set.copyOf(structuralFields);
+    this.client = capabilities.client();
+    this.isolatedReads = capabilities.isolatedReads();
+    this.lock = new TreeLock(collection, capabilities.leaseMillis(), capabilities.waitMillis());
+    Set<String> fields = new java.util.HashSet<>(structuralFields);
+    fields.add(TreeLock.MARK);
+    this.structuralFields = Set.copyOf(fields);
   }
 
   /** The indexes this pattern's queries need. */
@@ -74,56 +101,279 @@ abstract class MongoTreeStore implements TreeStore {
     }
   }
 
-  @Override
-  public long size() {
-    return collection.countDocuments();
+  // ------------------------------------------------------------------ changes and reads
+
+  /** How structural changes are made all-or-nothing. */
+  enum Protocol {
+    /** One multi-document transaction per change (replica sets, sharded clusters). */
+    TRANSACTIONS,
+    /** The lock document and the journal of guarded steps ({@link TreeLock}). */
+    LOCK_AND_JOURNAL
   }
 
+  /** The protocol this store uses, probed once: transactions need a client and a server that
+   * runs them. */
+  final Protocol protocol() {
+    Boolean known = transactions;
+    if (known == null) {
+      known = client != null && probeTransactions();
+      transactions = known;
+    }
+    return known ? Protocol.TRANSACTIONS : Protocol.LOCK_AND_JOURNAL;
+  }
+
+  private boolean probeTransactions() {
+    try (ClientSession session = client.startSession()) {
+      session.withTransaction(() -> collection.find(session, eq(ID, TreeLock.LOCK_ID)).first());
+      return true;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Runs a structural change: {@code planner} reads what it needs and submits its writes with
+   * {@link #write}; they are then applied all-or-nothing, in a transaction or under the lock.
+   *
+   * @return the result of the writes, null if none were planned
+   */
+  final BulkWriteResult change(String what, String subject, Runnable planner) {
+    try {
+      if (protocol() == Protocol.TRANSACTIONS) {
+        try (ClientSession session = client.startSession()) {
+          return session.withTransaction(() -> {
+            SESSION.set(session);
+            try {
+              // Every change writes the lock document, so concurrent changes conflict and
+              // are retried one after the other: no write skew (two moves making a cycle).
+              collection.updateOne(session, eq(ID, TreeLock.LOCK_ID), Updates.inc("version", 1),
+                  new UpdateOptions().upsert(true));
+              List<WriteModel<Document>> writes = plan(planner);
+              return writes.isEmpty() ? null : collection.bulkWrite(session, writes);
+            } finally {
+              SESSION.remove();
+            }
+          }, TransactionOptions.builder().readConcern(ReadConcern.SNAPSHOT)
+              .writeConcern(WriteConcern.MAJORITY).build());
+        }
+      }
+      return lock.run(what, () -> plan(planner));
+    } catch (RuntimeException e) {
+      throw translate(e, subject);
+    }
+  }
+
+  private static List<WriteModel<Document>> plan(Runnable planner) {
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    PLAN.set(writes);
+    try {
+      planner.run();
+      return writes;
+    } finally {
+      PLAN.remove();
+    }
+  }
+
+  /** Submits writes to the change being planned on this thread. */
+  final void write(List<? extends WriteModel<Document>> writes, String id) {
+    List<WriteModel<Document>> plan = PLAN.get();
+    if (plan == null) {
+      throw new IllegalStateException("write outside of a change");
+    }
+    plan.addAll(writes);
+  }
+
+  /** Runs a read, isolated from concurrent changes where the protocol needs it. */
+  final <T> T read(Supplier<T> read) {
+    if (!isolatedReads || SESSION.get() != null || PLAN.get() != null
+        || protocol() == Protocol.TRANSACTIONS) {
+      return read.get();
+    }
+    return lock.read(read);
+  }
+
+  /** A find in the current transaction, if any. */
+  final FindIterable<Document> find(Bson filter) {
+    ClientSession s = SESSION.get();
+    return s == null ? collection.find(filter) : collection.find(s, filter);
+  }
+
+  /** An aggregation in the current transaction, if any. */
+  final AggregateIterable<Document> aggregate(List<? extends Bson> pipeline) {
+    ClientSession s = SESSION.get();
+    return s == null ? collection.aggregate(pipeline) : collection.aggregate(s, pipeline);
+  }
+
+  /** The sibling group whose {@code field} equals {@code value} (null: the roots). */
+  static Bson group(String field, Object value) {
+    return value == null ? isNull(field) : eq(field, value);
+  }
+
+  /** Documents whose {@code field} is null or missing, lock and journal excluded. */
+  static Bson isNull(String field) {
+    return Filters.and(eq(field, null), NODES);
+  }
+
+  // ------------------------------------------------------------------ the public operations
+
+  @Override
+  public final void insert(String id, Position position, Map<String, Object> attributes) {
+    TreeStores.checkId(id);
+    requireNonNull(position, "position");
+    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
+    checkAttributes(id, copy);
+    change("insert '" + id + "' at " + position, id, () -> planInsert(id, position, copy));
+  }
+
+  @Override
+  public final void move(String id, Position position) {
+    TreeStores.checkId(id);
+    requireNonNull(position, "position");
+    change("move '" + id + "' to " + position, id, () -> planMove(id, position));
+  }
+
+  @Override
+  public final long delete(String id) {
+    TreeStores.checkId(id);
+    long[] planned = new long[1];
+    BulkWriteResult result = change("delete '" + id + "'", id,
+        () -> planned[0] = planDelete(id));
+    if (planned[0] >= 0) {
+      return planned[0];
+    }
+    long deleted = result == null ? 0 : result.getDeletedCount();
+    if (deleted == 0) {
+      throw new NodeNotFoundException(id);
+    }
+    return deleted;
+  }
+
+  /** The pattern this store implements. */
+  abstract TreePattern pattern();
+
+  /**
+   * What is wrong with the structural fields of one document (read with the projection the
+   * store plans with), or null if they have the pattern's types; changes refuse to start from a
+   * document in another layout.
+   */
+  abstract String layoutProblem(Document d);
+
+  static boolean isNullOrString(Object o) {
+    return o == null || o instanceof String;
+  }
+
+  /** Plans an insert; attributes are already checked. */
+  abstract void planInsert(String id, Position position, Map<String, Object> attributes);
+
+  /** Plans a move. */
+  abstract void planMove(String id, Position position);
+
+  /**
+   * Plans a delete.
+   *
+   * @return the number of nodes the writes delete, or -1 to take the count of deleted documents
+   *     (0 meaning the node did not exist)
+   */
+  abstract long planDelete(String id);
+
+  @Override
+  public final Optional<Node> find(String id) {
+    TreeStores.checkId(id);
+    return read(() -> findNode(id));
+  }
+
+  @Override
+  public final List<String> roots() {
+    return read(this::rootIds);
+  }
+
+  @Override
+  public final List<String> children(String id) {
+    TreeStores.checkId(id);
+    return read(() -> childIds(id));
+  }
+
+  @Override
+  public final List<String> ancestors(String id) {
+    TreeStores.checkId(id);
+    return read(() -> ancestorIds(id));
+  }
+
+  @Override
+  public final List<String> descendants(String id, int maxDepth) {
+    TreeStores.checkId(id);
+    return read(() -> descendantIds(id, maxDepth));
+  }
+
+  @Override
+  public final int depth(String id) {
+    TreeStores.checkId(id);
+    return read(() -> depthOf(id));
+  }
+
+  @Override
+  public final boolean isDescendant(String id, String ancestorId) {
+    TreeStores.checkId(id);
+    TreeStores.checkId(ancestorId);
+    return read(() -> descends(id, ancestorId));
+  }
+
+  abstract Optional<Node> findNode(String id);
+
+  abstract List<String> rootIds();
+
+  abstract List<String> childIds(String id);
+
+  abstract List<String> ancestorIds(String id);
+
+  abstract List<String> descendantIds(String id, int maxDepth);
+
+  abstract int depthOf(String id);
+
+  abstract boolean descends(String id, String ancestorId);
+
+  @Override
+  public long size() {
+    return read(() -> {
+      ClientSession s = SESSION.get();
+      return s == null ? collection.countDocuments(NODES) : collection.countDocuments(s, NODES);
+    });
+  }
+
+  /**
+   * Loads a whole tree into the empty store: documents computed in one pass, inserted in ordered
+   * batches of {@value #LOAD_BATCH}. Under the lock, with a journal whose only step is the undo
+   * (delete every node): a load interrupted half-way is rolled back by the next access.
+   */
   @Override
   public void load(Tree tree) {
     requireNonNull(tree, "tree");
     for (Tree.Entry e : tree.entries()) {
       checkAttributes(e.id(), e.attributes());
     }
-    requireEmpty();
-    List<Document> batch = new ArrayList<>();
-    List<String> written = new ArrayList<>();
     try {
-      for (Document d : documentsFor(tree)) {
-        batch.add(d);
-        if (batch.size() == LOAD_BATCH) {
-          insertBatch(batch, written);
+      lock.runLoad("load " + tree.size() + " nodes", this::requireEmpty, () -> {
+        List<WriteModel<Document>> batch = new ArrayList<>();
+        for (Document d : documentsFor(tree)) {
+          batch.add(new com.mongodb.client.model.InsertOneModel<>(d));
+          if (batch.size() == LOAD_BATCH) {
+            lock.executor.execute(collection, batch);
+            batch = new ArrayList<>();
+          }
         }
-      }
-      insertBatch(batch, written);
+        if (!batch.isEmpty()) {
+          lock.executor.execute(collection, batch);
+        }
+      });
     } catch (RuntimeException e) {
-      // Leave the store as it was: empty.
-      for (int i = 0; i < written.size(); i += IN_BATCH) {
-        collection.deleteMany(in(ID, written.subList(i, Math.min(written.size(), i + IN_BATCH))));
-      }
       throw translate(e, null);
     }
   }
 
-  private void insertBatch(List<Document> batch, List<String> written) {
-    if (batch.isEmpty()) {
-      return;
-    }
-    try {
-      collection.insertMany(batch, new InsertManyOptions().ordered(true));
-    } finally {
-      // On failure some of the batch may be in; deleting ids that are absent is harmless.
-      for (Document d : batch) {
-        written.add(d.getString(ID));
-      }
-    }
-    batch.clear();
-  }
-
   private void requireEmpty() {
-    if (collection.find().projection(Projections.include(ID)).limit(1).first() != null) {
+    if (find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
       throw new TreeException("Cannot load into collection '" + collectionName
-          + "': it is not empty (" + collection.countDocuments() + " documents)");
+          + "': it is not empty (" + collection.countDocuments(NODES) + " nodes)");
     }
   }
 
@@ -132,7 +382,7 @@ abstract class MongoTreeStore implements TreeStore {
 
   @Override
   public Tree snapshot() {
-    return forest(true).toTree();
+    return read(() -> forest(true).toTree());
   }
 
   /** Every node's structure (and attributes, if asked), decoded by the pattern from one scan. */
@@ -140,8 +390,12 @@ abstract class MongoTreeStore implements TreeStore {
 
   @Override
   public List<Problem> check() {
+    return read(this::checkNow);
+  }
+
+  private List<Problem> checkNow() {
     List<Document> docs = new ArrayList<>();
-    collection.find().into(docs);
+    find(NODES).into(docs);
     List<Problem> problems = new ArrayList<>();
     Map<String, Document> byId = new LinkedHashMap<>();
     for (Document d : docs) {
@@ -154,6 +408,66 @@ abstract class MongoTreeStore implements TreeStore {
     }
     checkDocuments(byId, problems);
     return problems;
+  }
+
+  /**
+   * Finishes an interrupted change, then, under the lock, rewrites the derived and missing
+   * structural fields from the authoritative ones in one all-or-nothing change, and returns what
+   * {@link #check()} still finds.
+   */
+  @Override
+  public List<Problem> repair() {
+    lock.recover();
+    change("repair", null, () -> {
+      List<Document> docs = new ArrayList<>();
+      find(NODES).into(docs);
+      planRepair(docs);
+    });
+    return check();
+  }
+
+  /**
+   * Plans the writes that rebuild derived fields and fill in missing ones, from a scan of every
+   * node document (in the collection's natural order, which orders siblings that have no rank).
+   */
+  abstract void planRepair(List<Document> docs);
+
+  /**
+   * Plans rank writes for every sibling group in which a rank is missing, not a number, or
+   * repeated: the group is renumbered in its current order (ranked nodes by rank, then the others
+   * in scan order).
+   *
+   * @param parentOf the parent of each document, null for a root (documents whose parent is
+   *     unknown are left out)
+   */
+  final void planRankRepair(List<Document> docs, java.util.function.Function<Document, Object>
+      parentOf) {
+    Map<Object, List<Document>> groups = new LinkedHashMap<>();
+    for (Document d : docs) {
+      groups.computeIfAbsent(java.util.Optional.ofNullable(parentOf.apply(d)),
+          k -> new ArrayList<>()).add(d);
+    }
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    for (List<Document> group : groups.values()) {
+      java.util.Set<Long> seen = new java.util.HashSet<>();
+      boolean sound = true;
+      for (Document d : group) {
+        sound &= d.get(Ranks.RANK) instanceof Number n && seen.add(n.longValue());
+      }
+      if (sound) {
+        continue;
+      }
+      List<Document> ordered = new ArrayList<>(group);
+      ordered.sort(java.util.Comparator.comparing(
+          (Document d) -> d.get(Ranks.RANK) instanceof Number n ? n.longValue() : Long.MAX_VALUE));
+      long rank = 0;
+      for (Document d : ordered) {
+        writes.add(new com.mongodb.client.model.UpdateOneModel<>(eq(ID, d.get(ID)),
+            Updates.set(Ranks.RANK, rank)));
+        rank += Ranks.GAP;
+      }
+    }
+    write(writes, null);
   }
 
   /** Checks the pattern's fields of every document, appending problems that name the node. */
@@ -225,7 +539,7 @@ abstract class MongoTreeStore implements TreeStore {
   /** The document of {@code id} with the given projection (null = whole document). */
   final Document document(String id, Bson projection) {
     TreeStores.checkId(id);
-    return collection.find(eq(ID, id)).projection(projection).first();
+    return find(eq(ID, id)).projection(projection).first();
   }
 
   /**
@@ -248,7 +562,7 @@ abstract class MongoTreeStore implements TreeStore {
    */
   final Map<String, Document> documents(List<String> ids, Bson projection) {
     Map<String, Document> out = new HashMap<>();
-    for (Document d : collection.find(in(ID, ids)).projection(projection)) {
+    for (Document d : find(in(ID, ids)).projection(projection)) {
       out.put(d.getString(ID), d);
     }
     return out;
@@ -269,6 +583,14 @@ abstract class MongoTreeStore implements TreeStore {
     if (insert && docs.containsKey(id)) {
       throw new DuplicateNodeException(id);
     }
+    for (Document d : docs.values()) {
+      String problem = layoutProblem(d);
+      if (problem != null) {
+        throw new TreeException("Node '" + d.get(ID) + "' is not in the " + pattern()
+            + " layout: " + problem + " (run check() to see all problems, repair() to complete"
+            + " derivable fields)");
+      }
+    }
     if (!insert && !docs.containsKey(id)) {
       throw new NodeNotFoundException(id);
     }
@@ -276,18 +598,6 @@ abstract class MongoTreeStore implements TreeStore {
       throw new NodeNotFoundException(anchor);
     }
     return docs;
-  }
-
-  /** Runs writes in one ordered bulk write (one round trip for up to 100 000 writes). */
-  final void write(List<? extends WriteModel<Document>> writes, String id) {
-    if (writes.isEmpty()) {
-      return;
-    }
-    try {
-      collection.bulkWrite(writes);
-    } catch (RuntimeException e) {
-      throw translate(e, id);
-    }
   }
 
   /** Translates a duplicate-key error on {@code _id} into {@link DuplicateNodeException}. */

@@ -7,7 +7,6 @@ import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
 
-import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
@@ -92,6 +91,21 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
+  TreePattern pattern() {
+    return TreePattern.NESTED_SETS;
+  }
+
+  @Override
+  String layoutProblem(Document d) {
+    for (String f : List.of(LEFT, RIGHT, DEPTH)) {
+      if (!(d.get(f) instanceof Number)) {
+        return f + " is not a number: " + d.get(f);
+      }
+    }
+    return isNullOrString(d.get(PARENT)) ? null : "parent is not an id: " + d.get(PARENT);
+  }
+
+  @Override
   List<IndexModel> indexes() {
     return List.of(
         new IndexModel(Indexes.ascending(LEFT, RIGHT)),
@@ -100,10 +114,8 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public void insert(String id, Position position, Map<String, Object> attributes) {
-    TreeStores.checkId(id);
-    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
-    checkAttributes(id, copy);
+  void planInsert(String id, Position position, Map<String, Object> attributes) {
+    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, STRUCTURE);
     Target t = target(position, docs);
     Document structure = new Document(PARENT, t.parent).append(LEFT, t.at)
@@ -115,7 +127,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public void move(String id, Position position) {
+  void planMove(String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(id, false, position, STRUCTURE);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
@@ -162,7 +174,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public long delete(String id) {
+  long planDelete(String id) {
     Document x = require(id, STRUCTURE);
     long left = num(x, LEFT);
     long right = num(x, RIGHT);
@@ -171,12 +183,12 @@ final class NestedSetTreeStore extends MongoTreeStore {
         new DeleteManyModel<>(and(gte(LEFT, left), lte(RIGHT, right))),
         new UpdateManyModel<>(gt(LEFT, right), Updates.inc(LEFT, -width)),
         new UpdateManyModel<>(gt(RIGHT, right), Updates.inc(RIGHT, -width)));
-    BulkWriteResult result = collection.bulkWrite(writes);
-    return result.getDeletedCount();
+    write(writes, id);
+    return width / 2;
   }
 
   @Override
-  public Optional<Node> find(String id) {
+  Optional<Node> findNode(String id) {
     Document d = document(id, null);
     if (d == null) {
       return Optional.empty();
@@ -185,15 +197,15 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public List<String> roots() {
-    return ids(collection.find(eq(PARENT, null)).projection(fields(ID))
+  List<String> rootIds() {
+    return ids(find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  public List<String> children(String id) {
+  List<String> childIds(String id) {
     TreeStores.checkId(id);
-    List<String> children = ids(collection.find(eq(PARENT, id)).projection(fields(ID))
+    List<String> children = ids(find(eq(PARENT, id)).projection(fields(ID))
         .sort(Sorts.ascending(LEFT)));
     if (children.isEmpty()) {
       require(id, fields(ID));
@@ -202,14 +214,14 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public List<String> ancestors(String id) {
+  List<String> ancestorIds(String id) {
     Document x = require(id, STRUCTURE);
-    return ids(collection.find(and(lt(LEFT, num(x, LEFT)), gt(RIGHT, num(x, RIGHT))))
+    return ids(find(and(lt(LEFT, num(x, LEFT)), gt(RIGHT, num(x, RIGHT))))
         .projection(fields(ID)).sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  public List<String> descendants(String id, int maxDepth) {
+  List<String> descendantIds(String id, int maxDepth) {
     Document x = require(id, STRUCTURE);
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
@@ -219,16 +231,16 @@ final class NestedSetTreeStore extends MongoTreeStore {
     if (maxDepth != Integer.MAX_VALUE) {
       filter = and(filter, lte(DEPTH, num(x, DEPTH) + maxDepth));
     }
-    return ids(collection.find(filter).projection(fields(ID)).sort(Sorts.ascending(LEFT)));
+    return ids(find(filter).projection(fields(ID)).sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  public int depth(String id) {
+  int depthOf(String id) {
     return (int) num(require(id, fields(DEPTH)), DEPTH);
   }
 
   @Override
-  public boolean isDescendant(String id, String ancestorId) {
+  boolean descends(String id, String ancestorId) {
     TreeStores.checkId(id);
     TreeStores.checkId(ancestorId);
     Map<String, Document> docs = documents(List.of(id, ancestorId), STRUCTURE);
@@ -267,11 +279,57 @@ final class NestedSetTreeStore extends MongoTreeStore {
   @Override
   Forest forest(boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : collection.find().projection(withAttributes ? null : STRUCTURE)) {
+    for (Document d : find(NODES).projection(withAttributes ? null : STRUCTURE)) {
       rows.add(new Row(d.getString(ID), d.getString(PARENT), num(d, LEFT),
           withAttributes ? attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
+  }
+
+  /**
+   * Intervals are authoritative: when they are distinct and nest, repair renumbers them {@code
+   * 1..2N} in their order (closing gaps) and rewrites {@code parent} and {@code depth} from the
+   * nesting (the manual's root {@code parent: 0} becomes null). Overlapping or repeated numbers
+   * are left for {@link #check()} to report.
+   */
+  @Override
+  void planRepair(List<Document> docs) {
+    java.util.TreeMap<Long, Document> byNumber = new java.util.TreeMap<>();
+    for (Document d : docs) {
+      if (!(d.get(LEFT) instanceof Number) || !(d.get(RIGHT) instanceof Number)
+          || num(d, LEFT) >= num(d, RIGHT)
+          || byNumber.put(num(d, LEFT), d) != null || byNumber.put(num(d, RIGHT), d) != null) {
+        return; // not derivable without guessing
+      }
+    }
+    Map<Long, Long> renumber = new HashMap<>();
+    long next = 0;
+    for (Long v : byNumber.keySet()) {
+      renumber.put(v, ++next);
+    }
+    List<Document> sorted = new ArrayList<>(docs);
+    sorted.sort(Comparator.comparingLong(d -> num(d, LEFT)));
+    Deque<Document> open = new ArrayDeque<>();
+    List<WriteModel<Document>> writes = new ArrayList<>();
+    for (Document d : sorted) {
+      while (!open.isEmpty() && num(open.peek(), RIGHT) < num(d, LEFT)) {
+        open.pop();
+      }
+      if (!open.isEmpty() && num(d, RIGHT) > num(open.peek(), RIGHT)) {
+        return; // overlapping intervals
+      }
+      String parent = open.isEmpty() ? null : open.peek().getString(ID);
+      long left = renumber.get(num(d, LEFT));
+      long right = renumber.get(num(d, RIGHT));
+      if (left != num(d, LEFT) || right != num(d, RIGHT) || !Objects.equals(parent, d.get(PARENT))
+          || !(d.get(DEPTH) instanceof Number) || num(d, DEPTH) != open.size()) {
+        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.combine(
+            Updates.set(LEFT, left), Updates.set(RIGHT, right), Updates.set(PARENT, parent),
+            Updates.set(DEPTH, (long) open.size()))));
+      }
+      open.push(d);
+    }
+    write(writes, null);
   }
 
   @Override
@@ -341,7 +399,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
       if (r.first()) {
         return new Target(1, null, null, 0);
       }
-      Document last = collection.find().projection(fields(RIGHT)).sort(Sorts.descending(RIGHT))
+      Document last = find(NODES).projection(fields(RIGHT)).sort(Sorts.descending(RIGHT))
           .limit(1).first();
       return new Target(last == null ? 1 : num(last, RIGHT) + 1, null, null, 0);
     }

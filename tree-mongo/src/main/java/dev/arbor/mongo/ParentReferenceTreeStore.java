@@ -71,7 +71,20 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
   ParentReferenceTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(PARENT, RANK));
-    this.ranks = new Ranks(collection);
+    this.ranks = new Ranks(this);
+  }
+
+  @Override
+  TreePattern pattern() {
+    return TreePattern.PARENT_REFERENCES;
+  }
+
+  @Override
+  String layoutProblem(Document d) {
+    if (!isNullOrString(d.get(PARENT))) {
+      return "parent is not an id: " + d.get(PARENT);
+    }
+    return d.get(RANK) instanceof Number ? null : "no numeric rank (sibling order)";
   }
 
   @Override
@@ -80,19 +93,17 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public void insert(String id, Position position, Map<String, Object> attributes) {
-    TreeStores.checkId(id);
-    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
-    checkAttributes(id, copy);
+  void planInsert(String id, Position position, Map<String, Object> attributes) {
+    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(PARENT, RANK));
     String parent = targetParent(position, docs);
-    long rank = ranks.rankFor(eq(PARENT, parent), position, anchorRank(position, docs), null);
+    long rank = ranks.rankFor(group(PARENT, parent), position, anchorRank(position, docs), null);
     write(List.of(new InsertOneModel<>(newDocument(id,
         new Document(PARENT, parent).append(RANK, rank), copy))), id);
   }
 
   @Override
-  public void move(String id, Position position) {
+  void planMove(String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PARENT, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
@@ -101,13 +112,13 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
     if (parent != null && (parent.equals(id) || ancestorsOf(parent).contains(id))) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = ranks.rankFor(eq(PARENT, parent), position, anchorRank(position, docs), id);
+    long rank = ranks.rankFor(group(PARENT, parent), position, anchorRank(position, docs), id);
     write(List.of(new UpdateOneModel<>(eq(ID, id),
         Updates.combine(Updates.set(PARENT, parent), Updates.set(RANK, rank)))), id);
   }
 
   @Override
-  public long delete(String id) {
+  long planDelete(String id) {
     List<String> doomed = new ArrayList<>();
     doomed.add(id);
     for (Row r : subtree(id, Integer.MAX_VALUE)) {
@@ -122,7 +133,7 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public Optional<Node> find(String id) {
+  Optional<Node> findNode(String id) {
     Document d = document(id, null);
     if (d == null) {
       return Optional.empty();
@@ -131,15 +142,15 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public List<String> roots() {
-    return ids(collection.find(eq(PARENT, null)).projection(fields(ID))
+  List<String> rootIds() {
+    return ids(find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  public List<String> children(String id) {
+  List<String> childIds(String id) {
     TreeStores.checkId(id);
-    List<String> children = ids(collection.find(eq(PARENT, id)).projection(fields(ID))
+    List<String> children = ids(find(eq(PARENT, id)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
     if (children.isEmpty()) {
       require(id, fields(ID));
@@ -148,12 +159,12 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public List<String> ancestors(String id) {
+  List<String> ancestorIds(String id) {
     return ancestorsOf(id);
   }
 
   @Override
-  public List<String> descendants(String id, int maxDepth) {
+  List<String> descendantIds(String id, int maxDepth) {
     if (maxDepth <= 0) {
       require(id, fields(ID));
       checkMaxDepth(maxDepth);
@@ -163,12 +174,12 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  public int depth(String id) {
+  int depthOf(String id) {
     return ancestorsOf(id).size();
   }
 
   @Override
-  public boolean isDescendant(String id, String ancestorId) {
+  boolean descends(String id, String ancestorId) {
     List<String> ancestors = ancestorsOf(id);
     require(ancestorId, fields(ID));
     return ancestors.contains(ancestorId);
@@ -185,7 +196,7 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
     Map<String, String> parents = new HashMap<>();
     String parent;
     if (collectionHasGraphLookup()) {
-      Document d = collection.aggregate(List.of(
+      Document d = aggregate(List.of(
           new Document("$match", new Document(ID, id)),
           new Document("$project", new Document(PARENT, 1)),
           new Document("$graphLookup", new Document("from", collectionName)
@@ -238,7 +249,7 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
       if (maxDepth != Integer.MAX_VALUE) {
         lookup.append("maxDepth", maxDepth - 1);
       }
-      for (Document d : collection.aggregate(List.of(
+      for (Document d : aggregate(List.of(
               new Document("$match", new Document(ID, id)),
               new Document("$project", new Document(ID, 1)),
               new Document("$graphLookup", lookup),
@@ -259,7 +270,7 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
     for (int depth = 1; depth <= maxDepth && !level.isEmpty(); depth++) {
       List<String> next = new ArrayList<>();
       for (List<String> slice : slices(level)) {
-        for (Document d : collection.find(in(PARENT, slice)).projection(fields(PARENT, RANK))) {
+        for (Document d : find(in(PARENT, slice)).projection(fields(PARENT, RANK))) {
           if (seen.add(d.getString(ID))) {
             rows.add(row(d));
             next.add(d.getString(ID));
@@ -290,11 +301,17 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
   @Override
   Forest forest(boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : collection.find().projection(withAttributes ? null : fields(PARENT, RANK))) {
+    for (Document d : find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
       rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
           withAttributes ? attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
+  }
+
+  /** Parent references derive nothing: repair fills in missing or repeated ranks. */
+  @Override
+  void planRepair(List<Document> docs) {
+    planRankRepair(docs, d -> d.get(PARENT));
   }
 
   @Override

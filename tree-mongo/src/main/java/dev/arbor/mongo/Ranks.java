@@ -6,7 +6,6 @@ import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.ne;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOneModel;
@@ -26,16 +25,17 @@ import org.bson.conversions.Bson;
  * {@code log2(GAP)} = 20 inserts at the same place can cause at most once.
  *
  * <p>Each placement costs one indexed query ({@code {parent, rank}} index: the neighbour of the
- * anchor, or the first or last sibling) and no write besides the node's own.
+ * anchor, or the first or last sibling) and no write besides the node's own. Renumbering writes
+ * are part of the change that needs them, so they are all-or-nothing with it.
  */
 final class Ranks {
   static final String RANK = "rank";
   static final long GAP = 1L << 20;
 
-  private final MongoCollection<Document> collection;
+  private final MongoTreeStore store;
 
-  Ranks(MongoCollection<Document> collection) {
-    this.collection = collection;
+  Ranks(MongoTreeStore store) {
+    this.store = store;
   }
 
   /**
@@ -51,7 +51,7 @@ final class Ranks {
     Bson group = moving == null ? siblings : and(siblings, ne(MongoTreeStore.ID, moving));
     if (position instanceof Position.Sibling s) {
       Bson neighbour = s.before() ? lt(RANK, anchorRank) : gt(RANK, anchorRank);
-      Document next = collection.find(and(group, neighbour))
+      Document next = store.find(and(group, neighbour))
           .projection(Projections.include(RANK))
           .sort(s.before() ? Sorts.descending(RANK) : Sorts.ascending(RANK))
           .limit(1)
@@ -69,7 +69,7 @@ final class Ranks {
     }
     boolean first = position instanceof Position.Root r ? r.first()
         : ((Position.Child) position).first();
-    Document end = collection.find(group)
+    Document end = store.find(group)
         .projection(Projections.include(RANK))
         .sort(first ? Sorts.ascending(RANK) : Sorts.descending(RANK))
         .limit(1)
@@ -86,7 +86,7 @@ final class Ranks {
    */
   private long renumber(Bson group, String anchorId, boolean before) {
     List<Document> siblings = new ArrayList<>();
-    collection.find(group).projection(Projections.include(RANK)).sort(Sorts.ascending(RANK))
+    store.find(group).projection(Projections.include(RANK)).sort(Sorts.ascending(RANK))
         .into(siblings);
     List<WriteModel<Document>> writes = new ArrayList<>();
     long next = GAP;
@@ -107,9 +107,7 @@ final class Ranks {
         next += GAP;
       }
     }
-    if (!writes.isEmpty()) {
-      collection.bulkWrite(writes);
-    }
+    store.write(writes, null); // planned with the change, before the node's own write
     return free;
   }
 

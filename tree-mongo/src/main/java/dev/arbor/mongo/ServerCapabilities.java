@@ -1,8 +1,10 @@
 package dev.arbor.mongo;
 
 import com.mongodb.MongoException;
+import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import java.util.List;
+import java.util.UUID;
 import org.bson.Document;
 
 /**
@@ -11,7 +13,7 @@ import org.bson.Document;
  *
  * <ul>
  *   <li>{@link #graphLookup}: {@code $graphLookup} honours {@code startWith}. Probed with a literal
- *       {@code startWith} that matches no document: a correct server finds nothing; a server that
+ *       {@code startWith} (a random id) that matches no document: a correct server finds nothing; a server that
  *       starts from the input document's {@code connectFromField} instead (mongo-java-server) finds
  *       the input document. Stores that walk the tree fall back to a level-by-level {@code $in}
  *       walk when this is false.
@@ -32,11 +34,14 @@ final class ServerCapabilities {
     OFF
   }
 
-  private static final String PROBE_ID = "\u0000arbor-probe: no node has this id";
 
   private final MongoCollection<Document> collection;
   private final Mode graphLookupMode;
   private final Mode pipelineMode;
+  private MongoClient client;
+  private boolean isolatedReads = true;
+  private long leaseMillis = 30_000;
+  private long waitMillis = 60_000;
   private volatile Boolean graphLookup;
   private volatile Boolean pipelineUpdates;
 
@@ -49,6 +54,41 @@ final class ServerCapabilities {
 
   static ServerCapabilities probing(MongoCollection<Document> collection) {
     return new ServerCapabilities(collection, Mode.PROBE, Mode.PROBE);
+  }
+
+  /** The client to start transactions with, or null: then changes use the lock and journal. */
+  ServerCapabilities client(MongoClient client) {
+    this.client = client;
+    return this;
+  }
+
+  MongoClient client() {
+    return client;
+  }
+
+  /** Whether reads are isolated from concurrent changes (lock protocol only). */
+  ServerCapabilities isolatedReads(boolean isolatedReads) {
+    this.isolatedReads = isolatedReads;
+    return this;
+  }
+
+  boolean isolatedReads() {
+    return isolatedReads;
+  }
+
+  /** The lease of the lock: how long a dead holder blocks the tree. */
+  ServerCapabilities lease(long leaseMillis, long waitMillis) {
+    this.leaseMillis = leaseMillis;
+    this.waitMillis = waitMillis;
+    return this;
+  }
+
+  long leaseMillis() {
+    return leaseMillis;
+  }
+
+  long waitMillis() {
+    return waitMillis;
   }
 
   /** Whether {@code $graphLookup} can be used; probes on first call with a non-empty collection. */
@@ -66,17 +106,16 @@ final class ServerCapabilities {
               new Document("$project", new Document("_id", 1)),
               new Document("$graphLookup", new Document("from",
                   collection.getNamespace().getCollectionName())
-                  .append("startWith", new Document("$literal", PROBE_ID))
+                  .append("startWith", "arbor-probe-" + UUID.randomUUID())
                   .append("connectFromField", "_id")
                   .append("connectToField", "_id")
                   .append("maxDepth", 0)
-                  .append("as", "found")),
-              new Document("$project", new Document("found._id", 1))))
+                  .append("as", "found"))))
           .first();
       if (first == null) {
         return false; // empty collection: undecided, and no walk is needed anyway
       }
-      known = first.getList("found", Object.class, List.of()).isEmpty();
+      known = first.get("found") instanceof List<?> found && found.isEmpty();
     } catch (MongoException e) {
       known = false;
     }

@@ -2,6 +2,7 @@ package dev.arbor.mongo;
 
 import static java.util.Objects.requireNonNull;
 
+import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.TreeStore;
 import org.bson.Document;
@@ -42,10 +43,27 @@ public enum TreePattern {
    * Opens a store of this pattern over {@code collection}, which may be empty or already hold a
    * tree in this pattern's layout. Nothing is read or written until the first call; call {@link
    * TreeStore#ensureIndexes()} once to create the indexes the store's queries need.
+   *
+   * <p>Structural changes are made all-or-nothing with a lock document and a journal kept in the
+   * collection (no transactions needed); reads are isolated from concurrent changes. To use
+   * multi-document transactions where the server has them, use {@link #open(MongoClient,
+   * MongoCollection)}.
    */
   public TreeStore open(MongoCollection<Document> collection) {
     requireNonNull(collection, "collection");
     return open(collection, ServerCapabilities.probing(collection));
+  }
+
+  /**
+   * Opens a store of this pattern over {@code collection} that makes each structural change in
+   * one multi-document transaction of {@code client} when the server runs transactions (replica
+   * sets, sharded clusters; probed on first change), and otherwise uses the same lock-and-journal
+   * protocol as {@link #open(MongoCollection)}.
+   */
+  public TreeStore open(MongoClient client, MongoCollection<Document> collection) {
+    requireNonNull(client, "client");
+    requireNonNull(collection, "collection");
+    return open(collection, ServerCapabilities.probing(collection).client(client));
   }
 
   TreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities) {

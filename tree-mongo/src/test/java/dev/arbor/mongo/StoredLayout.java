@@ -22,7 +22,7 @@ final class StoredLayout {
   /** Asserts that the raw documents of {@code collection} hold {@code tree} in the pattern. */
   static void assertLayout(TreePattern pattern, Tree tree, MongoCollection<Document> collection) {
     Map<String, Document> docs = new HashMap<>();
-    for (Document d : collection.find()) {
+    for (Document d : collection.find(MongoTreeStore.NODES)) {
       docs.put(d.getString("_id"), d);
     }
     assertEquals(tree.size(), docs.size(), "number of documents");

@@ -1,0 +1,217 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+import dev.arbor.core.Fixtures;
+import dev.arbor.core.InMemoryTreeStore;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeStore;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Protocol choice, read isolation, repair of hand-written collections, foreign layouts. */
+class IntegrityTest {
+
+  @Test
+  void withoutSessionsTheStoreChoosesTheLockAndJournal() {
+    MongoTestServer server = MongoTestServer.get();
+    MongoTreeStore store = (MongoTreeStore) TreePattern.NESTED_SETS.open(server.client(),
+        server.freshCollection());
+    if (server.embedded()) {
+      assertEquals(MongoTreeStore.Protocol.LOCK_AND_JOURNAL, store.protocol());
+    }
+    MongoTreeStore withoutClient = (MongoTreeStore) TreePattern.NESTED_SETS.open(
+        server.freshCollection());
+    assertEquals(MongoTreeStore.Protocol.LOCK_AND_JOURNAL, withoutClient.protocol());
+  }
+
+  /** Blocks a change after its first document write until released. */
+  private static final class Paused implements TreeLock.Executor {
+    final CountDownLatch reached = new CountDownLatch(1);
+    final CountDownLatch release = new CountDownLatch(1);
+
+    @Override
+    public BulkWriteResult execute(MongoCollection<Document> c, List<WriteModel<Document>> steps) {
+      FaultInjectionTest.FaultyExecutor first = new FaultInjectionTest.FaultyExecutor(1);
+      try {
+        first.execute(c, steps);
+      } catch (FaultInjectionTest.Crash stop) {
+        reached.countDown();
+        try {
+          release.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return c.bulkWrite(steps); // the guards skip what is done
+    }
+  }
+
+  private static Tree moved(Tree before) {
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(before);
+    reference.move("Databases", Position.firstRoot());
+    return reference.snapshot();
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = {"CHILD_REFERENCES", "ARRAY_OF_ANCESTORS",
+      "MATERIALIZED_PATHS", "NESTED_SETS"})
+  void aReadDuringAChangeWaitsForIt(TreePattern pattern) throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTreeStore writer = (MongoTreeStore) pattern.open(c);
+    writer.load(Fixtures.categories());
+    Paused paused = new Paused();
+    writer.lock.executor = paused;
+    CompletableFuture<Void> move = CompletableFuture.runAsync(
+        () -> writer.move("Databases", Position.firstRoot()));
+    assertTrue(paused.reached.await(10, TimeUnit.SECONDS));
+    // Half-way: a raw read sees a half-done move; an unisolated store reads it as is.
+    TreeStore unisolated = pattern.open(c,
+        ServerCapabilities.probing(c).isolatedReads(false));
+    boolean halfDone = !unisolated.check().isEmpty()
+        || !unisolated.snapshot().equals(Fixtures.categories())
+        || !unisolated.descendants("Books").equals(
+            Fixtures.categories().ids().subList(1, 6));
+    assertTrue(halfDone, "an unisolated read sees the change half-done");
+    TreeStore reader = pattern.open(c);
+    CompletableFuture<Tree> read = CompletableFuture.supplyAsync(reader::snapshot);
+    Thread.sleep(300);
+    assertFalse(read.isDone(), "an isolated read waits while the change is in progress");
+    paused.release.countDown();
+    move.get(10, TimeUnit.SECONDS);
+    assertEquals(moved(Fixtures.categories()), read.get(10, TimeUnit.SECONDS));
+    assertEquals(List.of(), reader.check());
+  }
+
+  /** The manual's documents (§4.2), written by hand, as a user of the manual would have them. */
+  private static final java.util.Map<TreePattern, String> HAND_WRITTEN = java.util.Map.of(
+      TreePattern.PARENT_REFERENCES, """
+          { _id: "MongoDB", parent: "Databases" }
+          { _id: "dbm", parent: "Databases" }
+          { _id: "Databases", parent: "Programming" }
+          { _id: "Languages", parent: "Programming" }
+          { _id: "Programming", parent: "Books" }
+          { _id: "Books", parent: null }""",
+      TreePattern.CHILD_REFERENCES, """
+          { _id: "MongoDB", children: [] }
+          { _id: "dbm", children: [] }
+          { _id: "Databases", children: [ "MongoDB", "dbm" ] }
+          { _id: "Languages", children: [] }
+          { _id: "Programming", children: [ "Databases", "Languages" ] }
+          { _id: "Books", children: [ "Programming" ] }""",
+      TreePattern.ARRAY_OF_ANCESTORS, """
+          { _id: "MongoDB", ancestors: [ "Books", "Programming", "Databases" ], parent: "Databases" }
+          { _id: "dbm", ancestors: [ "Books", "Programming", "Databases" ], parent: "Databases" }
+          { _id: "Databases", ancestors: [ "Books", "Programming" ], parent: "Programming" }
+          { _id: "Languages", ancestors: [ "Books", "Programming" ], parent: "Programming" }
+          { _id: "Programming", ancestors: [ "Books" ], parent: "Books" }
+          { _id: "Books", ancestors: [ ], parent: null }""",
+      TreePattern.MATERIALIZED_PATHS, """
+          { _id: "Books", path: null }
+          { _id: "Programming", path: ",Books," }
+          { _id: "Databases", path: ",Books,Programming," }
+          { _id: "Languages", path: ",Books,Programming," }
+          { _id: "MongoDB", path: ",Books,Programming,Databases," }
+          { _id: "dbm", path: ",Books,Programming,Databases," }""",
+      TreePattern.NESTED_SETS, """
+          { _id: "Books", parent: 0, left: 1, right: 12 }
+          { _id: "Programming", parent: "Books", left: 2, right: 11 }
+          { _id: "Languages", parent: "Programming", left: 3, right: 4 }
+          { _id: "Databases", parent: "Programming", left: 5, right: 10 }
+          { _id: "MongoDB", parent: "Databases", left: 6, right: 7 }
+          { _id: "dbm", parent: "Databases", left: 8, right: 9 }""");
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void repairCompletesACollectionWrittenByHandInTheManualsShape(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    for (String line : HAND_WRITTEN.get(pattern).split("\n")) {
+      c.insertOne(Document.parse(line));
+    }
+    TreeStore store = pattern.open(c);
+    store.ensureIndexes();
+    assertFalse(store.check().isEmpty(), "Arbor's extra fields are missing");
+    if (pattern != TreePattern.CHILD_REFERENCES) { // its non-roots need no extra field
+      TreeException refused = assertThrows(TreeException.class,
+          () -> store.insert("x", Position.lastChildOf("Databases")));
+      assertTrue(refused.getMessage().contains("repair()"), refused.getMessage());
+    }
+    assertEquals(List.of(), store.repair());
+    // Siblings without an order keep the order the collection returns them in (insertion
+    // order); nested sets order them by their numbers.
+    String expected = pattern == TreePattern.NESTED_SETS ? Fixtures.CATEGORIES
+        : "Books(Programming(Databases(MongoDB dbm) Languages))";
+    assertEquals(Tree.parse(expected), store.snapshot());
+    store.insert("x", Position.lastChildOf("Databases"));
+    assertEquals(List.of("MongoDB", "dbm", "x"), store.children("Databases"));
+    assertEquals(List.of(), store.check());
+  }
+
+  @Test
+  void repairRebuildsDerivedFields() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeStore ancestors = TreePattern.ARRAY_OF_ANCESTORS.open(c);
+    ancestors.load(Fixtures.categories());
+    c.updateOne(Filters.eq("_id", "MongoDB"), Updates.set("ancestors", List.of("wrong")));
+    c.updateOne(Filters.eq("_id", "dbm"), Updates.unset("rank"));
+    assertTrue(ancestors.check().stream().anyMatch(p -> p.nodeId().equals("MongoDB"))
+        && ancestors.check().stream().anyMatch(p -> p.nodeId().equals("dbm")));
+    assertEquals(List.of(), ancestors.repair());
+    assertEquals(Fixtures.categories(), ancestors.snapshot());
+
+    MongoCollection<Document> n = MongoTestServer.get().freshCollection();
+    TreeStore nested = TreePattern.NESTED_SETS.open(n);
+    nested.load(Fixtures.categories());
+    n.updateMany(Filters.gte("left", 5), Updates.inc("left", 100));
+    n.updateMany(Filters.gte("right", 5), Updates.inc("right", 100));
+    n.updateOne(Filters.eq("_id", "dbm"), Updates.set("depth", 7));
+    assertFalse(nested.check().isEmpty());
+    assertEquals(List.of(), nested.repair());
+    assertEquals(Fixtures.categories(), nested.snapshot());
+  }
+
+  @Test
+  void repairLeavesWhatItCannotDeriveAndLosesNoNode() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeStore store = TreePattern.PARENT_REFERENCES.open(c);
+    store.load(Fixtures.categories());
+    c.updateOne(Filters.eq("_id", "Books"), Updates.set("parent", "dbm")); // a cycle
+    assertFalse(store.repair().isEmpty(), "a cycle cannot be repaired without guessing");
+    assertEquals(6, store.size());
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aCollectionOfAnotherPatternIsRefusedNamingTheNode(TreePattern pattern) {
+    TreePattern other = pattern == TreePattern.NESTED_SETS ? TreePattern.CHILD_REFERENCES
+        : TreePattern.NESTED_SETS;
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    other.open(c).load(Fixtures.categories());
+    List<Document> before = c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>());
+    TreeStore wrong = pattern.open(c);
+    TreeException e = assertThrows(TreeException.class,
+        () -> wrong.move("Languages", Position.lastChildOf("Databases")));
+    assertTrue(e.getMessage().contains("'Languages'") || e.getMessage().contains("'Databases'"),
+        e.getMessage());
+    assertFalse(wrong.check().isEmpty());
+    assertEquals(before, c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>()),
+        "nothing written");
+  }
+}
