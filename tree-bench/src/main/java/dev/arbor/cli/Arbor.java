@@ -21,7 +21,7 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
- * The {@code arbor} command line: {@code arbor bench|import|export|convert|check}.
+ * The {@code arbor} command line: {@code arbor bench|import|export|convert|check|repair}.
  *
  * <p>Every data subcommand names its tree with {@code --uri} (or {@code --data-dir} for the
  * embedded server kept on disk; neither: an embedded in-memory server), {@code --db}, {@code
@@ -29,7 +29,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * problems of {@code check}); progress, notes and errors go to stderr, each error on one line.
  *
  * <p>Exit codes: {@value #EXIT_OK} success, {@value #EXIT_FAILURE} failure (nothing written),
- * {@value #EXIT_USAGE} bad command line, {@value #EXIT_PROBLEMS} {@code check} found problems.
+ * {@value #EXIT_USAGE} bad command line, {@value #EXIT_PROBLEMS} {@code check} found problems or
+ * problems remain after {@code repair}.
  */
 @Command(
     name = "arbor",
@@ -37,13 +38,13 @@ import picocli.CommandLine.UnmatchedArgumentException;
     version = "arbor 0.1.0-SNAPSHOT",
     description = "Trees in MongoDB in the five patterns of the MongoDB manual.",
     subcommands = {BenchCommand.class, ImportCommand.class, ExportCommand.class,
-        ConvertCommand.class, CheckCommand.class},
+        ConvertCommand.class, CheckCommand.class, RepairCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:success",
         "1:failure, one line on stderr; nothing was written",
         "2:invalid command line",
-        "3:check found problems"})
+        "3:check found problems, or problems remain after repair"})
 public final class Arbor implements Callable<Integer> {
   /** Success. */
   public static final int EXIT_OK = 0;
@@ -51,7 +52,7 @@ public final class Arbor implements Callable<Integer> {
   public static final int EXIT_FAILURE = 1;
   /** An invalid command line. */
   public static final int EXIT_USAGE = 2;
-  /** {@code check} found problems. */
+  /** {@code check} found problems, or problems remain after {@code repair}. */
   public static final int EXIT_PROBLEMS = 3;
 
   private final InputStream stdin;

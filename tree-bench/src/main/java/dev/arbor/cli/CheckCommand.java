@@ -25,17 +25,16 @@ final class CheckCommand extends ArborCommand {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
       connection.requireCollection(db, store.collection);
-      TreeStore tree = store.pattern.open(db.getCollection(store.collection));
+      TreeStore tree = connection.open(store.pattern, db.getCollection(store.collection));
       progress.phase("checking " + where);
       List<Problem> problems = tree.check();
       print(problems, out());
-      long documents = db.getCollection(store.collection).countDocuments();
+      long nodes = Connection.nodes(db.getCollection(store.collection));
       if (problems.isEmpty()) {
-        progress.done(where + ": sound, " + documents + " nodes, no problem");
+        progress.done(where + ": sound, " + nodes + " nodes, no problem");
         return Arbor.EXIT_OK;
       }
-      progress.done(where + ": " + problems.size() + (problems.size() == 1 ? " problem" :
-          " problems") + " in " + documents + " documents");
+      progress.done(where + ": " + count(problems.size()) + " in " + nodes + " nodes");
       return Arbor.EXIT_PROBLEMS;
     }
   }
@@ -46,6 +45,10 @@ final class CheckCommand extends ArborCommand {
       out.println("node " + quote(p.nodeId()) + ": " + Errors.oneLine(p.message()));
     }
     out.flush();
+  }
+
+  static String count(int problems) {
+    return problems + (problems == 1 ? " problem" : " problems");
   }
 
   /** An id in single quotes, control characters escaped. */

@@ -6,16 +6,21 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
 import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.TreePattern;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import org.bson.BsonType;
 import org.bson.Document;
+import org.bson.conversions.Bson;
 
 /**
  * A connection to the MongoDB server a command works on: a server named by {@code --uri}, or an
@@ -27,6 +32,7 @@ final class Connection implements AutoCloseable {
   static final String DATA_FILE = "arbor.mv";
   static final String DEFAULT_DATABASE = "arbor";
   static final int TIMEOUT_SECONDS = 10;
+  private static final Bson NODES = Filters.type("_id", BsonType.STRING);
 
   private final String description;
   private final String uriDatabase;
@@ -147,9 +153,25 @@ final class Connection implements AutoCloseable {
     }
   }
 
-  /** Whether the collection holds at least one document. */
-  static boolean hasDocuments(MongoCollection<Document> collection) {
-    return collection.find().projection(new Document("_id", 1)).limit(1).first() != null;
+  /**
+   * Whether the collection holds at least one node: a document with a string {@code _id} (the
+   * stores keep their lock and journal documents in the collection under other {@code _id}s).
+   */
+  static boolean hasNodes(MongoCollection<Document> collection) {
+    return collection.find(NODES).projection(new Document("_id", 1)).limit(1).first() != null;
+  }
+
+  /** The number of nodes in the collection (documents with a string {@code _id}). */
+  static long nodes(MongoCollection<Document> collection) {
+    return collection.countDocuments(NODES);
+  }
+
+  /**
+   * A store of {@code pattern} over {@code collection}, making changes in transactions where the
+   * server runs them (replica sets) and with the stores' lock and journal elsewhere.
+   */
+  TreeStore open(TreePattern pattern, MongoCollection<Document> collection) {
+    return pattern.open(client, collection);
   }
 
   /** Where the data lives, for messages. */

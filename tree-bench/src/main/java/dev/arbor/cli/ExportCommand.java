@@ -66,7 +66,7 @@ final class ExportCommand extends ArborCommand {
     String where = Loads.where(db, collection, pattern);
     connection.requireCollection(db, collection);
     MongoCollection<Document> c = db.getCollection(collection);
-    TreeStore source = pattern.open(c);
+    TreeStore source = connection.open(pattern, c);
     if (check) {
       progress.phase("checking " + where);
       List<Problem> problems = source.check();
@@ -80,11 +80,11 @@ final class ExportCommand extends ArborCommand {
     }
     progress.phase("reading " + where);
     Tree tree = source.snapshot();
-    long documents = c.countDocuments();
-    if (documents != tree.size()) {
-      throw new CliException("collection " + where + " holds " + documents + " documents but "
-          + "only " + tree.size() + " form a tree in this pattern: is --pattern right? "
-          + "'arbor check' lists the problems");
+    long nodes = Connection.nodes(c);
+    if (nodes != tree.size()) {
+      throw new CliException("collection " + where + " holds " + nodes + " nodes but only "
+          + tree.size() + " form a tree in this pattern: is --pattern right? 'arbor check' lists"
+          + " the problems");
     }
     return tree;
   }

@@ -33,10 +33,11 @@ final class Loads {
   static boolean checkTarget(MongoDatabase db, String collection, TreePattern pattern,
       boolean replace) {
     MongoCollection<Document> target = db.getCollection(collection);
-    boolean occupied = Connection.hasDocuments(target);
+    boolean occupied = Connection.hasNodes(target);
     if (occupied && !replace) {
+      long nodes = Connection.nodes(target);
       throw new CliException("collection " + where(db, collection, pattern) + " is not empty ("
-          + target.countDocuments() + " documents): add --replace to replace it");
+          + nodes + (nodes == 1 ? " node" : " nodes") + "): add --replace to replace it");
     }
     return occupied;
   }
@@ -55,7 +56,7 @@ final class Loads {
     String where = where(db, collection, pattern);
     boolean occupied = checkTarget(db, collection, pattern, replace);
     if (!occupied) {
-      load(tree, db, collection, pattern, progress);
+      load(tree, connection, db, collection, pattern, progress);
       return;
     }
     String temporary = collection + ".arbor-tmp-"
@@ -63,7 +64,7 @@ final class Loads {
             .toLowerCase(Locale.ROOT);
     MongoCollection<Document> aside = db.getCollection(temporary);
     try {
-      load(tree, db, temporary, pattern, progress);
+      load(tree, connection, db, temporary, pattern, progress);
     } catch (RuntimeException e) {
       dropQuietly(aside, e);
       throw e;
@@ -82,7 +83,7 @@ final class Loads {
     progress.phase("replacing " + where);
     db.getCollection(collection).drop();
     try {
-      load(tree, db, collection, pattern, progress);
+      load(tree, connection, db, collection, pattern, progress);
     } catch (RuntimeException e) {
       throw new CliException("replacing " + where + " failed after it was dropped ("
           + Errors.message(e) + "); the new tree is complete in " + db.getName() + "."
@@ -91,11 +92,11 @@ final class Loads {
     aside.drop();
   }
 
-  private static void load(Tree tree, MongoDatabase db, String collection, TreePattern pattern,
-      Progress progress) {
+  private static void load(Tree tree, Connection connection, MongoDatabase db,
+      String collection, TreePattern pattern, Progress progress) {
     String where = where(db, collection, pattern);
     progress.phase("loading " + tree.size() + " nodes into " + where);
-    TreeStore store = pattern.open(db.getCollection(collection));
+    TreeStore store = connection.open(pattern, db.getCollection(collection));
     store.load(tree); // refuses a collection filled meanwhile; removes what it wrote on failure
     progress.phase("creating the indexes of " + where);
     store.ensureIndexes();
