@@ -75,7 +75,8 @@ final class ExportCommand extends ArborCommand {
         throw new CliException("collection " + where + " has " + problems.size()
             + (problems.size() == 1 ? " problem" : " problems") + ", the first: node "
             + CheckCommand.quote(first.nodeId()) + ": " + first.message()
-            + "; is --pattern right? 'arbor check' lists them all");
+            + " (a wrong --pattern, or damage: 'arbor check' lists them all, 'arbor repair' fixes"
+            + " what it can)");
       }
     }
     progress.phase("reading " + where);
@@ -98,6 +99,10 @@ final class ExportCommand extends ArborCommand {
 
   private static void writeFile(Tree tree, Path target, Progress progress) throws IOException {
     Path absolute = target.toAbsolutePath();
+    if (!Files.isDirectory(absolute.getParent())) {
+      throw new CliException("cannot write " + target + ": directory " + absolute.getParent()
+          + " does not exist");
+    }
     Path aside = Files.createTempFile(absolute.getParent(), "." + absolute.getFileName(), ".tmp");
     try {
       try (OutputStream out = Files.newOutputStream(aside)) {

@@ -62,7 +62,8 @@ final class RepairCommand extends ArborCommand {
         progress.done(where + ": sound, " + nodes + " nodes, nothing to repair");
       } else {
         progress.done(where + ": " + CheckCommand.count(found.size()) + " found, "
-            + remaining.size() + " remain, " + nodes + " nodes");
+            + remaining.size() + (remaining.size() == 1 ? " remains, " : " remain, ") + nodes
+            + " nodes");
       }
       return remaining.isEmpty() ? Arbor.EXIT_OK : Arbor.EXIT_PROBLEMS;
     }

@@ -210,7 +210,8 @@ class CliTest {
     assertEquals(1, result.errLines().size(), result::toString);
     assertTrue(result.stderr().startsWith("arbor export: collection " + db() + "." + name
         + " (nested-sets) has 4 problems, the first: node '"), result::toString);
-    assertTrue(result.stderr().contains("is --pattern right?"), result::toString);
+    assertTrue(result.stderr().contains("(a wrong --pattern, or damage: 'arbor check' lists"),
+        result::toString);
     assertEquals("", result.out());
   }
 

@@ -90,6 +90,11 @@ import java.nio.charset.StandardCharsets;
  * <p>{@link #reader} and {@link #writer} stream node by node and hold only the path from the root
  * to the current node (the reader also the set of ids seen). {@link #read} and {@link #write} work
  * on a whole {@link Tree}, which holds every node.
+ *
+ * <h2>Thread safety</h2>
+ *
+ * <p>The static methods may be called from any number of threads at once; each reader and writer
+ * they return belongs to one thread.
  */
 public final class TreeJson {
   /** The typed wrapper for a {@code Long} that would otherwise read back as an {@code Integer}. */
