@@ -60,6 +60,21 @@ public final class Fixtures {
           "\u0000nul",
           "\uffff");
 
+  /**
+   * Position number {@code kind} (0 to 5: firstRoot, lastRoot, firstChildOf, lastChildOf, before,
+   * after) relative to {@code anchor}, for generated operations.
+   */
+  public static Position position(int kind, String anchor) {
+    return switch (kind) {
+      case 0 -> Position.firstRoot();
+      case 1 -> Position.lastRoot();
+      case 2 -> Position.firstChildOf(anchor);
+      case 3 -> Position.lastChildOf(anchor);
+      case 4 -> Position.before(anchor);
+      default -> Position.after(anchor);
+    };
+  }
+
   /** Writes the tree with inserts (not {@link TreeStore#load}), appending each node in preorder. */
   public static void insertAll(TreeStore store, Tree tree) {
     for (Tree.Entry e : tree.entries()) {

@@ -202,14 +202,7 @@ public abstract class TreeStoreProperties {
     }
     // One anchor in three is the deepest node, so that sequences grow deep chains.
     String anchor = b % 3 == 0 ? deepest.get() : ids.get(b % ids.size());
-    return switch (where) {
-      case 0 -> Position.firstRoot();
-      case 1 -> Position.lastRoot();
-      case 2 -> Position.firstChildOf(anchor);
-      case 3 -> Position.lastChildOf(anchor);
-      case 4 -> Position.before(anchor);
-      default -> Position.after(anchor);
-    };
+    return Fixtures.position(where, anchor);
   }
 
   private static Throwable attempt(Runnable call) {

@@ -173,13 +173,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
   @Override
   List<String> childIds(String id) {
-    TreeStores.checkId(id);
-    List<String> children = ids(find(eq(PARENT, id)).projection(fields(ID))
-        .sort(Sorts.ascending(RANK)));
-    if (children.isEmpty()) {
-      require(id, fields(ID));
-    }
-    return children;
+    return childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
   }
 
   @Override
@@ -225,16 +219,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
   @Override
   boolean descends(String id, String ancestorId) {
-    TreeStores.checkId(id);
-    TreeStores.checkId(ancestorId);
-    Map<String, Document> docs = documents(List.of(id, ancestorId), fields(ANCESTORS));
-    if (!docs.containsKey(id)) {
-      throw new NodeNotFoundException(id);
-    }
-    if (!docs.containsKey(ancestorId)) {
-      throw new NodeNotFoundException(ancestorId);
-    }
-    return ancestorsOf(docs.get(id)).contains(ancestorId);
+    return ancestorsOf(requireBoth(id, ancestorId, fields(ANCESTORS))[0]).contains(ancestorId);
   }
 
   @Override

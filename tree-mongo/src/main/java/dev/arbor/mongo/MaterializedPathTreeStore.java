@@ -298,16 +298,8 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
 
   @Override
   boolean descends(String id, String ancestorId) {
-    TreeStores.checkId(id);
-    TreeStores.checkId(ancestorId);
-    Map<String, Document> docs = documents(List.of(id, ancestorId), fields(PATH));
-    if (!docs.containsKey(id)) {
-      throw new NodeNotFoundException(id);
-    }
-    if (!docs.containsKey(ancestorId)) {
-      throw new NodeNotFoundException(ancestorId);
-    }
-    return parse(docs.get(id).getString(PATH)).contains(ancestorId);
+    return parse(requireBoth(id, ancestorId, fields(PATH))[0].getString(PATH))
+        .contains(ancestorId);
   }
 
   @Override

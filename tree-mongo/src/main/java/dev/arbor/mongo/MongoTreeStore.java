@@ -569,6 +569,36 @@ abstract class MongoTreeStore implements TreeStore {
   }
 
   /**
+   * Reads the documents of {@code id} and {@code other} in one query.
+   *
+   * @return the two documents, {@code id}'s first
+   * @throws NodeNotFoundException naming {@code id} if it is missing, else {@code other}
+   */
+  final Document[] requireBoth(String id, String other, Bson projection) {
+    Map<String, Document> docs = documents(List.of(id, other), projection);
+    for (String each : List.of(id, other)) {
+      if (!docs.containsKey(each)) {
+        throw new NodeNotFoundException(each);
+      }
+    }
+    return new Document[] {docs.get(id), docs.get(other)};
+  }
+
+  /**
+   * The ids {@code filter} selects in {@code order}; when there are none, checks that {@code id}
+   * exists (one more round trip, for leaves only).
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  final List<String> childrenOrRequire(Bson filter, Bson order, String id) {
+    List<String> children = ids(find(filter).projection(fields(ID)).sort(order));
+    if (children.isEmpty()) {
+      require(id, fields(ID));
+    }
+    return children;
+  }
+
+  /**
    * Reads, in one query, the document of the subject of an insert or move and of its position's
    * anchor, and checks them in the reference's order: for an insert the id must be new, for a move
    * it must exist; then the anchor must exist.

@@ -204,13 +204,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
 
   @Override
   List<String> childIds(String id) {
-    TreeStores.checkId(id);
-    List<String> children = ids(find(eq(PARENT, id)).projection(fields(ID))
-        .sort(Sorts.ascending(LEFT)));
-    if (children.isEmpty()) {
-      require(id, fields(ID));
-    }
-    return children;
+    return childrenOrRequire(eq(PARENT, id), Sorts.ascending(LEFT), id);
   }
 
   @Override
@@ -241,18 +235,8 @@ final class NestedSetTreeStore extends MongoTreeStore {
 
   @Override
   boolean descends(String id, String ancestorId) {
-    TreeStores.checkId(id);
-    TreeStores.checkId(ancestorId);
-    Map<String, Document> docs = documents(List.of(id, ancestorId), STRUCTURE);
-    if (!docs.containsKey(id)) {
-      throw new NodeNotFoundException(id);
-    }
-    if (!docs.containsKey(ancestorId)) {
-      throw new NodeNotFoundException(ancestorId);
-    }
-    Document x = docs.get(id);
-    Document a = docs.get(ancestorId);
-    return num(a, LEFT) < num(x, LEFT) && num(x, RIGHT) < num(a, RIGHT);
+    Document[] docs = requireBoth(id, ancestorId, STRUCTURE);
+    return num(docs[1], LEFT) < num(docs[0], LEFT) && num(docs[0], RIGHT) < num(docs[1], RIGHT);
   }
 
   @Override

@@ -149,13 +149,7 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
 
   @Override
   List<String> childIds(String id) {
-    TreeStores.checkId(id);
-    List<String> children = ids(find(eq(PARENT, id)).projection(fields(ID))
-        .sort(Sorts.ascending(RANK)));
-    if (children.isEmpty()) {
-      require(id, fields(ID));
-    }
-    return children;
+    return childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
   }
 
   @Override

@@ -25,7 +25,18 @@ import org.bson.Document;
  * </table>
  *
  * <p>Each store's class documentation shows its document shape, its indexes and its costs; the
- * {@code tree-bench} module measures them side by side.
+ * {@code tree-bench} module measures them side by side. The round trips above are the pattern's
+ * own; making changes all-or-nothing adds a constant: with the lock and journal (the default), 3
+ * per change (2 when it writes one document) and 2 per isolated read; with transactions ({@link
+ * #open(MongoClient, MongoCollection)}), the transaction's commands.
+ *
+ * <h2>Documents Arbor adds</h2>
+ *
+ * <p>Besides one document per node, a store keeps a lock document {@code {_id: {arbor: "lock"}}}
+ * and, while a change is in flight, journal documents {@code {_id: {arbor: "journal", ...}}} in
+ * the same collection; their ids are not strings, so they never collide with a node, and every
+ * query of the store excludes them. Documents written by a change carry {@code arborOp: {id,
+ * step}}. See {@code TreeLock} and the README's "Guarantees".
  */
 public enum TreePattern {
   /** Each node stores its parent's id in {@code parent} (manual §4.2.1). */
@@ -63,7 +74,14 @@ public enum TreePattern {
   public TreeStore open(MongoClient client, MongoCollection<Document> collection) {
     requireNonNull(client, "client");
     requireNonNull(collection, "collection");
-    return open(collection, ServerCapabilities.probing(collection).client(client));
+    return open(collection, TreeOptions.defaults().withTransactions(client));
+  }
+
+  /** Opens a store of this pattern over {@code collection} with the given options. */
+  public TreeStore open(MongoCollection<Document> collection, TreeOptions options) {
+    requireNonNull(collection, "collection");
+    requireNonNull(options, "options");
+    return open(collection, options.capabilities(collection));
   }
 
   TreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities) {

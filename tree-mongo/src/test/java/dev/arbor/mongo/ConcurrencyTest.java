@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
+import dev.arbor.core.Fixtures;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.NodeNotFoundException;
@@ -71,12 +72,12 @@ class ConcurrencyTest {
             Consumer<TreeStore> op;
             if (kind < 45) {
               String id = "t" + thread + "-" + i;
-              Position p = position(random.nextInt(6), y);
+              Position p = Fixtures.position(random.nextInt(6), y);
               what = "insert " + id + " at " + p;
               op = s -> s.insert(id, p);
               known.add(id);
             } else if (kind < 92) {
-              Position p = position(random.nextInt(6), y);
+              Position p = Fixtures.position(random.nextInt(6), y);
               what = "move " + x + " to " + p;
               op = s -> s.move(x, p);
             } else {
@@ -143,16 +144,5 @@ class ConcurrencyTest {
       // must still have done real work.
       assertTrue(succeeded > ordered.size() / 3, "operations that succeeded: " + succeeded);
     }
-  }
-
-  private static Position position(int where, String anchor) {
-    return switch (where) {
-      case 0 -> Position.firstRoot();
-      case 1 -> Position.lastRoot();
-      case 2 -> Position.firstChildOf(anchor);
-      case 3 -> Position.lastChildOf(anchor);
-      case 4 -> Position.before(anchor);
-      default -> Position.after(anchor);
-    };
   }
 }

@@ -100,49 +100,11 @@ class IntegrityTest {
     assertEquals(List.of(), reader.check());
   }
 
-  /** The manual's documents (§4.2), written by hand, as a user of the manual would have them. */
-  private static final java.util.Map<TreePattern, String> HAND_WRITTEN = java.util.Map.of(
-      TreePattern.PARENT_REFERENCES, """
-          { _id: "MongoDB", parent: "Databases" }
-          { _id: "dbm", parent: "Databases" }
-          { _id: "Databases", parent: "Programming" }
-          { _id: "Languages", parent: "Programming" }
-          { _id: "Programming", parent: "Books" }
-          { _id: "Books", parent: null }""",
-      TreePattern.CHILD_REFERENCES, """
-          { _id: "MongoDB", children: [] }
-          { _id: "dbm", children: [] }
-          { _id: "Databases", children: [ "MongoDB", "dbm" ] }
-          { _id: "Languages", children: [] }
-          { _id: "Programming", children: [ "Databases", "Languages" ] }
-          { _id: "Books", children: [ "Programming" ] }""",
-      TreePattern.ARRAY_OF_ANCESTORS, """
-          { _id: "MongoDB", ancestors: [ "Books", "Programming", "Databases" ], parent: "Databases" }
-          { _id: "dbm", ancestors: [ "Books", "Programming", "Databases" ], parent: "Databases" }
-          { _id: "Databases", ancestors: [ "Books", "Programming" ], parent: "Programming" }
-          { _id: "Languages", ancestors: [ "Books", "Programming" ], parent: "Programming" }
-          { _id: "Programming", ancestors: [ "Books" ], parent: "Books" }
-          { _id: "Books", ancestors: [ ], parent: null }""",
-      TreePattern.MATERIALIZED_PATHS, """
-          { _id: "Books", path: null }
-          { _id: "Programming", path: ",Books," }
-          { _id: "Databases", path: ",Books,Programming," }
-          { _id: "Languages", path: ",Books,Programming," }
-          { _id: "MongoDB", path: ",Books,Programming,Databases," }
-          { _id: "dbm", path: ",Books,Programming,Databases," }""",
-      TreePattern.NESTED_SETS, """
-          { _id: "Books", parent: 0, left: 1, right: 12 }
-          { _id: "Programming", parent: "Books", left: 2, right: 11 }
-          { _id: "Languages", parent: "Programming", left: 3, right: 4 }
-          { _id: "Databases", parent: "Programming", left: 5, right: 10 }
-          { _id: "MongoDB", parent: "Databases", left: 6, right: 7 }
-          { _id: "dbm", parent: "Databases", left: 8, right: 9 }""");
-
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void repairCompletesACollectionWrittenByHandInTheManualsShape(TreePattern pattern) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    for (String line : HAND_WRITTEN.get(pattern).split("\n")) {
+    for (String line : ManualDocuments.AS_WRITTEN.get(pattern).split("\n")) {
       c.insertOne(Document.parse(line));
     }
     TreeStore store = pattern.open(c);

@@ -17,7 +17,8 @@ import org.testcontainers.mongodb.MongoDBContainer;
 /**
  * The contract and the equivalence property of all five patterns on a real MongoDB 8 (a
  * single-node replica set in a container), where {@code $graphLookup}, pipeline updates, sessions
- * and secondary indexes all work. Runs wherever Docker runs; skipped, not failed, elsewhere.
+ * and secondary indexes all work: the contract with the lock and journal, the property with
+ * transactions. Runs wherever Docker runs; skipped, not failed, elsewhere.
  */
 @Testcontainers(disabledWithoutDocker = true)
 class MongoDb8ContainerTest {
@@ -63,7 +64,8 @@ class MongoDb8ContainerTest {
 
     @Override
     protected TreeStore newStore() {
-      return pattern().open(freshCollection());
+      freshCollection(); // starts the client
+      return pattern().open(client, freshCollection()); // transactions: a replica set
     }
   }
 

@@ -5,13 +5,17 @@ import dev.arbor.core.TreeStore;
 import dev.arbor.core.TreeStoreProperties;
 import org.bson.Document;
 
-/** The equivalence property for one MongoDB pattern, a fresh collection per sequence. */
+/**
+ * The equivalence property for one MongoDB pattern, a fresh collection per sequence. The stores
+ * get the test client, so on a server with transactions the property runs the transaction path
+ * (the contract suites run the lock-and-journal path everywhere).
+ */
 abstract class MongoStoreProperties extends TreeStoreProperties {
   abstract TreePattern pattern();
 
   /** How the store finds out what the server supports; probing by default. */
   ServerCapabilities capabilities(MongoCollection<Document> collection) {
-    return ServerCapabilities.probing(collection);
+    return ServerCapabilities.probing(collection).client(MongoTestServer.get().client());
   }
 
   @Override

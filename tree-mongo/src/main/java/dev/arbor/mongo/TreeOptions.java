@@ -1,0 +1,90 @@
+package dev.arbor.mongo;
+
+import static java.util.Objects.requireNonNull;
+
+import com.mongodb.client.MongoClient;
+import java.time.Duration;
+
+/**
+ * Options of a store opened with {@link TreePattern#open(com.mongodb.client.MongoCollection,
+ * TreeOptions)}. Immutable; start from {@link #defaults()}:
+ *
+ * <pre>{@code
+ * TreeStore tree = TreePattern.NESTED_SETS.open(collection,
+ *     TreeOptions.defaults().withTransactions(client).withLease(Duration.ofSeconds(10)));
+ * }</pre>
+ *
+ * <table>
+ * <caption>options</caption>
+ * <tr><th>option<th>default<th>effect
+ * <tr><td>{@link #withTransactions transactions}<td>off<td>each change in one transaction of
+ *     this client where the server runs transactions; elsewhere the lock and journal
+ * <tr><td>{@link #withIsolatedReads isolated reads}<td>on<td>reads check the lock document
+ *     before and after (2 round trips) and never return a half-done change; turn off only where
+ *     there is a single writer or a half-done state is acceptable
+ * <tr><td>{@link #withLease lease}<td>30 s<td>how long a dead lock holder blocks the tree
+ * <tr><td>{@link #withLockWait lock wait}<td>60 s<td>how long a call waits for the lock before
+ *     throwing {@link dev.arbor.core.TreeException}
+ * </table>
+ */
+public final class TreeOptions {
+  private static final TreeOptions DEFAULTS = new TreeOptions(null, true, 30_000, 60_000);
+
+  private final MongoClient client;
+  private final boolean isolatedReads;
+  private final long leaseMillis;
+  private final long waitMillis;
+
+  private TreeOptions(MongoClient client, boolean isolatedReads, long leaseMillis,
+      long waitMillis) {
+    this.client = client;
+    this.isolatedReads = isolatedReads;
+    this.leaseMillis = leaseMillis;
+    this.waitMillis = waitMillis;
+  }
+
+  /** The defaults: lock and journal, isolated reads, 30 s lease, 60 s lock wait. */
+  public static TreeOptions defaults() {
+    return DEFAULTS;
+  }
+
+  /** Runs each change in a transaction of {@code client} where the server runs transactions. */
+  public TreeOptions withTransactions(MongoClient client) {
+    return new TreeOptions(requireNonNull(client, "client"), isolatedReads, leaseMillis,
+        waitMillis);
+  }
+
+  /** Whether reads are isolated from concurrent changes made with the lock and journal. */
+  public TreeOptions withIsolatedReads(boolean isolatedReads) {
+    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis);
+  }
+
+  /** How long the lock is held at most by a holder that stopped answering. */
+  public TreeOptions withLease(Duration lease) {
+    return new TreeOptions(client, isolatedReads, positive(lease, "lease"), waitMillis);
+  }
+
+  /** How long a call waits for the lock. */
+  public TreeOptions withLockWait(Duration wait) {
+    return new TreeOptions(client, isolatedReads, leaseMillis, positive(wait, "lock wait"));
+  }
+
+  private static long positive(Duration d, String what) {
+    requireNonNull(d, what);
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException(what + " must be positive: " + d);
+    }
+    return d.toMillis();
+  }
+
+  ServerCapabilities capabilities(com.mongodb.client.MongoCollection<org.bson.Document> c) {
+    return ServerCapabilities.probing(c).client(client).isolatedReads(isolatedReads)
+        .lease(leaseMillis, waitMillis);
+  }
+
+  @Override
+  public String toString() {
+    return "TreeOptions[transactions=" + (client != null) + ", isolatedReads=" + isolatedReads
+        + ", lease=" + leaseMillis + "ms, lockWait=" + waitMillis + "ms]";
+  }
+}
