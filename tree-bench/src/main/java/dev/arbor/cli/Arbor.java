@@ -1,19 +1,146 @@
 package dev.arbor.cli;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static java.util.Objects.requireNonNull;
+
 import dev.arbor.bench.BenchCommand;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
 
-/** The {@code arbor} command line: {@code arbor bench|import|export|convert|check|repair}. */
+/**
+ * The {@code arbor} command line: {@code arbor bench|import|export|convert|check|repair}.
+ *
+ * <p>Every data subcommand names its tree with {@code --uri} (or {@code --data-dir} for the
+ * embedded server kept on disk; neither: an embedded in-memory server), {@code --db}, {@code
+ * --collection} and {@code --pattern}. Data goes to stdout (the JSON of {@code export}, the
+ * problems of {@code check}); progress, notes and errors go to stderr, each error on one line.
+ *
+ * <p>Exit codes: {@value #EXIT_OK} success, {@value #EXIT_FAILURE} failure (nothing written),
+ * {@value #EXIT_USAGE} bad command line, {@value #EXIT_PROBLEMS} {@code check} found problems or
+ * problems remain after {@code repair}.
+ */
 @Command(
     name = "arbor",
     mixinStandardHelpOptions = true,
     version = "arbor 0.1.0-SNAPSHOT",
     description = "Trees in MongoDB in the five patterns of the MongoDB manual.",
-    subcommands = {BenchCommand.class})
-public final class Arbor {
+    subcommands = {BenchCommand.class, ImportCommand.class, ExportCommand.class,
+        ConvertCommand.class, CheckCommand.class, RepairCommand.class},
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+        "0:success",
+        "1:failure, one line on stderr; nothing was written",
+        "2:invalid command line",
+        "3:check found problems, or problems remain after repair"})
+public final class Arbor implements Callable<Integer> {
+  /** Success. */
+  public static final int EXIT_OK = 0;
+  /** A failure, reported on one line of stderr; nothing was written. */
+  public static final int EXIT_FAILURE = 1;
+  /** An invalid command line. */
+  public static final int EXIT_USAGE = 2;
+  /** {@code check} found problems, or problems remain after {@code repair}. */
+  public static final int EXIT_PROBLEMS = 3;
+
+  private final InputStream stdin;
+  private final OutputStream stdout;
+
+  @Spec
+  CommandSpec spec;
+
+  @Option(names = "--stacktrace", scope = ScopeType.INHERIT,
+      description = "On an error, print its stack trace too (for bug reports).")
+  boolean stacktrace;
+
+  private Arbor(InputStream stdin, OutputStream stdout) {
+    this.stdin = stdin;
+    this.stdout = stdout;
+  }
+
   /** Runs the command line and exits with its status. */
   public static void main(String[] args) {
-    System.exit(new CommandLine(new Arbor()).execute(args));
+    System.exit(commandLine(System.in, System.out, System.err).execute(args));
+  }
+
+  /**
+   * The command line reading data from {@code stdin} and writing data to {@code stdout} and
+   * messages to {@code stderr}, both in UTF-8; {@code execute(args)} runs it and returns the exit
+   * code. For embedding and for tests.
+   */
+  public static CommandLine commandLine(InputStream stdin, OutputStream stdout,
+      OutputStream stderr) {
+    requireNonNull(stdin, "stdin");
+    requireNonNull(stdout, "stdout");
+    requireNonNull(stderr, "stderr");
+    CommandLine cmd = new CommandLine(new Arbor(stdin, stdout));
+    cmd.setOut(new PrintWriter(new OutputStreamWriter(stdout, UTF_8), true));
+    cmd.setErr(new PrintWriter(new OutputStreamWriter(stderr, UTF_8), true));
+    cmd.setExecutionExceptionHandler(Arbor::handleExecutionException);
+    cmd.setParameterExceptionHandler(Arbor::handleParameterException);
+    return cmd;
+  }
+
+  InputStream stdin() {
+    return stdin;
+  }
+
+  OutputStream stdout() {
+    return stdout;
+  }
+
+  /** {@code arbor} alone: the usage, on stderr. */
+  @Override
+  public Integer call() {
+    spec.commandLine().usage(spec.commandLine().getErr());
+    return EXIT_USAGE;
+  }
+
+  private static int handleExecutionException(Exception e, CommandLine cmd,
+      ParseResult parseResult) {
+    PrintWriter err = cmd.getErr();
+    err.println(cmd.getCommandSpec().qualifiedName() + ": " + Errors.message(e));
+    if (wantsStackTrace(parseResult)) {
+      e.printStackTrace(err);
+    }
+    err.flush();
+    return EXIT_FAILURE;
+  }
+
+  private static int handleParameterException(ParameterException e, String[] args) {
+    CommandLine cmd = e.getCommandLine();
+    PrintWriter err = cmd.getErr();
+    String name = cmd.getCommandSpec().qualifiedName();
+    String message = e.getMessage();
+    if (e instanceof UnmatchedArgumentException u) {
+      List<String> suggestions = u.getSuggestions();
+      if (!suggestions.isEmpty()) {
+        message += " (did you mean " + String.join(" or ", suggestions) + "?)";
+      }
+    }
+    err.println(name + ": " + Errors.oneLine(message) + "; see '" + name + " --help'");
+    err.flush();
+    return EXIT_USAGE;
+  }
+
+  private static boolean wantsStackTrace(ParseResult parseResult) {
+    for (CommandLine c : parseResult.asCommandLineList()) {
+      if (c.getParseResult().hasMatchedOption("--stacktrace")) {
+        return true;
+      }
+    }
+    return false;
   }
 }

@@ -1,0 +1,58 @@
+package dev.arbor.cli;
+
+import com.mongodb.client.MongoDatabase;
+import dev.arbor.core.Problem;
+import dev.arbor.core.TreeStore;
+import java.io.PrintWriter;
+import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+/** {@code arbor check}: the structural problems of a collection, one line each. */
+@Command(name = "check", mixinStandardHelpOptions = true,
+    description = {
+        "Check the tree structure of a collection; print one line per problem on stdout, each "
+            + "naming its node. Changes nothing.",
+        "Exit code 0 when the collection is sound, " + Arbor.EXIT_PROBLEMS
+            + " when problems were found."})
+final class CheckCommand extends ArborCommand {
+  @Mixin
+  StoreOptions store;
+
+  @Override
+  public Integer call() {
+    try (Progress progress = progress(); Connection connection = store.connect(progress)) {
+      MongoDatabase db = connection.database(store.db);
+      String where = Loads.where(db, store.collection, store.pattern);
+      connection.requireCollection(db, store.collection);
+      TreeStore tree = connection.open(store.pattern, db.getCollection(store.collection));
+      progress.phase("checking " + where);
+      List<Problem> problems = tree.check();
+      print(problems, out());
+      long nodes = Connection.nodes(db.getCollection(store.collection));
+      if (problems.isEmpty()) {
+        progress.done(where + ": sound, " + nodes + " nodes, no problem");
+        return Arbor.EXIT_OK;
+      }
+      progress.done(where + ": " + count(problems.size()) + " in " + nodes + " nodes");
+      return Arbor.EXIT_PROBLEMS;
+    }
+  }
+
+  /** Prints one line per problem: {@code node 'id': message}. */
+  static void print(List<Problem> problems, PrintWriter out) {
+    for (Problem p : problems) {
+      out.println("node " + quote(p.nodeId()) + ": " + Errors.oneLine(p.message()));
+    }
+    out.flush();
+  }
+
+  static String count(int problems) {
+    return problems + (problems == 1 ? " problem" : " problems");
+  }
+
+  /** An id in single quotes, control characters escaped. */
+  static String quote(String id) {
+    return "'" + Errors.oneLine(id.replace("\\", "\\\\").replace("'", "\\'")) + "'";
+  }
+}

@@ -1,0 +1,95 @@
+package dev.arbor.cli;
+
+import com.mongodb.client.MongoDatabase;
+import dev.arbor.core.Tree;
+import dev.arbor.mongo.TreePattern;
+import java.nio.file.Path;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+
+/** {@code arbor convert}: a tree copied from one collection and pattern to another. */
+@Command(name = "convert", mixinStandardHelpOptions = true,
+    description = {
+        "Copy the tree of a collection into another collection in another pattern: read whole "
+            + "with one scan, written with the target pattern's bulk loader.",
+        "The target must be empty unless --replace is given; then the tree is loaded beside it "
+            + "and renamed over it in one step, which also allows converting a collection in "
+            + "place (leave out --to-collection).",
+        "The source options are those of the other commands (--uri, --data-dir, --db, "
+            + "--collection, --pattern); the target is on the same server and database unless "
+            + "--to-uri, --to-data-dir or --to-db say otherwise."})
+final class ConvertCommand extends ArborCommand {
+  @Mixin
+  StoreOptions source;
+
+  @Option(names = "--to-collection", paramLabel = "NAME",
+      description = "Target collection. Default: the source collection (needs --replace).")
+  String toCollection;
+
+  @Option(names = "--to-pattern", required = true, paramLabel = "PATTERN",
+      converter = Patterns.class, completionCandidates = Patterns.class,
+      description = "Target pattern: ${COMPLETION-CANDIDATES}.")
+  TreePattern toPattern;
+
+  @Option(names = "--to-uri", paramLabel = "URI",
+      description = "Target server. Default: the source server.")
+  String toUri;
+
+  @Option(names = "--to-data-dir", paramLabel = "DIR",
+      description = "Target embedded server with its data in DIR. Default: the source server.")
+  Path toDataDir;
+
+  @Option(names = "--to-db", paramLabel = "NAME",
+      description = "Target database. Default: the source database.")
+  String toDb;
+
+  @Option(names = "--replace", description = "Replace the target if it holds documents.")
+  boolean replace;
+
+  @Option(names = "--no-check", negatable = false,
+      description = "Skip the structural check of the source before converting (it reads the "
+          + "source once more; convert refuses a source with problems).")
+  boolean noCheck;
+
+  @Override
+  public Integer call() {
+    if (toUri != null && toDataDir != null) {
+      throw new ParameterException(spec.commandLine(),
+          "--to-uri and --to-data-dir exclude each other: give one");
+    }
+    boolean sameServer = (toUri == null && toDataDir == null)
+        || (toUri != null && toUri.equals(source.uri))
+        || (toDataDir != null && source.dataDir != null
+            && toDataDir.toAbsolutePath().normalize()
+                .equals(source.dataDir.toAbsolutePath().normalize()));
+    try (Progress progress = progress();
+        Connection from = source.connect(progress);
+        Connection to = sameServer ? null : Connection.open(toUri, toDataDir)) {
+      MongoDatabase sourceDb = from.database(source.db);
+      MongoDatabase targetDb = sameServer
+          ? (toDb == null ? sourceDb : from.database(toDb))
+          : to.database(toDb != null ? toDb : source.db);
+      String targetCollection = toCollection != null ? toCollection : source.collection;
+      String sourceWhere = Loads.where(sourceDb, source.collection, source.pattern);
+      String targetWhere = Loads.where(targetDb, targetCollection, toPattern);
+      boolean inPlace = sameServer && sourceDb.getName().equals(targetDb.getName())
+          && source.collection.equals(targetCollection);
+      if (inPlace && !replace) {
+        throw new CliException("the target is the source collection " + sourceDb.getName() + "."
+            + source.collection + ": add --replace to convert it in place, or give"
+            + " --to-collection");
+      }
+      from.requireCollection(sourceDb, source.collection);
+      Loads.checkTarget(targetDb, targetCollection, toPattern, replace); // fail before reading
+      Tree tree = ExportCommand.snapshot(sourceDb, source.collection, source.pattern, !noCheck,
+          from, progress);
+      Loads.write(tree, sameServer ? from : to, targetDb, targetCollection, toPattern, replace,
+          progress);
+      progress.done("converted " + tree.size() + " nodes from " + sourceWhere + " to "
+          + targetWhere);
+      return Arbor.EXIT_OK;
+    }
+  }
+}

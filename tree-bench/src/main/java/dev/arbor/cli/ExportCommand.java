@@ -1,0 +1,121 @@
+package dev.arbor.cli;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import dev.arbor.core.Problem;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStore;
+import dev.arbor.core.json.TreeJson;
+import dev.arbor.core.json.TreeJsonWriter;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import org.bson.Document;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code arbor export}: a collection's tree as nested JSON. */
+@Command(name = "export", mixinStandardHelpOptions = true,
+    description = {
+        "Write the tree of a collection as nested JSON, to FILE or to stdout.",
+        "The same tree always gives the same bytes. A FILE is written aside and renamed into "
+            + "place when complete."})
+final class ExportCommand extends ArborCommand {
+  @Parameters(index = "0", arity = "0..1", paramLabel = "FILE", defaultValue = "-",
+      description = "The JSON file to write (replaced if it exists), or - for stdout (default).")
+  String file;
+
+  @Mixin
+  StoreOptions store;
+
+  @Option(names = "--no-check", negatable = false,
+      description = "Skip the structural check of the collection before exporting (it reads the "
+          + "collection once more; export refuses a collection with problems).")
+  boolean noCheck;
+
+  @Override
+  public Integer call() throws IOException {
+    try (Progress progress = progress(); Connection connection = store.connect(progress)) {
+      MongoDatabase db = connection.database(store.db);
+      String where = Loads.where(db, store.collection, store.pattern);
+      Tree tree = snapshot(db, store.collection, store.pattern, !noCheck, connection, progress);
+      if (file.equals("-")) {
+        write(tree, arbor.stdout(), progress);
+      } else {
+        writeFile(tree, Path.of(file), progress);
+      }
+      progress.done("exported " + tree.size() + " nodes from " + where + " to "
+          + (file.equals("-") ? "stdout" : file));
+      return Arbor.EXIT_OK;
+    }
+  }
+
+  /**
+   * Reads a whole tree, refusing a missing collection, one with structural problems (when {@code
+   * check}: a wrong {@code --pattern} or a damaged collection) and one whose documents do not all
+   * form the tree.
+   */
+  static Tree snapshot(MongoDatabase db, String collection, dev.arbor.mongo.TreePattern pattern,
+      boolean check, Connection connection, Progress progress) {
+    String where = Loads.where(db, collection, pattern);
+    connection.requireCollection(db, collection);
+    MongoCollection<Document> c = db.getCollection(collection);
+    TreeStore source = connection.open(pattern, c);
+    if (check) {
+      progress.phase("checking " + where);
+      List<Problem> problems = source.check();
+      if (!problems.isEmpty()) {
+        Problem first = problems.get(0);
+        throw new CliException("collection " + where + " has " + problems.size()
+            + (problems.size() == 1 ? " problem" : " problems") + ", the first: node "
+            + CheckCommand.quote(first.nodeId()) + ": " + first.message()
+            + " (a wrong --pattern, or damage: 'arbor check' lists them all, 'arbor repair' fixes"
+            + " what it can)");
+      }
+    }
+    progress.phase("reading " + where);
+    Tree tree = source.snapshot();
+    long nodes = Connection.nodes(c);
+    if (nodes != tree.size()) {
+      throw new CliException("collection " + where + " holds " + nodes + " nodes but only "
+          + tree.size() + " form a tree in this pattern: is --pattern right? 'arbor check' lists"
+          + " the problems");
+    }
+    return tree;
+  }
+
+  private static void write(Tree tree, OutputStream out, Progress progress) {
+    TreeJsonWriter writer = TreeJson.writer(out);
+    progress.phase("writing JSON", writer::count, tree.size());
+    writer.writeAll(tree);
+    writer.finish();
+  }
+
+  private static void writeFile(Tree tree, Path target, Progress progress) throws IOException {
+    Path absolute = target.toAbsolutePath();
+    if (!Files.isDirectory(absolute.getParent())) {
+      throw new CliException("cannot write " + target + ": directory " + absolute.getParent()
+          + " does not exist");
+    }
+    Path aside = Files.createTempFile(absolute.getParent(), "." + absolute.getFileName(), ".tmp");
+    try {
+      try (OutputStream out = Files.newOutputStream(aside)) {
+        write(tree, out, progress);
+      }
+      try {
+        Files.move(aside, absolute, StandardCopyOption.REPLACE_EXISTING,
+            StandardCopyOption.ATOMIC_MOVE);
+      } catch (AtomicMoveNotSupportedException e) {
+        Files.move(aside, absolute, StandardCopyOption.REPLACE_EXISTING);
+      }
+    } finally {
+      Files.deleteIfExists(aside);
+    }
+  }
+}

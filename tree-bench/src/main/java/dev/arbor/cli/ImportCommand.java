@@ -1,0 +1,63 @@
+package dev.arbor.cli;
+
+import com.mongodb.client.MongoDatabase;
+import dev.arbor.core.Tree;
+import dev.arbor.core.json.TreeJson;
+import dev.arbor.core.json.TreeJsonException;
+import dev.arbor.core.json.TreeJsonReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code arbor import}: a nested-JSON file into a collection, through the bulk loader. */
+@Command(name = "import", mixinStandardHelpOptions = true,
+    description = {
+        "Read a tree from a nested-JSON file into a collection, in the given pattern.",
+        "The whole file is read and checked before anything is written. A collection that holds "
+            + "documents is refused unless --replace is given; then the tree is loaded beside it "
+            + "and renamed over it in one step."})
+final class ImportCommand extends ArborCommand {
+  @Parameters(index = "0", paramLabel = "FILE", description = "The JSON file, or - for stdin.")
+  String file;
+
+  @Mixin
+  StoreOptions store;
+
+  @Option(names = "--replace", description = "Replace the collection if it holds documents.")
+  boolean replace;
+
+  @Override
+  public Integer call() {
+    try (Progress progress = progress(); Connection connection = store.connect(progress)) {
+      MongoDatabase db = connection.database(store.db);
+      String where = Loads.where(db, store.collection, store.pattern);
+      Loads.checkTarget(db, store.collection, store.pattern, replace); // fail before reading
+      Tree tree = read(progress);
+      Loads.write(tree, connection, db, store.collection, store.pattern, replace, progress);
+      progress.done("imported " + tree.size() + " nodes from " + file + " into " + where
+          + (connection.temporary() ? " (temporary: discarded now)" : ""));
+      return Arbor.EXIT_OK;
+    }
+  }
+
+  private Tree read(Progress progress) {
+    boolean stdin = file.equals("-");
+    try (InputStream in = stdin ? arbor.stdin() : Files.newInputStream(Path.of(file));
+        TreeJsonReader reader = TreeJson.reader(in)) {
+      progress.phase("reading " + file, reader::count, -1);
+      return reader.readAll();
+    } catch (TreeJsonException e) {
+      throw new CliException(file + ": " + e.getMessage(), e);
+    } catch (IOException e) {
+      throw new CliException("cannot read " + file + ": " + Errors.message(e), e);
+    } catch (UncheckedIOException e) {
+      throw new CliException("cannot read " + file + ": " + Errors.message(e.getCause()), e);
+    }
+  }
+}

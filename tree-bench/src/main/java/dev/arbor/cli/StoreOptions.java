@@ -1,0 +1,54 @@
+package dev.arbor.cli;
+
+import dev.arbor.mongo.TreePattern;
+import java.nio.file.Path;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Spec.Target;
+
+/** The options that name one tree: where the server is, the database, collection and pattern. */
+final class StoreOptions {
+  @Spec(Target.MIXEE)
+  CommandSpec mixee;
+
+  @Option(names = "--uri", paramLabel = "URI",
+      description = "MongoDB connection string, e.g. mongodb://localhost:27017/mydb. "
+          + "Default: an embedded server (see --data-dir).")
+  String uri;
+
+  @Option(names = "--data-dir", paramLabel = "DIR",
+      description = "Use the embedded server, keeping its data in DIR (created if missing) so it "
+          + "survives between runs. Without --uri or --data-dir the embedded server lives in "
+          + "memory and keeps nothing after exit.")
+  Path dataDir;
+
+  @Option(names = "--db", paramLabel = "NAME",
+      description = "Database. Default: the database of the URI, else '"
+          + Connection.DEFAULT_DATABASE + "'.")
+  String db;
+
+  @Option(names = {"-c", "--collection"}, required = true, paramLabel = "NAME",
+      description = "Collection holding the tree, one document per node.")
+  String collection;
+
+  @Option(names = {"-p", "--pattern"}, required = true, paramLabel = "PATTERN",
+      converter = Patterns.class, completionCandidates = Patterns.class,
+      description = "How the collection models the tree: ${COMPLETION-CANDIDATES}.")
+  TreePattern pattern;
+
+  /** Connects as the options say, with a note on stderr when the data will not be kept. */
+  Connection connect(Progress progress) {
+    if (uri != null && dataDir != null) {
+      throw new ParameterException(mixee.commandLine(),
+          "--uri and --data-dir exclude each other: give one");
+    }
+    Connection c = Connection.open(uri, dataDir);
+    if (c.temporary()) {
+      progress.note("no --uri or --data-dir: using a temporary in-memory server, which starts"
+          + " empty and keeps nothing after exit");
+    }
+    return c;
+  }
+}

@@ -1,0 +1,358 @@
+package dev.arbor.cli;
+
+import static dev.arbor.cli.Cli.onServer;
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Tree;
+import dev.arbor.core.json.TreeJson;
+import dev.arbor.mongo.MongoTestServer;
+import dev.arbor.mongo.TreePattern;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.bson.Document;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line run in-process against the test server: exit codes, stdout and stderr. */
+class CliTest {
+  static final Path EXAMPLE = Path.of("..", "examples", "categories.json");
+
+  @TempDir
+  Path dir;
+
+  MongoCollection<Document> collection;
+  String name;
+
+  @BeforeEach
+  void freshCollection() {
+    collection = MongoTestServer.get().freshCollection();
+    name = collection.getNamespace().getCollectionName();
+  }
+
+  @Test
+  void importThenExportGivesTheExampleFileBack() throws IOException {
+    Cli.Result imported = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
+        "-p", "array-of-ancestors"));
+    assertEquals(0, imported.exit(), imported::toString);
+    assertEquals("", imported.out());
+    assertEquals(1, imported.errLines().size(), imported::toString);
+    assertTrue(imported.stderr().startsWith("imported 6 nodes from " + EXAMPLE + " into "),
+        imported::toString);
+    assertEquals(6, Connection.nodes(collection));
+
+    Path exported = dir.resolve("out.json");
+    Cli.Result export = Cli.run(onServer("export", exported.toString(), "-q", "-c", name,
+        "-p", "array-of-ancestors"));
+    assertEquals(0, export.exit(), export::toString);
+    assertEquals("", export.stderr());
+    assertArrayEquals(Files.readAllBytes(EXAMPLE), Files.readAllBytes(exported));
+    try (Stream<Path> files = Files.list(dir)) {
+      assertEquals(List.of(exported), files.toList(), "no temporary file left behind");
+    }
+  }
+
+  @Test
+  void exampleKeepsItsValueTypes() throws IOException {
+    Tree tree = TreeJson.read(Files.newInputStream(EXAMPLE));
+    Map<String, Object> mongo = tree.get("MongoDB").attributes();
+    assertEquals(4.5, mongo.get("stars"));
+    assertEquals(2009, mongo.get("since"));
+    assertEquals(Map.of("url", "https://www.mongodb.com", "docs", 1L), mongo.get("site"));
+    assertEquals(List.of("Books", "Programming", "Databases"),
+        List.of(tree.get("Books").id(), tree.get("Programming").id(),
+            tree.get("MongoDB").parentId()));
+  }
+
+  @Test
+  void importIntoACollectionWithDocumentsIsRefusedUnlessReplacing() {
+    pattern(TreePattern.NESTED_SETS).load(Tree.parse("x(y z)"));
+    Cli.Result refused = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
+        "-p", "nested-sets"));
+    assertEquals(Arbor.EXIT_FAILURE, refused.exit(), refused::toString);
+    assertEquals(List.of("arbor import: collection " + db() + "." + name
+        + " (nested-sets) is not empty (3 nodes): add --replace to replace it"),
+        refused.errLines());
+    assertEquals(Tree.parse("x(y z)"), pattern(TreePattern.NESTED_SETS).snapshot());
+
+    Cli.Result replaced = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
+        "-p", "nested-sets", "--replace", "-q"));
+    assertEquals(0, replaced.exit(), replaced::toString);
+    assertEquals(example(), pattern(TreePattern.NESTED_SETS).snapshot());
+    assertEquals(List.of(), pattern(TreePattern.NESTED_SETS).check());
+    assertEquals(List.of(name), collectionsNamed(name), "the temporary collection is gone");
+  }
+
+  @Test
+  void malformedFileIsRefusedWithLineAndReasonAndNothingIsWritten() throws IOException {
+    Path bad = dir.resolve("bad.json");
+    Files.writeString(bad, "[\n  {\"id\": \"a\", \"children\": [\n    {\"id\": \"b\"},\n"
+        + "    {\"id\": \"a\"}\n  ]}\n]\n");
+    Cli.Result result = Cli.run(onServer("import", bad.toString(), "-c", name,
+        "-p", "parent-references"));
+    assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
+    assertEquals(List.of("arbor import: " + bad + ": line 4, column 12: duplicate id 'a' (a node"
+        + " nested under itself, a cycle, is a duplicate too)"), result.errLines());
+    assertEquals(0, Connection.nodes(collection));
+    assertFalse(collectionsNamed(name).contains(name), "not even created");
+
+    Files.writeString(bad, "[\n  {\"id\": \"a\", \"children\": \"b\"}\n]\n");
+    result = Cli.run(onServer("import", bad.toString(), "-c", name, "-p", "parent-references"));
+    assertEquals(List.of("arbor import: " + bad + ": line 2, column 27: 'children' of node 'a'"
+        + " must be an array, found a string"), result.errLines());
+
+    result = Cli.runWithStdin("[{\"id\": \"a\"},\n{\"id\": 3}]".getBytes(UTF_8),
+        onServer("import", "-", "-c", name, "-p", "parent-references"));
+    assertEquals(List.of("arbor import: -: line 2, column 8: 'id' must be a string, found a"
+        + " number"), result.errLines());
+    assertEquals(0, Connection.nodes(collection));
+  }
+
+  @Test
+  void attributeTheTargetPatternReservesIsRefusedBeforeAnyWrite() {
+    Cli.Result result = Cli.runWithStdin(
+        "[{\"id\": \"a\", \"children\": [{\"id\": \"b\", \"attributes\": {\"parent\": 1}}]}]"
+            .getBytes(UTF_8),
+        onServer("import", "-", "-c", name, "-p", "parent-references"));
+    assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
+    assertEquals(1, result.errLines().size(), result::toString);
+    assertTrue(result.stderr().contains("Attribute 'parent' of node 'b' is reserved"),
+        result::toString);
+    assertEquals(0, Connection.nodes(collection));
+  }
+
+  @Test
+  void checkPrintsOneLinePerProblemNamingTheNode() {
+    Cli.Result sound = Cli.run(onServer("check", "-c", name, "-p", "array-of-ancestors"));
+    assertEquals(Arbor.EXIT_FAILURE, sound.exit(), "no such collection: " + sound);
+    assertEquals(List.of("arbor check: collection " + db() + "." + name + " does not exist"),
+        sound.errLines());
+
+    pattern(TreePattern.ARRAY_OF_ANCESTORS).load(Tree.parse("a(b c)"));
+    sound = Cli.run(onServer("check", "-c", name, "-p", "array-of-ancestors"));
+    assertEquals(0, sound.exit(), sound::toString);
+    assertEquals("", sound.out());
+    assertTrue(sound.stderr().contains("sound, 3 nodes"), sound::toString);
+
+    collection.insertOne(new Document("_id", "ghost").append("parent", "nobody")
+        .append("ancestors", List.of("nobody")).append("rank", 0L));
+    collection.updateOne(new Document("_id", "c"),
+        new Document("$set", new Document("ancestors", List.of("b"))));
+    Cli.Result broken = Cli.run(onServer("check", "-q", "-c", name, "-p",
+        "array-of-ancestors"));
+    assertEquals(Arbor.EXIT_PROBLEMS, broken.exit(), broken::toString);
+    List<String> lines = broken.out().lines().toList();
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("node 'ghost': ")), broken::toString);
+    assertTrue(lines.stream().anyMatch(l -> l.startsWith("node 'c': ")), broken::toString);
+    assertTrue(lines.stream().allMatch(l -> l.startsWith("node '")), broken::toString);
+    assertEquals("", broken.stderr());
+  }
+
+  @Test
+  void repairCompletesAHandWrittenCollectionAndReportsWhatRemains() {
+    // The manual's parent references, written by hand: no sibling order.
+    collection.insertMany(List.of(new Document("_id", "Books").append("parent", null),
+        new Document("_id", "Programming").append("parent", "Books"),
+        new Document("_id", "Languages").append("parent", "Programming"),
+        new Document("_id", "Databases").append("parent", "Programming")));
+    String[] where = {"-c", name, "-p", "parent-references"};
+    Cli.Result before = Cli.run(onServer(concat(new String[] {"check", "-q"}, where)));
+    assertEquals(Arbor.EXIT_PROBLEMS, before.exit(), before::toString);
+
+    Cli.Result repaired = Cli.run(onServer(concat(new String[] {"repair"}, where)));
+    assertEquals(0, repaired.exit(), repaired::toString);
+    assertEquals("", repaired.out());
+    assertTrue(repaired.errLines().stream().anyMatch(l -> l.startsWith("arbor: found: node '")),
+        repaired::toString);
+    assertTrue(repaired.stderr().contains("found, 0 remain, 4 nodes"), repaired::toString);
+    assertEquals(Tree.parse("Books(Programming(Languages Databases))"),
+        pattern(TreePattern.PARENT_REFERENCES).snapshot());
+
+    Cli.Result again = Cli.run(onServer(concat(new String[] {"repair"}, where)));
+    assertEquals(0, again.exit(), again::toString);
+    assertTrue(again.stderr().contains("sound, 4 nodes, nothing to repair"), again::toString);
+
+    // A cycle of parents cannot be settled without guessing: it remains, named on stdout.
+    collection.insertMany(List.of(new Document("_id", "x").append("parent", "y"),
+        new Document("_id", "y").append("parent", "x")));
+    Cli.Result cycle = Cli.run(onServer(concat(new String[] {"repair", "-q"}, where)));
+    assertEquals(Arbor.EXIT_PROBLEMS, cycle.exit(), cycle::toString);
+    assertTrue(cycle.out().lines().anyMatch(l -> l.startsWith("node 'x': ")), cycle::toString);
+    assertTrue(cycle.out().lines().allMatch(l -> l.startsWith("node '")), cycle::toString);
+    assertEquals("", cycle.stderr());
+  }
+
+  @Test
+  void repairRefusesAPatternWhoseFieldsNoDocumentHas() {
+    pattern(TreePattern.MATERIALIZED_PATHS).load(Tree.parse("a(b c)"));
+    Cli.Result refused = Cli.run(onServer("repair", "-c", name, "-p", "nested-sets"));
+    assertEquals(Arbor.EXIT_FAILURE, refused.exit(), refused::toString);
+    assertEquals(List.of("arbor repair: no document of " + db() + "." + name + " has the field"
+        + " 'left' that nested-sets builds on: is --pattern right? (--force repairs anyway)"),
+        refused.errLines());
+    assertEquals(List.of(), pattern(TreePattern.MATERIALIZED_PATHS).check(), "untouched");
+  }
+
+  @Test
+  void exportWithTheWrongPatternIsRefused() {
+    pattern(TreePattern.ARRAY_OF_ANCESTORS).load(Tree.parse("a(b c(d))"));
+    Cli.Result result = Cli.run(onServer("export", "-c", name, "-p", "nested-sets"));
+    assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
+    assertEquals(1, result.errLines().size(), result::toString);
+    assertTrue(result.stderr().startsWith("arbor export: collection " + db() + "." + name
+        + " (nested-sets) has 4 problems, the first: node '"), result::toString);
+    assertTrue(result.stderr().contains("(a wrong --pattern, or damage: 'arbor check' lists"),
+        result::toString);
+    assertEquals("", result.out());
+  }
+
+  @Test
+  void convertInPlaceNeedsReplace() {
+    pattern(TreePattern.PARENT_REFERENCES).load(example());
+    Cli.Result refused = Cli.run(onServer("convert", "-c", name, "-p", "parent-references",
+        "--to-pattern", "materialized-paths"));
+    assertEquals(Arbor.EXIT_FAILURE, refused.exit(), refused::toString);
+    assertTrue(refused.stderr().contains("add --replace to convert it in place"),
+        refused::toString);
+    assertEquals(example(), pattern(TreePattern.PARENT_REFERENCES).snapshot());
+
+    Cli.Result converted = Cli.run(onServer("convert", "-q", "-c", name,
+        "-p", "parent-references", "--to-pattern", "materialized-paths", "--replace"));
+    assertEquals(0, converted.exit(), converted::toString);
+    assertEquals(example(), pattern(TreePattern.MATERIALIZED_PATHS).snapshot());
+    assertEquals(List.of(), pattern(TreePattern.MATERIALIZED_PATHS).check());
+    assertEquals(List.of(name), collectionsNamed(name));
+  }
+
+  @Test
+  void convertIntoACollectionWithDocumentsIsRefused() {
+    pattern(TreePattern.PARENT_REFERENCES).load(example());
+    MongoCollection<Document> other = MongoTestServer.get().freshCollection();
+    TreePattern.CHILD_REFERENCES.open(other).load(Tree.parse("keep"));
+    Cli.Result refused = Cli.run(onServer("convert", "-c", name, "-p", "parent-references",
+        "--to-collection", other.getNamespace().getCollectionName(),
+        "--to-pattern", "child-references"));
+    assertEquals(Arbor.EXIT_FAILURE, refused.exit(), refused::toString);
+    assertTrue(refused.stderr().contains("is not empty (1 node)"), refused::toString);
+    assertEquals(Tree.parse("keep"), TreePattern.CHILD_REFERENCES.open(other).snapshot());
+  }
+
+  @Test
+  void dataDirKeepsTheTreeBetweenRunsAndReplacesIt() throws IOException {
+    Path data = dir.resolve("data");
+    String[] where = {"--data-dir", data.toString(), "-c", "categories", "-p", "nested-sets"};
+    Cli.Result imported = Cli.run(concat(new String[] {"import", EXAMPLE.toString(), "-q"},
+        where));
+    assertEquals(0, imported.exit(), imported::toString);
+    assertTrue(Files.exists(data.resolve(Connection.DATA_FILE)));
+
+    Cli.Result exported = Cli.run(concat(new String[] {"export", "-q"}, where));
+    assertEquals(0, exported.exit(), exported::toString);
+    assertArrayEquals(Files.readAllBytes(EXAMPLE), exported.stdout());
+
+    Path other = dir.resolve("other.json");
+    Files.writeString(other, "[{\"id\": \"only\"}]\n");
+    Cli.Result replaced = Cli.run(concat(new String[] {"import", other.toString(), "-q",
+        "--replace"}, where));
+    assertEquals(0, replaced.exit(), replaced::toString);
+    exported = Cli.run(concat(new String[] {"export", "-q"}, where));
+    assertEquals("[\n  {\"id\": \"only\"}\n]\n", exported.out());
+
+    Cli.Result check = Cli.run(concat(new String[] {"check", "-q"}, where));
+    assertEquals(0, check.exit(), check::toString);
+  }
+
+  @Test
+  void theTemporaryServerSaysSo() {
+    Cli.Result result = Cli.run("check", "-c", "tree", "-p", "nested-sets");
+    assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
+    assertEquals(List.of(
+        "arbor: no --uri or --data-dir: using a temporary in-memory server, which starts empty"
+            + " and keeps nothing after exit",
+        "arbor check: collection arbor.tree does not exist (the temporary in-memory server starts"
+            + " empty: give --uri or --data-dir)"), result.errLines());
+  }
+
+  @Test
+  void usageErrorsAreOneLineWithExitCode2() {
+    Cli.Result unknownPattern = Cli.run("check", "-c", "t", "-p", "nested");
+    assertEquals(Arbor.EXIT_USAGE, unknownPattern.exit());
+    assertEquals(List.of("arbor check: Invalid value for option '--pattern': 'nested' is not a"
+        + " pattern (expected one of: parent-references, child-references, array-of-ancestors,"
+        + " materialized-paths, nested-sets); see 'arbor check --help'"),
+        unknownPattern.errLines());
+
+    Cli.Result missing = Cli.run("export", "-p", "nested-sets");
+    assertEquals(Arbor.EXIT_USAGE, missing.exit());
+    assertEquals(1, missing.errLines().size(), missing::toString);
+    assertTrue(missing.stderr().contains("Missing required option: '--collection=NAME'"),
+        missing::toString);
+
+    Cli.Result typo = Cli.run("import", "f.json", "-c", "x", "-p", "nested-sets", "--replac");
+    assertEquals(Arbor.EXIT_USAGE, typo.exit());
+    assertEquals(1, typo.errLines().size(), typo::toString);
+    assertTrue(typo.stderr().contains("did you mean --replace?"), typo::toString);
+
+    Cli.Result both = Cli.run("check", "-c", "t", "-p", "nested-sets", "--uri",
+        "mongodb://localhost", "--data-dir", dir.toString());
+    assertEquals(Arbor.EXIT_USAGE, both.exit());
+    assertEquals(List.of("arbor check: --uri and --data-dir exclude each other: give one; see"
+        + " 'arbor check --help'"), both.errLines());
+
+    Cli.Result bare = Cli.run();
+    assertEquals(Arbor.EXIT_USAGE, bare.exit());
+    assertTrue(bare.stderr().startsWith("Usage: arbor"), bare::toString);
+  }
+
+  @Test
+  void progressLinesForLongPhasesAndNothingWhenQuiet() {
+    Cli.Result result = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
+        "-p", "child-references", "--progress-interval", "1"));
+    assertEquals(0, result.exit(), result::toString);
+    assertTrue(result.errLines().stream().anyMatch(l -> l.startsWith("arbor: ")),
+        result::toString);
+
+    MongoCollection<Document> quiet = MongoTestServer.get().freshCollection();
+    Cli.Result silent = Cli.run(onServer("import", EXAMPLE.toString(), "-q",
+        "-c", quiet.getNamespace().getCollectionName(), "-p", "child-references",
+        "--progress-interval", "1"));
+    assertEquals(0, silent.exit(), silent::toString);
+    assertEquals("", silent.stderr());
+  }
+
+  // ---------------------------------------------------------------------------------- helpers
+
+  private dev.arbor.core.TreeStore pattern(TreePattern pattern) {
+    return pattern.open(collection);
+  }
+
+  private static Tree example() {
+    try {
+      return TreeJson.read(Files.newInputStream(EXAMPLE));
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  private static String db() {
+    return MongoTestServer.get().database().getName();
+  }
+
+  private static List<String> collectionsNamed(String prefix) {
+    return MongoTestServer.get().database().listCollectionNames().into(new java.util.ArrayList<>())
+        .stream().filter(n -> n.startsWith(prefix + ".") || n.equals(prefix)).sorted().toList();
+  }
+
+  private static String[] concat(String[] a, String[] b) {
+    return Stream.concat(Stream.of(a), Stream.of(b)).toArray(String[]::new);
+  }
+}

@@ -1,0 +1,12 @@
+/**
+ * The nested-JSON tree format: a whole forest as one JSON array of nodes, each node an object with
+ * its {@code id}, its {@code attributes} and its {@code children}, siblings in order.
+ *
+ * <p>Start with {@link dev.arbor.core.json.TreeJson}: it describes the format and reads and writes
+ * whole {@link dev.arbor.core.Tree}s; {@link dev.arbor.core.json.TreeJsonReader} and {@link
+ * dev.arbor.core.json.TreeJsonWriter} do the same one node at a time. Format errors are {@link
+ * dev.arbor.core.json.TreeJsonException}s naming the line and column.
+ *
+ * <p>Parameters and return values are non-null unless documented otherwise.
+ */
+package dev.arbor.core.json;
