@@ -192,16 +192,24 @@ abstract class MongoTreeStore implements TreeStore {
     return lock.read(read);
   }
 
+  /**
+   * Documents per cursor batch. Explicit, because a server may otherwise answer a follow-up
+   * request with everything left at once (mongo-java-server does, past the driver's 48 MB
+   * message limit on large scans).
+   */
+  static final int BATCH = 5_000;
+
   /** A find in the current transaction, if any. */
   final FindIterable<Document> find(Bson filter) {
     ClientSession s = SESSION.get();
-    return s == null ? collection.find(filter) : collection.find(s, filter);
+    return (s == null ? collection.find(filter) : collection.find(s, filter)).batchSize(BATCH);
   }
 
   /** An aggregation in the current transaction, if any. */
   final AggregateIterable<Document> aggregate(List<? extends Bson> pipeline) {
     ClientSession s = SESSION.get();
-    return s == null ? collection.aggregate(pipeline) : collection.aggregate(s, pipeline);
+    return (s == null ? collection.aggregate(pipeline) : collection.aggregate(s, pipeline))
+        .batchSize(BATCH);
   }
 
   /** The sibling group whose {@code field} equals {@code value} (null: the roots). */
