@@ -40,10 +40,19 @@ class BenchEndToEndTest {
     StringWriter err = new StringWriter();
     exit = new CommandLine(new BenchCommand()).setOut(new PrintWriter(out))
         .setErr(new PrintWriter(err))
-        .execute("--uri", "", "--sizes", String.valueOf(SIZE), "--shapes",
+        .execute("--uri", testServerUri(), "--sizes", String.valueOf(SIZE), "--shapes",
             String.join(",", SHAPES), "--repeat", "1", "--warmup", "0", "--out", dir.toString());
     stdout = out.toString();
     stderr = err.toString();
+  }
+
+  /** The test server's URI when the suite runs against a real one, else "" (embedded). */
+  static String testServerUri() {
+    String uri = System.getProperty("arbor.mongo.uri");
+    if (uri == null || uri.isBlank()) {
+      uri = System.getenv("ARBOR_MONGO_URI");
+    }
+    return uri == null ? "" : uri;
   }
 
   /** The (pattern, shape, size, name) keys the run must have measured, once each. */

@@ -27,7 +27,7 @@ class ExactCountsTest {
   @BeforeAll
   static void measure() {
     Meter meter = new Meter();
-    server = Server.start(null, meter);
+    server = Server.start(BenchEndToEndTest.testServerUri(), meter);
     Settings settings = new Settings(null, List.of(TreePattern.values()),
         List.of(Shape.WIDE, Shape.BALANCED), List.of(SMALL, LARGE),
         List.of(Operation.ANCESTORS, Operation.CHILDREN, Operation.MOVE_LEAF,
