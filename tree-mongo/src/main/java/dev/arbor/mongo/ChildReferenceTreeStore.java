@@ -71,7 +71,7 @@ import org.bson.conversions.Bson;
  * <p>Choose it when reads are mostly "the children of this node" and writes touch single nodes;
  * the manual finds it suitable "as long as no operations on subtrees are necessary".
  */
-final class ChildReferenceTreeStore extends MongoTreeStore {
+final class ChildReferenceTreeStore extends ReferenceTreeStore {
   static final String CHILDREN = "children";
 
   private static final Bson ROOTS = exists(RANK, true);
@@ -180,33 +180,6 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
     return childrenOf(require(id, fields(CHILDREN)));
   }
 
-  @Override
-  List<String> ancestorIds(String id) {
-    return ancestorsOf(id);
-  }
-
-  @Override
-  List<String> descendantIds(String id, int maxDepth) {
-    if (maxDepth <= 0) {
-      require(id, fields(ID));
-      checkMaxDepth(maxDepth);
-      return List.of();
-    }
-    return new Forest(subtree(id, maxDepth)).preorderBelow(id, maxDepth);
-  }
-
-  @Override
-  int depthOf(String id) {
-    return ancestorsOf(id).size();
-  }
-
-  @Override
-  boolean descends(String id, String ancestorId) {
-    List<String> ancestors = ancestorsOf(id);
-    require(ancestorId, fields(ID));
-    return ancestors.contains(ancestorId);
-  }
-
   /** The document whose {@code children} lists {@code id}, or null for a root. */
   private Document parentDocument(String id) {
     return find(eq(CHILDREN, id)).projection(fields(CHILDREN)).first();
@@ -218,7 +191,8 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
-  private List<String> ancestorsOf(String id) {
+  @Override
+  List<String> ancestorsOf(String id) {
     TreeStores.checkId(id);
     List<String> chain = new ArrayList<>();
     if (capabilities.graphLookup()) {
@@ -264,7 +238,8 @@ final class ChildReferenceTreeStore extends MongoTreeStore {
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
-  private List<Row> subtree(String id, int maxDepth) {
+  @Override
+  List<Row> subtree(String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Document> docs = new ArrayList<>();
     if (capabilities.graphLookup()) {

@@ -63,7 +63,7 @@ import org.bson.Document;
  * <p>Choose it when writes dominate: a move writes one document whatever the subtree size; subtree
  * reads pay for it with a recursive query.
  */
-final class ParentReferenceTreeStore extends MongoTreeStore {
+final class ParentReferenceTreeStore extends ReferenceTreeStore {
   static final String PARENT = "parent";
 
   private final Ranks ranks;
@@ -152,40 +152,14 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
     return childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
   }
 
-  @Override
-  List<String> ancestorIds(String id) {
-    return ancestorsOf(id);
-  }
-
-  @Override
-  List<String> descendantIds(String id, int maxDepth) {
-    if (maxDepth <= 0) {
-      require(id, fields(ID));
-      checkMaxDepth(maxDepth);
-      return List.of();
-    }
-    return new Forest(subtree(id, maxDepth)).preorderBelow(id, maxDepth);
-  }
-
-  @Override
-  int depthOf(String id) {
-    return ancestorsOf(id).size();
-  }
-
-  @Override
-  boolean descends(String id, String ancestorId) {
-    List<String> ancestors = ancestorsOf(id);
-    require(ancestorId, fields(ID));
-    return ancestors.contains(ancestorId);
-  }
-
   /**
    * The ancestors of {@code id}, root first: one {@code $graphLookup} up the {@code parent} links,
    * or one query per level.
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
-  private List<String> ancestorsOf(String id) {
+  @Override
+  List<String> ancestorsOf(String id) {
     TreeStores.checkId(id);
     Map<String, String> parents = new HashMap<>();
     String parent;
@@ -231,7 +205,8 @@ final class ParentReferenceTreeStore extends MongoTreeStore {
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
-  private List<Row> subtree(String id, int maxDepth) {
+  @Override
+  List<Row> subtree(String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Row> rows = new ArrayList<>();
     if (collectionHasGraphLookup()) {
