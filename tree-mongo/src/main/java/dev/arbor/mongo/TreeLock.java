@@ -40,8 +40,8 @@ import org.bson.conversions.Bson;
  *
  * <pre>{@code
  * { _id: {arbor: "lock"}, owner: "3f2c…" | null, expires: ISODate(…), version: 41,
- *   op: "9b1e…" | null, parts: 1, what: "move 'x' to after(y)" }
- * { _id: {arbor: "journal", op: "9b1e…", part: 0}, steps: [ {kind, filter, update, …}, … ] }
+ *   op: "9b1e…" | null, what: "move 'x' to after(y)", parts: 0, steps: [ {kind, filter, …}, … ] }
+ * { _id: {arbor: "journal", op: "9b1e…", part: 0}, steps: [ … ] }   <- only for journals > 4 MB
  * }</pre>
  *
  * <h2>Protocol</h2>
@@ -53,15 +53,17 @@ import org.bson.conversions.Bson;
  *       the middle of a change: its journal is replayed to the end first.
  *   <li><b>Plan.</b> The store reads what it needs and plans its writes, under the lock.
  *   <li><b>Journal.</b> Unless the plan is a single one-document write (atomic by itself), the
- *       planned steps are written to journal documents and the lock document names the operation.
+ *       planned steps are written into the lock document with the operation's name (into separate
+ *       journal documents when they exceed 4 MB).
  *   <li><b>Write.</b> The steps run in one ordered bulk write. Each step is <i>guarded</i>: it sets
  *       {@code arborOp: {id: op, step: k}} on every document it writes, and matches only
  *       documents not yet written by step k or later of the same operation. A step that is run
  *       again, after a crash, skips the documents it already wrote, and a document's state at
  *       step k is the same as in an uninterrupted run; so replaying all steps from the first
  *       finishes the change exactly.
- *   <li><b>Release.</b> One bulk write clears the operation, frees the lock ({@code version} goes
- *       up again) and deletes the journal.
+ *   <li><b>Release.</b> One write clears the operation and the journal and frees the lock ({@code
+ *       version} goes up again): a change costs 3 round trips of protocol, 2 when it writes one
+ *       document.
  * </ol>
  *
  * <p>A holder that dies leaves the lock to expire after the lease; the next writer, reader or
@@ -95,6 +97,8 @@ final class TreeLock {
   private final long leaseMillis;
   private final long waitMillis;
   volatile Executor executor = BULK;
+  /** Journals up to this size go into the lock document; larger ones into journal documents. */
+  volatile int inlineJournalBytes = 4_000_000;
   /** Called with the lock version of every change, in lock order (tests record commit order). */
   volatile java.util.function.LongConsumer onLocked = v -> {};
 
@@ -105,9 +109,6 @@ final class TreeLock {
     this.waitMillis = waitMillis;
   }
 
-  /** The outcome of a planned change. */
-  record Plan(List<WriteModel<Document>> writes, String what) {}
-
   /**
    * Takes the lock, finishes any interrupted change, runs {@code planner} under the lock and
    * writes its plan all-or-nothing.
@@ -116,6 +117,7 @@ final class TreeLock {
    */
   BulkWriteResult run(String what, java.util.function.Supplier<List<WriteModel<Document>>> planner) {
     long version = acquire();
+    boolean released = false;
     try {
       onLocked.accept(version);
       List<WriteModel<Document>> writes = planner.get();
@@ -127,12 +129,15 @@ final class TreeLock {
       }
       String op = UUID.randomUUID().toString();
       List<WriteModel<Document>> steps = guard(op, writes);
-      journal(op, what, steps);
+      int parts = journal(op, what, steps);
       BulkWriteResult result = executor.execute(collection, steps);
-      finish(op);
+      finishAndRelease(parts);
+      released = true;
       return result;
     } finally {
-      release();
+      if (!released) {
+        release();
+      }
     }
   }
 
@@ -143,15 +148,19 @@ final class TreeLock {
    */
   void runLoad(String what, Runnable check, Runnable body) {
     long version = acquire();
+    boolean released = false;
     try {
       onLocked.accept(version);
       check.run();
       String op = UUID.randomUUID().toString();
-      journal(op, what, List.of(new DeleteManyModel<>(MongoTreeStore.NODES)));
+      int parts = journal(op, what, List.of(new DeleteManyModel<>(MongoTreeStore.NODES)));
       body.run();
-      finish(op);
+      finishAndRelease(parts);
+      released = true;
     } finally {
-      release();
+      if (!released) {
+        release();
+      }
     }
   }
 
@@ -190,8 +199,10 @@ final class TreeLock {
     }
   }
 
+  /** The lock document without its journal steps, which readers do not need. */
   private BsonDocument lockDocument() {
-    return raw.find(new BsonDocument("_id", LOCK_ID)).first();
+    return raw.find(new BsonDocument("_id", LOCK_ID))
+        .projection(com.mongodb.client.model.Projections.exclude("steps")).first();
   }
 
   private static boolean free(BsonDocument lock) {
@@ -233,8 +244,7 @@ final class TreeLock {
                 Updates.set("expires", new Date(now + leaseMillis)), Updates.inc("version", 1)),
             new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.BEFORE));
         if (before != null && before.isString("op")) {
-          replay(before.getString("op").getValue(), before.getInt32("parts", new BsonInt32(0))
-              .getValue());
+          replay(before);
         }
         return version(before) + 1;
       } catch (com.mongodb.MongoCommandException | MongoWriteException e) {
@@ -251,19 +261,33 @@ final class TreeLock {
         Updates.combine(Updates.set("owner", null), Updates.inc("version", 1)));
   }
 
-  private void journal(String op, String what, List<WriteModel<Document>> steps) {
+  /**
+   * Writes the journal: into the lock document itself when it is small (one round trip), else
+   * into journal documents of at most ~4 MB each, well under the 16 MB document limit.
+   *
+   * @return the number of journal documents (0: the steps are in the lock document)
+   */
+  private int journal(String op, String what, List<WriteModel<Document>> steps) {
     BsonArray encoded = new BsonArray();
+    int total = 0;
     for (WriteModel<Document> step : steps) {
-      encoded.add(encode(step));
+      BsonDocument e = encode(step);
+      encoded.add(e);
+      total += e.toJson().length();
     }
-    // Journal parts of at most ~4 MB each, well under the 16 MB document limit.
+    Bson mine = and(eq("_id", LOCK_ID), eq("owner", owner));
+    if (total <= inlineJournalBytes) {
+      raw.updateOne(mine, Updates.combine(Updates.set("op", op), Updates.set("parts", 0),
+          Updates.set("what", what), Updates.set("steps", encoded)));
+      return 0;
+    }
     List<WriteModel<BsonDocument>> writes = new ArrayList<>();
     int part = 0;
     BsonArray chunk = new BsonArray();
     int bytes = 0;
     for (BsonValue step : encoded) {
       int size = step.asDocument().toJson().length();
-      if (bytes + size > 4_000_000 && !chunk.isEmpty()) {
+      if (bytes + size > Math.max(1, inlineJournalBytes) && !chunk.isEmpty()) {
         writes.add(new InsertOneModel<>(journalDocument(op, part++, chunk)));
         chunk = new BsonArray();
         bytes = 0;
@@ -272,10 +296,10 @@ final class TreeLock {
       bytes += size;
     }
     writes.add(new InsertOneModel<>(journalDocument(op, part++, chunk)));
-    writes.add(new UpdateOneModel<>(and(eq("_id", LOCK_ID), eq("owner", owner)),
-        Updates.combine(Updates.set("op", op), Updates.set("parts", part),
-            Updates.set("what", what))));
+    writes.add(new UpdateOneModel<>(mine, Updates.combine(Updates.set("op", op),
+        Updates.set("parts", part), Updates.set("what", what))));
     raw.bulkWrite(writes);
+    return part;
   }
 
   private static BsonDocument journalDocument(String op, int part, BsonArray steps) {
@@ -284,38 +308,63 @@ final class TreeLock {
         .append("steps", steps);
   }
 
-  private void finish(String op) {
-    raw.bulkWrite(List.of(
-        new UpdateOneModel<>(eq("_id", LOCK_ID), Updates.combine(Updates.set("op", null),
-            Updates.set("parts", 0), Updates.set("what", null))),
-        // Only the lock holder journals, so every journal document is this operation's or
-        // garbage from a crash between writing a journal and naming it in the lock.
-        new DeleteManyModel<>(eq("_id.arbor", "journal"))));
+  private static final Bson CLEARED = Updates.combine(Updates.set("op", null),
+      Updates.set("parts", 0), Updates.set("what", null), Updates.unset("steps"));
+
+  /** Clears the finished operation from the lock document, which stays held. */
+  private void finish(int parts) {
+    raw.updateOne(eq("_id", LOCK_ID), CLEARED);
+    deleteJournalDocuments(parts);
   }
 
-  /** Replays an interrupted operation's journal from its first step, then clears it. */
-  private void replay(String op, int parts) {
+  /** Clears the finished operation and frees the lock in one write. */
+  private void finishAndRelease(int parts) {
+    raw.updateOne(and(eq("_id", LOCK_ID), eq("owner", owner)), Updates.combine(CLEARED,
+        Updates.set("owner", null), Updates.inc("version", 1)));
+    deleteJournalDocuments(parts);
+  }
+
+  private void deleteJournalDocuments(int parts) {
+    if (parts > 0) {
+      // Only the lock holder journals, so every journal document is this operation's or
+      // garbage from a crash between writing a journal and naming it in the lock.
+      raw.deleteMany(eq("_id.arbor", "journal"));
+    }
+  }
+
+  /**
+   * Replays an interrupted operation's journal from its first step, then clears it.
+   *
+   * @param lock the lock document as the previous holder left it
+   */
+  private void replay(BsonDocument lock) {
+    String op = lock.getString("op").getValue();
+    int parts = lock.getInt32("parts", new BsonInt32(0)).getValue();
     List<WriteModel<Document>> steps = new ArrayList<>();
-    for (BsonDocument part : raw.find(and(eq("_id.arbor", "journal"), eq("_id.op", op)))
-        .sort(new BsonDocument("_id.part", new BsonInt32(1)))) {
-      for (BsonValue step : part.getArray("steps")) {
+    if (parts == 0) {
+      for (BsonValue step : lock.getArray("steps", new BsonArray())) {
         steps.add(decode(step.asDocument()));
       }
-    }
-    if (parts > 0 && !steps.isEmpty()) {
-      // An insert already done fails with a duplicate key; run steps one by one to skip those.
-      for (WriteModel<Document> step : steps) {
-        try {
-          collection.bulkWrite(List.of(step));
-        } catch (com.mongodb.MongoBulkWriteException e) {
-          if (e.getWriteErrors().isEmpty() || ErrorCategory.fromErrorCode(
-              e.getWriteErrors().get(0).getCode()) != ErrorCategory.DUPLICATE_KEY) {
-            throw e;
-          }
+    } else {
+      for (BsonDocument part : raw.find(and(eq("_id.arbor", "journal"), eq("_id.op", op)))
+          .sort(new BsonDocument("_id.part", new BsonInt32(1)))) {
+        for (BsonValue step : part.getArray("steps")) {
+          steps.add(decode(step.asDocument()));
         }
       }
     }
-    finish(op);
+    // An insert already done fails with a duplicate key; run steps one by one to skip those.
+    for (WriteModel<Document> step : steps) {
+      try {
+        collection.bulkWrite(List.of(step));
+      } catch (com.mongodb.MongoBulkWriteException e) {
+        if (e.getWriteErrors().isEmpty() || ErrorCategory.fromErrorCode(
+            e.getWriteErrors().get(0).getCode()) != ErrorCategory.DUPLICATE_KEY) {
+          throw e;
+        }
+      }
+    }
+    finish(parts);
   }
 
   // ------------------------------------------------------------------ guarded steps
