@@ -213,11 +213,6 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  int depthOf(String id) {
-    return ancestorIds(id).size();
-  }
-
-  @Override
   boolean descends(String id, String ancestorId) {
     return ancestorsOf(requireBoth(id, ancestorId, fields(ANCESTORS))[0]).contains(ancestorId);
   }

@@ -152,9 +152,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     }
     List<WriteModel<Document>> writes = new ArrayList<>();
     writes.add(new UpdateOneModel<>(eq(CHILDREN, id), Updates.pull(CHILDREN, id)));
-    for (List<String> slice : slices(doomed)) {
-      writes.add(new DeleteManyModel<>(in(ID, slice)));
-    }
+    writes.addAll(deletesOf(doomed));
     write(writes, id);
     return doomed.size();
   }

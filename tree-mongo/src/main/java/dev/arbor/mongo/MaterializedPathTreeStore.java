@@ -292,11 +292,6 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  int depthOf(String id) {
-    return ancestorIds(id).size();
-  }
-
-  @Override
   boolean descends(String id, String ancestorId) {
     return parse(requireBoth(id, ancestorId, fields(PATH))[0].getString(PATH))
         .contains(ancestorId);

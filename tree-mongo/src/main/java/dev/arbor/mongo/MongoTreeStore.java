@@ -336,7 +336,10 @@ abstract class MongoTreeStore implements TreeStore {
 
   abstract List<String> descendantIds(String id, int maxDepth);
 
-  abstract int depthOf(String id);
+  /** The depth of {@code id}: the number of its ancestors, unless the pattern stores it. */
+  int depthOf(String id) {
+    return ancestorIds(id).size();
+  }
 
   abstract boolean descends(String id, String ancestorId);
 
@@ -663,6 +666,15 @@ abstract class MongoTreeStore implements TreeStore {
       out.add(d.getString(ID));
     }
     return out;
+  }
+
+  /** Deletes of the documents of {@code ids}, in slices small enough for one {@code $in}. */
+  static List<WriteModel<Document>> deletesOf(List<String> ids) {
+    List<WriteModel<Document>> deletes = new ArrayList<>();
+    for (List<String> slice : slices(ids)) {
+      deletes.add(new com.mongodb.client.model.DeleteManyModel<>(in(ID, slice)));
+    }
+    return deletes;
   }
 
   /** {@code ids} in slices small enough for one {@code $in} query. */

@@ -124,11 +124,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     for (Row r : subtree(id, Integer.MAX_VALUE)) {
       doomed.add(r.id());
     }
-    List<WriteModel<Document>> writes = new ArrayList<>();
-    for (List<String> slice : slices(doomed)) {
-      writes.add(new DeleteManyModel<>(in(ID, slice)));
-    }
-    write(writes, id);
+    write(deletesOf(doomed), id);
     return doomed.size();
   }
 

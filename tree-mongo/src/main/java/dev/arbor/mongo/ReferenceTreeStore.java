@@ -47,11 +47,6 @@ abstract class ReferenceTreeStore extends MongoTreeStore {
   }
 
   @Override
-  final int depthOf(String id) {
-    return ancestorsOf(id).size();
-  }
-
-  @Override
   final boolean descends(String id, String ancestorId) {
     List<String> ancestors = ancestorsOf(id);
     require(ancestorId, fields(ID));
