@@ -1,6 +1,5 @@
 package dev.arbor.core;
 
-import static java.util.Objects.requireNonNull;
 
 /**
  * Where {@link TreeStore#insert(String, Position) insert} and {@link TreeStore#move(String,

@@ -1,6 +1,5 @@
 package dev.arbor.core;
 
-import static java.util.Objects.requireNonNull;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -6,7 +6,6 @@ import static com.mongodb.client.model.Filters.in;
 import static dev.arbor.mongo.Ranks.RANK;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;

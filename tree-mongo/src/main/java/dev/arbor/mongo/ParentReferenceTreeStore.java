@@ -5,14 +5,12 @@ import static com.mongodb.client.model.Filters.in;
 import static dev.arbor.mongo.Ranks.RANK;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
 import dev.arbor.core.NodeNotFoundException;
