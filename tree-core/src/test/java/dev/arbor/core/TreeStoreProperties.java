@@ -191,10 +191,6 @@ public abstract class TreeStoreProperties {
     return "read " + ids.get(op.a() % ids.size());
   }
 
-  private static Position position(int where, List<String> ids, int b) {
-    return position(where, ids, b, () -> ids.get(ids.size() - 1));
-  }
-
   private static Position position(int where, List<String> ids, int b,
       Supplier<String> deepest) {
     if (ids.isEmpty()) {

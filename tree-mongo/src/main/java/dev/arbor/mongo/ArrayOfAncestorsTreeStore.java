@@ -103,13 +103,12 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
   @Override
   void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, null);
     Target t = target(position, docs);
     long rank = ranks.rankFor(group(PARENT, t.parent), position, t.anchorRank, null);
     Document structure = new Document(PARENT, t.parent).append(ANCESTORS, t.ancestors)
         .append(RANK, rank);
-    write(List.of(new InsertOneModel<>(newDocument(id, structure, copy))), id);
+    write(List.of(new InsertOneModel<>(newDocument(id, structure, attributes))), id);
   }
 
   @Override

@@ -101,7 +101,6 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   @Override
   void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(CHILDREN, RANK));
     Target t = target(position, docs, null);
     List<WriteModel<Document>> writes = new ArrayList<>();
@@ -109,7 +108,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     if (t.parent == null) {
       structure.append(RANK, t.rank);
     }
-    writes.add(new InsertOneModel<>(newDocument(id, structure, copy)));
+    writes.add(new InsertOneModel<>(newDocument(id, structure, attributes)));
     if (t.parent != null) {
       writes.add(new UpdateOneModel<>(eq(ID, t.parent), push(id, t.index)));
     }

@@ -189,12 +189,11 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
 
   @Override
   void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(PATH, RANK));
     String path = targetPath(position, docs);
     long rank = ranks.rankFor(group(PATH, path), position, anchorRank(position, docs), null);
     write(List.of(new InsertOneModel<>(newDocument(id,
-        new Document(PATH, path).append(RANK, rank), copy))), id);
+        new Document(PATH, path).append(RANK, rank), attributes))), id);
   }
 
   @Override

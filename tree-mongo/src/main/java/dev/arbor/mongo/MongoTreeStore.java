@@ -406,7 +406,9 @@ abstract class MongoTreeStore implements TreeStore {
 
   private List<Problem> checkNow() {
     List<Document> docs = new ArrayList<>();
-    find(NODES).into(docs);
+    // Every document but Arbor's lock and journal: one whose _id is not a string is not a node
+    // the store can read, and is reported.
+    find(Filters.exists(ID + ".arbor", false)).into(docs);
     List<Problem> problems = new ArrayList<>();
     Map<String, Document> byId = new LinkedHashMap<>();
     for (Document d : docs) {

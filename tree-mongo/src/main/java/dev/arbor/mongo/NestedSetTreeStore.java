@@ -113,7 +113,6 @@ final class NestedSetTreeStore extends MongoTreeStore {
 
   @Override
   void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, STRUCTURE);
     Target t = target(position, docs);
     Document structure = new Document(PARENT, t.parent).append(LEFT, t.at)
@@ -121,7 +120,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
     write(List.of(
         new UpdateManyModel<>(gte(LEFT, t.at), Updates.inc(LEFT, 2)),
         new UpdateManyModel<>(gte(RIGHT, t.at), Updates.inc(RIGHT, 2)),
-        new InsertOneModel<>(newDocument(id, structure, copy))), id);
+        new InsertOneModel<>(newDocument(id, structure, attributes))), id);
   }
 
   @Override

@@ -92,12 +92,11 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
 
   @Override
   void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Object> copy = attributes;
     Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(PARENT, RANK));
     String parent = targetParent(position, docs);
     long rank = ranks.rankFor(group(PARENT, parent), position, anchorRank(position, docs), null);
     write(List.of(new InsertOneModel<>(newDocument(id,
-        new Document(PARENT, parent).append(RANK, rank), copy))), id);
+        new Document(PARENT, parent).append(RANK, rank), attributes))), id);
   }
 
   @Override

@@ -154,6 +154,17 @@ class PatternDocumentsTest {
     assertReported(corruptible(p), "Books", Updates.set("right", 20), "gap");
   }
 
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aDocumentWhoseIdIsNotAStringIsReported(TreePattern pattern) {
+    TreeStore store = corruptible(pattern);
+    org.bson.types.ObjectId stray = new org.bson.types.ObjectId();
+    collection.insertOne(new Document("_id", stray));
+    assertTrue(store.check().stream().anyMatch(p -> p.nodeId().equals(stray.toString())),
+        () -> "expected a problem naming " + stray + ": " + store.check());
+    assertEquals(Fixtures.categories(), store.snapshot(), "the nodes are unaffected");
+  }
+
   // ---------------------------------------------------------------- bad attributes
 
   @ParameterizedTest
