@@ -7,13 +7,10 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
-import de.bwaldvogel.mongo.MongoServer;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import dev.arbor.embedded.EmbeddedMongo;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
@@ -29,14 +26,14 @@ import org.bson.Document;
  * every pattern, which is why the counts, not the times, are the headline figures.
  */
 final class Server implements AutoCloseable {
-  private final MongoServer embeddedServer;
+  private final EmbeddedMongo embeddedServer;
   private final MongoClient client;
   private final MongoDatabase database;
   private final String description;
   private final String version;
   private final boolean explain;
 
-  private Server(MongoServer embeddedServer, MongoClient client, MongoDatabase database,
+  private Server(EmbeddedMongo embeddedServer, MongoClient client, MongoDatabase database,
       String description, String version, boolean explain) {
     this.embeddedServer = embeddedServer;
     this.client = client;
@@ -53,13 +50,11 @@ final class Server implements AutoCloseable {
    *     naming the hosts (never the credentials)
    */
   static Server start(String uri, Meter meter) {
-    MongoServer embedded = null;
+    EmbeddedMongo embedded = null;
     String target = uri;
     if (uri == null || uri.isBlank()) {
-      embedded = new MongoServer(new MemoryBackend());
-      embedded.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-      InetSocketAddress address = embedded.getLocalAddress();
-      target = "mongodb://" + address.getHostString() + ":" + address.getPort();
+      embedded = EmbeddedMongo.start();
+      target = embedded.uri();
     }
     ConnectionString connection;
     try {
@@ -88,7 +83,7 @@ final class Server implements AutoCloseable {
     } catch (MongoException e) {
       client.close();
       if (embedded != null) {
-        embedded.shutdownNow();
+        embedded.close();
       }
       throw new IllegalArgumentException("cannot use the MongoDB server at " + hosts + ": "
           + e.getMessage(), e);
@@ -210,7 +205,7 @@ final class Server implements AutoCloseable {
     }
     client.close();
     if (embeddedServer != null) {
-      embeddedServer.shutdownNow();
+      embeddedServer.close();
     }
   }
 }

@@ -7,15 +7,10 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
-import de.bwaldvogel.mongo.MongoBackend;
-import de.bwaldvogel.mongo.MongoServer;
-import de.bwaldvogel.mongo.backend.h2.H2Backend;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import dev.arbor.core.TreeStore;
+import dev.arbor.embedded.EmbeddedMongo;
 import dev.arbor.mongo.TreePattern;
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.nio.file.Files;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.bson.BsonType;
@@ -24,31 +19,31 @@ import org.bson.conversions.Bson;
 
 /**
  * A connection to the MongoDB server a command works on: a server named by {@code --uri}, or an
- * embedded mongo-java-server started in this process, kept in a file under {@code --data-dir} (the
- * H2 MVStore backend) or in memory (gone when the process exits).
+ * {@link EmbeddedMongo} started in this process, kept in a file under {@code --data-dir} or in
+ * memory (gone when the process exits).
+ *
+ * <p>With {@code --data-dir}, what a command writes reaches the directory only when the command
+ * calls {@link #save} at its successful end, in one atomic step: a command that fails, or is
+ * killed at any moment, leaves the directory as it was.
  */
 final class Connection implements AutoCloseable {
   /** The file the embedded server keeps its data in, inside {@code --data-dir}. */
-  static final String DATA_FILE = "arbor.mv";
+  static final String DATA_FILE = EmbeddedMongo.DATA_FILE;
   static final String DEFAULT_DATABASE = "arbor";
   static final int TIMEOUT_SECONDS = 10;
   private static final Bson NODES = Filters.type("_id", BsonType.STRING);
 
   private final String description;
   private final String uriDatabase;
-  private final MongoServer server; // null for --uri
+  private final EmbeddedMongo server; // null for --uri
   private final MongoClient client;
-  private final boolean temporary;
-  private final boolean renamesPersist;
 
-  private Connection(String description, String uriDatabase, MongoServer server,
-      MongoClient client, boolean temporary, boolean renamesPersist) {
+  private Connection(String description, String uriDatabase, EmbeddedMongo server,
+      MongoClient client) {
     this.description = description;
     this.uriDatabase = uriDatabase;
     this.server = server;
     this.client = client;
-    this.temporary = temporary;
-    this.renamesPersist = renamesPersist;
   }
 
   /**
@@ -65,42 +60,18 @@ final class Connection implements AutoCloseable {
       }
       MongoClient client = MongoClients.create(settings(cs));
       Connection c = new Connection(String.join(",", cs.getHosts()), cs.getDatabase(), null,
-          client, false, true);
+          client);
       c.ping();
       return c;
     }
-    MongoBackend backend;
-    String description;
-    if (dataDir != null) {
-      try {
-        Files.createDirectories(dataDir);
-      } catch (IOException e) {
-        throw new CliException("cannot create data directory '" + dataDir + "': " + e, e);
-      }
-      Path file = dataDir.resolve(DATA_FILE);
-      try {
-        backend = new H2Backend(file.toString());
-      } catch (RuntimeException e) {
-        throw new CliException("cannot open data directory '" + dataDir + "' (is another arbor"
-            + " using it?): " + firstLine(e.getMessage()), e);
-      }
-      description = "embedded server, data in " + dataDir;
-    } else {
-      backend = new MemoryBackend();
-      description = "temporary in-memory server";
-    }
-    MongoServer server = new MongoServer(backend);
-    InetSocketAddress address;
+    EmbeddedMongo server;
     try {
-      address = server.bind(); // a free port on the loopback interface
-    } catch (RuntimeException e) {
-      server.shutdownNow();
-      throw e;
+      server = dataDir == null ? EmbeddedMongo.start() : EmbeddedMongo.start(dataDir);
+    } catch (IllegalStateException | UncheckedIOException e) {
+      throw new CliException("--data-dir " + dataDir + ": " + e.getMessage(), e);
     }
-    ConnectionString cs = new ConnectionString(
-        "mongodb://" + address.getHostString() + ":" + address.getPort());
-    return new Connection(description, null, server, MongoClients.create(settings(cs)),
-        dataDir == null, dataDir == null);
+    return new Connection(dataDir == null ? "temporary in-memory server"
+        : "embedded server, data in " + dataDir, null, server, server.client());
   }
 
   private static MongoClientSettings settings(ConnectionString cs) {
@@ -148,7 +119,7 @@ final class Connection implements AutoCloseable {
   void requireCollection(MongoDatabase database, String collection) {
     if (!exists(database, collection)) {
       throw new CliException("collection " + database.getName() + "." + collection
-          + " does not exist" + (temporary ? " (the temporary in-memory server starts empty: give"
+          + " does not exist" + (temporary() ? " (the temporary in-memory server starts empty: give"
               + " --uri or --data-dir)" : ""));
     }
   }
@@ -180,24 +151,38 @@ final class Connection implements AutoCloseable {
   }
 
   /**
-   * Whether a renamed collection keeps its documents. Not so with the H2 backend of
-   * mongo-java-server 1.47: after a restart, a collection renamed (or written by {@code $out}) is
-   * empty, so {@code --data-dir} replaces collections without renaming.
+   * Whether what the command writes is kept only if it {@link #save}s: the embedded server with
+   * a data directory. (There a collection is replaced by dropping and loading it, since nothing
+   * reaches the directory before the end; a renamed collection would not keep its documents in
+   * the H2 backend of mongo-java-server 1.47 anyway.)
    */
-  boolean renamesPersist() {
-    return renamesPersist;
+  boolean savedOnSuccessOnly() {
+    return server != null && server.dataDir().isPresent();
   }
 
   /** Whether this is the embedded in-memory server, which keeps nothing after exit. */
   boolean temporary() {
-    return temporary;
+    return server != null && server.dataDir().isEmpty();
   }
 
+  /**
+   * Keeps what the command wrote: with {@code --data-dir}, saves it to the directory in one atomic
+   * step; elsewhere it is already kept (or, in memory, never is). Call only at a successful end.
+   */
+  void save(Progress progress) {
+    if (savedOnSuccessOnly()) {
+      progress.phase("saving " + description);
+      server.checkpoint();
+    }
+  }
+
+  /** Disconnects; the embedded server stops without saving what {@link #save} did not. */
   @Override
   public void close() {
-    client.close();
     if (server != null) {
-      server.shutdown(); // closes the backend: the H2 store commits and closes its file
+      server.abandon();
+    } else {
+      client.close();
     }
   }
 

@@ -85,8 +85,9 @@ final class ConvertCommand extends ArborCommand {
       Loads.checkTarget(targetDb, targetCollection, toPattern, replace); // fail before reading
       Tree tree = ExportCommand.snapshot(sourceDb, source.collection, source.pattern, !noCheck,
           from, progress);
-      Loads.write(tree, sameServer ? from : to, targetDb, targetCollection, toPattern, replace,
-          progress);
+      Connection target = sameServer ? from : to;
+      Loads.write(tree, target, targetDb, targetCollection, toPattern, replace, progress);
+      target.save(progress);
       progress.done("converted " + tree.size() + " nodes from " + sourceWhere + " to "
           + targetWhere);
       return Arbor.EXIT_OK;

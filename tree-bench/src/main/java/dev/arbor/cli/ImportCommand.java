@@ -40,6 +40,7 @@ final class ImportCommand extends ArborCommand {
       Loads.checkTarget(db, store.collection, store.pattern, replace); // fail before reading
       Tree tree = read(progress);
       Loads.write(tree, connection, db, store.collection, store.pattern, replace, progress);
+      connection.save(progress);
       progress.done("imported " + tree.size() + " nodes from " + file + " into " + where
           + (connection.temporary() ? " (temporary: discarded now)" : ""));
       return Arbor.EXIT_OK;

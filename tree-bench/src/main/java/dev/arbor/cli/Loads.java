@@ -15,7 +15,9 @@ import org.bson.Document;
  * Writes a whole tree into a collection so that a failure leaves nothing half-written: an empty
  * collection is filled by the pattern's bulk loader, which removes what it wrote if it fails; a
  * collection with documents is refused unless replacing, and then the tree is loaded into a
- * temporary collection beside it and renamed over it in one step.
+ * temporary collection beside it and renamed over it in one step (with {@code --data-dir}, where
+ * nothing reaches the directory before the command succeeds, the collection is dropped and loaded
+ * again instead).
  */
 final class Loads {
   private Loads() {}
@@ -45,11 +47,11 @@ final class Loads {
   /**
    * Writes {@code tree} into the collection, replacing its documents if {@code replace}.
    *
-   * <p>Replacing first loads the tree into a temporary collection beside the target, so that
-   * everything the load checks (attribute names the pattern reserves, values BSON cannot hold) is
-   * checked while the target is untouched. Then, where renames persist, the temporary collection
-   * is renamed over the target in one step; elsewhere ({@code --data-dir}) the target is dropped
-   * and loaded again, and the temporary collection is dropped only after that load succeeded.
+   * <p>Replacing on a server first loads the tree into a temporary collection beside the target,
+   * so that everything the load checks (attribute names the pattern reserves, values BSON cannot
+   * hold) is checked while the target is untouched, then renames it over the target in one step.
+   * With {@code --data-dir} the target is dropped and loaded again: what this command writes
+   * reaches the directory only if it succeeds ({@link Connection#save}).
    */
   static void write(Tree tree, Connection connection, MongoDatabase db, String collection,
       TreePattern pattern, boolean replace, Progress progress) {
@@ -59,37 +61,25 @@ final class Loads {
       load(tree, connection, db, collection, pattern, progress);
       return;
     }
+    if (connection.savedOnSuccessOnly()) {
+      progress.phase("replacing " + where);
+      db.getCollection(collection).drop();
+      load(tree, connection, db, collection, pattern, progress);
+      return;
+    }
     String temporary = collection + ".arbor-tmp-"
         + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36)
             .toLowerCase(Locale.ROOT);
     MongoCollection<Document> aside = db.getCollection(temporary);
     try {
       load(tree, connection, db, temporary, pattern, progress);
+      progress.phase("renaming " + temporary + " to " + collection);
+      aside.renameCollection(new MongoNamespace(db.getName(), collection),
+          new RenameCollectionOptions().dropTarget(true));
     } catch (RuntimeException e) {
       dropQuietly(aside, e);
       throw e;
     }
-    if (connection.renamesPersist()) {
-      progress.phase("renaming " + temporary + " to " + collection);
-      try {
-        aside.renameCollection(new MongoNamespace(db.getName(), collection),
-            new RenameCollectionOptions().dropTarget(true));
-      } catch (RuntimeException e) {
-        dropQuietly(aside, e);
-        throw e;
-      }
-      return;
-    }
-    progress.phase("replacing " + where);
-    db.getCollection(collection).drop();
-    try {
-      load(tree, connection, db, collection, pattern, progress);
-    } catch (RuntimeException e) {
-      throw new CliException("replacing " + where + " failed after it was dropped ("
-          + Errors.message(e) + "); the new tree is complete in " + db.getName() + "."
-          + temporary, e);
-    }
-    aside.drop();
   }
 
   private static void load(Tree tree, Connection connection, MongoDatabase db,

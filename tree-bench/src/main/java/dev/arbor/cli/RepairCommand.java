@@ -56,6 +56,7 @@ final class RepairCommand extends ArborCommand {
       }
       progress.phase("repairing " + where);
       List<Problem> remaining = tree.repair();
+      connection.save(progress);
       CheckCommand.print(remaining, out());
       long nodes = Connection.nodes(collection);
       if (found.isEmpty() && remaining.isEmpty()) {

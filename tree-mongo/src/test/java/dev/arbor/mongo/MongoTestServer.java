@@ -6,9 +6,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
-import de.bwaldvogel.mongo.MongoServer;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
-import java.net.InetSocketAddress;
+import dev.arbor.embedded.EmbeddedMongo;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.bson.Document;
@@ -34,11 +32,10 @@ public final class MongoTestServer {
       configured = System.getenv("ARBOR_MONGO_URI");
     }
     if (configured == null || configured.isBlank()) {
-      MongoServer server = new MongoServer(new MemoryBackend());
-      InetSocketAddress address = server.bind(); // a free port on the loopback interface
-      configured = "mongodb://" + address.getHostString() + ":" + address.getPort();
+      EmbeddedMongo server = EmbeddedMongo.start();
+      configured = server.uri();
       embedded = true;
-      Runtime.getRuntime().addShutdownHook(new Thread(server::shutdownNow));
+      Runtime.getRuntime().addShutdownHook(new Thread(server::abandon));
     } else {
       embedded = false;
     }

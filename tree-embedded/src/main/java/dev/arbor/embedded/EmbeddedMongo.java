@@ -1,0 +1,233 @@
+package dev.arbor.embedded;
+
+import static java.util.Objects.requireNonNull;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.h2.mvstore.DataUtils;
+import org.h2.mvstore.MVStore;
+import org.h2.mvstore.MVStoreException;
+
+/**
+ * A MongoDB server inside this JVM, on a free loopback port, for tests, demos and tools that
+ * should not need an installed server: <a
+ * href="https://github.com/bwaldvogel/mongo-java-server">mongo-java-server</a>, which speaks the
+ * MongoDB wire protocol, driven through the official driver exactly as a real server would be.
+ *
+ * <pre>{@code
+ * try (EmbeddedMongo mongo = EmbeddedMongo.start()) {          // in memory
+ *   MongoCollection<Document> c = mongo.client().getDatabase("demo").getCollection("c");
+ *   ...                                                       // or MongoClients.create(mongo.uri())
+ * }
+ * }</pre>
+ *
+ * <h2>In memory or in a data directory</h2>
+ *
+ * <p>{@link #start()} keeps everything in memory and loses it at {@link #close()}. {@link
+ * #start(Path)} keeps the data in one file, {@value #DATA_FILE} in the given directory (an H2
+ * MVStore), so that the next server started on the same directory finds it.
+ *
+ * <p><b>What survives a crash.</b> Changes reach the file only at {@link #checkpoint()} and at
+ * {@link #close()}, each one atomic commit of the MVStore; nothing is written to it in between.
+ * A process that dies at any moment, even killed with {@code SIGKILL} during a checkpoint, leaves
+ * the file as it was at the last completed checkpoint, which the next start reads. (The H2
+ * backend's own background commits, which are turned off here, could capture a write half-way
+ * through, a document without its {@code _id} index entry, and the next start would fail on it.)
+ * The price: changes since the last checkpoint are held in memory, and a checkpoint must be taken
+ * when no operation is in flight. Collections renamed with {@code renameCollection} lose their
+ * documents when the file is opened again (a gap of the H2 backend of mongo-java-server 1.47); load
+ * into the final name instead.
+ *
+ * <h2>What it is not</h2>
+ *
+ * <p>It answers as MongoDB 5.0 but keeps no secondary index in effect (every query other than by
+ * {@code _id} scans the collection), has no sessions, transactions or {@code explain}, no
+ * pipeline updates, and a {@code $graphLookup} that ignores {@code startWith}. Latencies measured
+ * on it therefore count scans; run against a real server for figures that mean something.
+ *
+ * <h2>Logging</h2>
+ *
+ * <p>The server and the driver log through SLF4J; this module ships no SLF4J binding. Without
+ * one, SLF4J prints a warning once and discards the messages; add {@code org.slf4j:slf4j-nop}
+ * (discard quietly) or the binding of your logging framework (route them) to your test
+ * dependencies.
+ *
+ * <p>Thread-safe: the client may be shared; {@link #checkpoint()} and {@link #close()} must not
+ * run while another thread is using the server.
+ */
+public final class EmbeddedMongo implements AutoCloseable {
+  /** The file, inside the data directory, that holds the data. */
+  public static final String DATA_FILE = "arbor.mv";
+
+  private final MongoServer server;
+  private final MVStore store; // null in memory
+  private final Path dataDir;
+  private final String uri;
+  private MongoClient client;
+  private boolean closed;
+
+  private EmbeddedMongo(MongoBackend backend, MVStore store, Path dataDir) {
+    this.store = store;
+    this.dataDir = dataDir;
+    this.server = new MongoServer(backend);
+    InetSocketAddress address;
+    try {
+      server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      address = server.getLocalAddress();
+    } catch (RuntimeException e) {
+      server.shutdownNow();
+      throw e;
+    }
+    this.uri = "mongodb://" + address.getHostString() + ":" + address.getPort();
+  }
+
+  /** Starts a server that keeps its data in memory, gone at {@link #close()}. */
+  public static EmbeddedMongo start() {
+    return new EmbeddedMongo(new MemoryBackend(), null, null);
+  }
+
+  /**
+   * Starts a server that keeps its data in {@code dataDir}/{@value #DATA_FILE}, creating the
+   * directory if needed, and finds there what an earlier server saved (see the class
+   * documentation for when changes are saved).
+   *
+   * @throws UncheckedIOException if the directory cannot be created
+   * @throws IllegalStateException if the file cannot be opened: in use by another process, or
+   *     not an MVStore file; the message names the file
+   */
+  public static EmbeddedMongo start(Path dataDir) {
+    requireNonNull(dataDir, "dataDir");
+    try {
+      Files.createDirectories(dataDir);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create the data directory " + dataDir + ": " + e, e);
+    }
+    Path file = dataDir.resolve(DATA_FILE);
+    MVStore store;
+    try {
+      // No background commit: it could save a write half-done. Saved at checkpoints only.
+      store = new MVStore.Builder().fileName(file.toString()).autoCommitDisabled()
+          .autoCommitBufferSize(0).open();
+    } catch (MVStoreException e) {
+      throw new IllegalStateException("cannot open " + file + ": " + (e.getErrorCode()
+          == DataUtils.ERROR_FILE_LOCKED ? "it is in use by another process"
+          : firstLine(e.getMessage())), e);
+    } catch (RuntimeException e) {
+      throw new IllegalStateException("cannot open " + file + ": " + firstLine(e.getMessage()),
+          e);
+    }
+    try {
+      return new EmbeddedMongo(new H2Backend(store), store, dataDir);
+    } catch (RuntimeException e) {
+      store.closeImmediately();
+      throw new IllegalStateException("cannot open " + file + ": " + firstLine(e.getMessage()),
+          e);
+    }
+  }
+
+  /** The connection string of the server: {@code mongodb://127.0.0.1:<port>}. */
+  public String uri() {
+    return uri;
+  }
+
+  /**
+   * A client of this server, created on first call and closed by {@link #close()}: the driver's
+   * defaults, except that a server that does not answer is reported after 10 seconds instead of
+   * 30. For other settings create a client of your own from {@link #uri()}.
+   */
+  public synchronized MongoClient client() {
+    if (closed) {
+      throw new IllegalStateException("the embedded server is closed");
+    }
+    if (client == null) {
+      client = MongoClients.create(MongoClientSettings.builder()
+          .applyConnectionString(new ConnectionString(uri))
+          .applyToClusterSettings(b -> b.serverSelectionTimeout(10, TimeUnit.SECONDS))
+          .build());
+    }
+    return client;
+  }
+
+  /** The data directory, or empty for a server in memory. */
+  public Optional<Path> dataDir() {
+    return Optional.ofNullable(dataDir);
+  }
+
+  /**
+   * Saves every change made so far to the data file, in one atomic commit; does nothing in memory.
+   * Call it only while no operation is in flight on the server.
+   */
+  public synchronized void checkpoint() {
+    if (closed) {
+      throw new IllegalStateException("the embedded server is closed");
+    }
+    if (store != null) {
+      store.commit();
+    }
+  }
+
+  /**
+   * Stops the server without saving: the data file stays as at the last {@link #checkpoint()},
+   * as if the process had been killed. Use it when the changes must not be kept, e.g. after a
+   * failure. Does nothing if already closed.
+   */
+  public synchronized void abandon() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    closeClient();
+    if (store != null) {
+      store.closeImmediately(); // before the server closes the store, which would save
+    }
+    server.shutdownNow();
+  }
+
+  /**
+   * Stops the server, saving every change to the data file first if there is one. Does nothing if
+   * already closed.
+   */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    closeClient();
+    server.shutdown(); // waits for the connections to close, then commits and closes the file
+  }
+
+  private void closeClient() {
+    if (client != null) {
+      client.close();
+      client = null;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "EmbeddedMongo[" + uri + (dataDir == null ? ", in memory" : ", " + dataDir) + "]";
+  }
+
+  private static String firstLine(String s) {
+    if (s == null) {
+      return "";
+    }
+    int newline = s.indexOf('\n');
+    return (newline < 0 ? s : s.substring(0, newline)).trim();
+  }
+}
