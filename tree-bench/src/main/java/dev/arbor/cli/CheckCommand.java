@@ -26,7 +26,8 @@ final class CheckCommand extends ArborCommand {
       String where = Loads.where(db, store.collection, store.pattern);
       connection.requireCollection(db, store.collection);
       TreeStore tree = connection.open(store.pattern, db.getCollection(store.collection));
-      progress.phase("checking " + where);
+      long total = Connection.nodes(db.getCollection(store.collection));
+      progress.phase("checking " + where, ExportCommand.reading(connection, total), total);
       List<Problem> problems = tree.check();
       print(problems, out());
       long nodes = Connection.nodes(db.getCollection(store.collection));

@@ -7,12 +7,17 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
+import com.mongodb.event.CommandListener;
+import com.mongodb.event.CommandSucceededEvent;
 import dev.arbor.core.TreeStore;
 import dev.arbor.embedded.EmbeddedMongo;
 import dev.arbor.mongo.TreePattern;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.bson.BsonDocument;
 import org.bson.BsonType;
 import org.bson.Document;
 import org.bson.conversions.Bson;
@@ -37,13 +42,51 @@ final class Connection implements AutoCloseable {
   private final String uriDatabase;
   private final EmbeddedMongo server; // null for --uri
   private final MongoClient client;
+  private final Counter counter;
 
   private Connection(String description, String uriDatabase, EmbeddedMongo server,
-      MongoClient client) {
+      ConnectionString cs) {
     this.description = description;
     this.uriDatabase = uriDatabase;
     this.server = server;
-    this.client = client;
+    this.counter = new Counter();
+    this.client = MongoClients.create(MongoClientSettings.builder()
+        .applyConnectionString(cs)
+        .applyToClusterSettings(b -> b.serverSelectionTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS))
+        .addCommandListener(counter)
+        .build());
+  }
+
+  /** Counts the documents the server reports inserted and returns in cursor batches. */
+  private static final class Counter implements CommandListener {
+    final AtomicLong inserted = new AtomicLong();
+    final AtomicLong returned = new AtomicLong();
+
+    @Override
+    public void commandSucceeded(CommandSucceededEvent event) {
+      BsonDocument reply = event.getResponse();
+      if (event.getCommandName().equals("insert") && reply.isNumber("n")) {
+        inserted.addAndGet(reply.getNumber("n").longValue());
+      }
+      if (reply.isDocument("cursor")) {
+        BsonDocument cursor = reply.getDocument("cursor");
+        for (String batch : List.of("firstBatch", "nextBatch")) {
+          if (cursor.isArray(batch)) {
+            returned.addAndGet(cursor.getArray(batch).size());
+          }
+        }
+      }
+    }
+  }
+
+  /** Documents the server has reported inserted so far, for progress. */
+  long documentsInserted() {
+    return counter.inserted.get();
+  }
+
+  /** Documents the server has returned in cursor batches so far, for progress. */
+  long documentsReturned() {
+    return counter.returned.get();
   }
 
   /**
@@ -58,9 +101,7 @@ final class Connection implements AutoCloseable {
       } catch (IllegalArgumentException e) {
         throw new CliException("invalid --uri '" + uri + "': " + e.getMessage(), e);
       }
-      MongoClient client = MongoClients.create(settings(cs));
-      Connection c = new Connection(String.join(",", cs.getHosts()), cs.getDatabase(), null,
-          client);
+      Connection c = new Connection(String.join(",", cs.getHosts()), cs.getDatabase(), null, cs);
       c.ping();
       return c;
     }
@@ -71,14 +112,8 @@ final class Connection implements AutoCloseable {
       throw new CliException("--data-dir " + dataDir + ": " + e.getMessage(), e);
     }
     return new Connection(dataDir == null ? "temporary in-memory server"
-        : "embedded server, data in " + dataDir, null, server, server.client());
-  }
-
-  private static MongoClientSettings settings(ConnectionString cs) {
-    return MongoClientSettings.builder()
-        .applyConnectionString(cs)
-        .applyToClusterSettings(b -> b.serverSelectionTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS))
-        .build();
+        : "embedded server, data in " + dataDir, null, server,
+        new ConnectionString(server.uri()));
   }
 
   private void ping() {
@@ -179,10 +214,9 @@ final class Connection implements AutoCloseable {
   /** Disconnects; the embedded server stops without saving what {@link #save} did not. */
   @Override
   public void close() {
+    client.close();
     if (server != null) {
       server.abandon();
-    } else {
-      client.close();
     }
   }
 

@@ -67,8 +67,9 @@ final class ExportCommand extends ArborCommand {
     connection.requireCollection(db, collection);
     MongoCollection<Document> c = db.getCollection(collection);
     TreeStore source = connection.open(pattern, c);
+    long nodes = Connection.nodes(c);
     if (check) {
-      progress.phase("checking " + where);
+      progress.phase("checking " + where, reading(connection, nodes), nodes);
       List<Problem> problems = source.check();
       if (!problems.isEmpty()) {
         Problem first = problems.get(0);
@@ -79,15 +80,20 @@ final class ExportCommand extends ArborCommand {
             + " what it can)");
       }
     }
-    progress.phase("reading " + where);
+    progress.phase("reading " + where, reading(connection, nodes), nodes);
     Tree tree = source.snapshot();
-    long nodes = Connection.nodes(c);
     if (nodes != tree.size()) {
       throw new CliException("collection " + where + " holds " + nodes + " nodes but only "
           + tree.size() + " form a tree in this pattern: is --pattern right? 'arbor check' lists"
           + " the problems");
     }
     return tree;
+  }
+
+  /** The documents read from now on, at most {@code nodes}: the progress of a scan. */
+  static java.util.function.LongSupplier reading(Connection connection, long nodes) {
+    long before = connection.documentsReturned();
+    return () -> Math.min(nodes, connection.documentsReturned() - before);
   }
 
   private static void write(Tree tree, OutputStream out, Progress progress) {

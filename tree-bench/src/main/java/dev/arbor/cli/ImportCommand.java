@@ -5,6 +5,7 @@ import dev.arbor.core.Tree;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonException;
 import dev.arbor.core.json.TreeJsonReader;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -49,9 +50,11 @@ final class ImportCommand extends ArborCommand {
 
   private Tree read(Progress progress) {
     boolean stdin = file.equals("-");
-    try (InputStream in = stdin ? arbor.stdin() : Files.newInputStream(Path.of(file));
+    try (Counting in = new Counting(stdin ? arbor.stdin() : Files.newInputStream(Path.of(file)));
         TreeJsonReader reader = TreeJson.reader(in)) {
-      progress.phase("reading " + file, reader::count, -1);
+      long size = stdin ? -1 : Files.size(Path.of(file));
+      progress.phase("reading " + file, reader::count,
+          () -> size <= 0 ? Double.NaN : Math.min(1.0, (double) in.count / size));
       return reader.readAll();
     } catch (TreeJsonException e) {
       throw new CliException(file + ": " + e.getMessage(), e);
@@ -59,6 +62,40 @@ final class ImportCommand extends ArborCommand {
       throw new CliException("cannot read " + file + ": " + Errors.message(e), e);
     } catch (UncheckedIOException e) {
       throw new CliException("cannot read " + file + ": " + Errors.message(e.getCause()), e);
+    }
+  }
+
+  /** An input stream that counts the bytes read, for the share of the file done. */
+  private static final class Counting extends FilterInputStream {
+    volatile long count;
+
+    Counting(InputStream in) {
+      super(in);
+    }
+
+    @Override
+    public int read() throws IOException {
+      int b = super.read();
+      if (b >= 0) {
+        count++;
+      }
+      return b;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      int n = super.read(b, off, len);
+      if (n > 0) {
+        count += n;
+      }
+      return n;
+    }
+
+    @Override
+    public long skip(long n) throws IOException {
+      long skipped = super.skip(n);
+      count += skipped;
+      return skipped;
     }
   }
 }

@@ -85,7 +85,9 @@ final class Loads {
   private static void load(Tree tree, Connection connection, MongoDatabase db,
       String collection, TreePattern pattern, Progress progress) {
     String where = where(db, collection, pattern);
-    progress.phase("loading " + tree.size() + " nodes into " + where);
+    long before = connection.documentsInserted();
+    progress.phase(String.format(Locale.ROOT, "loading %,d nodes into %s", tree.size(), where),
+        () -> Math.min(tree.size(), connection.documentsInserted() - before), tree.size());
     TreeStore store = connection.open(pattern, db.getCollection(collection));
     store.load(tree); // refuses a collection filled meanwhile; removes what it wrote on failure
     progress.phase("creating the indexes of " + where);

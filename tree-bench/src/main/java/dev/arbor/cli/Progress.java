@@ -6,12 +6,19 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 
 /**
  * Progress of a long run on stderr: each phase that lasts longer than the interval gets a line
- * every interval, with a node count where one is known and the time spent; short runs print
- * nothing but their summary. Disabled by {@code --quiet}.
+ * every interval, with the nodes done where they are counted, the share done and an estimate of
+ * the time left where the whole is known, and the time spent; short runs print nothing but their
+ * summary. Disabled by {@code --quiet}.
+ *
+ * <pre>
+ * arbor: reading big.json: 61,332 nodes, 41%, 1.2 s, about 2 s left
+ * arbor: loading 150,000 nodes into arbor.t (nested-sets): 50,000 of 150,000 nodes (33%), 2.0 s, about 4 s left
+ * </pre>
  */
 final class Progress implements AutoCloseable {
   private final PrintWriter err;
@@ -24,6 +31,7 @@ final class Progress implements AutoCloseable {
   private volatile String phase;
   private volatile LongSupplier counter;
   private volatile long total;
+  private volatile DoubleSupplier fraction;
   private volatile long phaseStart;
 
   Progress(PrintWriter err, boolean enabled, long intervalMillis) {
@@ -46,42 +54,90 @@ final class Progress implements AutoCloseable {
 
   /** Starts a phase without a count. */
   void phase(String description) {
-    phase(description, null, -1);
+    start(description, null, -1, null);
   }
 
   /**
-   * Starts a phase.
+   * Starts a phase that does a known number of nodes.
    *
-   * @param counter the nodes done so far, or null
-   * @param total the nodes to do, or -1 if unknown
+   * @param counter the nodes done so far
+   * @param total the nodes to do
    */
   void phase(String description, LongSupplier counter, long total) {
+    start(description, counter, total, () -> total <= 0 ? Double.NaN
+        : Math.min(1.0, (double) counter.getAsLong() / total));
+  }
+
+  /**
+   * Starts a phase whose nodes are counted but not known in advance.
+   *
+   * @param counter the nodes done so far
+   * @param fraction the share of the work done, from 0 to 1, or NaN if unknown
+   */
+  void phase(String description, LongSupplier counter, DoubleSupplier fraction) {
+    start(description, counter, -1, fraction);
+  }
+
+  private void start(String description, LongSupplier counter, long total,
+      DoubleSupplier fraction) {
     this.counter = counter;
     this.total = total;
+    this.fraction = fraction;
     this.phaseStart = System.nanoTime();
     this.phase = description;
   }
 
   private void tick() {
     String p = phase;
-    if (p == null || System.nanoTime() - phaseStart < TimeUnit.MILLISECONDS.toNanos(
-        intervalMillis)) {
+    long elapsed = System.nanoTime() - phaseStart;
+    if (p == null || elapsed < TimeUnit.MILLISECONDS.toNanos(intervalMillis)) {
       return;
     }
-    StringBuilder line = new StringBuilder("arbor: ").append(p);
-    LongSupplier c = counter;
-    if (c != null) {
-      line.append(": ").append(String.format(Locale.ROOT, "%,d", c.getAsLong()));
+    String line = line(p, counter == null ? -1 : counter.getAsLong(), total,
+        fraction == null ? Double.NaN : fraction.getAsDouble(), elapsed);
+    synchronized (err) {
+      err.println(line);
+      err.flush();
+    }
+  }
+
+  /**
+   * One progress line: the phase, the nodes done (of the total), the share done, the time spent
+   * and, once a share is known, an estimate of the time left.
+   *
+   * @param done nodes done, or -1 if not counted
+   * @param total nodes to do, or -1 if unknown
+   * @param fraction the share done, or NaN if unknown
+   */
+  static String line(String phase, long done, long total, double fraction, long elapsedNanos) {
+    StringBuilder line = new StringBuilder("arbor: ").append(phase).append(':');
+    if (done >= 0) {
+      line.append(String.format(Locale.ROOT, " %,d", done));
       if (total >= 0) {
         line.append(String.format(Locale.ROOT, " of %,d", total));
       }
       line.append(" nodes");
     }
-    line.append(" (").append(seconds(System.nanoTime() - phaseStart)).append(')');
-    synchronized (err) {
-      err.println(line);
-      err.flush();
+    boolean share = fraction >= 0 && fraction <= 1;
+    if (share) {
+      line.append(done >= 0 && total >= 0 ? " (" : done >= 0 ? ", " : " ")
+          .append(Math.round(fraction * 100)).append('%')
+          .append(done >= 0 && total >= 0 ? ")" : "");
     }
+    line.append(done >= 0 || share ? ", " : " ").append(seconds(elapsedNanos));
+    if (share && fraction > 0.02 && fraction < 1) {
+      line.append(", about ").append(left(elapsedNanos * (1 - fraction) / fraction))
+          .append(" left");
+    }
+    return line.toString();
+  }
+
+  private static String left(double nanos) {
+    double s = nanos / 1e9;
+    if (s < 60) {
+      return Math.max(1, Math.round(s)) + " s";
+    }
+    return Math.round(s / 60) + " min";
   }
 
   /** Prints the closing line of a successful run, with the total time. */

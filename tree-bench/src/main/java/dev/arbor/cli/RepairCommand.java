@@ -48,7 +48,8 @@ final class RepairCommand extends ArborCommand {
         }
       }
       TreeStore tree = connection.open(store.pattern, collection);
-      progress.phase("checking " + where);
+      long total = Connection.nodes(db.getCollection(store.collection));
+      progress.phase("checking " + where, ExportCommand.reading(connection, total), total);
       List<Problem> found = tree.check();
       for (Problem p : found) {
         progress.note("found: node " + CheckCommand.quote(p.nodeId()) + ": "
