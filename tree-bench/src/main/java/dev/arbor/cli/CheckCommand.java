@@ -25,6 +25,7 @@ final class CheckCommand extends ArborCommand {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
       connection.requireCollection(db, store.collection);
+      Patterns.require(db, store.collection, store.pattern);
       TreeStore tree = connection.open(store.pattern, db.getCollection(store.collection));
       long total = Connection.nodes(db.getCollection(store.collection));
       progress.phase("checking " + where, ExportCommand.reading(connection, total), total);

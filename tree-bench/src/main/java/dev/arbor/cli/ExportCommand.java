@@ -65,6 +65,7 @@ final class ExportCommand extends ArborCommand {
       boolean check, Connection connection, Progress progress) {
     String where = Loads.where(db, collection, pattern);
     connection.requireCollection(db, collection);
+    Patterns.require(db, collection, pattern);
     MongoCollection<Document> c = db.getCollection(collection);
     TreeStore source = connection.open(pattern, c);
     long nodes = Connection.nodes(c);

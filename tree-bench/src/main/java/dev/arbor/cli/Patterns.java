@@ -1,10 +1,12 @@
 package dev.arbor.cli;
 
+import com.mongodb.client.MongoDatabase;
 import dev.arbor.mongo.TreePattern;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
@@ -18,6 +20,19 @@ final class Patterns implements ITypeConverter<TreePattern>, Iterable<String> {
   /** The command-line name of a pattern. */
   static String name(TreePattern pattern) {
     return pattern.name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+
+  /**
+   * Fails if the collection's nodes are laid out in another pattern than {@code pattern} ({@link
+   * TreePattern#recognise}), before anything reads them as that pattern or writes to them.
+   */
+  static void require(MongoDatabase db, String collection, TreePattern pattern) {
+    Optional<TreePattern> seen = TreePattern.recognise(db.getCollection(collection));
+    if (seen.isPresent() && seen.get() != pattern) {
+      throw new CliException("collection " + db.getName() + "." + collection + " is laid out in "
+          + name(seen.get()) + ", not " + name(pattern) + ": give -p " + name(seen.get())
+          + " (arbor convert changes the pattern of a tree)");
+    }
   }
 
   static List<String> names() {

@@ -38,6 +38,7 @@ final class RepairCommand extends ArborCommand {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
       connection.requireCollection(db, store.collection);
+      Patterns.require(db, store.collection, store.pattern);
       MongoCollection<Document> collection = db.getCollection(store.collection);
       if (!force && Connection.hasNodes(collection)) {
         String field = authoritativeField(store.pattern);

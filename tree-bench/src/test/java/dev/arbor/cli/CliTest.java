@@ -193,23 +193,28 @@ class CliTest {
 
   @Test
   void repairRefusesAPatternWhoseFieldsNoDocumentHas() {
-    pattern(TreePattern.MATERIALIZED_PATHS).load(Tree.parse("a(b c)"));
+    // No document has the fields of any pattern: repair would add a whole structure.
+    collection.insertMany(List.of(new Document("_id", "a").append("title", "A"),
+        new Document("_id", "b").append("title", "B")));
+    List<Document> before = collection.find().into(new java.util.ArrayList<>());
     Cli.Result refused = Cli.run(onServer("repair", "-c", name, "-p", "nested-sets"));
     assertEquals(Arbor.EXIT_FAILURE, refused.exit(), refused::toString);
     assertEquals(List.of("arbor repair: no document of " + db() + "." + name + " has the field"
         + " 'left' that nested-sets builds on: is --pattern right? (--force repairs anyway)"),
         refused.errLines());
-    assertEquals(List.of(), pattern(TreePattern.MATERIALIZED_PATHS).check(), "untouched");
+    assertEquals(before, collection.find().into(new java.util.ArrayList<>()), "untouched");
   }
 
   @Test
-  void exportWithTheWrongPatternIsRefused() {
+  void exportOfADamagedCollectionIsRefusedNamingTheFirstProblem() {
     pattern(TreePattern.ARRAY_OF_ANCESTORS).load(Tree.parse("a(b c(d))"));
-    Cli.Result result = Cli.run(onServer("export", "-c", name, "-p", "nested-sets"));
+    collection.updateOne(new Document("_id", "d"),
+        new Document("$set", new Document("ancestors", List.of("b"))));
+    Cli.Result result = Cli.run(onServer("export", "-c", name, "-p", "array-of-ancestors"));
     assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
     assertEquals(1, result.errLines().size(), result::toString);
     assertTrue(result.stderr().startsWith("arbor export: collection " + db() + "." + name
-        + " (nested-sets) has 4 problems, the first: node '"), result::toString);
+        + " (array-of-ancestors) has 1 problem, the first: node 'd': "), result::toString);
     assertTrue(result.stderr().contains("(a wrong --pattern, or damage: 'arbor check' lists"),
         result::toString);
     assertEquals("", result.out());

@@ -71,6 +71,8 @@ abstract class MongoTreeStore implements TreeStore {
   private final boolean isolatedReads;
   private final Set<String> structuralFields;
   private volatile Boolean transactions;
+  /** Whether {@link #requireLayout()} has seen nodes laid out in this pattern. */
+  private volatile boolean layoutSeen;
 
   MongoTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
       Set<String> structuralFields) {
@@ -138,6 +140,7 @@ abstract class MongoTreeStore implements TreeStore {
    * @return the result of the writes, null if none were planned
    */
   final BulkWriteResult change(String what, String subject, Runnable planner) {
+    requireLayout();
     try {
       if (protocol() == Protocol.TRANSACTIONS) {
         try (ClientSession session = client.startSession()) {
@@ -171,6 +174,16 @@ abstract class MongoTreeStore implements TreeStore {
       return writes;
     } finally {
       PLAN.remove();
+    }
+  }
+
+  /**
+   * Refuses, before anything is written, a collection whose nodes are laid out in another pattern
+   * ({@link Layouts}); one sample read until nodes of this pattern have been seen.
+   */
+  private void requireLayout() {
+    if (!layoutSeen) {
+      layoutSeen = Layouts.require(pattern(), collection);
     }
   }
 
@@ -362,6 +375,7 @@ abstract class MongoTreeStore implements TreeStore {
     for (Tree.Entry e : tree.entries()) {
       checkAttributes(e.id(), e.attributes());
     }
+    requireLayout();
     try {
       lock.runLoad("load " + tree.size() + " nodes", this::requireEmpty, () -> {
         List<WriteModel<Document>> batch = new ArrayList<>();
@@ -419,6 +433,11 @@ abstract class MongoTreeStore implements TreeStore {
       }
       byId.put(s, d);
     }
+    Problem layout = Layouts.problem(pattern(), byId.values(), collectionName);
+    if (layout != null) { // the pattern's own checks would only list its missing fields
+      problems.add(0, layout);
+      return problems;
+    }
     checkDocuments(byId, problems);
     return problems;
   }
@@ -430,6 +449,7 @@ abstract class MongoTreeStore implements TreeStore {
    */
   @Override
   public List<Problem> repair() {
+    requireLayout(); // never rewrites a collection into another pattern: convert does
     lock.recover();
     change("repair", null, () -> {
       List<Document> docs = new ArrayList<>();

@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.TreeStore;
+import java.util.Optional;
+import java.util.Set;
 import org.bson.Document;
 
 /**
@@ -82,6 +84,28 @@ public enum TreePattern {
     requireNonNull(collection, "collection");
     requireNonNull(options, "options");
     return open(collection, options.capabilities(collection));
+  }
+
+  /**
+   * Says which pattern the tree in {@code collection} is laid out in, from the structural fields
+   * of a few of its node documents (at most {@value Layouts#SAMPLE}; documents with string {@code
+   * _id}s, the lock and journal documents have others): {@code parent} for parent references,
+   * {@code children} for child references, {@code ancestors} with {@code parent} for an array of
+   * ancestors, {@code path} for materialized paths, {@code left} and {@code right} for nested sets
+   * (a document that has the fields of two patterns is laid out in the one whose fields it has
+   * more fully: an array of ancestors and nested sets have a {@code parent} too). Reads one batch
+   * of documents, writes nothing.
+   *
+   * <p>Every store makes the same check before its first change, load or repair, and refuses a
+   * collection laid out in another pattern, naming it; {@link TreeStore#check()} reports it.
+   *
+   * @return the pattern, or empty for an empty collection or one whose documents fit no pattern,
+   *     or two equally (attributes named like another pattern's fields can make them)
+   */
+  public static Optional<TreePattern> recognise(MongoCollection<Document> collection) {
+    requireNonNull(collection, "collection");
+    Set<TreePattern> layout = Layouts.of(Layouts.sample(collection));
+    return layout.size() == 1 ? Optional.of(layout.iterator().next()) : Optional.empty();
   }
 
   TreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities) {

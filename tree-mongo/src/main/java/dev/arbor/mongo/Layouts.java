@@ -1,0 +1,215 @@
+package dev.arbor.mongo;
+
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Problem;
+import dev.arbor.core.TreeException;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.bson.Document;
+
+/**
+ * Tells which of the five patterns node documents are laid out in, from their structural fields
+ * alone, so that a store never reads, repairs or changes a collection of another pattern as its
+ * own (a parent-references store would otherwise take an array of ancestors' {@code ancestors}
+ * for an attribute, and its repair would add {@code rank} to nested sets).
+ *
+ * <pre>
+ * pattern              needs                          besides, counted if present
+ * parent references    parent (id or null)            rank
+ * child references     children (array)               -
+ * array of ancestors   ancestors (array), parent      rank
+ * materialized paths   path (null or ",...,")         rank
+ * nested sets          left, right (numbers)          parent, depth
+ * </pre>
+ *
+ * <p>A document fits a pattern when it has the fields the pattern needs; how well is the share of
+ * the pattern's fields it has. It is laid out in the patterns it fits best, and of those in the
+ * ones with the most fields present: an array-of-ancestors document also fits parent references
+ * ({@code parent}), and a nested-sets document too, but they fit their own pattern better. The
+ * manual's hand-written collections, without Arbor's {@code rank} and {@code depth}, are told apart
+ * the same way. A collection is laid out in the patterns most of its sampled documents are laid
+ * out in. Attributes can blur this (a parent-references node with an attribute {@code path} that
+ * looks like a materialized path fits both); such a document counts for every pattern it fits
+ * best, and a store accepts a collection whose layout includes its own pattern.
+ */
+final class Layouts {
+  /** Node documents read to recognise a collection's layout. */
+  static final int SAMPLE = 20;
+
+  private static final String PARENT = ParentReferenceTreeStore.PARENT;
+  private static final String RANK = Ranks.RANK;
+
+  private Layouts() {}
+
+  /** The fields of a pattern's layout that a document may have: the needed ones first. */
+  static List<String> fields(TreePattern pattern) {
+    return switch (pattern) {
+      case PARENT_REFERENCES -> List.of(PARENT, RANK);
+      case CHILD_REFERENCES -> List.of(ChildReferenceTreeStore.CHILDREN);
+      case ARRAY_OF_ANCESTORS -> List.of(ArrayOfAncestorsTreeStore.ANCESTORS, PARENT, RANK);
+      case MATERIALIZED_PATHS -> List.of(MaterializedPathTreeStore.PATH, RANK);
+      case NESTED_SETS -> List.of(NestedSetTreeStore.LEFT, NestedSetTreeStore.RIGHT, PARENT,
+          NestedSetTreeStore.DEPTH);
+    };
+  }
+
+  /**
+   * How many of the pattern's fields the document has with the pattern's types, or -1 if it
+   * lacks one the pattern needs.
+   */
+  static int fit(TreePattern pattern, Document d) {
+    int present = 0;
+    List<String> fields = fields(pattern);
+    for (int i = 0; i < fields.size(); i++) {
+      String f = fields.get(i);
+      boolean ok = d.containsKey(f) && typed(pattern, f, d.get(f));
+      boolean needed = i < needed(pattern);
+      if (needed && !ok) {
+        return -1;
+      }
+      present += ok ? 1 : 0;
+    }
+    return present;
+  }
+
+  private static int needed(TreePattern pattern) {
+    return pattern == TreePattern.ARRAY_OF_ANCESTORS || pattern == TreePattern.NESTED_SETS ? 2
+        : 1;
+  }
+
+  private static boolean typed(TreePattern pattern, String field, Object v) {
+    if (field.equals(RANK) || field.equals(NestedSetTreeStore.LEFT)
+        || field.equals(NestedSetTreeStore.RIGHT) || field.equals(NestedSetTreeStore.DEPTH)) {
+      return v instanceof Number;
+    }
+    if (field.equals(PARENT)) {
+      // The manual's nested sets give a root the parent 0.
+      return v == null || v instanceof String
+          || pattern == TreePattern.NESTED_SETS && v instanceof Number n && n.intValue() == 0;
+    }
+    if (field.equals(MaterializedPathTreeStore.PATH)) {
+      return v == null || v instanceof String s && s.length() >= 2 && s.startsWith(",")
+          && s.endsWith(",");
+    }
+    return v instanceof List; // children, ancestors
+  }
+
+  /** The patterns a document is laid out in (several when it fits them equally), or none. */
+  static Set<TreePattern> of(Document d) {
+    Set<TreePattern> best = EnumSet.noneOf(TreePattern.class);
+    double bestShare = -1;
+    int bestPresent = -1;
+    for (TreePattern p : TreePattern.values()) {
+      int present = fit(p, d);
+      if (present < 0) {
+        continue;
+      }
+      double share = (double) present / fields(p).size();
+      int order = share != bestShare ? Double.compare(share, bestShare)
+          : Integer.compare(present, bestPresent);
+      if (order > 0) {
+        best.clear();
+        bestShare = share;
+        bestPresent = present;
+      }
+      if (order >= 0) {
+        best.add(p);
+      }
+    }
+    return best;
+  }
+
+  /**
+   * The layout of a collection from some of its node documents: the patterns the most of them
+   * are laid out in; none if none fits any pattern (or there are none).
+   */
+  static Set<TreePattern> of(Iterable<Document> docs) {
+    Map<TreePattern, Integer> votes = new EnumMap<>(TreePattern.class);
+    for (Document d : docs) {
+      for (TreePattern p : of(d)) {
+        votes.merge(p, 1, Integer::sum);
+      }
+    }
+    int most = votes.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+    Set<TreePattern> out = EnumSet.noneOf(TreePattern.class);
+    votes.forEach((p, n) -> {
+      if (n == most) {
+        out.add(p);
+      }
+    });
+    return out;
+  }
+
+  /** Up to {@value #SAMPLE} node documents of the collection, in natural order. */
+  static List<Document> sample(MongoCollection<Document> collection) {
+    return collection.find(MongoTreeStore.NODES).limit(SAMPLE).into(new ArrayList<>());
+  }
+
+  /**
+   * A collection read as one pattern but laid out in another.
+   *
+   * @param seen the pattern it is laid out in
+   * @param nodeId the first node laid out so
+   * @param fields that node's fields of the pattern seen
+   */
+  record Mismatch(TreePattern seen, String nodeId, List<String> fields) {
+    String describe(TreePattern pattern, String collectionName, String node) {
+      return "collection '" + collectionName + "' is laid out in the " + seen + " pattern, not "
+          + pattern + " (" + node + " has " + String.join(", ", fields) + "): open it with"
+          + " TreePattern." + seen + ", or convert it";
+    }
+  }
+
+  /**
+   * Whether {@code docs} read as {@code pattern} are laid out in another pattern: null if their
+   * layout includes {@code pattern} or is unknown.
+   */
+  static Mismatch mismatch(TreePattern pattern, Iterable<Document> docs) {
+    Set<TreePattern> layout = of(docs);
+    if (layout.isEmpty() || layout.contains(pattern)) {
+      return null;
+    }
+    TreePattern seen = layout.iterator().next();
+    for (Document d : docs) {
+      if (of(d).contains(seen)) {
+        List<String> present = new ArrayList<>();
+        for (String f : fields(seen)) {
+          if (d.containsKey(f)) {
+            present.add(f);
+          }
+        }
+        return new Mismatch(seen, String.valueOf(d.get(MongoTreeStore.ID)), present);
+      }
+    }
+    throw new AssertionError(layout); // some document voted for it
+  }
+
+  /** The problem {@link dev.arbor.core.TreeStore#check()} reports for a mismatch, or null. */
+  static Problem problem(TreePattern pattern, Iterable<Document> docs, String collectionName) {
+    Mismatch m = mismatch(pattern, docs);
+    return m == null ? null
+        : new Problem(m.nodeId(), m.describe(pattern, collectionName, "this node"));
+  }
+
+  /**
+   * Throws unless a sample of the collection's nodes is laid out in {@code pattern} (or in no
+   * recognisable pattern).
+   *
+   * @return whether the collection held nodes (an empty one may still be filled by others)
+   * @throws TreeException naming the pattern the collection is laid out in and a node
+   */
+  static boolean require(TreePattern pattern, MongoCollection<Document> collection) {
+    List<Document> docs = sample(collection);
+    Mismatch m = mismatch(pattern, docs);
+    if (m != null) {
+      String message = m.describe(pattern, collection.getNamespace().getCollectionName(),
+          "node '" + m.nodeId() + "'");
+      throw new TreeException("C" + message.substring(1));
+    }
+    return !docs.isEmpty();
+  }
+}

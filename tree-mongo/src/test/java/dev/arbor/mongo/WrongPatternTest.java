@@ -1,0 +1,147 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Fixtures;
+import dev.arbor.core.Position;
+import dev.arbor.core.Problem;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A store opened with the wrong pattern recognises the pattern the collection is laid out in and
+ * refuses, naming it, before writing anything: changes, loads and repairs throw, check reports
+ * it. For all 20 ordered pairs of different patterns, on collections written by Arbor and on the
+ * manual's hand-written ones.
+ */
+class WrongPatternTest {
+
+  static List<Arguments> pairs() {
+    List<Arguments> pairs = new ArrayList<>();
+    for (TreePattern laidOut : TreePattern.values()) {
+      for (TreePattern opened : TreePattern.values()) {
+        if (laidOut != opened) {
+          pairs.add(Arguments.of(laidOut, opened));
+        }
+      }
+    }
+    return pairs;
+  }
+
+  @ParameterizedTest(name = "{0} opened as {1}")
+  @MethodSource("pairs")
+  void aStoreRefusesACollectionOfAnotherPatternBeforeWriting(TreePattern laidOut,
+      TreePattern opened) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    laidOut.open(c).load(Fixtures.categories());
+    assertRefused(c, laidOut, opened);
+  }
+
+  @ParameterizedTest(name = "the manual's {0} opened as {1}")
+  @MethodSource("pairs")
+  void aStoreRefusesTheManualsCollectionOfAnotherPattern(TreePattern laidOut,
+      TreePattern opened) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    writeAsTheManualDoes(c, laidOut);
+    assertRefused(c, laidOut, opened);
+  }
+
+  private static void assertRefused(MongoCollection<Document> c, TreePattern laidOut,
+      TreePattern opened) {
+    assertEquals(Optional.of(laidOut), TreePattern.recognise(c));
+    List<Document> before = c.find().into(new ArrayList<>()); // lock documents included
+    String named = "laid out in the " + laidOut + " pattern, not " + opened;
+
+    List<Executable> writes = List.of(
+        () -> opened.open(c).insert("new", Position.lastChildOf("Books")),
+        () -> opened.open(c).insert("new", Position.lastRoot()),
+        () -> opened.open(c).move("Databases", Position.firstRoot()),
+        () -> opened.open(c).delete("MongoDB"),
+        () -> opened.open(c).repair(),
+        () -> opened.open(c).load(Tree.parse("x(y)")));
+    for (Executable write : writes) {
+      TreeException e = assertThrows(TreeException.class, write);
+      assertTrue(e.getMessage().contains(named), e.getMessage());
+      assertTrue(e.getMessage().contains("TreePattern." + laidOut), e.getMessage());
+    }
+    List<Problem> problems = opened.open(c).check();
+    assertEquals(1, problems.size(), problems::toString);
+    assertTrue(problems.get(0).message().contains(named), problems::toString);
+    assertEquals(before, c.find().into(new ArrayList<>()), "nothing written");
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void eachPatternIsRecognisedAndAcceptedAsItself(TreePattern pattern) {
+    MongoCollection<Document> manual = MongoTestServer.get().freshCollection();
+    writeAsTheManualDoes(manual, pattern);
+    assertEquals(Optional.of(pattern), TreePattern.recognise(manual));
+    TreeStore store = pattern.open(manual);
+    store.repair(); // completes the manual's collection: no refusal
+    assertEquals(Fixtures.categories().size(), store.size());
+
+    MongoCollection<Document> arbor = MongoTestServer.get().freshCollection();
+    TreeStore own = pattern.open(arbor);
+    own.load(SampleTree.HOSTILE);
+    own.move(SampleTree.HOSTILE.roots().get(1), Position.firstRoot());
+    assertEquals(Optional.of(pattern), TreePattern.recognise(arbor));
+    assertEquals(List.of(), own.check());
+  }
+
+  @Test
+  void emptyAndUnrecognisableCollectionsAreNotRecognised() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    assertEquals(Optional.empty(), TreePattern.recognise(c));
+    c.insertOne(new Document("_id", "a").append("title", "no structure"));
+    assertEquals(Optional.empty(), TreePattern.recognise(c));
+  }
+
+  @Test
+  void attributesNamedLikeAnotherPatternsFieldsDoNotMakeAStoreRefuseItsOwnTree() {
+    // A parent-references tree of files whose attributes include path, left and right.
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeStore files = TreePattern.PARENT_REFERENCES.open(c);
+    files.insert("root", Position.lastRoot(), Map.of("path", "/", "left", 1, "right", 2));
+    files.insert("etc", Position.lastChildOf("root"), Map.of("path", "/etc", "left", 3,
+        "right", 4));
+    files.move("etc", Position.firstRoot());
+    assertEquals(Optional.of(TreePattern.PARENT_REFERENCES), TreePattern.recognise(c));
+    assertEquals(List.of(), files.check());
+  }
+
+  private static void writeAsTheManualDoes(MongoCollection<Document> c, TreePattern pattern) {
+    for (String line : ManualDocuments.AS_WRITTEN.get(pattern).split("\n")) {
+      c.insertOne(Document.parse(line));
+    }
+  }
+
+  /** A forest with hostile ids, for layouts beyond the category tree. */
+  private static final class SampleTree {
+    static final Tree HOSTILE = hostile();
+
+    private static Tree hostile() {
+      Tree.Builder b = Tree.builder();
+      String previous = null;
+      for (String id : Fixtures.HOSTILE_IDS) {
+        b.add(id, previous, Map.of());
+        previous = previous == null ? id : null; // pairs: a root and its child
+      }
+      return b.build();
+    }
+  }
+}
