@@ -51,7 +51,9 @@ final class ImportCommand extends ArborCommand {
   private Tree read(Progress progress) {
     boolean stdin = file.equals("-");
     try (Counting in = new Counting(stdin ? arbor.stdin() : Files.newInputStream(Path.of(file)));
-        TreeJsonReader reader = TreeJson.reader(in)) {
+        TreeJsonReader reader = TreeJson.reader(in).refusing(
+            (name, attribute) -> store.pattern.nameRefusal(name, attribute)
+                .map(r -> r.replace("this pattern", Patterns.name(store.pattern))).orElse(null))) {
       long size = stdin ? -1 : Files.size(Path.of(file));
       progress.phase("reading " + file, reader::count,
           () -> size <= 0 ? Double.NaN : Math.min(1.0, (double) in.count / size));

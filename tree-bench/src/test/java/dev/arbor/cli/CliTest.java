@@ -125,8 +125,9 @@ class CliTest {
         onServer("import", "-", "-c", name, "-p", "parent-references"));
     assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
     assertEquals(1, result.errLines().size(), result::toString);
-    assertTrue(result.stderr().contains("Attribute 'parent' of node 'b' is reserved"),
-        result::toString);
+    assertEquals("arbor import: -: line 1, column 54: attribute 'parent' of node 'b': reserved by"
+        + " parent-references for the tree structure (reserved: _id, arborOp, parent, rank)",
+        result.errLines().get(0));
     assertEquals(0, Connection.nodes(collection));
   }
 

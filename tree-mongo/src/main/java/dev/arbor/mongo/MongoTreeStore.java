@@ -521,10 +521,14 @@ abstract class MongoTreeStore implements TreeStore {
             + "' is reserved by this pattern for the tree structure (reserved: "
             + reservedNames() + ")");
       }
-      if (name.isEmpty() || name.startsWith("$") || name.contains(".")
-          || name.indexOf('\0') >= 0) {
+      if (AttributeNames.fieldNameProblem(name) != null) {
         throw new IllegalArgumentException("Attribute name '" + name + "' of node '" + id
             + "' cannot be a MongoDB field name (empty, starts with '$', contains '.' or NUL)");
+      }
+      String nested = AttributeNames.nestedProblem(e.getValue());
+      if (nested != null) {
+        throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
+            + "' holds " + nested);
       }
       try {
         collection.getCodecRegistry().get(Document.class).encode(

@@ -108,6 +108,33 @@ public enum TreePattern {
     return layout.size() == 1 ? Optional.of(layout.iterator().next()) : Optional.empty();
   }
 
+  /**
+   * Why {@code name} is refused as the name of an attribute of a node of this pattern ({@code
+   * attribute} true) or as a key inside an attribute's value ({@code attribute} false), or empty
+   * if it is accepted. Attributes may not take {@code _id}, the pattern's structural fields or
+   * {@code arborOp} ({@link #reservedNames()}); at any depth, MongoDB field names cannot be
+   * empty, start with {@code $} or contain {@code .} or NUL. Stores refuse such attributes with an
+   * {@link IllegalArgumentException} before writing; this lets a reader of another format refuse
+   * them first, where it can say where they are.
+   */
+  public Optional<String> nameRefusal(String name, boolean attribute) {
+    requireNonNull(name, "name");
+    if (attribute && reservedNames().contains(name)) {
+      return Optional.of("reserved by this pattern for the tree structure (reserved: "
+          + String.join(", ", reservedNames()) + ")");
+    }
+    return Optional.ofNullable(AttributeNames.fieldNameProblem(name));
+  }
+
+  /**
+   * The attribute names stores of this pattern keep for themselves, sorted: {@code _id}, the
+   * pattern's structural fields (see the README's table) and {@code arborOp}, the mark a change
+   * leaves on the documents it writes.
+   */
+  public Set<String> reservedNames() {
+    return AttributeNames.reserved(this);
+  }
+
   TreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
     switch (this) {
       case PARENT_REFERENCES:

@@ -59,9 +59,40 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
   private volatile long count;
   private int idLine = -1;
   private int idColumn = -1;
+  private NameRule names = (name, attribute) -> null;
 
   TreeJsonReader(JsonParser parser) {
     this.parser = requireNonNull(parser, "parser");
+  }
+
+  /**
+   * A rule for the names in attributes: an attribute's name, or a key of an object inside an
+   * attribute's value. A store can refuse names the JSON format accepts (MongoDB field names
+   * cannot start with {@code $}, for example); checking them while reading names the line and
+   * column of the name.
+   */
+  @FunctionalInterface
+  public interface NameRule {
+    /**
+     * Why {@code name} is refused, or null if it is accepted.
+     *
+     * @param name the name
+     * @param attribute true for an attribute's name, false for a key inside an attribute's value
+     *     (the typed-number wrappers {@value TreeJson#NUMBER_LONG} and {@value
+     *     TreeJson#NUMBER_DOUBLE} are not asked about)
+     */
+    String refuse(String name, boolean attribute);
+  }
+
+  /**
+   * Refuses, with a {@link TreeJsonException} at the name's line and column, every name in the
+   * attributes that {@code rule} refuses. Set it before reading.
+   *
+   * @return this reader
+   */
+  public TreeJsonReader refusing(NameRule rule) {
+    this.names = requireNonNull(rule, "rule");
+    return this;
   }
 
   /**
@@ -255,6 +286,15 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
     while ((t = token()) == JsonToken.FIELD_NAME) {
       String key = name();
       String name = attribute == null ? key : attribute;
+      if (attribute == null || !key.equals(TreeJson.NUMBER_LONG)
+          && !key.equals(TreeJson.NUMBER_DOUBLE)) {
+        String refused = names.refuse(key, attribute == null);
+        if (refused != null) {
+          throw error((attribute == null ? "attribute " + quote(key)
+              : "key " + quote(key) + " in attribute " + quote(attribute)) + " of "
+              + nodeName(id) + ": " + refused);
+        }
+      }
       map.put(key, readValue(token(), id, name, nesting));
     }
     if (t != JsonToken.END_OBJECT) {

@@ -51,6 +51,21 @@ class TreeJsonTest {
       """;
 
   @Test
+  void aNameRuleRefusesNamesAtTheirPositionAndIsNotAskedAboutTypedNumbers() {
+    List<String> asked = new ArrayList<>();
+    String json = "[{\"id\": \"a\", \"attributes\": {\"n\": {\"$numberLong\": \"5\"},"
+        + " \"o\": {\"k\": [{\"bad\": 1}]}}}]";
+    TreeJsonException e = assertThrows(TreeJsonException.class, () -> TreeJson.reader(
+        new ByteArrayInputStream(json.getBytes(UTF_8))).refusing((name, attribute) -> {
+          asked.add(name + (attribute ? " (attribute)" : ""));
+          return name.equals("bad") ? "not wanted" : null;
+        }).readAll());
+    assertEquals("line 1, column 69: key 'bad' in attribute 'o' of node 'a': not wanted",
+        e.getMessage());
+    assertEquals(List.of("n (attribute)", "o (attribute)", "k", "bad"), asked);
+  }
+
+  @Test
   void writesTheDocumentedLayout() {
     assertEquals(CATEGORIES_JSON, TreeJson.toJson(categories()));
   }

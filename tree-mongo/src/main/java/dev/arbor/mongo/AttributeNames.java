@@ -1,0 +1,74 @@
+package dev.arbor.mongo;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The names a node's attributes may not use: the pattern's structural fields and {@code _id}
+ * (reserved), and, at any depth inside an attribute's value too, what MongoDB does not take as a
+ * field name: empty names, names starting with {@code $} or containing {@code .} or NUL (MongoDB
+ * reads {@code $} as an operator and {@code .} as a path).
+ */
+final class AttributeNames {
+  private AttributeNames() {}
+
+  /** The attribute names a store of {@code pattern} keeps for itself, sorted. */
+  static Set<String> reserved(TreePattern pattern) {
+    Set<String> names = new TreeSet<>(List.of(MongoTreeStore.ID, TreeLock.MARK));
+    names.addAll(switch (pattern) {
+      case PARENT_REFERENCES -> List.of(ParentReferenceTreeStore.PARENT, Ranks.RANK);
+      case CHILD_REFERENCES -> List.of(ChildReferenceTreeStore.CHILDREN, Ranks.RANK);
+      case ARRAY_OF_ANCESTORS -> List.of(ArrayOfAncestorsTreeStore.PARENT,
+          ArrayOfAncestorsTreeStore.ANCESTORS, Ranks.RANK);
+      case MATERIALIZED_PATHS -> List.of(MaterializedPathTreeStore.PATH, Ranks.RANK);
+      case NESTED_SETS -> List.of(NestedSetTreeStore.PARENT, NestedSetTreeStore.LEFT,
+          NestedSetTreeStore.RIGHT, NestedSetTreeStore.DEPTH);
+    });
+    return Collections.unmodifiableSet(names);
+  }
+
+  /** Why {@code name} cannot be a MongoDB field name, or null if it can. */
+  static String fieldNameProblem(String name) {
+    if (name.isEmpty()) {
+      return "a MongoDB field name cannot be empty";
+    }
+    if (name.startsWith("$")) {
+      return "a MongoDB field name cannot start with '$'";
+    }
+    if (name.contains(".")) {
+      return "a MongoDB field name cannot contain '.'";
+    }
+    return name.indexOf('\0') >= 0 ? "a MongoDB field name cannot contain NUL" : null;
+  }
+
+  /**
+   * The first key inside {@code value} (in maps, lists and their elements, at any depth) that
+   * cannot be a MongoDB field name, described with the reason; null if there is none.
+   */
+  static String nestedProblem(Object value) {
+    if (value instanceof Map<?, ?> map) {
+      for (Map.Entry<?, ?> e : map.entrySet()) {
+        String key = String.valueOf(e.getKey());
+        String problem = fieldNameProblem(key);
+        if (problem != null) {
+          return "the key '" + key + "': " + problem;
+        }
+        problem = nestedProblem(e.getValue());
+        if (problem != null) {
+          return problem;
+        }
+      }
+    } else if (value instanceof List<?> list) {
+      for (Object element : list) {
+        String problem = nestedProblem(element);
+        if (problem != null) {
+          return problem;
+        }
+      }
+    }
+    return null;
+  }
+}
