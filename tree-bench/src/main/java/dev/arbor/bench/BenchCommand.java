@@ -1,5 +1,6 @@
 package dev.arbor.bench;
 
+import dev.arbor.cli.Errors;
 import dev.arbor.mongo.TreePattern;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -29,8 +30,11 @@ import picocli.CommandLine.Spec;
         "Without --uri it starts an embedded MongoDB (mongo-java-server) in this process;"
             + " the defaults finish in a few minutes on two cores."},
     footer = {"", "Values are comma separated; 'all' selects every value, 'none' none.",
-        "Example: arbor bench --uri mongodb://localhost:27017 --sizes 10k,100k,1M"
-            + " --shapes random,catalog --repeat 10"})
+        "Examples:",
+        "  arbor bench --uri mongodb://localhost:27017",
+        "  arbor bench --uri mongodb://localhost:27017 --sizes 10k,100k,1M \\",
+        "      --shapes random,catalog --repeat 10",
+        "  arbor bench --mix 70/30 --sizes 5000 --workload none --ops none"})
 public final class BenchCommand implements Callable<Integer> {
   @Spec
   private CommandSpec spec;
@@ -114,12 +118,23 @@ public final class BenchCommand implements Callable<Integer> {
       stderr.flush();
       return 2;
     }
+    try {
+      Output.prepare(settings.out()); // before measuring: results are never lost to a bad --out
+    } catch (IOException e) {
+      stderr.println("arbor bench: " + e.getMessage());
+      stderr.flush();
+      return 1;
+    }
     Meter meter = new Meter();
     Server server;
     try {
       server = Server.start(settings.uri(), meter);
-    } catch (IllegalArgumentException e) {
+    } catch (Server.MalformedUri e) {
       stderr.println("arbor bench: " + e.getMessage());
+      stderr.flush();
+      return 2;
+    } catch (IllegalStateException e) {
+      stderr.println("arbor bench: " + Errors.oneLine(e.getMessage()));
       stderr.flush();
       return 1;
     }

@@ -4,6 +4,9 @@ import dev.arbor.mongo.TreePattern;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -36,16 +39,34 @@ final class Output {
   private Output() {}
 
   /**
+   * Makes sure the files can be written into {@code dir}, creating it if needed: before a run, so
+   * that a bad {@code --out} is reported before anything is measured.
+   *
+   * @throws IOException saying why, naming the directory
+   */
+  static void prepare(Path dir) throws IOException {
+    try {
+      Files.createDirectories(dir);
+      Path probe = Files.createTempFile(dir, ".arbor-bench-", ".tmp");
+      Files.delete(probe);
+    } catch (FileAlreadyExistsException e) {
+      throw new IOException("cannot write to --out " + dir + ": a file is in the way of the"
+          + " directory", e);
+    } catch (AccessDeniedException e) {
+      throw new IOException("cannot write to --out " + dir + ": permission denied", e);
+    } catch (IOException e) {
+      throw new IOException("cannot write to --out " + dir + ": " + (e instanceof
+          FileSystemException f && f.getReason() != null ? f.getReason() : e.getMessage()), e);
+    }
+  }
+
+  /**
    * Writes the four files into {@code dir}, creating it if needed.
    *
    * @throws IOException naming the file that could not be written
    */
   static void write(Path dir, Report report, Results results) throws IOException {
-    try {
-      Files.createDirectories(dir);
-    } catch (IOException e) {
-      throw new IOException("cannot create the output directory " + dir + ": " + e, e);
-    }
+    prepare(dir);
     writeFile(dir.resolve(JSON), json(results, report));
     writeFile(dir.resolve(CSV), csv(results));
     writeFile(dir.resolve(MARKDOWN), report.markdown());

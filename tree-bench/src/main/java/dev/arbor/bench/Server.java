@@ -7,6 +7,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import dev.arbor.cli.Errors;
 import dev.arbor.embedded.EmbeddedMongo;
 import java.io.IOException;
 import java.io.InputStream;
@@ -46,26 +47,30 @@ final class Server implements AutoCloseable {
   /**
    * Starts the embedded server ({@code uri} null or blank) or connects to {@code uri}.
    *
-   * @throws IllegalArgumentException if the URI is malformed or the server cannot be reached,
-   *     naming the hosts (never the credentials)
+   * @throws MalformedUri if the URI is malformed (never repeating it: it may hold a password)
+   * @throws IllegalStateException if the server cannot be reached or used, naming the hosts
+   *     (never the credentials)
    */
   static Server start(String uri, Meter meter) {
-    EmbeddedMongo embedded = null;
-    String target = uri;
-    if (uri == null || uri.isBlank()) {
-      embedded = EmbeddedMongo.start();
-      target = embedded.uri();
+    ConnectionString connection = null;
+    if (uri != null && !uri.isBlank()) {
+      try {
+        connection = new ConnectionString(uri);
+      } catch (IllegalArgumentException e) {
+        throw new MalformedUri("malformed MongoDB URI (--uri or ARBOR_MONGO_URI): "
+            + e.getMessage());
+      }
     }
-    ConnectionString connection;
-    try {
-      connection = new ConnectionString(target);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("malformed MongoDB URI (--uri or ARBOR_MONGO_URI): "
-          + e.getMessage(), e);
+    EmbeddedMongo embedded = connection == null ? EmbeddedMongo.start() : null;
+    if (embedded != null) {
+      connection = new ConnectionString(embedded.uri());
     }
+    Integer given = connection.getServerSelectionTimeout();
+    long timeoutMillis = given != null ? given : 10_000;
     MongoClient client = MongoClients.create(MongoClientSettings.builder()
         .applyConnectionString(connection)
-        .applyToClusterSettings(b -> b.serverSelectionTimeout(10, TimeUnit.SECONDS))
+        .applyToClusterSettings(b -> b.serverSelectionTimeout(timeoutMillis,
+            TimeUnit.MILLISECONDS))
         .addCommandListener(meter)
         .build());
     String hosts = String.join(",", connection.getHosts());
@@ -85,8 +90,16 @@ final class Server implements AutoCloseable {
       if (embedded != null) {
         embedded.close();
       }
-      throw new IllegalArgumentException("cannot use the MongoDB server at " + hosts + ": "
-          + e.getMessage(), e);
+      throw new IllegalStateException(Errors.unreachable(hosts, timeoutMillis, e), e);
+    }
+  }
+
+  /** A URI that cannot be parsed: a bad command line. */
+  static final class MalformedUri extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    MalformedUri(String message) {
+      super(message);
     }
   }
 

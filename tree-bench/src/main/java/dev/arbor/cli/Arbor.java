@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -38,7 +39,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
     version = "arbor 0.1.0-SNAPSHOT",
     description = "Trees in MongoDB in the five patterns of the MongoDB manual.",
     subcommands = {BenchCommand.class, ImportCommand.class, ExportCommand.class,
-        ConvertCommand.class, CheckCommand.class, RepairCommand.class},
+        ConvertCommand.class, CheckCommand.class, RepairCommand.class, HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:success",

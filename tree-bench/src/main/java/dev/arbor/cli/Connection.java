@@ -7,6 +7,8 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
 import com.mongodb.event.CommandListener;
 import com.mongodb.event.CommandSucceededEvent;
 import dev.arbor.core.TreeStore;
@@ -52,7 +54,8 @@ final class Connection implements AutoCloseable {
     this.counter = new Counter();
     this.client = MongoClients.create(MongoClientSettings.builder()
         .applyConnectionString(cs)
-        .applyToClusterSettings(b -> b.serverSelectionTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS))
+        .applyToClusterSettings(b -> b.serverSelectionTimeout(timeoutMillis(cs),
+            TimeUnit.MILLISECONDS))
         .addCommandListener(counter)
         .build());
   }
@@ -92,17 +95,22 @@ final class Connection implements AutoCloseable {
   /**
    * Connects to {@code uri} if given, else starts an embedded server on {@code dataDir} if given,
    * else an embedded in-memory server, and checks that the server answers.
+   *
+   * @param spec the command, for a malformed URI (a bad command line)
+   * @param uriOption the option that gave the URI, for messages
    */
-  static Connection open(String uri, Path dataDir) {
+  static Connection open(CommandSpec spec, String uriOption, String uri, Path dataDir) {
     if (uri != null) {
       ConnectionString cs;
       try {
         cs = new ConnectionString(uri);
       } catch (IllegalArgumentException e) {
-        throw new CliException("invalid --uri '" + uri + "': " + e.getMessage(), e);
+        // The URI is not repeated: it may hold a password.
+        throw new ParameterException(spec.commandLine(), "invalid " + uriOption + ": "
+            + firstLine(e.getMessage()));
       }
       Connection c = new Connection(String.join(",", cs.getHosts()), cs.getDatabase(), null, cs);
-      c.ping();
+      c.ping(cs);
       return c;
     }
     EmbeddedMongo server;
@@ -116,27 +124,29 @@ final class Connection implements AutoCloseable {
         new ConnectionString(server.uri()));
   }
 
-  private void ping() {
+  /** The server selection timeout: the URI's {@code serverSelectionTimeoutMS}, else 10 s. */
+  static long timeoutMillis(ConnectionString cs) {
+    Integer given = cs.getServerSelectionTimeout();
+    return given != null ? given : TIMEOUT_SECONDS * 1000L;
+  }
+
+  private void ping(ConnectionString cs) {
     try {
       client.getDatabase("admin").runCommand(new Document("ping", 1));
-    } catch (com.mongodb.MongoTimeoutException e) {
-      client.close();
-      throw new CliException("cannot reach MongoDB at " + description + ": no server answered"
-          + " within " + TIMEOUT_SECONDS + " s", e);
     } catch (RuntimeException e) {
       client.close();
-      throw e;
+      throw new CliException(Errors.unreachable(description, timeoutMillis(cs), e), e);
     }
   }
 
   /** {@code --db} if given, else the database of the URI, else {@value #DEFAULT_DATABASE}. */
   MongoDatabase database(String db) {
     String name = db != null ? db : uriDatabase != null ? uriDatabase : DEFAULT_DATABASE;
-    try {
-      return client.getDatabase(name);
-    } catch (IllegalArgumentException e) {
-      throw new CliException("invalid database name '" + name + "': " + e.getMessage(), e);
+    String problem = MongoNames.databaseProblem(name);
+    if (problem != null) { // from the URI: --db is checked with the command line
+      throw new CliException("invalid database name '" + name + "': " + problem);
     }
+    return client.getDatabase(name);
   }
 
   /** Whether the database holds a collection of this name (possibly empty). */

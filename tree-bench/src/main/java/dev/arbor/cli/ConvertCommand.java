@@ -59,6 +59,7 @@ final class ConvertCommand extends ArborCommand {
       throw new ParameterException(spec.commandLine(),
           "--to-uri and --to-data-dir exclude each other: give one");
     }
+    StoreOptions.validate(spec, "--to-collection", toCollection, "--to-db", toDb);
     boolean sameServer = (toUri == null && toDataDir == null)
         || (toUri != null && toUri.equals(source.uri))
         || (toDataDir != null && source.dataDir != null
@@ -66,7 +67,8 @@ final class ConvertCommand extends ArborCommand {
                 .equals(source.dataDir.toAbsolutePath().normalize()));
     try (Progress progress = progress();
         Connection from = source.connect(progress);
-        Connection to = sameServer ? null : Connection.open(toUri, toDataDir)) {
+        Connection to = sameServer ? null
+            : Connection.open(spec, "--to-uri", toUri, toDataDir)) {
       MongoDatabase sourceDb = from.database(source.db);
       MongoDatabase targetDb = sameServer
           ? (toDb == null ? sourceDb : from.database(toDb))

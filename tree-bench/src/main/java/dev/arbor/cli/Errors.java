@@ -1,20 +1,46 @@
 package dev.arbor.cli;
 
+import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoCommandException;
 import com.mongodb.MongoException;
+import com.mongodb.MongoSecurityException;
 import com.mongodb.MongoSocketException;
 import com.mongodb.MongoTimeoutException;
+import com.mongodb.MongoWriteException;
+import com.mongodb.bulk.BulkWriteError;
 import dev.arbor.core.TreeException;
 import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
+import java.util.Locale;
 
-/** Turns an exception into the one line the command line prints for it. */
-final class Errors {
+/**
+ * Turns an exception into the one line the command line prints for it: in words, without the
+ * driver's internals (its cluster state, its exception classes) and never with the URI, which may
+ * hold a password.
+ */
+public final class Errors {
   private Errors() {}
 
-  static String message(Throwable e) {
+  /** The one line for {@code e}. */
+  public static String message(Throwable e) {
     return oneLine(describe(e));
+  }
+
+  /**
+   * The one line for a server that could not be used: not answering within {@code timeoutMillis},
+   * refusing the credentials, or refusing the first command.
+   *
+   * @param hosts the hosts of the URI (never its credentials)
+   */
+  public static String unreachable(String hosts, long timeoutMillis, RuntimeException e) {
+    if (e instanceof MongoTimeoutException) {
+      return "cannot reach MongoDB at " + hosts + ": no server answered within "
+          + String.format(Locale.ROOT, timeoutMillis % 1000 == 0 ? "%.0f s" : "%.1f s",
+              timeoutMillis / 1e3);
+    }
+    return "cannot use MongoDB at " + hosts + ": " + message(e);
   }
 
   private static String describe(Throwable e) {
@@ -31,28 +57,41 @@ final class Errors {
     if (e instanceof AccessDeniedException f) {
       return "permission denied: " + f.getFile();
     }
+    if (e instanceof FileSystemException f && f.getReason() != null) {
+      return f.getReason() + ": " + f.getFile();
+    }
     if (e instanceof java.io.IOException) {
       return "I/O error: " + e.getMessage();
     }
     if (e instanceof MongoTimeoutException) {
-      return "MongoDB did not answer within " + Connection.TIMEOUT_SECONDS + " s: "
-          + Connection.firstLine(e.getMessage());
+      return "MongoDB did not answer in time";
+    }
+    if (e instanceof MongoSecurityException) {
+      return "MongoDB refused the credentials (authentication failed)";
     }
     if (e instanceof MongoSocketException) {
-      return "lost the connection to MongoDB: " + Connection.firstLine(e.getMessage());
+      return "lost the connection to MongoDB";
     }
     if (e instanceof MongoCommandException c) {
       return "MongoDB refused the command: " + c.getErrorMessage() + " (code " + c.getErrorCode()
           + ")";
     }
-    if (e instanceof MongoException) {
-      return "MongoDB error: " + Connection.firstLine(e.getMessage());
+    if (e instanceof MongoWriteException w) {
+      return "MongoDB refused a write: " + w.getError().getMessage() + " (code "
+          + w.getError().getCode() + ")";
+    }
+    if (e instanceof MongoBulkWriteException b && !b.getWriteErrors().isEmpty()) {
+      BulkWriteError first = b.getWriteErrors().get(0);
+      return "MongoDB refused a write: " + first.getMessage() + " (code " + first.getCode() + ")";
+    }
+    if (e instanceof MongoException m) {
+      return "MongoDB error " + m.getCode() + ": " + Connection.firstLine(m.getMessage());
     }
     return "internal error: " + e + " (run with --stacktrace for details)";
   }
 
   /** Escapes line breaks and other control characters so the message stays on one line. */
-  static String oneLine(String s) {
+  public static String oneLine(String s) {
     StringBuilder sb = new StringBuilder(s.length());
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);

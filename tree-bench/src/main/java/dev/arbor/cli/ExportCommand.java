@@ -9,7 +9,10 @@ import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonWriter;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -40,7 +43,7 @@ final class ExportCommand extends ArborCommand {
   boolean noCheck;
 
   @Override
-  public Integer call() throws IOException {
+  public Integer call() {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
@@ -104,14 +107,23 @@ final class ExportCommand extends ArborCommand {
     writer.finish();
   }
 
-  private static void writeFile(Tree tree, Path target, Progress progress) throws IOException {
+  /**
+   * Writes the file beside the target under a name of its own and moves it into place when
+   * complete; every failure names the target, never the file written beside it.
+   */
+  private static void writeFile(Tree tree, Path target, Progress progress) {
     Path absolute = target.toAbsolutePath();
-    if (!Files.isDirectory(absolute.getParent())) {
-      throw new CliException("cannot write " + target + ": directory " + absolute.getParent()
-          + " does not exist");
+    Path directory = absolute.getParent();
+    if (Files.isDirectory(absolute)) {
+      throw new CliException("cannot write " + target + ": it is a directory");
     }
-    Path aside = Files.createTempFile(absolute.getParent(), "." + absolute.getFileName(), ".tmp");
+    if (!Files.isDirectory(directory)) {
+      throw new CliException("cannot write " + target + ": " + directory
+          + (Files.exists(directory) ? " is not a directory" : " does not exist"));
+    }
+    Path aside = null;
     try {
+      aside = Files.createTempFile(directory, ".arbor-export-", ".tmp");
       try (OutputStream out = Files.newOutputStream(aside)) {
         write(tree, out, progress);
       }
@@ -121,8 +133,25 @@ final class ExportCommand extends ArborCommand {
       } catch (AtomicMoveNotSupportedException e) {
         Files.move(aside, absolute, StandardCopyOption.REPLACE_EXISTING);
       }
+    } catch (IOException | UncheckedIOException e) {
+      IOException cause = e instanceof UncheckedIOException u ? u.getCause() : (IOException) e;
+      String reason;
+      if (cause instanceof AccessDeniedException) {
+        reason = "permission denied";
+      } else if (cause instanceof FileSystemException f) {
+        reason = f.getReason() != null ? f.getReason() : "cannot create or move a file there";
+      } else {
+        reason = cause.getMessage() != null ? cause.getMessage() : "I/O error";
+      }
+      throw new CliException("cannot write " + target + ": " + reason, e);
     } finally {
-      Files.deleteIfExists(aside);
+      if (aside != null) {
+        try {
+          Files.deleteIfExists(aside);
+        } catch (IOException ignored) {
+          // nothing more to do: it was written beside the target, which is intact
+        }
+      }
     }
   }
 }

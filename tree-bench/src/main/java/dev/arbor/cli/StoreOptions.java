@@ -14,8 +14,9 @@ final class StoreOptions {
   CommandSpec mixee;
 
   @Option(names = "--uri", paramLabel = "URI",
-      description = "MongoDB connection string, e.g. mongodb://localhost:27017/mydb. "
-          + "Default: an embedded server (see --data-dir).")
+      description = {"MongoDB connection string, for example",
+          "  mongodb://localhost:27017/mydb",
+          "Default: an embedded server (see --data-dir)."})
   String uri;
 
   @Option(names = "--data-dir", paramLabel = "DIR",
@@ -44,11 +45,32 @@ final class StoreOptions {
       throw new ParameterException(mixee.commandLine(),
           "--uri and --data-dir exclude each other: give one");
     }
-    Connection c = Connection.open(uri, dataDir);
+    validate(mixee, "--collection", collection, "--db", db);
+    Connection c = Connection.open(mixee, "--uri", uri, dataDir);
     if (c.temporary()) {
       progress.note("no --uri or --data-dir: using a temporary in-memory server, which starts"
           + " empty and keeps nothing after exit");
     }
     return c;
+  }
+
+  /**
+   * Checks a collection name and an optional database name before anything connects, so that a
+   * name MongoDB cannot take is a bad command line (exit code 2) named in words.
+   *
+   * @throws ParameterException naming the option
+   */
+  static void validate(CommandSpec spec, String collectionOption, String collection,
+      String dbOption, String db) {
+    String problem = collection == null ? null : MongoNames.collectionProblem(collection);
+    if (problem != null) {
+      throw new ParameterException(spec.commandLine(), "invalid " + collectionOption + " '"
+          + Errors.oneLine(collection) + "': " + problem);
+    }
+    problem = db == null ? null : MongoNames.databaseProblem(db);
+    if (problem != null) {
+      throw new ParameterException(spec.commandLine(), "invalid " + dbOption + " '"
+          + Errors.oneLine(db) + "': " + problem);
+    }
   }
 }
