@@ -212,7 +212,7 @@ final class Analysis {
     List<Recommendation> out = new ArrayList<>();
     int size = results.largestSize();
     for (Workload w : results.settings().workloads()) {
-      String name = Names.of(w);
+      String name = w.name();
       List<Ranked> ranked = new ArrayList<>();
       for (TreePattern p : results.measured()) {
         ranked.add(new Ranked(p, latency(p, name, size), Double.NaN,

@@ -68,6 +68,12 @@ public final class BenchCommand implements Callable<Integer> {
           + " (default: all).")
   private List<String> workloads;
 
+  @Option(names = "--mix", split = ",", paramLabel = "R/W",
+      description = "A workload of your own: R% reads and W% edits, e.g. 70/30 (with the"
+          + " balanced workload's kinds of read and edit; exact on every shape and size)."
+          + " Without --workload, only these are run.")
+  private List<String> mixes;
+
   @Option(names = "--repeat", paramLabel = "N", defaultValue = "" + Settings.DEFAULT_REPEAT,
       description = "Timed invocations per measurement, at most (default: ${DEFAULT-VALUE}).")
   private int repeat;
@@ -164,7 +170,7 @@ public final class BenchCommand implements Callable<Integer> {
         Names.parse("shape", shapes, Shape.values(), List.of(Shape.values())),
         Settings.parseSizes(sizes),
         Names.parse("operation", ops, Operation.values(), List.of(Operation.values())),
-        Names.parse("workload", workloads, Workload.values(), List.of(Workload.values())),
+        Workload.parse(workloads, mixes),
         repeat, warmup, seed, out, cellSeconds, isolatedReads, transactions);
   }
 }

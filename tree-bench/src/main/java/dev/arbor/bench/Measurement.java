@@ -16,6 +16,7 @@ import dev.arbor.mongo.TreePattern;
  * @param subjectSize the nodes in the subject's subtree (1 for a leaf; a workload's length)
  * @param resultSize ids returned by a read, nodes removed by a delete
  * @param steps operations per timed invocation (1, or a workload's length)
+ * @param reads of those, the ones that only read (the realised read share is reads / steps)
  * @param samples timed invocations
  * @param minMicros fastest latency per operation, in microseconds (least disturbed by other load)
  * @param medianMicros median latency per operation, in microseconds
@@ -39,7 +40,7 @@ import dev.arbor.mongo.TreePattern;
  * @param note anything that qualifies the row (a failure, a baseline disagreeing), or empty
  */
 record Measurement(TreePattern pattern, Shape shape, int size, String kind, String name,
-    String subject, long subjectSize, long resultSize, int steps, int samples,
+    String subject, long subjectSize, long resultSize, int steps, int reads, int samples,
     double minMicros, double medianMicros, double p95Micros, double roundTrips, double docsReturned,
     double docsWritten, double bytesSent, double bytesReceived, double lockRoundTrips,
     double lockDocsWritten, Double docsExamined,

@@ -28,7 +28,8 @@ final class Output {
   static final List<String> CSV_COLUMNS = List.of("started", "server", "server_version",
       "embedded", "seed", "repeat", "warmup", "cell_seconds", "isolated_reads", "transactions",
       "pattern", "shape", "size",
-      "kind", "name", "subject", "subject_size", "result_size", "steps", "samples", "min_us",
+      "kind", "name", "subject", "subject_size", "result_size", "steps", "reads", "samples",
+      "min_us",
       "median_us",
       "p95_us", "round_trips", "docs_returned", "docs_written", "bytes_sent", "bytes_received",
       "lock_round_trips", "lock_docs_written",
@@ -91,7 +92,7 @@ final class Output {
           r.embedded(), s.seed(), s.repeat(), s.warmup(), s.cellSeconds(), s.isolatedReads(),
           s.transactions(), Names.of(m.pattern()),
           Names.of(m.shape()), m.size(), m.kind(), m.name(), m.subject(), m.subjectSize(),
-          m.resultSize(), m.steps(), m.samples(), m.minMicros(), m.medianMicros(),
+          m.resultSize(), m.steps(), m.reads(), m.samples(), m.minMicros(), m.medianMicros(),
           m.p95Micros(),
           m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(), m.bytesReceived(),
           m.lockRoundTrips(), m.lockDocsWritten(),
@@ -141,14 +142,15 @@ final class Output {
         .append("shapes", s.shapes().stream().map(Names::of).toList())
         .append("sizes", s.sizes())
         .append("ops", s.ops().stream().map(Names::of).toList())
-        .append("workloads", s.workloads().stream().map(Names::of).toList())
         .append("repeat", s.repeat())
         .append("warmup", s.warmup())
         .append("seed", s.seed())
         .append("cellSeconds", s.cellSeconds())
         .append("isolatedReads", s.isolatedReads())
         .append("transactions", s.transactions())
-        .append("workloadSteps", Script.WORKLOAD_STEPS)
+        .append("workloads", s.workloads().stream().map(w -> new Document("name", w.name())
+            .append("description", w.description()).append("readPercent", w.readPercent())
+            .append("steps", w.steps())).toList())
         .append("java", System.getProperty("java.version"))
         .append("processors", Runtime.getRuntime().availableProcessors());
     List<Document> skipped = new ArrayList<>();
@@ -166,6 +168,7 @@ final class Output {
           .append("subjectSize", m.subjectSize())
           .append("resultSize", m.resultSize())
           .append("steps", m.steps())
+          .append("reads", m.reads())
           .append("samples", m.samples())
           .append("minMicros", finite(m.minMicros()))
           .append("medianMicros", finite(m.medianMicros()))
@@ -211,7 +214,7 @@ final class Output {
             .append("docsReturnedPerOp", finite(x.docsReturned()))
             .append("reason", x.reason()));
       }
-      recommendations.add(new Document("workload", Names.of(rec.workload()))
+      recommendations.add(new Document("workload", rec.workload().name())
           .append("description", rec.workload().description())
           .append("size", rec.size())
           .append("ranking", ranking));

@@ -152,7 +152,7 @@ final class Report {
   }
 
   static String recommendationTitle(Analysis.Recommendation r) {
-    return Names.of(r.workload()) + ": " + r.workload().description() + ", "
+    return r.workload().name() + ": " + r.workload().description() + ", "
         + Format.count(r.size()) + " nodes";
   }
 
@@ -437,9 +437,12 @@ final class Report {
             + " (inverse operations; a deleted subtree over " + Script.REINSERT_LIMIT
             + " nodes by reloading the tree), so each starts from the same state; the final state"
             + " is checked against the generated tree.",
-        "Workloads run a fixed sequence of " + Script.WORKLOAD_STEPS + " operations drawn from"
-            + " their mix, with subjects drawn from the tree as it evolves; figures are per"
-            + " operation.",
+        "Workloads run a fixed sequence of " + Workload.MIN_STEPS + " operations (more, up to"
+            + " 100, where the ratio needs it: 33/67 takes 100), exactly the stated share of them"
+            + " reads at positions drawn from the seed; the kind of each read and edit is drawn"
+            + " from the workload's weights and its subject from the tree as it evolves; an edit"
+            + " that cannot be made there (a move with nowhere to go) becomes an insert. Figures"
+            + " are per operation.",
         "p95 is by nearest rank: with fewer than 20 samples it is the slowest sample.",
         "Explain, where the server has it, replays the counted invocation's commands (updates and"
             + " deletes statement by statement) with verbosity executionStats.")));

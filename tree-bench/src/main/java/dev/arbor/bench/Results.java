@@ -32,7 +32,7 @@ record Results(Settings settings, Instant started, double elapsedSeconds, String
       names.add(Names.of(op));
     }
     for (Workload w : settings.workloads()) {
-      names.add(Names.of(w));
+      names.add(w.name());
     }
     return names;
   }

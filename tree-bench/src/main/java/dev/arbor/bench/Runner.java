@@ -182,7 +182,7 @@ final class Runner {
         }
       }
       for (Workload w : settings.workloads()) {
-        out.add(failed(cellContext, Measurement.WORKLOAD, Names.of(w), e));
+        out.add(failed(cellContext, Measurement.WORKLOAD, w.name(), e));
       }
       collection.drop();
       return out;
@@ -193,7 +193,7 @@ final class Runner {
       }
     }
     for (Workload w : settings.workloads()) {
-      out.add(measure(cellContext, Measurement.WORKLOAD, Names.of(w), () -> scripts.of(w)));
+      out.add(measure(cellContext, Measurement.WORKLOAD, w.name(), () -> scripts.of(w)));
     }
     try {
       if (!store.snapshot().equals(tree)) {
@@ -262,7 +262,7 @@ final class Runner {
       }
       c.reloadNanos = Math.round(Stats.median(samples));
       c.storage = server.storage(c.collection);
-      Measurement m = row(c, Measurement.OPERATION, name, "whole tree", c.size, c.size, 1,
+      Measurement m = row(c, Measurement.OPERATION, name, "whole tree", c.size, c.size, 1, 0,
           samples, counts, null, null, null, List.of(), "");
       end(m);
       return m;
@@ -331,7 +331,7 @@ final class Runner {
         }
       }
       Measurement m = row(c, kind, name, script.subject(), script.subjectSize(), result,
-          script.length(), samples, counts, explained,
+          script.length(), script.reads(), samples, counts, explained,
           read == null ? null : c.baseline.describe(read), baselineCounts, baselineSamples, note);
       end(m);
       return m;
@@ -361,7 +361,7 @@ final class Runner {
   }
 
   private Measurement row(Cell c, String kind, String name, String subject, long subjectSize,
-      long result, int steps, List<Long> samples, Counts counts,
+      long result, int steps, int reads, List<Long> samples, Counts counts,
       Explainer.Explained explained, String baselineQuery, Counts baselineCounts,
       List<Long> baselineSamples, String note) {
     double perOp = steps;
@@ -374,7 +374,7 @@ final class Runner {
         : median / baselineMedian;
     Server.Storage s = c.storage;
     return new Measurement(c.pattern, c.shape, c.size, kind, name, subject, subjectSize, result,
-        steps, samples.size(), min, median, p95, counts.roundTrips() / perOp,
+        steps, reads, samples.size(), min, median, p95, counts.roundTrips() / perOp,
         counts.docsReturned() / perOp, counts.docsWritten() / perOp, counts.bytesSent() / perOp,
         counts.bytesReceived() / perOp, counts.lockRoundTrips() / perOp,
         counts.lockDocsWritten() / perOp,
@@ -393,7 +393,7 @@ final class Runner {
     warnings.add(message);
     Server.Storage s = c.storage;
     double nan = Double.NaN;
-    return new Measurement(c.pattern, c.shape, c.size, kind, name, "", 0, 0, 0, 0, nan, nan, nan,
+    return new Measurement(c.pattern, c.shape, c.size, kind, name, "", 0, 0, 0, 0, 0, nan, nan, nan,
         nan, nan, nan, nan, nan, nan, nan, null, null, null, null, null, null,
         s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
         s == null ? null : s.indexBytes(), "failed: " + e);

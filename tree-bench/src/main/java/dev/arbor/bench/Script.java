@@ -21,8 +21,6 @@ import java.util.SplittableRandom;
  * InMemoryTreeStore}), so building one costs nothing at measurement time.
  */
 final class Script {
-  /** Length of a workload's sequence of operations. */
-  static final int WORKLOAD_STEPS = 20;
   /** A deleted subtree up to this size is restored by re-inserting it; a larger one by reload. */
   static final int REINSERT_LIMIT = 16;
 
@@ -58,21 +56,23 @@ final class Script {
   private final List<Action> actions;
   private final List<Action> undo;
   private final boolean reload;
+  private final int reads;
 
   /** {@code undo} is in the order it runs: the inverse of the last action first. */
   private Script(String subject, long subjectSize, List<Action> actions, List<Action> undo,
       boolean reload) {
-    this(subject, subjectSize, null, actions, undo, reload);
+    this(subject, subjectSize, null, actions, undo, reload, 0);
   }
 
   private Script(String subject, long subjectSize, Read read, List<Action> actions,
-      List<Action> undo, boolean reload) {
+      List<Action> undo, boolean reload, int reads) {
     this.subject = subject;
     this.read = read;
     this.subjectSize = subjectSize;
     this.actions = List.copyOf(actions);
     this.undo = List.copyOf(undo);
     this.reload = reload;
+    this.reads = reads;
   }
 
   /** What the script works on, for the report ("n12 (subtree of 11)"). */
@@ -93,6 +93,11 @@ final class Script {
   /** The number of operations in one invocation. */
   int length() {
     return actions.size();
+  }
+
+  /** How many of them only read. */
+  int reads() {
+    return reads;
   }
 
   /** Whether the store changes (and so must be restored after each invocation). */
@@ -181,7 +186,7 @@ final class Script {
   }
 
   private static Script read(String subject, long size, Read read, Action action) {
-    return new Script(subject, size, read, List.of(action), List.of(), false);
+    return new Script(subject, size, read, List.of(action), List.of(), false, 1);
   }
 
   private static Script subtreeRead(TreeFacts f, int root, int maxDepth) {
@@ -194,24 +199,31 @@ final class Script {
   // ------------------------------------------------------------------------------- workloads
 
   /**
-   * The script of a workload: {@link #WORKLOAD_STEPS} operations drawn from its mix, subjects drawn
-   * from the tree as the earlier operations left it, computed on an in-memory model.
+   * The script of a workload: {@link Workload#steps()} operations, exactly {@link
+   * Workload#readSteps()} of them reads at positions drawn from the seed, each read or edit of a
+   * kind drawn from the workload's weights, subjects drawn from the tree as the earlier operations
+   * left it, computed on an in-memory model. An edit that cannot be made (a move with nowhere to
+   * go, a delete that would remove a whole tree) becomes an insert, so the ratio holds on every
+   * tree.
    */
   static Script of(Workload workload, TreeFacts f, long seed) {
-    SplittableRandom random = new SplittableRandom(seed ^ (workload.ordinal() + 1) * 0xBF58476D1CE4E5B9L);
+    SplittableRandom random = new SplittableRandom(seed ^ (workload.name().hashCode() + 1L)
+        * 0xBF58476D1CE4E5B9L);
     InMemoryTreeStore model = new InMemoryTreeStore();
     model.load(f.tree);
     Live live = new Live(f);
     List<Action> actions = new ArrayList<>();
     List<Action> undo = new ArrayList<>();
-    int total = 0;
-    for (Workload.Weighted w : workload.mix()) {
-      total += w.weight();
-    }
     Map<Workload.Step, Integer> counts = new java.util.EnumMap<>(Workload.Step.class);
     int inserted = 0;
-    for (int k = 0; k < WORKLOAD_STEPS; k++) {
-      Workload.Step step = draw(workload, total, random);
+    for (boolean read : readPositions(workload, random)) {
+      Workload.Step step = draw(read ? workload.reads() : workload.writes(), random);
+      if (step == null) {
+        step = read ? Workload.Step.ANCESTORS : Workload.Step.INSERT; // no kind given: a default
+      }
+      if (!read) {
+        step = feasible(step, model, live, random);
+      }
       counts.merge(step, 1, Integer::sum);
       switch (step) {
         case CHILDREN -> actions.add(children(live.pickInner(model, random)));
@@ -234,39 +246,15 @@ final class Script {
           actions.add(insert(id, position, attributes));
           undo.add(0, delete(id));
         }
-        case MOVE_LEAF -> {
-          String leaf = live.pickLeaf(model, random);
-          String target = live.pickOutside(model, random, leaf);
-          if (target == null) {
-            actions.add(ancestors(leaf)); // nowhere to go: a read instead, keeps the length
-            continue;
-          }
-          Position back = positionIn(model, leaf);
-          model.move(leaf, Position.lastChildOf(target));
-          actions.add(move(leaf, Position.lastChildOf(target)));
-          undo.add(0, move(leaf, back));
-        }
-        case MOVE_SUBTREE -> {
-          int limit = Math.max(4, (int) (4 * Math.sqrt(f.size())));
-          String found = live.pickSubtree(model, random, 2, limit);
-          String root = found != null ? found : live.pickLeaf(model, random);
-          String target = live.pickOutside(model, random, root);
-          if (target == null) {
-            actions.add(ancestors(root));
-            continue;
-          }
-          Position back = positionIn(model, root);
-          model.move(root, Position.lastChildOf(target));
-          actions.add(move(root, Position.lastChildOf(target)));
-          undo.add(0, move(root, back));
+        case MOVE_LEAF, MOVE_SUBTREE -> {
+          Move m = live.pendingMove;
+          Position back = positionIn(model, m.root);
+          model.move(m.root, Position.lastChildOf(m.target));
+          actions.add(move(m.root, Position.lastChildOf(m.target)));
+          undo.add(0, move(m.root, back));
         }
         case DELETE -> {
-          String found = live.pickSubtree(model, random, 1, 5);
-          String root = found != null ? found : live.pickLeaf(model, random);
-          if (model.find(root).orElseThrow().parentId() == null) {
-            actions.add(ancestors(root)); // never delete a whole tree: a read instead
-            continue;
-          }
+          String root = live.pendingDelete;
           List<Action> restore = new ArrayList<>();
           Node node = model.find(root).orElseThrow();
           restore.add(insert(root, positionIn(model, root), node.attributes()));
@@ -285,22 +273,90 @@ final class Script {
         default -> throw new AssertionError(step);
       }
     }
-    StringBuilder subject = new StringBuilder(WORKLOAD_STEPS + " ops:");
-    counts.forEach((step, c) -> subject.append(' ').append(c).append(' ')
-        .append(Names.of(step)));
-    return new Script(subject.toString(), WORKLOAD_STEPS, actions, undo, false);
+    int reads = 0;
+    StringBuilder kinds = new StringBuilder();
+    for (Map.Entry<Workload.Step, Integer> e : counts.entrySet()) {
+      reads += e.getKey().read() ? e.getValue() : 0;
+      kinds.append(' ').append(e.getValue()).append(' ').append(Names.of(e.getKey()));
+    }
+    String subject = actions.size() + " ops, " + reads + " reads and " + (actions.size() - reads)
+        + " edits:" + kinds;
+    return new Script(subject, actions.size(), null, actions, undo, false, reads);
   }
 
-  private static Workload.Step draw(Workload workload, int total, SplittableRandom random) {
+  /** For each operation of the workload's sequence, whether it is a read: a seeded shuffle. */
+  private static boolean[] readPositions(Workload workload, SplittableRandom random) {
+    boolean[] read = new boolean[workload.steps()];
+    for (int i = 0; i < workload.readSteps(); i++) {
+      read[i] = true;
+    }
+    for (int i = read.length - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      boolean t = read[i];
+      read[i] = read[j];
+      read[j] = t;
+    }
+    return read;
+  }
+
+  private static Workload.Step draw(List<Workload.Weighted> kinds, SplittableRandom random) {
+    int total = 0;
+    for (Workload.Weighted w : kinds) {
+      total += w.weight();
+    }
+    if (total == 0) {
+      return null;
+    }
     int r = random.nextInt(total);
-    for (Workload.Weighted w : workload.mix()) {
+    for (Workload.Weighted w : kinds) {
       r -= w.weight();
       if (r < 0) {
         return w.step();
       }
     }
-    throw new AssertionError(workload);
+    throw new AssertionError(kinds);
   }
+
+  /**
+   * The edit {@code step} if it can be made on the model, its subject chosen and kept in {@code
+   * live}; else an insert, which always can.
+   */
+  private static Workload.Step feasible(Workload.Step step, InMemoryTreeStore model, Live live,
+      SplittableRandom random) {
+    switch (step) {
+      case MOVE_LEAF, MOVE_SUBTREE -> {
+        String root;
+        if (step == Workload.Step.MOVE_LEAF) {
+          root = live.pickLeaf(model, random);
+        } else {
+          int limit = Math.max(4, (int) (4 * Math.sqrt(model.size())));
+          String found = live.pickSubtree(model, random, 2, limit);
+          root = found != null ? found : live.pickLeaf(model, random);
+        }
+        String target = live.pickOutside(model, random, root);
+        if (target == null) {
+          return Workload.Step.INSERT; // nowhere to go
+        }
+        live.pendingMove = new Move(root, target);
+        return step;
+      }
+      case DELETE -> {
+        String found = live.pickSubtree(model, random, 1, 5);
+        String root = found != null ? found : live.pickLeaf(model, random);
+        if (model.find(root).orElseThrow().parentId() == null) {
+          return Workload.Step.INSERT; // never delete a whole tree
+        }
+        live.pendingDelete = root;
+        return step;
+      }
+      default -> {
+        return step;
+      }
+    }
+  }
+
+  /** A move chosen by {@link #feasible}. */
+  private record Move(String root, String target) {}
 
   /** The position that puts {@code id} back where it is now in {@code model}. */
   private static Position positionIn(InMemoryTreeStore model, String id) {
@@ -317,6 +373,9 @@ final class Script {
   private static final class Live {
     private final List<String> ids = new ArrayList<>();
     private final Map<String, Integer> index = new HashMap<>();
+    /** The subject of the edit {@link #feasible} just accepted. */
+    Move pendingMove;
+    String pendingDelete;
 
     Live(TreeFacts f) {
       for (Tree.Entry e : f.entries) {

@@ -63,8 +63,8 @@ class BenchEndToEndTest {
         for (Operation op : Operation.values()) {
           keys.add(Names.of(p) + "/" + shape + "/" + SIZE + "/" + Names.of(op));
         }
-        for (Workload w : Workload.values()) {
-          keys.add(Names.of(p) + "/" + shape + "/" + SIZE + "/" + Names.of(w));
+        for (Workload w : Workload.BUILT_IN) {
+          keys.add(Names.of(p) + "/" + shape + "/" + SIZE + "/" + w.name());
         }
       }
     }
@@ -117,7 +117,7 @@ class BenchEndToEndTest {
     assertEquals(expectedKeys(), keys);
     assertEquals(expectedKeys().size(), measurements.size());
     List<Document> recommendations = json.getList("recommendations", Document.class);
-    assertEquals(Workload.values().length, recommendations.size());
+    assertEquals(Workload.BUILT_IN.size(), recommendations.size());
     for (Document r : recommendations) {
       List<Document> ranking = r.getList("ranking", Document.class);
       assertEquals(TreePattern.values().length, ranking.size());

@@ -43,13 +43,18 @@ class ScriptTest {
     }
   }
 
+  static java.util.List<Workload> workloads() {
+    return java.util.List.of(Workload.BROWSE, Workload.BALANCED, Workload.REORGANISE,
+        Workload.mix("33/67"));
+  }
+
   @ParameterizedTest
-  @EnumSource(Workload.class)
+  @org.junit.jupiter.params.provider.MethodSource("workloads")
   void workloadsAreUndoneExactly(Workload workload) {
     for (Shape shape : Shape.values()) {
       Tree tree = shape.generate(400, 42);
       Script script = Script.of(workload, new TreeFacts(tree), 42);
-      assertEquals(Script.WORKLOAD_STEPS, script.length());
+      assertEquals(workload.steps(), script.length());
       InMemoryTreeStore store = load(tree);
       script.run(store);
       if (workload != Workload.BROWSE) {
