@@ -15,8 +15,6 @@ import java.util.function.ToDoubleFunction;
 final class Analysis {
   /** Counts below this differ by noise only when compared as ratios; added to both sides. */
   private static final double COUNT_FLOOR = 0.1;
-  /** Latencies closer than this ratio are reported as a tie. */
-  static final double TIE = 1.10;
 
   private final Results results;
 
@@ -166,21 +164,30 @@ final class Analysis {
 
   // ------------------------------------------------------------------------ recommendations
 
+  /** Counts that differ by less than this ratio are the same when ranking by counts. */
+  static final double COUNT_TIE = 1.10;
+  /** Counts that differ by less than this, per operation, are the same when ranking by counts. */
+  static final double COUNT_MARGIN = 0.5;
+
   /**
    * One pattern's place in a workload's ranking.
    *
    * @param pattern the pattern
-   * @param micros its cost: median latency per operation, geometric mean over shapes
-   * @param vsBest its cost over the best pattern's
+   * @param rank 1 + the number of patterns that rank above it: patterns with the same rank tie
+   * @param micros median latency per operation, geometric mean over shapes
+   * @param microsLow the low end of the 95% bootstrap interval of {@code micros}
+   * @param microsHigh its high end
+   * @param vsBest {@code micros} over the fastest pattern's
    * @param roundTrips round trips per operation, mean over shapes
    * @param docsWritten documents written per operation, mean over shapes
    * @param docsReturned documents returned per operation, mean over shapes
    * @param reason one line from the numbers saying why it ranks there
    */
-  record Ranked(TreePattern pattern, double micros, double vsBest, double roundTrips,
-      double docsWritten, double docsReturned, String reason) {
+  record Ranked(TreePattern pattern, int rank, double micros, double microsLow,
+      double microsHigh, double vsBest, double roundTrips, double docsWritten,
+      double docsReturned, String reason) {
 
-    /** The margin to the best: {@code best}, {@code +8%}, {@code 2.9x}, {@code tie}. */
+    /** The latency over the fastest pattern's: {@code best}, {@code +8%}, {@code 2.9x}. */
     String margin() {
       if (Double.isNaN(vsBest)) {
         return "failed";
@@ -188,13 +195,15 @@ final class Analysis {
       if (vsBest == 1.0) {
         return "best";
       }
-      if (vsBest < TIE) {
-        return String.format(Locale.ROOT, "+%.0f%% (tie)", (vsBest - 1) * 100);
-      }
       if (vsBest < 2) {
         return String.format(Locale.ROOT, "+%.0f%%", (vsBest - 1) * 100);
       }
       return Format.ratio(vsBest) + "x";
+    }
+
+    Ranked withReason(int rank, double vsBest, String reason) {
+      return new Ranked(pattern, rank, micros, microsLow, microsHigh, vsBest, roundTrips,
+          docsWritten, docsReturned, reason);
     }
   }
 
@@ -203,39 +212,121 @@ final class Analysis {
    *
    * @param workload the workload
    * @param size the tree size ranked at
-   * @param ranking best first
+   * @param rankBy what decided the ranking ({@code TIME} or {@code COUNTS})
+   * @param reads the operations of the workload's sequences that read, summed over the shapes
+   * @param steps all operations of those sequences: reads / steps is the realised share
+   * @param exact whether every measurement of the workload, at every size, realised its share
+   * @param ranking best first; patterns of the same rank tie
    */
-  record Recommendation(Workload workload, int size, List<Ranked> ranking) {}
+  record Recommendation(Workload workload, int size, Settings.RankBy rankBy, long reads,
+      long steps, boolean exact, List<Ranked> ranking) {
+
+    /** The patterns of rank 1. */
+    List<TreePattern> best() {
+      return ranking.stream().filter(r -> r.rank() == 1 && !Double.isNaN(r.micros()))
+          .map(Ranked::pattern).toList();
+    }
+
+    /** Whether {@code r} shares its rank with another pattern. */
+    boolean tied(Ranked r) {
+      return ranking.stream().filter(x -> x.rank() == r.rank()).count() > 1;
+    }
+  }
+
+  /** What ranks the patterns in this run. */
+  Settings.RankBy rankBy() {
+    return results.settings().rankBy().on(results.embedded());
+  }
 
   /** One recommendation per measured workload. */
   List<Recommendation> recommendations() {
     List<Recommendation> out = new ArrayList<>();
     int size = results.largestSize();
+    Settings.RankBy by = rankBy();
     for (Workload w : results.settings().workloads()) {
       String name = w.name();
+      long reads = 0;
+      long steps = 0;
       List<Ranked> ranked = new ArrayList<>();
       for (TreePattern p : results.measured()) {
-        ranked.add(new Ranked(p, latency(p, name, size), Double.NaN,
+        List<Measurement> ms = acrossShapes(p, name, size);
+        List<List<Double>> samples = new ArrayList<>();
+        for (Measurement m : ms) {
+          reads += m.reads();
+          steps += m.steps();
+          if (!m.failed()) {
+            samples.add(m.samplesMicros());
+          }
+        }
+        double micros = latency(p, name, size);
+        double[] ci = Double.isNaN(micros) ? new double[] {Double.NaN, Double.NaN}
+            : Stats.bootstrapInterval(samples, results.settings().seed() * 31 + p.ordinal(),
+                Measurement.BOOTSTRAP_ROUNDS);
+        // A percentile interval may miss a skewed point estimate: it always holds it here.
+        ranked.add(new Ranked(p, 0, micros, Math.min(ci[0], micros), Math.max(ci[1], micros),
+            Double.NaN,
             mean(p, name, size, Measurement::roundTrips),
             mean(p, name, size, Measurement::docsWritten),
             mean(p, name, size, Measurement::docsReturned), ""));
       }
-      ranked.sort(Comparator.comparingDouble(
-          (Ranked r) -> Double.isNaN(r.micros()) ? Double.MAX_VALUE : r.micros()));
       if (ranked.isEmpty()) {
         continue;
       }
-      double best = ranked.get(0).micros();
+      int[] ranks = new int[ranked.size()];
+      for (int i = 0; i < ranked.size(); i++) {
+        ranks[i] = 1;
+        for (Ranked other : ranked) {
+          if (above(other, ranked.get(i), by)) {
+            ranks[i]++;
+          }
+        }
+        ranked.set(i, ranked.get(i).withReason(ranks[i], Double.NaN, ""));
+      }
+      ranked.sort(Comparator.comparingInt(Ranked::rank).thenComparingDouble(
+          (Ranked r) -> Double.isNaN(r.micros()) ? Double.MAX_VALUE
+              : by == Settings.RankBy.TIME ? r.micros() : r.roundTrips() + r.docsWritten()));
+      double fastest = ranked.stream().mapToDouble(Ranked::micros).filter(v -> !Double.isNaN(v))
+          .min().orElse(Double.NaN);
       List<Ranked> withReasons = new ArrayList<>();
       for (int i = 0; i < ranked.size(); i++) {
         Ranked r = ranked.get(i);
         Ranked reference = i == 0 ? (ranked.size() > 1 ? ranked.get(1) : null) : ranked.get(0);
-        withReasons.add(new Ranked(r.pattern(), r.micros(), r.micros() / best, r.roundTrips(),
-            r.docsWritten(), r.docsReturned(), reason(r, reference, i == 0, size)));
+        withReasons.add(r.withReason(r.rank(), r.micros() / fastest,
+            reason(r, reference, i == 0, size, by)));
       }
-      out.add(new Recommendation(w, size, withReasons));
+      boolean exact = results.measurements().stream()
+          .filter(m -> m.name().equals(name) && !m.failed())
+          .allMatch(m -> 100L * m.reads() == (long) w.readPercent() * m.steps());
+      out.add(new Recommendation(w, size, by, reads, steps, exact, withReasons));
     }
     return out;
+  }
+
+  /**
+   * Whether {@code a} ranks above {@code b}: by time, when its whole interval lies below b's; by
+   * counts, when it needs clearly fewer round trips or documents written ({@link #fewer}) and not
+   * clearly more of the other. A failed pattern ranks below every other.
+   */
+  static boolean above(Ranked a, Ranked b, Settings.RankBy by) {
+    if (Double.isNaN(a.micros()) || Double.isNaN(b.micros())) {
+      return !Double.isNaN(a.micros()) && Double.isNaN(b.micros());
+    }
+    if (by == Settings.RankBy.TIME) {
+      return a.microsHigh() < b.microsLow();
+    }
+    boolean fewerTrips = fewer(a.roundTrips(), b.roundTrips());
+    boolean fewerWritten = fewer(a.docsWritten(), b.docsWritten());
+    return (fewerTrips || fewerWritten) && !fewer(b.roundTrips(), a.roundTrips())
+        && !fewer(b.docsWritten(), a.docsWritten());
+  }
+
+  /**
+   * Whether count {@code x} is clearly below {@code y}: by more than {@link #COUNT_TIE} and by
+   * more than {@link #COUNT_MARGIN} per operation (so that 0.2 and 0.3 documents written, or 1.6
+   * and 1.8, are the same).
+   */
+  static boolean fewer(double x, double y) {
+    return x * COUNT_TIE < y && y - x > COUNT_MARGIN;
   }
 
   /** The counters a reason may cite, with their wording. */
@@ -247,11 +338,13 @@ final class Analysis {
   }
 
   /**
-   * The reason line: for the best pattern, the count in which it beats the runner-up most; for the
-   * others, the count in which they lose most to the best. When no count differs by 20%, says so:
-   * the difference is then time per query.
+   * The reason line: for the first pattern, the count in which it beats the runner-up most; for
+   * the others, the count in which they lose most to the first; for a pattern tied with the
+   * first, the counts of both. A count is cited when it differs clearly ({@link #fewer});
+   * otherwise the line says the counts are close.
    */
-  static String reason(Ranked r, Ranked reference, boolean best, int size) {
+  static String reason(Ranked r, Ranked reference, boolean best, int size,
+      Settings.RankBy by) {
     String name = Names.of(r.pattern());
     String at = " per op at " + Format.count(size) + " nodes";
     if (Double.isNaN(r.micros())) {
@@ -260,27 +353,33 @@ final class Analysis {
     if (reference == null) {
       return name + ": the only pattern measured";
     }
+    String other = Names.of(reference.pattern());
+    String counts = " (" + Format.number(r.roundTrips()) + " vs "
+        + Format.number(reference.roundTrips()) + " round trips, "
+        + Format.number(r.docsWritten()) + " vs " + Format.number(reference.docsWritten())
+        + " documents written" + at + ")";
     double[] mine = counters(r);
     double[] theirs = counters(reference);
     int pick = -1;
-    double strongest = 1.2; // a count must differ by 20% to be cited
+    double strongest = 1;
     for (int k = 0; k < mine.length; k++) {
       double ratio = best ? (theirs[k] + COUNT_FLOOR) / (mine[k] + COUNT_FLOOR)
           : (mine[k] + COUNT_FLOOR) / (theirs[k] + COUNT_FLOOR);
-      if (ratio > strongest) {
+      boolean clear = best ? fewer(mine[k], theirs[k]) : fewer(theirs[k], mine[k]);
+      if (clear && ratio > strongest) {
         strongest = ratio;
         pick = k;
       }
     }
-    String other = Names.of(reference.pattern());
+    if (r.rank() == reference.rank() && by == Settings.RankBy.TIME) {
+      return name + ": tied with " + other + " on time (their intervals overlap)" + counts;
+    }
+    if (r.rank() == reference.rank() && pick >= 0) {
+      return name + ": tied with " + other + ", trading one count for the other" + counts;
+    }
     if (pick < 0) {
-      String counts = " (" + Format.number(r.roundTrips()) + " vs "
-          + Format.number(reference.roundTrips()) + " round trips, "
-          + Format.number(r.docsWritten()) + " vs " + Format.number(reference.docsWritten())
-          + " documents written" + at + ")";
-      return best
-          ? name + ": counts close to " + other + counts + "; wins on time per query"
-          : name + ": counts close to " + other + counts + "; loses on time per query";
+      return name + ": counts close to " + other + counts
+          + (by == Settings.RankBy.TIME ? ": the difference is time per query" : "");
     }
     String figure = Format.number(mine[pick]) + " " + COUNTERS[pick] + at + ", vs "
         + Format.number(theirs[pick]) + " for " + (best ? "the runner-up " : "") + other;

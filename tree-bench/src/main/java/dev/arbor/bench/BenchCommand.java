@@ -109,6 +109,13 @@ public final class BenchCommand implements Callable<Integer> {
       + " the lock and journal.")
   private boolean transactions;
 
+  @Option(names = "--rank-by", paramLabel = "FIGURE", defaultValue = "auto",
+      description = "What ranks the patterns per workload: time (median ms/op, ties where the"
+          + " 95% intervals overlap), counts (round trips and documents written per op, the same"
+          + " on any server) or auto (default: counts on the embedded server, whose latencies"
+          + " mostly count scans, time on a real one).")
+  private String rankBy;
+
   /** Creates the command; picocli sets the options. */
   public BenchCommand() {}
 
@@ -171,6 +178,7 @@ public final class BenchCommand implements Callable<Integer> {
         Settings.parseSizes(sizes),
         Names.parse("operation", ops, Operation.values(), List.of(Operation.values())),
         Workload.parse(workloads, mixes),
-        repeat, warmup, seed, out, cellSeconds, isolatedReads, transactions);
+        repeat, warmup, seed, out, cellSeconds, isolatedReads, transactions,
+        Settings.RankBy.parse(rankBy));
   }
 }

@@ -5,15 +5,17 @@ import java.util.List;
 /** Renders a report's blocks as one self-contained HTML page: inline CSS and SVG, no scripts. */
 final class Html {
   private static final String STYLE = """
-      body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
-        max-width:1100px;padding:0 1em;color:#222}
-      h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+      body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1em auto;
+        max-width:1100px;padding:0 1em;color:#222;overflow-wrap:anywhere}
+      h1{margin:.3em 0}p,ul{margin:.4em 0}
+      .wide{overflow-x:auto;max-width:100%}
+      h1{font-size:1.5em}h2{margin:1.2em 0 .4em;border-bottom:1px solid #ddd;padding-bottom:.2em}
       table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:13px}
       th,td{border:1px solid #ddd;padding:3px 8px}th{background:#f4f4f4;text-align:left}
       td.n{text-align:right;font-variant-numeric:tabular-nums}
       .note{background:#fff8e1;border-left:4px solid #f0b400;padding:.5em 1em}
-      .charts{display:flex;flex-wrap:wrap;gap:1em}
-      svg{background:#fff;border:1px solid #eee}
+      .charts{display:flex;flex-wrap:wrap;gap:.6em}
+      svg{background:#fff;border:1px solid #eee;max-width:100%;height:auto}
       svg text{font:11px system-ui,sans-serif;fill:#333}
       code{background:#f4f4f4;padding:0 3px}
       """;
@@ -63,7 +65,7 @@ final class Html {
         }
         sb.append("</ul>\n");
       } else if (b instanceof Report.TableBlock t) {
-        sb.append(t.table().html());
+        sb.append("<div class=\"wide\">").append(t.table().html()).append("</div>\n");
       } else if (b instanceof Report.Chart c) {
         sb.append(c.svg()).append('\n');
       } else if (b instanceof Report.Code c) {

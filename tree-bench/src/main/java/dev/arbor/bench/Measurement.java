@@ -1,6 +1,7 @@
 package dev.arbor.bench;
 
 import dev.arbor.mongo.TreePattern;
+import java.util.List;
 
 /**
  * One row of the results: one pattern, shape, size and operation (or workload). Counts are per
@@ -38,6 +39,7 @@ import dev.arbor.mongo.TreePattern;
  * @param dataBytes total document size of the collection, or null
  * @param indexBytes total index size, or null where the server does not report it in bytes
  * @param note anything that qualifies the row (a failure, a baseline disagreeing), or empty
+ * @param samplesMicros the latency per operation of each timed invocation, in microseconds
  */
 record Measurement(TreePattern pattern, Shape shape, int size, String kind, String name,
     String subject, long subjectSize, long resultSize, int steps, int reads, int samples,
@@ -46,7 +48,24 @@ record Measurement(TreePattern pattern, Shape shape, int size, String kind, Stri
     double lockDocsWritten, Double docsExamined,
     Double keysExamined, String baselineQuery, Double baselineMedianMicros,
     Double baselineRoundTrips, Double overhead, Double avgDocBytes, Long dataBytes,
-    Long indexBytes, String note) {
+    Long indexBytes, String note, List<Double> samplesMicros) {
+
+  /** Rounds of the bootstrap that gives a median its interval. */
+  static final int BOOTSTRAP_ROUNDS = 2_000;
+
+  /** Copies the samples. */
+  Measurement {
+    samplesMicros = List.copyOf(samplesMicros);
+  }
+
+  /**
+   * A 95% bootstrap interval of the median latency per operation, from the timed invocations;
+   * NaNs for a failed measurement.
+   */
+  double[] medianInterval(long seed) {
+    return samplesMicros.isEmpty() ? new double[] {Double.NaN, Double.NaN}
+        : Stats.bootstrapInterval(List.of(samplesMicros), seed, BOOTSTRAP_ROUNDS);
+  }
 
   static final String OPERATION = "operation";
   static final String WORKLOAD = "workload";

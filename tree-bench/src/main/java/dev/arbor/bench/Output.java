@@ -206,7 +206,11 @@ final class Output {
       List<Document> ranking = new ArrayList<>();
       for (Analysis.Ranked x : rec.ranking()) {
         ranking.add(new Document("pattern", Names.of(x.pattern()))
+            .append("rank", x.rank())
+            .append("tied", rec.tied(x))
             .append("microsPerOp", finite(x.micros()))
+            .append("microsPerOpLow", finite(x.microsLow()))
+            .append("microsPerOpHigh", finite(x.microsHigh()))
             .append("vsBest", finite(x.vsBest()))
             .append("margin", x.margin())
             .append("roundTripsPerOp", finite(x.roundTrips()))
@@ -217,6 +221,12 @@ final class Output {
       recommendations.add(new Document("workload", rec.workload().name())
           .append("description", rec.workload().description())
           .append("size", rec.size())
+          .append("rankedBy", Names.of(rec.rankBy()))
+          .append("readPercent", rec.workload().readPercent())
+          .append("realisedReads", rec.reads())
+          .append("realisedSteps", rec.steps())
+          .append("realisedExactly", rec.exact())
+          .append("decision", Report.decision(rec))
           .append("ranking", ranking));
     }
     Document root = new Document("run", run)
@@ -262,12 +272,20 @@ final class Output {
     out.print(report.latency(size).text());
     for (Analysis.Recommendation rec : report.recommendations()) {
       out.println();
-      out.println("Recommendation for " + Report.recommendationTitle(rec)
-          + " (ranked by ms/op):");
+      out.println("Ranking for " + Report.recommendationTitle(rec) + ", "
+          + Report.realised(rec) + ":");
       out.print(Report.ranking(rec).text());
       for (String reason : Report.reasons(rec)) {
         out.println("  - " + reason);
       }
+    }
+    if (!report.recommendations().isEmpty()) {
+      out.println();
+      out.println("Decision:");
+      for (Analysis.Recommendation rec : report.recommendations()) {
+        out.println("  " + Report.decision(rec));
+      }
+      out.println(wrap(report.rankingNote(), 100));
     }
     if (!r.warnings().isEmpty()) {
       out.println();

@@ -33,8 +33,12 @@ final class Report {
   /** A table. */
   record TableBlock(Table table) implements Block {}
 
-  /** An SVG chart: shown in HTML only. */
-  record Chart(String svg) implements Block {}
+  /**
+   * An SVG chart, shown in HTML; Markdown shows its table instead, if it has one.
+   *
+   * @param table the figures of the chart (of a row of charts) as a table, or null
+   */
+  record Chart(String svg, Table table) implements Block {}
 
   /** Preformatted text. */
   record Code(String text) implements Block {}
@@ -138,22 +142,109 @@ final class Report {
     return byPattern(size, results.names(), latencyCell());
   }
 
-  /** A recommendation's ranking as a table. */
+  /**
+   * A recommendation's ranking as a table: the rank ({@code =2} when shared), then the figures
+   * that decide it, then the others.
+   */
   static Table ranking(Analysis.Recommendation r) {
-    Table t = new Table(List.of("rank", "pattern", "ms/op", "margin", "round trips/op",
-        "written/op", "returned/op"), 2);
-    int rank = 1;
+    boolean time = r.rankBy() == Settings.RankBy.TIME;
+    List<String> header = new ArrayList<>(List.of("rank", "pattern"));
+    List<String> counts = List.of("round trips/op", "written/op");
+    String ms = "ms/op (95% interval)";
+    if (time) {
+      header.add(ms);
+      header.addAll(counts);
+    } else {
+      header.addAll(counts);
+      header.add(ms);
+    }
+    header.add("returned/op");
+    Table t = new Table(header, 2);
     for (Analysis.Ranked x : r.ranking()) {
-      t.add(List.of(String.valueOf(rank++), Names.of(x.pattern()), Format.millis(x.micros()),
-          x.margin(), Format.number(x.roundTrips()), Format.number(x.docsWritten()),
-          Format.number(x.docsReturned())));
+      List<String> row = new ArrayList<>(List.of(rank(r, x), Names.of(x.pattern())));
+      String latency = interval(x);
+      List<String> figures = List.of(Format.number(x.roundTrips()),
+          Format.number(x.docsWritten()));
+      if (time) {
+        row.add(latency);
+        row.addAll(figures);
+      } else {
+        row.addAll(figures);
+        row.add(latency);
+      }
+      row.add(Format.number(x.docsReturned()));
+      t.add(row);
     }
     return t;
+  }
+
+  /** A rank, {@code =2} when another pattern shares it, {@code -} for a failed pattern. */
+  static String rank(Analysis.Recommendation r, Analysis.Ranked x) {
+    if (Double.isNaN(x.micros())) {
+      return "-";
+    }
+    return (r.tied(x) ? "=" : "") + x.rank();
+  }
+
+  /** Milliseconds with their interval: {@code 0.824 (0.801-0.850)}. */
+  static String interval(Analysis.Ranked x) {
+    if (Double.isNaN(x.micros())) {
+      return "failed";
+    }
+    return Format.millis(x.micros()) + " (" + Format.millis(x.microsLow()) + "-"
+        + Format.millis(x.microsHigh()) + ")";
   }
 
   static String recommendationTitle(Analysis.Recommendation r) {
     return r.workload().name() + ": " + r.workload().description() + ", "
         + Format.count(r.size()) + " nodes";
+  }
+
+  /** The realised share of reads: {@code realised 95/5 in every measurement}. */
+  static String realised(Analysis.Recommendation r) {
+    if (r.steps() == 0) {
+      return "not measured";
+    }
+    double percent = 100.0 * r.reads() / r.steps();
+    String share = percent == Math.rint(percent) ? String.format(Locale.ROOT, "%.0f/%.0f",
+        percent, 100 - percent) : String.format(Locale.ROOT, "%.1f/%.1f", percent, 100 - percent);
+    return "realised " + share + (r.exact() ? " in every measurement"
+        : " over all measurements (results.csv: reads, steps)");
+  }
+
+  /** One line: the workload, its realised mix, and the patterns that rank first. */
+  static String decision(Analysis.Recommendation r) {
+    List<String> best = r.best().stream().map(Names::of).toList();
+    String who = best.isEmpty() ? "no pattern completed it"
+        : best.size() == 1 ? best.get(0)
+        : String.join(", ", best.subList(0, best.size() - 1)) + " and " + best.get(best.size() - 1)
+            + " (tied)";
+    return r.workload().label() + " (" + realised(r) + "): " + who;
+  }
+
+  /** Which figure decides the ranking, and why that one. */
+  String rankingNote() {
+    Settings.RankBy by = analysis.rankBy();
+    String at = Format.count(results.largestSize()) + " nodes";
+    if (by == Settings.RankBy.COUNTS) {
+      return "Ranked by round trips and documents written per operation at " + at + " (means"
+          + " over the shapes): they are what a pattern costs on any server"
+          + (results.embedded() ? ", while the embedded server's latencies mostly count the"
+              + " documents it scans (it uses no index)" : "") + ". A pattern ranks below"
+          + " another when that one needs clearly fewer of one of the two (by more than 10% and"
+          + " more than half a round trip or document per operation) and not more of the other;"
+          + " a rank is 1 + the number of patterns above, so patterns that trade one for the"
+          + " other share it (=). Latency is shown with its 95% interval for reference;"
+          + " --rank-by time ranks by it.";
+    }
+    return "Ranked by median latency per operation at " + at + " (geometric mean over the"
+        + " shapes) on " + results.server() + ". Each has a 95% bootstrap interval from the"
+        + " timed runs of its measurements (up to " + results.settings().repeat() + " each,"
+        + " --repeat): a pattern ranks below another only when their intervals do not overlap,"
+        + " and a rank is 1 + the number of patterns above, so overlapping ones share it (=)."
+        + " The intervals show the noise between runs in this process, not between machines."
+        + (results.embedded() ? " On the embedded server latencies mostly count scanned"
+            + " documents; --rank-by counts ranks by round trips and documents written." : "");
   }
 
   static List<String> reasons(Analysis.Recommendation r) {
@@ -170,8 +261,9 @@ final class Report {
     List<Block> b = new ArrayList<>();
     int size = results.largestSize();
     String at = " (" + Format.count(size) + " nodes)";
-    b.add(new Heading(1, "Arbor benchmark: the five tree patterns side by side"));
+    b.add(new Heading(1, "Arbor benchmark: which tree pattern for which workload"));
     b.add(new Text(runLine()));
+    decision(b);
     if (results.embedded()) {
       b.add(new Text(EMBEDDED_NOTE, true));
     } else if (!results.explain()) {
@@ -186,18 +278,13 @@ final class Report {
       b.add(new Bullets(items));
     }
 
-    b.add(new Heading(2, "Recommendations"));
-    if (recommendations.isEmpty()) {
-      b.add(new Text("No workload was measured (--workload none), so there is no ranking per"
-          + " workload; the tables below compare the single operations."));
-    } else {
-      b.add(new Text("For each workload, the patterns ranked by measured cost: median latency per"
-          + " operation at the largest size, geometric mean over the shapes. The margin is the"
-          + " cost over the best pattern's (under +10% is a tie); counts are means over the"
-          + " shapes. Each reason cites the count that separates the pattern from the best (for"
-          + " the best: from the runner-up)."));
+    if (!recommendations.isEmpty()) {
+      b.add(new Heading(2, "Rankings per workload"));
+      b.add(new Text("Each reason cites the count that separates the pattern from the first"
+          + " (for the first: from the runner-up)."));
       for (Analysis.Recommendation r : recommendations) {
         b.add(new Heading(3, recommendationTitle(r)));
+        b.add(new Text(realised(r) + "; " + r.workload().steps() + " operations per sequence."));
         b.add(new TableBlock(ranking(r)));
         b.add(new Bullets(reasons(r)));
       }
@@ -254,6 +341,82 @@ final class Report {
     }
     method(b);
     return b;
+  }
+
+  /**
+   * The decision and its evidence, first: one line per workload, which figure decides and why,
+   * the ranks with their figures, and charts of documents written, round trips and latency.
+   */
+  private void decision(List<Block> b) {
+    b.add(new Heading(2, "Decision"));
+    if (recommendations.isEmpty()) {
+      b.add(new Text("No workload was measured (--workload none and no --mix), so there is no"
+          + " ranking; the tables below compare the single operations."));
+      return;
+    }
+    b.add(new Bullets(recommendations.stream().map(Report::decision).toList()));
+    b.add(new Text(rankingNote()));
+    boolean time = analysis.rankBy() == Settings.RankBy.TIME;
+    List<String> header = new ArrayList<>(List.of("pattern"));
+    for (Analysis.Recommendation r : recommendations) {
+      header.add(r.workload().label());
+    }
+    Table t = new Table(header);
+    for (TreePattern p : results.measured()) {
+      List<String> row = new ArrayList<>(List.of(Names.of(p)));
+      for (Analysis.Recommendation r : recommendations) {
+        Analysis.Ranked x = rankedIn(r, p);
+        row.add(rank(r, x) + ": " + (time ? interval(x) + " ms"
+            : Format.number(x.roundTrips()) + " rt, " + Format.number(x.docsWritten()) + " w"));
+      }
+      t.add(row);
+    }
+    b.add(new TableBlock(t));
+    b.add(new Text(time ? "Cells: rank, then ms per operation with its 95% interval."
+        : "Cells: rank, then round trips (rt) and documents written (w) per operation."));
+
+    List<String> groups = recommendations.stream()
+        .map(r -> r.workload().label()).toList();
+    int g = groups.size();
+    int n = results.measured().size();
+    double[][] written = new double[g][n];
+    double[][] trips = new double[g][n];
+    double[][] millis = new double[g][n];
+    double[][] low = new double[g][n];
+    double[][] high = new double[g][n];
+    String[][] tips = new String[g][n];
+    for (int i = 0; i < g; i++) {
+      Analysis.Recommendation r = recommendations.get(i);
+      for (int j = 0; j < n; j++) {
+        TreePattern p = results.measured().get(j);
+        Analysis.Ranked x = rankedIn(r, p);
+        written[i][j] = x.docsWritten();
+        trips[i][j] = x.roundTrips();
+        millis[i][j] = x.micros() / 1e3;
+        low[i][j] = x.microsLow() / 1e3;
+        high[i][j] = x.microsHigh() / 1e3;
+        tips[i][j] = Names.of(p) + ", " + groups.get(i) + ": rank " + rank(r, x) + ", "
+            + Format.number(x.roundTrips()) + " round trips, " + Format.number(x.docsWritten())
+            + " written, " + interval(x) + " ms per op";
+      }
+    }
+    List<String> series = results.measured().stream().map(Names::shortName).toList();
+    b.add(new Chart(Charts.bars("Documents written per op", "documents",
+        Charts.Axis.fitting(written), Charts.HALF_WIDTH, groups, series, colours(), written,
+        null, null, tips), null));
+    b.add(new Chart(Charts.bars("Round trips per op", "round trips", Charts.Axis.LINEAR,
+        Charts.HALF_WIDTH, groups, series, colours(), trips, null, null, tips), null));
+    b.add(new Chart(Charts.bars("Median latency per op, 95% interval", "ms", Charts.Axis.LOG,
+        Charts.HALF_WIDTH, groups, series, colours(), millis, low, high, tips), null));
+  }
+
+  private static Analysis.Ranked rankedIn(Analysis.Recommendation r, TreePattern p) {
+    return r.ranking().stream().filter(y -> y.pattern() == p).findFirst().orElseThrow();
+  }
+
+  /** Each measured pattern's colour: the same in every chart. */
+  private List<String> colours() {
+    return results.measured().stream().map(p -> Charts.COLOURS[p.ordinal()]).toList();
   }
 
   private void overhead(List<Block> b, int size, String at) {
@@ -315,16 +478,22 @@ final class Report {
     b.add(new Heading(3, "Documents (returned + written) exponent"));
     b.add(new TableBlock(byPattern(0, results.names(), (p, name, sz) -> Format.exponent(
         Analysis.medianExponent(growth, p, name, Analysis.Growth::documents)))));
-    for (TreePattern p : results.measured()) {
-      List<String> names = results.names();
-      double[][] values = new double[names.size()][sizes.size()];
-      for (int i = 0; i < names.size(); i++) {
-        for (int j = 0; j < sizes.size(); j++) {
-          values[i][j] = analysis.latency(p, names.get(i), sizes.get(j)) / 1e3;
+    List<String> groups = sizes.stream().map(Format::count).toList();
+    List<String> series = results.measured().stream().map(Names::shortName).toList();
+    for (Workload w : results.settings().workloads()) {
+      double[][] values = new double[sizes.size()][series.size()];
+      String[][] tips = new String[sizes.size()][series.size()];
+      for (int i = 0; i < sizes.size(); i++) {
+        for (int j = 0; j < series.size(); j++) {
+          TreePattern p = results.measured().get(j);
+          values[i][j] = analysis.latency(p, w.name(), sizes.get(i)) / 1e3;
+          tips[i][j] = Names.of(p) + " at " + groups.get(i) + " nodes: "
+              + Format.millis(values[i][j] * 1e3) + " ms per op";
         }
       }
-      b.add(new Chart(Charts.lines(Names.of(p) + ": median latency by tree size", "ms", sizes,
-          names, values)));
+      b.add(new Chart(Charts.bars(w.label() + ": median latency by tree size",
+          "ms", Charts.Axis.LOG, Charts.HALF_WIDTH, groups, series, colours(), values, null,
+          null, tips), null));
     }
   }
 
@@ -368,29 +537,43 @@ final class Report {
 
   private void charts(List<Block> b, int size) {
     b.add(new Heading(2, "Per operation, across patterns (" + Format.count(size) + " nodes)"));
-    b.add(new Text("Bars: one group per shape, one bar per pattern; hover for the figures."));
+    b.add(new Text("For each operation and workload: per shape and pattern, the median latency,"
+        + " the round trips and the documents written per operation (in HTML, one chart each:"
+        + " one group of bars per shape; hover for the figures)."));
     List<String> shapes = results.settings().shapes().stream().map(Names::of).toList();
     List<String> patterns = results.measured().stream().map(Names::shortName).toList();
     for (String name : results.names()) {
       double[][] latency = new double[shapes.size()][patterns.size()];
       double[][] trips = new double[shapes.size()][patterns.size()];
+      double[][] written = new double[shapes.size()][patterns.size()];
       String[][] tips = new String[shapes.size()][patterns.size()];
+      List<String> header = new ArrayList<>(List.of("shape"));
+      header.addAll(patterns);
+      Table table = new Table(header);
       for (int g = 0; g < shapes.size(); g++) {
+        List<String> row = new ArrayList<>(List.of(shapes.get(g)));
         for (int s = 0; s < patterns.size(); s++) {
           Measurement m = results.find(results.measured().get(s),
               results.settings().shapes().get(g), size, name);
           latency[g][s] = m == null ? Double.NaN : m.medianMicros() / 1e3;
           trips[g][s] = m == null ? Double.NaN : m.roundTrips();
-          tips[g][s] = m == null ? "" : patterns.get(s) + ", " + shapes.get(g) + ": "
-              + Format.micros(m.medianMicros()) + ", " + Format.number(m.roundTrips())
-              + " round trips, " + Format.number(m.docsReturned()) + " returned, "
-              + Format.number(m.docsWritten()) + " written";
+          written[g][s] = m == null ? Double.NaN : m.docsWritten();
+          String figures = m == null || m.failed() ? "-" : Format.micros(m.medianMicros()) + ", "
+              + Format.number(m.roundTrips()) + " rt, " + Format.number(m.docsWritten()) + " w";
+          tips[g][s] = patterns.get(s) + ", " + shapes.get(g) + ": " + figures
+              + (m == null ? "" : ", " + Format.number(m.docsReturned()) + " returned");
+          row.add(figures);
         }
+        table.add(row);
       }
-      b.add(new Chart(Charts.bars(name + ": median latency", "ms", shapes, patterns, latency,
-          tips)));
-      b.add(new Chart(Charts.bars(name + ": round trips", "round trips", shapes, patterns,
-          trips, tips)));
+      b.add(new Heading(3, name));
+      b.add(new Chart(Charts.bars(name + ": median latency", "ms", Charts.Axis.LOG,
+          Charts.HALF_WIDTH, shapes, patterns, colours(), latency, null, null, tips), table));
+      b.add(new Chart(Charts.bars(name + ": round trips", "round trips", Charts.Axis.LINEAR,
+          Charts.HALF_WIDTH, shapes, patterns, colours(), trips, null, null, tips), null));
+      b.add(new Chart(Charts.bars(name + ": documents written", "documents",
+          Charts.Axis.fitting(written), Charts.HALF_WIDTH, shapes, patterns, colours(), written,
+          null, null, tips), null));
     }
   }
 
@@ -465,8 +648,9 @@ final class Report {
         sb.append(t.table().markdown()).append('\n');
       } else if (block instanceof Code c) {
         sb.append("```\n").append(c.text()).append("```\n\n");
+      } else if (block instanceof Chart c && c.table() != null) {
+        sb.append(c.table().markdown()).append('\n');
       }
-      // charts: HTML only
     }
     return sb.toString();
   }

@@ -383,7 +383,8 @@ final class Runner {
         baselineQuery, baselineMedian,
         baselineCounts == null ? null : (double) baselineCounts.roundTrips(), overhead,
         s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
-        s == null ? null : s.indexBytes(), note);
+        s == null ? null : s.indexBytes(), note,
+        samples.stream().map(t -> t / 1e3 / perOp).toList());
   }
 
   private Measurement failed(Cell c, String kind, String name, RuntimeException e) {
@@ -396,7 +397,7 @@ final class Runner {
     return new Measurement(c.pattern, c.shape, c.size, kind, name, "", 0, 0, 0, 0, 0, nan, nan, nan,
         nan, nan, nan, nan, nan, nan, nan, null, null, null, null, null, null,
         s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
-        s == null ? null : s.indexBytes(), "failed: " + e);
+        s == null ? null : s.indexBytes(), "failed: " + e, List.of());
   }
 
   private static String where(Cell c) {

@@ -24,10 +24,48 @@ import java.util.Locale;
  * @param isolatedReads whether the stores check their lock around reads (the library's default)
  * @param transactions whether the stores use multi-document transactions where the server has
  *     them, instead of their lock and journal
+ * @param rankBy what ranks the patterns per workload
  */
 record Settings(String uri, List<TreePattern> patterns, List<Shape> shapes, List<Integer> sizes,
     List<Operation> ops, List<Workload> workloads, int repeat, int warmup, long seed, Path out,
-    double cellSeconds, boolean isolatedReads, boolean transactions) {
+    double cellSeconds, boolean isolatedReads, boolean transactions, RankBy rankBy) {
+
+  /** What ranks the patterns of a workload. */
+  enum RankBy {
+    /** {@link #COUNTS} on the embedded server, {@link #TIME} on any other. */
+    AUTO,
+    /**
+     * Median latency per operation, geometric mean over the shapes, with a 95% bootstrap interval
+     * from the timed invocations; ranks whose intervals overlap are ties.
+     */
+    TIME,
+    /**
+     * Round trips and documents written per operation, means over the shapes: the same on any
+     * server. A pattern ranks below another only if that one needs fewer of one (by more than
+     * 10%) and not more of the other; patterns that trade one for the other tie.
+     */
+    COUNTS;
+
+    /**
+     * Parses a command-line name.
+     *
+     * @throws IllegalArgumentException naming the value and the valid ones
+     */
+    static RankBy parse(String value) {
+      for (RankBy r : values()) {
+        if (Names.of(r).equals(value.trim().toLowerCase(java.util.Locale.ROOT))) {
+          return r;
+        }
+      }
+      throw new IllegalArgumentException("unknown ranking figure '" + value.trim() + "' (valid: "
+          + Names.list(values()) + ")");
+    }
+
+    /** AUTO resolved for a server. */
+    RankBy on(boolean embedded) {
+      return this != AUTO ? this : embedded ? COUNTS : TIME;
+    }
+  }
 
   static final List<Integer> DEFAULT_SIZES = List.of(300, 1_000);
   static final int DEFAULT_REPEAT = 5;

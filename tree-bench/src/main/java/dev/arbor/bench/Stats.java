@@ -45,6 +45,39 @@ final class Stats {
   }
 
   /**
+   * A 95% percentile-bootstrap interval of the geometric mean, over groups, of each group's
+   * median: the samples of each group are drawn again with replacement {@code rounds} times. With
+   * one group, an interval of its median. Deterministic for a seed.
+   *
+   * @param groups the samples of each group (a shape's timed invocations), all non-empty
+   * @return {low, high}; NaNs if there is no group
+   */
+  static double[] bootstrapInterval(List<List<Double>> groups, long seed, int rounds) {
+    if (groups.isEmpty()) {
+      return new double[] {Double.NaN, Double.NaN};
+    }
+    java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+    double[] estimates = new double[rounds];
+    for (int r = 0; r < rounds; r++) {
+      double logs = 0;
+      for (List<Double> g : groups) {
+        double[] drawn = new double[g.size()];
+        for (int i = 0; i < drawn.length; i++) {
+          drawn[i] = g.get(random.nextInt(g.size()));
+        }
+        Arrays.sort(drawn);
+        int n = drawn.length;
+        double median = n % 2 == 1 ? drawn[n / 2] : (drawn[n / 2 - 1] + drawn[n / 2]) / 2;
+        logs += Math.log(Math.max(median, 1e-3));
+      }
+      estimates[r] = Math.exp(logs / groups.size());
+    }
+    Arrays.sort(estimates);
+    return new double[] {estimates[(int) Math.floor(0.025 * (rounds - 1))],
+        estimates[(int) Math.ceil(0.975 * (rounds - 1))]};
+  }
+
+  /**
    * The exponent b of the least-squares fit {@code y = a x^b} (a line through {@code log x, log
    * y}): 0 is constant, 1 linear, 2 quadratic. NaN with fewer than two distinct x or any
    * non-positive value.

@@ -99,6 +99,11 @@ record Workload(String name, String description, int readPercent, List<Weighted>
     return description + " " + ratio();
   }
 
+  /** The name with the ratio, for tables and charts: {@code browse 95/5}, {@code mix 70/30}. */
+  String label() {
+    return (name.startsWith("mix-") ? "mix" : name) + " " + ratio();
+  }
+
   /** The ratio of reads to edits in percent: {@code 95/5}. */
   String ratio() {
     return readPercent + "/" + (100 - readPercent);

@@ -75,7 +75,10 @@ class BenchEndToEndTest {
   void exitsCleanlyWithAComparison() {
     assertEquals(0, exit, () -> "exit status; stderr:\n" + stderr + "\nstdout:\n" + stdout);
     assertTrue(stdout.contains("Round trips per operation"), stdout);
-    assertTrue(stdout.contains("Recommendation for browse"), stdout);
+    assertTrue(stdout.contains("Ranking for browse"), stdout);
+    assertTrue(stdout.contains("Decision:\n  browse 95/5 (realised 95/5 in every measurement): "),
+        stdout);
+    assertTrue(stdout.contains("Ranked by round trips and documents written"), stdout);
     assertTrue(stdout.contains("[") && stdout.contains("move-subtree"), "progress lines");
     assertFalse(stdout.contains("WARNING"), stdout);
   }
@@ -121,9 +124,16 @@ class BenchEndToEndTest {
     for (Document r : recommendations) {
       List<Document> ranking = r.getList("ranking", Document.class);
       assertEquals(TreePattern.values().length, ranking.size());
-      assertEquals("best", ranking.get(0).getString("margin"));
+      assertEquals(1, ranking.get(0).getInteger("rank"));
+      assertEquals("counts", r.getString("rankedBy"), "on the embedded server");
+      assertTrue(r.getBoolean("realisedExactly"), r::toJson);
+      int previous = 1;
       for (Document x : ranking) {
         assertFalse(x.getString("reason").isBlank());
+        assertTrue(x.getInteger("rank") >= previous, "ranks in order");
+        previous = x.getInteger("rank");
+        assertTrue(x.getDouble("microsPerOpLow") <= x.getDouble("microsPerOp")
+            && x.getDouble("microsPerOp") <= x.getDouble("microsPerOpHigh"), x::toJson);
       }
     }
   }
@@ -131,7 +141,10 @@ class BenchEndToEndTest {
   @Test
   void reportsAreWrittenAndTheHtmlIsSelfContained() throws Exception {
     String md = Files.readString(dir.resolve(Output.MARKDOWN));
-    assertTrue(md.contains("## Recommendations"), md);
+    assertTrue(md.indexOf("## Decision") < md.indexOf("## Rankings per workload"), md);
+    assertTrue(md.contains("## Per operation, across patterns"), md);
+    String perOperation = md.substring(md.indexOf("## Per operation, across patterns"));
+    assertTrue(perOperation.contains("### move-subtree\n\n| shape |"), "tables in Markdown");
     assertTrue(md.contains("## Library overhead"), md);
     String html = Files.readString(dir.resolve(Output.HTML));
     assertTrue(html.startsWith("<!DOCTYPE html>"));

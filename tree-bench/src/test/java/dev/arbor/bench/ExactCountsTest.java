@@ -32,7 +32,7 @@ class ExactCountsTest {
         List.of(Shape.WIDE, Shape.BALANCED), List.of(SMALL, LARGE),
         List.of(Operation.ANCESTORS, Operation.CHILDREN, Operation.MOVE_LEAF,
             Operation.MOVE_SUBTREE, Operation.DELETE_SUBTREE, Operation.INSERT_LEAF),
-        List.of(), 1, 0, 42, Path.of("unused"), 30, true, false);
+        List.of(), 1, 0, 42, Path.of("unused"), 30, true, false, Settings.RankBy.AUTO);
     results = new Runner(settings, server, meter, new PrintWriter(new StringWriter())).run();
   }
 
