@@ -14,8 +14,17 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The Java sample of docs/cli.md, compiled and run. */
+/** The Java sample of docs/cli.md, compiled and run; the page reads as documentation. */
 class DocsSampleTest {
+  @Test
+  void thePageStartsWithItsTitleAndWhatItCovers() throws IOException {
+    java.util.List<String> lines = Files.readAllLines(Path.of("..", "docs", "cli.md"));
+    org.junit.jupiter.api.Assertions.assertEquals(
+        "# The `arbor` command line and the nested-JSON format", lines.get(0));
+    org.junit.jupiter.api.Assertions.assertFalse(lines.get(2).startsWith("Material for"),
+        lines.get(2));
+  }
+
   @TempDir
   Path dir;
 
