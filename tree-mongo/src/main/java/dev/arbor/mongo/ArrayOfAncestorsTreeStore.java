@@ -7,16 +7,10 @@ import static com.mongodb.client.model.Filters.or;
 import static dev.arbor.mongo.Ranks.RANK;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertOneModel;
-import com.mongodb.client.model.PushOptions;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateManyModel;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
 import dev.arbor.core.NodeNotFoundException;
@@ -70,12 +64,9 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   static final String PARENT = "parent";
   static final String ANCESTORS = "ancestors";
 
-  private final Ranks ranks;
-
   ArrayOfAncestorsTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(PARENT, ANCESTORS, RANK));
-    this.ranks = new Ranks(this);
   }
 
   @Override
@@ -102,19 +93,19 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(id, true, position, null);
+  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, null);
     Target t = target(position, docs);
-    long rank = ranks.rankFor(group(PARENT, t.parent), position, t.anchorRank, null);
+    long rank = Ranks.rankFor(c, group(PARENT, t.parent), position, t.anchorRank, null);
     Document structure = new Document(PARENT, t.parent).append(ANCESTORS, t.ancestors)
         .append(RANK, rank);
-    write(List.of(new InsertOneModel<>(newDocument(id, structure, attributes))), id);
+    c.insert(newDocument(id, structure, attributes));
   }
 
   @Override
-  void planMove(String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PARENT, ANCESTORS,
-        RANK));
+  void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(PARENT,
+        ANCESTORS, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -122,42 +113,43 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     if (t.parent != null && (t.parent.equals(id) || t.ancestors.contains(id))) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = ranks.rankFor(group(PARENT, t.parent), position, t.anchorRank, id);
+    long rank = Ranks.rankFor(c, group(PARENT, t.parent), position, t.anchorRank, id);
     List<String> oldAncestors = ancestorsOf(docs.get(id));
-    List<WriteModel<Document>> writes = new ArrayList<>();
-    writes.add(new UpdateOneModel<>(eq(ID, id), Updates.combine(Updates.set(PARENT, t.parent),
-        Updates.set(ANCESTORS, t.ancestors), Updates.set(RANK, rank))));
+    c.set(id, Updates.combine(Updates.set(PARENT, t.parent), Updates.set(ANCESTORS, t.ancestors),
+        Updates.set(RANK, rank)));
     if (!oldAncestors.equals(t.ancestors)) {
       if (capabilities.pipelineUpdates()) {
-        // ancestors = newPrefix ++ ancestors[oldPrefix.length:]
-        writes.add(new UpdateManyModel<>(eq(ANCESTORS, id), List.of(new Document("$set",
-            new Document(ANCESTORS, new Document("$concatArrays", List.of(t.ancestors,
+        // ancestors = newPrefix ++ ancestors[oldPrefix.length:]; the prefix is a literal, never
+        // read as an expression (an id may start with '$').
+        c.updateMany(eq(ANCESTORS, id), List.of(new Document("$set",
+            new Document(ANCESTORS, new Document("$concatArrays", List.of(
+                new Document("$literal", t.ancestors),
                 new Document("$slice", List.of("$" + ANCESTORS, oldAncestors.size(),
-                    Integer.MAX_VALUE)))))))));
+                    Integer.MAX_VALUE))))))));
       } else {
-        if (!oldAncestors.isEmpty()) {
-          writes.add(new UpdateManyModel<>(eq(ANCESTORS, id),
-              Updates.pullAll(ANCESTORS, oldAncestors)));
-        }
-        if (!t.ancestors.isEmpty()) {
-          writes.add(new UpdateManyModel<>(eq(ANCESTORS, id),
-              Updates.pushEach(ANCESTORS, t.ancestors, new PushOptions().position(0))));
+        // Without pipeline updates: each descendant's ancestors are read, then written back
+        // whole, by id (one statement each, in one round trip).
+        int cut = oldAncestors.size();
+        for (Document d : c.find(eq(ANCESTORS, id)).projection(fields(ANCESTORS))) {
+          List<String> old = ancestorsOf(d);
+          List<String> now = new ArrayList<>(t.ancestors);
+          now.addAll(old.subList(Math.min(cut, old.size()), old.size()));
+          c.set(d.getString(ID), Updates.set(ANCESTORS, now));
         }
       }
     }
-    write(writes, id);
   }
 
   @Override
-  long planDelete(String id) {
-    TreeStores.checkId(id);
-    write(List.of(new DeleteManyModel<>(or(eq(ID, id), eq(ANCESTORS, id)))), id);
+  long planDelete(Change c, String id) {
+    c.require(id, fields(ID));
+    c.deleteMany(or(eq(ID, id), eq(ANCESTORS, id)));
     return -1;
   }
 
   @Override
-  Optional<Node> findNode(String id) {
-    Document d = document(id, null);
+  Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
@@ -165,28 +157,28 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<String> rootIds() {
-    return ids(find(isNull(PARENT)).projection(fields(ID))
+  List<String> rootIds(Reads r) {
+    return ids(r.find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  List<String> childIds(String id) {
-    return childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
+  List<String> childIds(Reads r, String id) {
+    return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
   }
 
   @Override
-  List<String> ancestorIds(String id) {
-    return ancestorsOf(require(id, fields(ANCESTORS)));
+  List<String> ancestorIds(Reads r, String id) {
+    return ancestorsOf(r.require(id, fields(ANCESTORS)));
   }
 
   @Override
-  List<String> descendantIds(String id, int maxDepth) {
+  List<String> descendantIds(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Row> rows = new ArrayList<>();
     boolean found = false;
     if (maxDepth == Integer.MAX_VALUE) {
-      for (Document d : find(or(eq(ID, id), eq(ANCESTORS, id)))
+      for (Document d : r.find(or(eq(ID, id), eq(ANCESTORS, id)))
           .projection(fields(PARENT, RANK))) {
         found |= d.getString(ID).equals(id);
         rows.add(row(d));
@@ -195,7 +187,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
         throw new NodeNotFoundException(id);
       }
     } else {
-      int depth = ancestorsOf(require(id, fields(ANCESTORS))).size();
+      int depth = ancestorsOf(r.require(id, fields(ANCESTORS))).size();
       checkMaxDepth(maxDepth);
       if (maxDepth == 0) {
         return List.of();
@@ -204,7 +196,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
       if ((long) depth + maxDepth < Integer.MAX_VALUE) {
         filter = and(filter, exists(ANCESTORS + "." + (depth + maxDepth), false));
       }
-      for (Document d : find(filter).projection(fields(PARENT, RANK))) {
+      for (Document d : r.find(filter).projection(fields(PARENT, RANK))) {
         rows.add(row(d));
       }
     }
@@ -212,8 +204,9 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  boolean descends(String id, String ancestorId) {
-    return ancestorsOf(requireBoth(id, ancestorId, fields(ANCESTORS))[0]).contains(ancestorId);
+  boolean descends(Reads r, String id, String ancestorId) {
+    return ancestorsOf(r.requireBoth(id, ancestorId, fields(ANCESTORS))[0])
+        .contains(ancestorId);
   }
 
   @Override
@@ -236,9 +229,9 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  Forest forest(boolean withAttributes) {
+  Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
       rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
           withAttributes ? attributesOf(d) : Map.of()));
     }
@@ -250,8 +243,8 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
    * of every node that a chain of existing parents links to a root.
    */
   @Override
-  void planRepair(List<Document> docs) {
-    planRankRepair(docs, d -> d.get(PARENT));
+  void planRepair(Change c, List<Document> docs) {
+    planRankRepair(c, docs, d -> d.get(PARENT));
     List<Row> rows = new ArrayList<>();
     for (Document d : docs) {
       if (d.get(PARENT) == null || d.get(PARENT) instanceof String) {
@@ -260,17 +253,15 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     }
     Forest forest = new Forest(rows);
     Set<String> reachable = new java.util.HashSet<>(forest.preorderBelow(null, Integer.MAX_VALUE));
-    List<WriteModel<Document>> writes = new ArrayList<>();
     for (Document d : docs) {
       String id = d.getString(ID);
       if (reachable.contains(id)) {
         List<String> expected = forest.ancestorsOf(id);
         if (!expected.equals(d.get(ANCESTORS))) {
-          writes.add(new UpdateOneModel<>(eq(ID, id), Updates.set(ANCESTORS, expected)));
+          c.set(id, Updates.set(ANCESTORS, expected));
         }
       }
     }
-    write(writes, null);
   }
 
   @Override

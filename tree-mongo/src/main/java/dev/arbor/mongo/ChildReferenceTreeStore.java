@@ -9,12 +9,9 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.PushOptions;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
 import dev.arbor.core.NodeNotFoundException;
@@ -75,11 +72,8 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   private static final Bson ROOTS = exists(RANK, true);
 
-  private final Ranks ranks;
-
   ChildReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(CHILDREN, RANK));
-    this.ranks = new Ranks(this);
   }
 
   @Override
@@ -100,85 +94,82 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(CHILDREN, RANK));
-    Target t = target(position, docs, null);
-    List<WriteModel<Document>> writes = new ArrayList<>();
+  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(CHILDREN, RANK));
+    Target t = target(c, position, docs, null);
     Document structure = new Document(CHILDREN, List.of());
     if (t.parent == null) {
       structure.append(RANK, t.rank);
     }
-    writes.add(new InsertOneModel<>(newDocument(id, structure, attributes)));
+    c.insert(newDocument(id, structure, attributes));
     if (t.parent != null) {
-      writes.add(new UpdateOneModel<>(eq(ID, t.parent), push(id, t.index)));
+      c.updateOne(eq(ID, t.parent), push(id, t.index));
     }
-    write(writes, id);
   }
 
   @Override
-  void planMove(String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(CHILDREN, RANK));
+  void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(CHILDREN, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
-    Document oldParent = parentDocument(id);
-    Target t = target(position, docs, id);
-    if (t.parent != null && (t.parent.equals(id) || ancestorsOf(t.parent).contains(id))) {
+    Document oldParent = parentDocument(c, id);
+    Target t = target(c, position, docs, id);
+    if (t.parent != null && (t.parent.equals(id) || ancestorsOf(c, t.parent).contains(id))) {
       throw new InvalidMoveException(id, position);
     }
-    List<WriteModel<Document>> writes = new ArrayList<>();
     if (oldParent != null) {
-      writes.add(new UpdateOneModel<>(eq(ID, oldParent.getString(ID)), Updates.pull(CHILDREN, id)));
+      c.set(oldParent.getString(ID), Updates.pull(CHILDREN, id));
     }
     if (t.parent == null) {
-      writes.add(new UpdateOneModel<>(eq(ID, id), Updates.set(RANK, t.rank)));
+      c.set(id, Updates.set(RANK, t.rank));
     } else {
       if (oldParent == null) {
-        writes.add(new UpdateOneModel<>(eq(ID, id), Updates.unset(RANK)));
+        c.set(id, Updates.unset(RANK));
       }
-      writes.add(new UpdateOneModel<>(eq(ID, t.parent), push(id, t.index)));
+      c.updateOne(eq(ID, t.parent), push(id, t.index));
     }
-    write(writes, id);
   }
 
   @Override
-  long planDelete(String id) {
-    List<Row> rows = subtree(id, Integer.MAX_VALUE); // includes id itself
+  long planDelete(Change c, String id) {
+    List<Row> rows = subtree(c, id, Integer.MAX_VALUE); // includes id itself
     List<String> doomed = new ArrayList<>();
     for (Row r : rows) {
       doomed.add(r.id());
     }
-    List<WriteModel<Document>> writes = new ArrayList<>();
-    writes.add(new UpdateOneModel<>(eq(CHILDREN, id), Updates.pull(CHILDREN, id)));
-    writes.addAll(deletesOf(doomed));
-    write(writes, id);
+    Document parent = parentDocument(c, id);
+    if (parent != null) {
+      c.set(parent.getString(ID), Updates.pull(CHILDREN, id));
+    }
+    deleteAll(c, doomed);
     return doomed.size();
   }
 
   @Override
-  Optional<Node> findNode(String id) {
-    Document d = document(id, null);
+  Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
-    List<String> ancestors = ancestorsOf(id);
+    List<String> ancestors = ancestorsOf(r, id);
     String parent = ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1);
     return Optional.of(new Node(id, parent, ancestors.size(), attributesOf(d)));
   }
 
   @Override
-  List<String> rootIds() {
-    return ids(find(ROOTS).projection(fields(ID)).sort(Sorts.ascending(RANK)));
+  List<String> rootIds(Reads r) {
+    return ids(r.find(ROOTS).projection(fields(ID)).sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  List<String> childIds(String id) {
-    return childrenOf(require(id, fields(CHILDREN)));
+  List<String> childIds(Reads r, String id) {
+    return childrenOf(r.require(id, fields(CHILDREN)));
   }
 
   /** The document whose {@code children} lists {@code id}, or null for a root. */
-  private Document parentDocument(String id) {
-    return find(eq(CHILDREN, id)).projection(fields(CHILDREN)).first();
+  private static Document parentDocument(Reads r, String id) {
+    return r.find(eq(CHILDREN, id)).projection(fields(CHILDREN)).first();
   }
 
   /**
@@ -188,13 +179,13 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<String> ancestorsOf(String id) {
+  List<String> ancestorsOf(Reads r, String id) {
     TreeStores.checkId(id);
     List<String> chain = new ArrayList<>();
     if (capabilities.graphLookup()) {
       // Level 0 is the parent (the document whose children list the node), then upwards.
       List<Document> up = new ArrayList<>();
-      for (Document d : aggregate(List.of(
+      for (Document d : r.aggregate(List.of(
           new Document("$match", new Document(ID, id)),
           new Document("$project", new Document(ID, 1)),
           new Document("$graphLookup", new Document("from", collectionName)
@@ -207,7 +198,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
           new Document("$project", new Document("up." + ID, 1).append("up.level", 1))))) {
         up.add(d.get("up", Document.class));
       }
-      if (up.isEmpty() && document(id, fields(ID)) == null) {
+      if (up.isEmpty() && r.document(id, fields(ID)) == null) {
         throw new NodeNotFoundException(id);
       }
       up.sort(Comparator.comparingLong((Document u) -> ((Number) u.get("level")).longValue())
@@ -217,11 +208,11 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       }
       return chain;
     }
-    require(id, fields(ID));
+    r.require(id, fields(ID));
     Set<String> seen = new HashSet<>();
     seen.add(id);
-    for (Document p = parentDocument(id); p != null && seen.add(p.getString(ID));
-        p = parentDocument(p.getString(ID))) {
+    for (Document p = parentDocument(r, id); p != null && seen.add(p.getString(ID));
+        p = parentDocument(r, p.getString(ID))) {
       chain.add(0, p.getString(ID));
     }
     return chain;
@@ -235,7 +226,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<Row> subtree(String id, int maxDepth) {
+  List<Row> subtree(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Document> docs = new ArrayList<>();
     if (capabilities.graphLookup()) {
@@ -247,10 +238,10 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       if (maxDepth != Integer.MAX_VALUE) {
         lookup.append("maxDepth", maxDepth - 1);
       }
-      Document self = require(id, fields(CHILDREN));
+      Document self = r.require(id, fields(CHILDREN));
       docs.add(self);
       if (!childrenOf(self).isEmpty()) {
-        for (Document d : aggregate(List.of(
+        for (Document d : r.aggregate(List.of(
                 new Document("$match", new Document(ID, id)),
                 new Document("$project", new Document(CHILDREN, 1)),
                 new Document("$graphLookup", lookup),
@@ -267,7 +258,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       for (int depth = 0; depth <= maxDepth && !level.isEmpty(); depth++) {
         List<String> next = new ArrayList<>();
         for (List<String> slice : slices(level)) {
-          for (Document d : find(in(ID, slice)).projection(fields(CHILDREN))) {
+          for (Document d : r.find(in(ID, slice)).projection(fields(CHILDREN))) {
             docs.add(d);
             if (depth < maxDepth) {
               for (String c : childrenOf(d)) {
@@ -326,9 +317,9 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  Forest forest(boolean withAttributes) {
+  Forest forest(Reads r, boolean withAttributes) {
     List<Document> docs = new ArrayList<>();
-    find(NODES).projection(withAttributes ? null : fields(CHILDREN, RANK)).into(docs);
+    r.find(NODES).projection(withAttributes ? null : fields(CHILDREN, RANK)).into(docs);
     return new Forest(rows(docs, withAttributes, null));
   }
 
@@ -364,25 +355,25 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * the rank of listed ones.
    */
   @Override
-  void planRepair(List<Document> docs) {
+  void planRepair(Change c, List<Document> docs) {
     Set<Object> ids = new HashSet<>();
     for (Document d : docs) {
       ids.add(d.get(ID));
     }
     Set<String> listed = new HashSet<>();
-    List<WriteModel<Document>> writes = new ArrayList<>();
     for (Document d : docs) {
       Object children = d.get(CHILDREN);
       List<String> kept = new ArrayList<>();
       if (children instanceof List<?> list) {
-        for (Object c : list) {
-          if (c instanceof String s && ids.contains(s) && !s.equals(d.get(ID)) && listed.add(s)) {
+        for (Object child : list) {
+          if (child instanceof String s && ids.contains(s) && !s.equals(d.get(ID))
+              && listed.add(s)) {
             kept.add(s);
           }
         }
       }
       if (!kept.equals(children)) {
-        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.set(CHILDREN, kept)));
+        c.set(d.get(ID), Updates.set(CHILDREN, kept));
       }
     }
     List<Document> roots = new ArrayList<>();
@@ -390,11 +381,10 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       if (!listed.contains(d.getString(ID))) {
         roots.add(d);
       } else if (d.containsKey(RANK)) {
-        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.unset(RANK)));
+        c.set(d.get(ID), Updates.unset(RANK));
       }
     }
-    write(writes, null);
-    planRankRepair(roots, d -> null);
+    planRankRepair(c, roots, d -> null);
   }
 
   @Override
@@ -432,19 +422,19 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   /** Where a position puts a node: the parent and index, or a root rank. */
-  private Target target(Position position, Map<String, Document> docs, String moving) {
+  private Target target(Change c, Position position, Map<String, Document> docs, String moving) {
     if (position instanceof Position.Root) {
-      return new Target(null, 0, ranks.rankFor(ROOTS, position, 0, moving));
+      return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, 0, moving));
     }
-    if (position instanceof Position.Child c) {
-      List<String> siblings = without(childrenOf(docs.get(c.parentId())), moving);
-      return new Target(c.parentId(), c.first() ? 0 : siblings.size(), 0);
+    if (position instanceof Position.Child child) {
+      List<String> siblings = without(childrenOf(docs.get(child.parentId())), moving);
+      return new Target(child.parentId(), child.first() ? 0 : siblings.size(), 0);
     }
     Position.Sibling s = (Position.Sibling) position;
-    Document parent = parentDocument(s.siblingId());
+    Document parent = parentDocument(c, s.siblingId());
     if (parent == null) {
       long anchorRank = Ranks.rankOf(docs.get(s.siblingId()));
-      return new Target(null, 0, ranks.rankFor(ROOTS, position, anchorRank, moving));
+      return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, anchorRank, moving));
     }
     List<String> siblings = without(childrenOf(parent), moving);
     int at = siblings.indexOf(s.siblingId());

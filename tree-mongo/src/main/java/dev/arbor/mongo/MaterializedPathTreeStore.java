@@ -10,15 +10,10 @@ import static dev.arbor.mongo.Ranks.RANK;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateManyModel;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
 import dev.arbor.core.Position;
@@ -79,12 +74,9 @@ import org.bson.conversions.Bson;
 final class MaterializedPathTreeStore extends MongoTreeStore {
   static final String PATH = "path";
 
-  private final Ranks ranks;
-
   MaterializedPathTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(PATH, RANK));
-    this.ranks = new Ranks(this);
   }
 
   @Override
@@ -188,17 +180,16 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   // ------------------------------------------------------------------ operations
 
   @Override
-  void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(PATH, RANK));
+  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(PATH, RANK));
     String path = targetPath(position, docs);
-    long rank = ranks.rankFor(group(PATH, path), position, anchorRank(position, docs), null);
-    write(List.of(new InsertOneModel<>(newDocument(id,
-        new Document(PATH, path).append(RANK, rank), attributes))), id);
+    long rank = Ranks.rankFor(c, group(PATH, path), position, anchorRank(position, docs), null);
+    c.insert(newDocument(id, new Document(PATH, path).append(RANK, rank), attributes));
   }
 
   @Override
-  void planMove(String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PATH, RANK));
+  void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(PATH, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -207,9 +198,8 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     if (path != null && path.startsWith(oldPrefix)) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = ranks.rankFor(group(PATH, path), position, anchorRank(position, docs), id);
+    long rank = Ranks.rankFor(c, group(PATH, path), position, anchorRank(position, docs), id);
     String newPrefix = childPath(path, id);
-    List<WriteModel<Document>> writes = new ArrayList<>();
     if (!newPrefix.equals(oldPrefix)) {
       int cut = oldPrefix.getBytes(UTF_8).length;
       if (capabilities.pipelineUpdates()) {
@@ -218,31 +208,30 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
             new Document("$subtract", List.of(new Document("$strLenBytes", "$" + PATH), cut))));
         Document rewritten = new Document("$concat",
             List.of(new Document("$literal", newPrefix), rest));
-        writes.add(new UpdateManyModel<>(startsWith(oldPrefix),
-            List.of(new Document("$set", new Document(PATH, rewritten)))));
+        c.updateMany(startsWith(oldPrefix),
+            List.of(new Document("$set", new Document(PATH, rewritten))));
       } else {
-        for (Document d : find(startsWith(oldPrefix)).projection(fields(PATH))) {
-          writes.add(new UpdateOneModel<>(eq(ID, d.getString(ID)), Updates.set(PATH,
-              newPrefix + d.getString(PATH).substring(oldPrefix.length()))));
+        // Without pipeline updates: the subtree's paths are read, then written back whole, by
+        // id (one statement each, in one round trip).
+        for (Document d : c.find(startsWith(oldPrefix)).projection(fields(PATH))) {
+          c.set(d.getString(ID), Updates.set(PATH,
+              newPrefix + d.getString(PATH).substring(oldPrefix.length())));
         }
       }
     }
-    writes.add(new UpdateOneModel<>(eq(ID, id),
-        Updates.combine(Updates.set(PATH, path), Updates.set(RANK, rank))));
-    write(writes, id);
+    c.set(id, Updates.combine(Updates.set(PATH, path), Updates.set(RANK, rank)));
   }
 
   @Override
-  long planDelete(String id) {
-    Document d = require(id, fields(PATH));
-    write(List.of(new DeleteManyModel<>(or(eq(ID, id),
-        startsWith(childPath(d.getString(PATH), id))))), id);
+  long planDelete(Change c, String id) {
+    Document d = c.require(id, fields(PATH));
+    c.deleteMany(or(eq(ID, id), startsWith(childPath(d.getString(PATH), id))));
     return -1;
   }
 
   @Override
-  Optional<Node> findNode(String id) {
-    Document d = document(id, null);
+  Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
@@ -252,26 +241,26 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<String> rootIds() {
-    return ids(find(isNull(PATH)).projection(fields(ID))
+  List<String> rootIds(Reads r) {
+    return ids(r.find(isNull(PATH)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  List<String> childIds(String id) {
-    Document d = require(id, fields(PATH));
-    return ids(find(eq(PATH, childPath(d.getString(PATH), id))).projection(fields(ID))
+  List<String> childIds(Reads r, String id) {
+    Document d = r.require(id, fields(PATH));
+    return ids(r.find(eq(PATH, childPath(d.getString(PATH), id))).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  List<String> ancestorIds(String id) {
-    return parse(require(id, fields(PATH)).getString(PATH));
+  List<String> ancestorIds(Reads r, String id) {
+    return parse(r.require(id, fields(PATH)).getString(PATH));
   }
 
   @Override
-  List<String> descendantIds(String id, int maxDepth) {
-    Document d = require(id, fields(PATH));
+  List<String> descendantIds(Reads r, String id, int maxDepth) {
+    Document d = r.require(id, fields(PATH));
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
       return List.of();
@@ -282,15 +271,15 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
       filter = and(filter, regex(PATH, depthRegex(prefix, maxDepth - 1)));
     }
     List<Row> rows = new ArrayList<>();
-    for (Document c : find(filter).projection(fields(PATH, RANK))) {
+    for (Document c : r.find(filter).projection(fields(PATH, RANK))) {
       rows.add(row(c));
     }
     return new Forest(rows).preorderBelow(id, maxDepth);
   }
 
   @Override
-  boolean descends(String id, String ancestorId) {
-    return parse(requireBoth(id, ancestorId, fields(PATH))[0].getString(PATH))
+  boolean descends(Reads r, String id, String ancestorId) {
+    return parse(r.requireBoth(id, ancestorId, fields(PATH))[0].getString(PATH))
         .contains(ancestorId);
   }
 
@@ -310,19 +299,20 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  Forest forest(boolean withAttributes) {
+  Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : find(NODES).projection(withAttributes ? null : fields(PATH, RANK))) {
-      Row r = row(d);
-      rows.add(withAttributes ? new Row(r.id(), r.parent(), r.order(), attributesOf(d)) : r);
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(PATH, RANK))) {
+      Row row = row(d);
+      rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), attributesOf(d))
+          : row);
     }
     return new Forest(rows);
   }
 
   /** Paths are authoritative: repair fills in missing or repeated ranks among siblings. */
   @Override
-  void planRepair(List<Document> docs) {
-    planRankRepair(docs, d -> d.get(PATH));
+  void planRepair(Change c, List<Document> docs) {
+    planRankRepair(c, docs, d -> d.get(PATH));
   }
 
   @Override

@@ -8,15 +8,10 @@ import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateManyModel;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
 import dev.arbor.core.Position;
@@ -112,27 +107,26 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(id, true, position, STRUCTURE);
-    Target t = target(position, docs);
+  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, STRUCTURE);
+    Target t = target(c, position, docs);
     Document structure = new Document(PARENT, t.parent).append(LEFT, t.at)
         .append(RIGHT, t.at + 1).append(DEPTH, t.depth);
-    write(List.of(
-        new UpdateManyModel<>(gte(LEFT, t.at), Updates.inc(LEFT, 2)),
-        new UpdateManyModel<>(gte(RIGHT, t.at), Updates.inc(RIGHT, 2)),
-        new InsertOneModel<>(newDocument(id, structure, attributes))), id);
+    c.updateMany(gte(LEFT, t.at), Updates.inc(LEFT, 2));
+    c.updateMany(gte(RIGHT, t.at), Updates.inc(RIGHT, 2));
+    c.insert(newDocument(id, structure, attributes));
   }
 
   @Override
-  void planMove(String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(id, false, position, STRUCTURE);
+  void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, STRUCTURE);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
     Document x = docs.get(id);
     long left = num(x, LEFT);
     long right = num(x, RIGHT);
-    Target t = target(position, docs);
+    Target t = target(c, position, docs);
     if (t.parent != null) {
       Document p = t.parent.equals(id) ? x : docs.get(t.parentAnchor);
       long pl = p == null ? 0 : num(p, LEFT);
@@ -140,53 +134,56 @@ final class NestedSetTreeStore extends MongoTreeStore {
         throw new InvalidMoveException(id, position);
       }
     }
-    List<WriteModel<Document>> writes = new ArrayList<>();
     if (t.at != left && t.at != right + 1) {
       long width = right - left + 1;
       long at = t.at > right ? t.at - width : t.at;
       long shift = at - left;
       // 1. take the subtree out of the numbering: negate its numbers
-      writes.add(new UpdateManyModel<>(and(gte(LEFT, left), lte(RIGHT, right)), Updates.combine(
+      c.updateMany(subtree(left, right), Updates.combine(
           Updates.mul(LEFT, -1), Updates.mul(RIGHT, -1),
-          Updates.inc(DEPTH, t.depth - num(x, DEPTH)))));
-      // 2. close the gap it leaves
-      writes.add(new UpdateManyModel<>(gt(LEFT, right), Updates.inc(LEFT, -width)));
-      writes.add(new UpdateManyModel<>(gt(RIGHT, right), Updates.inc(RIGHT, -width)));
-      // 3. open a gap at the target
-      writes.add(new UpdateManyModel<>(gte(LEFT, at), Updates.inc(LEFT, width)));
-      writes.add(new UpdateManyModel<>(gte(RIGHT, at), Updates.inc(RIGHT, width)));
-      // 4. put the subtree back, shifted: -v - shift, then negated: v + shift
-      writes.add(new UpdateManyModel<>(lt(LEFT, 0), Updates.combine(
-          Updates.inc(LEFT, -shift), Updates.inc(RIGHT, -shift))));
-      writes.add(new UpdateManyModel<>(lt(LEFT, 0), Updates.combine(
-          Updates.mul(LEFT, -1), Updates.mul(RIGHT, -1))));
-    } else if (t.depth != num(x, DEPTH)) {
-      writes.add(new UpdateManyModel<>(and(gte(LEFT, left), lte(RIGHT, right)),
           Updates.inc(DEPTH, t.depth - num(x, DEPTH))));
+      // 2. close the gap it leaves
+      c.updateMany(gt(LEFT, right), Updates.inc(LEFT, -width));
+      c.updateMany(gt(RIGHT, right), Updates.inc(RIGHT, -width));
+      // 3. open a gap at the target
+      c.updateMany(gte(LEFT, at), Updates.inc(LEFT, width));
+      c.updateMany(gte(RIGHT, at), Updates.inc(RIGHT, width));
+      // 4. put the subtree back, shifted: -v - shift, then negated: v + shift
+      c.updateMany(lt(LEFT, 0), Updates.combine(
+          Updates.inc(LEFT, -shift), Updates.inc(RIGHT, -shift)));
+      c.updateMany(lt(LEFT, 0), Updates.combine(
+          Updates.mul(LEFT, -1), Updates.mul(RIGHT, -1)));
+    } else if (t.depth != num(x, DEPTH)) {
+      c.updateMany(subtree(left, right), Updates.inc(DEPTH, t.depth - num(x, DEPTH)));
     }
     if (!Objects.equals(t.parent, x.getString(PARENT))) {
-      writes.add(new UpdateOneModel<>(eq(ID, id), Updates.set(PARENT, t.parent)));
+      c.set(id, Updates.set(PARENT, t.parent));
     }
-    write(writes, id);
+  }
+
+  /**
+   * The nodes of the subtree whose interval is {@code [left, right]}: {@code left} in that range,
+   * a tight range of the {@code {left: 1, right: 1}} index ({@code right} follows from it).
+   */
+  static Bson subtree(long left, long right) {
+    return and(gte(LEFT, left), lte(LEFT, right));
   }
 
   @Override
-  long planDelete(String id) {
-    Document x = require(id, STRUCTURE);
+  long planDelete(Change c, String id) {
+    Document x = c.require(id, STRUCTURE);
     long left = num(x, LEFT);
     long right = num(x, RIGHT);
     long width = right - left + 1;
-    List<WriteModel<Document>> writes = List.of(
-        new DeleteManyModel<>(and(gte(LEFT, left), lte(RIGHT, right))),
-        new UpdateManyModel<>(gt(LEFT, right), Updates.inc(LEFT, -width)),
-        new UpdateManyModel<>(gt(RIGHT, right), Updates.inc(RIGHT, -width)));
-    write(writes, id);
+    c.deleteMany(subtree(left, right));
+    c.updateMany(gt(LEFT, right), Updates.inc(LEFT, -width));
+    c.updateMany(gt(RIGHT, right), Updates.inc(RIGHT, -width));
     return width / 2;
   }
 
   @Override
-  Optional<Node> findNode(String id) {
-    Document d = document(id, null);
+  Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
@@ -194,26 +191,26 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<String> rootIds() {
-    return ids(find(isNull(PARENT)).projection(fields(ID))
+  List<String> rootIds(Reads r) {
+    return ids(r.find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  List<String> childIds(String id) {
-    return childrenOrRequire(eq(PARENT, id), Sorts.ascending(LEFT), id);
+  List<String> childIds(Reads r, String id) {
+    return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(LEFT), id);
   }
 
   @Override
-  List<String> ancestorIds(String id) {
-    Document x = require(id, STRUCTURE);
-    return ids(find(and(lt(LEFT, num(x, LEFT)), gt(RIGHT, num(x, RIGHT))))
+  List<String> ancestorIds(Reads r, String id) {
+    Document x = r.require(id, STRUCTURE);
+    return ids(r.find(and(lt(LEFT, num(x, LEFT)), gt(RIGHT, num(x, RIGHT))))
         .projection(fields(ID)).sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  List<String> descendantIds(String id, int maxDepth) {
-    Document x = require(id, STRUCTURE);
+  List<String> descendantIds(Reads r, String id, int maxDepth) {
+    Document x = r.require(id, STRUCTURE);
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
       return List.of();
@@ -222,17 +219,17 @@ final class NestedSetTreeStore extends MongoTreeStore {
     if (maxDepth != Integer.MAX_VALUE) {
       filter = and(filter, lte(DEPTH, num(x, DEPTH) + maxDepth));
     }
-    return ids(find(filter).projection(fields(ID)).sort(Sorts.ascending(LEFT)));
+    return ids(r.find(filter).projection(fields(ID)).sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  int depthOf(String id) {
-    return (int) num(require(id, fields(DEPTH)), DEPTH);
+  int depthOf(Reads r, String id) {
+    return (int) num(r.require(id, fields(DEPTH)), DEPTH);
   }
 
   @Override
-  boolean descends(String id, String ancestorId) {
-    Document[] docs = requireBoth(id, ancestorId, STRUCTURE);
+  boolean descends(Reads r, String id, String ancestorId) {
+    Document[] docs = r.requireBoth(id, ancestorId, STRUCTURE);
     return num(docs[1], LEFT) < num(docs[0], LEFT) && num(docs[0], RIGHT) < num(docs[1], RIGHT);
   }
 
@@ -258,9 +255,9 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  Forest forest(boolean withAttributes) {
+  Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : find(NODES).projection(withAttributes ? null : STRUCTURE)) {
+    for (Document d : r.find(NODES).projection(withAttributes ? null : STRUCTURE)) {
       rows.add(new Row(d.getString(ID), d.getString(PARENT), num(d, LEFT),
           withAttributes ? attributesOf(d) : Map.of()));
     }
@@ -274,7 +271,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
    * are left for {@link #check()} to report.
    */
   @Override
-  void planRepair(List<Document> docs) {
+  void planRepair(Change c, List<Document> docs) {
     java.util.TreeMap<Long, Document> byNumber = new java.util.TreeMap<>();
     for (Document d : docs) {
       if (!(d.get(LEFT) instanceof Number) || !(d.get(RIGHT) instanceof Number)
@@ -291,7 +288,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
     List<Document> sorted = new ArrayList<>(docs);
     sorted.sort(Comparator.comparingLong(d -> num(d, LEFT)));
     Deque<Document> open = new ArrayDeque<>();
-    List<WriteModel<Document>> writes = new ArrayList<>();
+    List<Runnable> writes = new ArrayList<>();
     for (Document d : sorted) {
       while (!open.isEmpty() && num(open.peek(), RIGHT) < num(d, LEFT)) {
         open.pop();
@@ -304,13 +301,13 @@ final class NestedSetTreeStore extends MongoTreeStore {
       long right = renumber.get(num(d, RIGHT));
       if (left != num(d, LEFT) || right != num(d, RIGHT) || !Objects.equals(parent, d.get(PARENT))
           || !(d.get(DEPTH) instanceof Number) || num(d, DEPTH) != open.size()) {
-        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.combine(
-            Updates.set(LEFT, left), Updates.set(RIGHT, right), Updates.set(PARENT, parent),
-            Updates.set(DEPTH, (long) open.size()))));
+        long depth = open.size();
+        writes.add(() -> c.set(d.get(ID), Updates.combine(Updates.set(LEFT, left),
+            Updates.set(RIGHT, right), Updates.set(PARENT, parent), Updates.set(DEPTH, depth))));
       }
       open.push(d);
     }
-    write(writes, null);
+    writes.forEach(Runnable::run); // only once the whole numbering is known to nest
   }
 
   @Override
@@ -375,19 +372,19 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   /** Where a position puts a node: its future {@code left}, parent and depth. */
-  private Target target(Position position, Map<String, Document> docs) {
+  private Target target(Change c, Position position, Map<String, Document> docs) {
     if (position instanceof Position.Root r) {
       if (r.first()) {
         return new Target(1, null, null, 0);
       }
-      Document last = find(NODES).projection(fields(RIGHT)).sort(Sorts.descending(RIGHT))
+      Document last = c.find(NODES).projection(fields(RIGHT)).sort(Sorts.descending(RIGHT))
           .limit(1).first();
       return new Target(last == null ? 1 : num(last, RIGHT) + 1, null, null, 0);
     }
     Document anchor = docs.get(position.anchor());
-    if (position instanceof Position.Child c) {
-      long at = c.first() ? num(anchor, LEFT) + 1 : num(anchor, RIGHT);
-      return new Target(at, c.parentId(), c.parentId(), num(anchor, DEPTH) + 1);
+    if (position instanceof Position.Child child) {
+      long at = child.first() ? num(anchor, LEFT) + 1 : num(anchor, RIGHT);
+      return new Target(at, child.parentId(), child.parentId(), num(anchor, DEPTH) + 1);
     }
     Position.Sibling s = (Position.Sibling) position;
     long at = s.before() ? num(anchor, LEFT) : num(anchor, RIGHT) + 1;

@@ -7,9 +7,7 @@ import static dev.arbor.mongo.Ranks.RANK;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
@@ -64,12 +62,9 @@ import org.bson.Document;
 final class ParentReferenceTreeStore extends ReferenceTreeStore {
   static final String PARENT = "parent";
 
-  private final Ranks ranks;
-
   ParentReferenceTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(PARENT, RANK));
-    this.ranks = new Ranks(this);
   }
 
   @Override
@@ -91,58 +86,59 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(PARENT, RANK));
+  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(PARENT, RANK));
     String parent = targetParent(position, docs);
-    long rank = ranks.rankFor(group(PARENT, parent), position, anchorRank(position, docs), null);
-    write(List.of(new InsertOneModel<>(newDocument(id,
-        new Document(PARENT, parent).append(RANK, rank), attributes))), id);
+    long rank = Ranks.rankFor(c, group(PARENT, parent), position, anchorRank(position, docs),
+        null);
+    c.insert(newDocument(id, new Document(PARENT, parent).append(RANK, rank), attributes));
   }
 
   @Override
-  void planMove(String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PARENT, RANK));
+  void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(PARENT, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
     String parent = targetParent(position, docs);
-    if (parent != null && (parent.equals(id) || ancestorsOf(parent).contains(id))) {
+    if (parent != null && (parent.equals(id) || ancestorsOf(c, parent).contains(id))) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = ranks.rankFor(group(PARENT, parent), position, anchorRank(position, docs), id);
-    write(List.of(new UpdateOneModel<>(eq(ID, id),
-        Updates.combine(Updates.set(PARENT, parent), Updates.set(RANK, rank)))), id);
+    long rank = Ranks.rankFor(c, group(PARENT, parent), position, anchorRank(position, docs),
+        id);
+    c.set(id, Updates.combine(Updates.set(PARENT, parent), Updates.set(RANK, rank)));
   }
 
   @Override
-  long planDelete(String id) {
+  long planDelete(Change c, String id) {
     List<String> doomed = new ArrayList<>();
     doomed.add(id);
-    for (Row r : subtree(id, Integer.MAX_VALUE)) {
+    for (Row r : subtree(c, id, Integer.MAX_VALUE)) {
       doomed.add(r.id());
     }
-    write(deletesOf(doomed), id);
+    deleteAll(c, doomed);
     return doomed.size();
   }
 
   @Override
-  Optional<Node> findNode(String id) {
-    Document d = document(id, null);
+  Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, d.getString(PARENT), ancestorsOf(id).size(), attributesOf(d)));
+    return Optional.of(new Node(id, d.getString(PARENT), ancestorsOf(r, id).size(),
+        attributesOf(d)));
   }
 
   @Override
-  List<String> rootIds() {
-    return ids(find(isNull(PARENT)).projection(fields(ID))
+  List<String> rootIds(Reads r) {
+    return ids(r.find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  List<String> childIds(String id) {
-    return childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
+  List<String> childIds(Reads r, String id) {
+    return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
   }
 
   /**
@@ -152,12 +148,12 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<String> ancestorsOf(String id) {
+  List<String> ancestorsOf(Reads r, String id) {
     TreeStores.checkId(id);
     Map<String, String> parents = new HashMap<>();
     String parent;
     if (collectionHasGraphLookup()) {
-      Document d = aggregate(List.of(
+      Document d = r.aggregate(List.of(
           new Document("$match", new Document(ID, id)),
           new Document("$project", new Document(PARENT, 1)),
           new Document("$graphLookup", new Document("from", collectionName)
@@ -173,10 +169,10 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
         parents.put(up.getString(ID), up.getString(PARENT));
       }
     } else {
-      parent = require(id, fields(PARENT)).getString(PARENT);
+      parent = r.require(id, fields(PARENT)).getString(PARENT);
       Set<String> seen = new HashSet<>();
       for (String p = parent; p != null && seen.add(p); ) {
-        Document d = document(p, fields(PARENT));
+        Document d = r.document(p, fields(PARENT));
         if (d == null) {
           break; // an orphan: check() reports it
         }
@@ -199,7 +195,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<Row> subtree(String id, int maxDepth) {
+  List<Row> subtree(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Row> rows = new ArrayList<>();
     if (collectionHasGraphLookup()) {
@@ -211,7 +207,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
       if (maxDepth != Integer.MAX_VALUE) {
         lookup.append("maxDepth", maxDepth - 1);
       }
-      for (Document d : aggregate(List.of(
+      for (Document d : r.aggregate(List.of(
               new Document("$match", new Document(ID, id)),
               new Document("$project", new Document(ID, 1)),
               new Document("$graphLookup", lookup),
@@ -222,17 +218,17 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
         rows.add(row(d.get("down", Document.class)));
       }
       if (rows.isEmpty()) {
-        require(id, fields(ID));
+        r.require(id, fields(ID));
       }
       return rows;
     }
-    require(id, fields(ID));
+    r.require(id, fields(ID));
     List<String> level = List.of(id);
     Set<String> seen = new HashSet<>(level);
     for (int depth = 1; depth <= maxDepth && !level.isEmpty(); depth++) {
       List<String> next = new ArrayList<>();
       for (List<String> slice : slices(level)) {
-        for (Document d : find(in(PARENT, slice)).projection(fields(PARENT, RANK))) {
+        for (Document d : r.find(in(PARENT, slice)).projection(fields(PARENT, RANK))) {
           if (seen.add(d.getString(ID))) {
             rows.add(row(d));
             next.add(d.getString(ID));
@@ -261,9 +257,9 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  Forest forest(boolean withAttributes) {
+  Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
       rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
           withAttributes ? attributesOf(d) : Map.of()));
     }
@@ -272,8 +268,8 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
 
   /** Parent references derive nothing: repair fills in missing or repeated ranks. */
   @Override
-  void planRepair(List<Document> docs) {
-    planRankRepair(docs, d -> d.get(PARENT));
+  void planRepair(Change c, List<Document> docs) {
+    planRankRepair(c, docs, d -> d.get(PARENT));
   }
 
   @Override

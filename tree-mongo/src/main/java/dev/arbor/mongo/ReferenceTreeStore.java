@@ -21,7 +21,7 @@ abstract class ReferenceTreeStore extends MongoTreeStore {
    *
    * @throws dev.arbor.core.NodeNotFoundException if {@code id} does not exist
    */
-  abstract List<String> ancestorsOf(String id);
+  abstract List<String> ancestorsOf(Reads r, String id);
 
   /**
    * The rows below {@code id} down to {@code maxDepth} levels (at least 1), in any order; they
@@ -29,27 +29,27 @@ abstract class ReferenceTreeStore extends MongoTreeStore {
    *
    * @throws dev.arbor.core.NodeNotFoundException if {@code id} does not exist
    */
-  abstract List<Row> subtree(String id, int maxDepth);
+  abstract List<Row> subtree(Reads r, String id, int maxDepth);
 
   @Override
-  final List<String> ancestorIds(String id) {
-    return ancestorsOf(id);
+  final List<String> ancestorIds(Reads r, String id) {
+    return ancestorsOf(r, id);
   }
 
   @Override
-  final List<String> descendantIds(String id, int maxDepth) {
+  final List<String> descendantIds(Reads r, String id, int maxDepth) {
     if (maxDepth <= 0) {
-      require(id, fields(ID));
+      r.require(id, fields(ID));
       checkMaxDepth(maxDepth);
       return List.of();
     }
-    return new Forest(subtree(id, maxDepth)).preorderBelow(id, maxDepth);
+    return new Forest(subtree(r, id, maxDepth)).preorderBelow(id, maxDepth);
   }
 
   @Override
-  final boolean descends(String id, String ancestorId) {
-    List<String> ancestors = ancestorsOf(id);
-    require(ancestorId, fields(ID));
+  final boolean descends(Reads r, String id, String ancestorId) {
+    List<String> ancestors = ancestorsOf(r, id);
+    r.require(ancestorId, fields(ID));
     return ancestors.contains(ancestorId);
   }
 }

@@ -42,6 +42,7 @@ final class ServerCapabilities {
   private boolean isolatedReads = true;
   private long leaseMillis = 30_000;
   private long waitMillis = 60_000;
+  private Timing timing = Timing.SYSTEM;
   private volatile Boolean graphLookup;
   private volatile Boolean pipelineUpdates;
 
@@ -89,6 +90,16 @@ final class ServerCapabilities {
 
   long waitMillis() {
     return waitMillis;
+  }
+
+  /** The local clock of the lock protocol (tests inject their own). */
+  ServerCapabilities timing(Timing timing) {
+    this.timing = timing;
+    return this;
+  }
+
+  Timing timing() {
+    return timing;
   }
 
   /** Whether {@code $graphLookup} can be used; probes on first call with a non-empty collection. */

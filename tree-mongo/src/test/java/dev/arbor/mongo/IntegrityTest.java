@@ -5,11 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.Fixtures;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.Position;
@@ -42,16 +40,13 @@ class IntegrityTest {
   }
 
   /** Blocks a change after its first document write until released. */
-  private static final class Paused implements TreeLock.Executor {
+  private static final class Paused implements StepwiseSender.Hook {
     final CountDownLatch reached = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
 
     @Override
-    public BulkWriteResult execute(MongoCollection<Document> c, List<WriteModel<Document>> steps) {
-      FaultInjectionTest.FaultyExecutor first = new FaultInjectionTest.FaultyExecutor(1);
-      try {
-        first.execute(c, steps);
-      } catch (FaultInjectionTest.Crash stop) {
+    public void beforeWrite(int written) {
+      if (written == 1) {
         reached.countDown();
         try {
           release.await(10, TimeUnit.SECONDS);
@@ -59,7 +54,6 @@ class IntegrityTest {
           Thread.currentThread().interrupt();
         }
       }
-      return c.bulkWrite(steps); // the guards skip what is done
     }
   }
 
@@ -78,7 +72,7 @@ class IntegrityTest {
     MongoTreeStore writer = (MongoTreeStore) pattern.open(c);
     writer.load(Fixtures.categories());
     Paused paused = new Paused();
-    writer.lock.executor = paused;
+    writer.lock.sender = new StepwiseSender(paused);
     CompletableFuture<Void> move = CompletableFuture.runAsync(
         () -> writer.move("Databases", Position.firstRoot()));
     assertTrue(paused.reached.await(10, TimeUnit.SECONDS));

@@ -1,0 +1,159 @@
+package dev.arbor.mongo;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+
+import com.mongodb.MongoClientException;
+import com.mongodb.MongoCommandException;
+import com.mongodb.ReadConcern;
+import com.mongodb.TransactionOptions;
+import com.mongodb.WriteConcern;
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+import java.util.ArrayList;
+import java.util.List;
+import org.bson.BsonDocument;
+import org.bson.Document;
+
+/**
+ * All-or-nothing structural changes in multi-document transactions (replica sets, sharded
+ * clusters). Each change claims the tree's lock document inside its transaction — only when no
+ * lock-protocol change holds it and no journal is pending — and raises its version by two, so
+ * that transactional writers, lock-protocol writers and isolated readers of one tree exclude each
+ * other whichever way each process opened the collection. A plan too large for one transaction
+ * (more than {@value #MAX_STEPS} steps) is left to the lock protocol.
+ */
+final class Transactions {
+  /** The most steps a change makes in one transaction; larger plans use the lock and journal. */
+  static final int MAX_STEPS = 1_000;
+
+  private static final TransactionOptions OPTIONS = TransactionOptions.builder()
+      .readConcern(ReadConcern.SNAPSHOT).writeConcern(WriteConcern.MAJORITY).build();
+
+  private final MongoClient client;
+  private final MongoCollection<Document> data;
+  private final TreeLock lock;
+  private volatile Boolean available;
+
+  Transactions(MongoClient client, MongoCollection<Document> data, TreeLock lock) {
+    this.client = client;
+    this.data = data;
+    this.lock = lock;
+  }
+
+  /**
+   * Whether the server runs transactions; probed once with an empty transaction. Only a definite
+   * "no" (no sessions, or transactions refused as an illegal operation on a standalone server)
+   * selects the lock protocol; any other error is thrown, not taken for a "no".
+   */
+  boolean available() {
+    Boolean known = available;
+    if (known == null) {
+      known = probe();
+      available = known;
+    }
+    return known;
+  }
+
+  private boolean probe() {
+    try (ClientSession session = client.startSession()) {
+      session.withTransaction(() -> data.find(session, eq("_id", TreeLock.LOCK_ID)).first());
+      return true;
+    } catch (MongoClientException e) {
+      // The driver's own verdict that the server has no sessions (a standalone server without
+      // them, mongo-java-server); any other client error is an error.
+      if (String.valueOf(e.getMessage()).toLowerCase(java.util.Locale.ROOT)
+          .contains("support sessions")
+          || String.valueOf(e.getMessage()).contains("Sessions are not supported")) {
+        return false;
+      }
+      throw e;
+    } catch (MongoCommandException e) {
+      if (e.getErrorCode() == 20 || e.getErrorCode() == 263) { // IllegalOperation, OperationNotSupportedInTransaction
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  /** Thrown inside a transaction when the lock document is held by the lock protocol. */
+  private static final class Busy extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Busy() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** Thrown inside a transaction when the plan is too large for one. */
+  private static final class TooLarge extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    TooLarge() {
+      super(null, null, false, false);
+    }
+  }
+
+  /**
+   * Runs a change in one transaction, waiting while the lock protocol holds the tree.
+   *
+   * @return the outcome, or null if the plan is too large for a transaction
+   */
+  MongoTreeStore.Outcome run(String what, MongoTreeStore.Planner planner) {
+    lock.read(); // creates the lock document outside the transaction on first use
+    MongoCollection<BsonDocument> raw = data.withDocumentClass(BsonDocument.class);
+    String waiting = null;
+    try (ClientSession session = client.startSession()) {
+      for (;;) {
+        try {
+          MongoTreeStore.Outcome o = session.withTransaction(() -> {
+            BsonDocument after = raw.findOneAndUpdate(session,
+                and(eq("_id", TreeLock.LOCK_ID), eq(TreeLock.STATE + ".owner", null),
+                    eq(TreeLock.STATE + ".stuck", null)),
+                Updates.inc(TreeLock.STATE + ".version", 2L),
+                new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+                    .projection(Projections.include(TreeLock.STATE)));
+            if (after == null) {
+              throw new Busy();
+            }
+            long v = new TreeLock.State(after).version - 1;
+            Change c = new Change(data, session, () -> {}, v);
+            planner.plan(c);
+            if (c.steps().size() > MAX_STEPS) {
+              throw new TooLarge();
+            }
+            if (c.steps().isEmpty()) {
+              return MongoTreeStore.Outcome.NONE;
+            }
+            List<WriteModel<BsonDocument>> models = new ArrayList<>();
+            for (int k = 0; k < c.steps().size(); k++) {
+              models.add(c.steps().get(k).model(v, k + 1));
+            }
+            BulkWriteResult r = raw.bulkWrite(session, models);
+            return new MongoTreeStore.Outcome(v, r.getDeletedCount());
+          }, OPTIONS);
+          if (o.version() >= 0) {
+            lock.onCommitted.accept(o.version());
+          }
+          return o;
+        } catch (Busy busy) {
+          waiting = waiting == null ? lock.readerToken() : waiting;
+          lock.awaitQuiet(waiting);
+        } catch (TooLarge tooLarge) {
+          return null;
+        }
+      }
+    } finally {
+      if (waiting != null) {
+        lock.unregister(waiting);
+      }
+    }
+  }
+}
