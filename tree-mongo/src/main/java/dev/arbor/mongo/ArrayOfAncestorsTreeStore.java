@@ -9,6 +9,7 @@ import static dev.arbor.mongo.Ranks.RANK;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.PushOptions;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.Updates;
 import dev.arbor.core.InvalidMoveException;
@@ -127,14 +128,14 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
                 new Document("$slice", List.of("$" + ANCESTORS, oldAncestors.size(),
                     Integer.MAX_VALUE))))))));
       } else {
-        // Without pipeline updates: each descendant's ancestors are read, then written back
-        // whole, by id (one statement each, in one round trip).
-        int cut = oldAncestors.size();
-        for (Document d : c.find(eq(ANCESTORS, id)).projection(fields(ANCESTORS))) {
-          List<String> old = ancestorsOf(d);
-          List<String> now = new ArrayList<>(t.ancestors);
-          now.addAll(old.subList(Math.min(cut, old.size()), old.size()));
-          c.set(d.getString(ID), Updates.set(ANCESTORS, now));
+        // Without pipeline updates: the old prefix is pulled, then the new one pushed in front
+        // (two guarded updateMany, whatever the size of the subtree).
+        if (!oldAncestors.isEmpty()) {
+          c.updateMany(eq(ANCESTORS, id), Updates.pullAll(ANCESTORS, oldAncestors));
+        }
+        if (!t.ancestors.isEmpty()) {
+          c.updateMany(eq(ANCESTORS, id),
+              Updates.pushEach(ANCESTORS, t.ancestors, new PushOptions().position(0)));
         }
       }
     }
@@ -142,9 +143,13 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
   @Override
   long planDelete(Change c, String id) {
-    c.require(id, fields(ID));
-    c.deleteMany(or(eq(ID, id), eq(ANCESTORS, id)));
-    return -1;
+    Bson subtree = or(eq(ID, id), eq(ANCESTORS, id));
+    long n = c.count(subtree); // also tells whether the node exists
+    if (n == 0) {
+      throw new NodeNotFoundException(id);
+    }
+    c.deleteMany(subtree);
+    return n;
   }
 
   @Override

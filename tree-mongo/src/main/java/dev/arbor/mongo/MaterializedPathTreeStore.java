@@ -211,11 +211,15 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
         c.updateMany(startsWith(oldPrefix),
             List.of(new Document("$set", new Document(PATH, rewritten))));
       } else {
-        // Without pipeline updates: the subtree's paths are read, then written back whole, by
-        // id (one statement each, in one round trip).
+        // Without pipeline updates: the subtree's paths are read, and each distinct path (the
+        // children of one node) is rewritten with one updateMany, in one round trip.
+        java.util.Set<String> oldPaths = new java.util.TreeSet<>();
         for (Document d : c.find(startsWith(oldPrefix)).projection(fields(PATH))) {
-          c.set(d.getString(ID), Updates.set(PATH,
-              newPrefix + d.getString(PATH).substring(oldPrefix.length())));
+          oldPaths.add(d.getString(PATH));
+        }
+        for (String old : oldPaths) {
+          c.updateMany(eq(PATH, old), Updates.set(PATH,
+              newPrefix + old.substring(oldPrefix.length())));
         }
       }
     }
@@ -225,8 +229,10 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   @Override
   long planDelete(Change c, String id) {
     Document d = c.require(id, fields(PATH));
-    c.deleteMany(or(eq(ID, id), startsWith(childPath(d.getString(PATH), id))));
-    return -1;
+    Bson subtree = or(eq(ID, id), startsWith(childPath(d.getString(PATH), id)));
+    long n = c.count(subtree);
+    c.deleteMany(subtree);
+    return n;
   }
 
   @Override

@@ -73,6 +73,8 @@ abstract class MongoTreeStore implements TreeStore {
    * order of the changes (tests replay it).
    */
   volatile java.util.function.LongConsumer onSettled = v -> {};
+  /** Documents per load batch (tests lower it). */
+  volatile int loadBatchSize = LOAD_BATCH;
 
   MongoTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
       Set<String> structuralFields) {
@@ -462,7 +464,8 @@ abstract class MongoTreeStore implements TreeStore {
       for (Document d : documentsFor(tree)) {
         BsonDocument b = d.toBsonDocument(BsonDocument.class, collection.getCodecRegistry());
         int size = Encoded.size(b);
-        if (!batch.isEmpty() && (batch.size() == LOAD_BATCH || bytes + size > Encoded.MAX_BATCH)) {
+        if (!batch.isEmpty() && (batch.size() >= loadBatchSize
+            || bytes + size > Encoded.MAX_BATCH)) {
           lock.loadBatch(h, batch);
           batch = new ArrayList<>();
           bytes = 0;

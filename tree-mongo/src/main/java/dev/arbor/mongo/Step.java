@@ -2,6 +2,7 @@ package dev.arbor.mongo;
 
 import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.DeleteOneModel;
+import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.UpdateManyModel;
 import com.mongodb.client.model.UpdateOneModel;
@@ -70,6 +71,13 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
       fields.put(MARK, mark(v, s));
       return new UpdateOneModel<>(new BsonDocument("_id", id),
           new BsonDocument("$setOnInsert", fields), new UpdateOptions().upsert(true));
+    }
+
+    /** The insert as a plain insert, marked: for servers whose insert commands are fenced. */
+    WriteModel<BsonDocument> insertModel(long v, int s) {
+      BsonDocument d = document.clone();
+      d.put(MARK, mark(v, s));
+      return new InsertOneModel<>(d);
     }
 
     /** The {@code _id} of the inserted document. */

@@ -27,6 +27,7 @@ import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.UpdateManyModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
@@ -43,6 +44,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 import org.bson.BsonArray;
+import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonInt64;
@@ -123,6 +125,7 @@ final class TreeLock {
   private static final String OP = STATE + ".op";
   private static final String WAITING = STATE + ".waiting";
   private static final String STUCK = STATE + ".stuck";
+  private static final String DONE = STATE + ".done";
   private static final String PROBE = "arborProbe";
 
   /** One statement of a batch: a protocol statement, or step {@code step} (1-based) of a plan. */
@@ -145,7 +148,19 @@ final class TreeLock {
 
   /** Sends batches; tests replace it to stall or crash a holder at chosen statements. */
   interface Sender {
+    /** Sends one ordered bulk write. */
     BulkWriteResult send(MongoCollection<BsonDocument> collection, Batch batch);
+
+    /**
+     * Sends a fence as a command of its own and returns the lock document after it: on servers
+     * that go on after a failed statement.
+     */
+    default BsonDocument fence(MongoCollection<BsonDocument> collection, Bson filter,
+        Bson update) {
+      return collection.findOneAndUpdate(filter, update, new FindOneAndUpdateOptions()
+          .upsert(true).returnDocument(ReturnDocument.AFTER)
+          .projection(Projections.include(STATE)));
+    }
   }
 
   static final Sender BULK = (collection, batch) -> collection.bulkWrite(batch.models());
@@ -163,11 +178,16 @@ final class TreeLock {
   private final long waitMillis;
   private final Timing timing;
   volatile Sender sender = BULK;
+  /** The most statements in one batch (tests lower it to make changes of several batches). */
+  volatile int batchStatements = Encoded.MAX_BATCH_COUNT;
   /** Journals up to this size go into the lock document; larger ones into journal documents. */
   volatile int inlineJournalBytes = 4_000_000;
   /** Called with the version of every change once it is complete (tests record commit order). */
   volatile LongConsumer onCommitted = v -> {};
   private volatile Boolean ordered;
+  /** How many expired holders this lock took over (tests and logs). */
+  final java.util.concurrent.atomic.AtomicLong takeovers = new java.util.concurrent.atomic
+      .AtomicLong();
 
   /**
    * @param raw the tree's collection, with majority write concern and primary reads
@@ -204,6 +224,7 @@ final class TreeLock {
     final long op;
     final BsonDocument stuck;
     final Map<String, Waiter> waiting = new LinkedHashMap<>();
+    final java.util.Set<Long> done = new java.util.HashSet<>();
 
     State(BsonDocument lockDocument) {
       BsonDocument s = lockDocument.getDocument(STATE, new BsonDocument());
@@ -215,6 +236,13 @@ final class TreeLock {
       what = s.isString("what") ? s.getString("what").getValue() : null;
       op = s.isNumber("op") ? s.getNumber("op").longValue() : -1;
       stuck = s.isDocument("stuck") ? s.getDocument("stuck") : null;
+      if (s.isArray("done")) {
+        for (BsonValue d : s.getArray("done")) {
+          if (d.isNumber()) {
+            done.add(d.asNumber().longValue());
+          }
+        }
+      }
       if (s.isDocument("waiting")) {
         for (Map.Entry<String, BsonValue> e : s.getDocument("waiting").entrySet()) {
           BsonDocument w = e.getValue().isDocument() ? e.getValue().asDocument()
@@ -418,6 +446,7 @@ final class TreeLock {
     State previous = new State(before);
     Hold h = new Hold(token, previous.epoch, previous.version + 1, what);
     if (previous.owner != null) {
+      takeovers.incrementAndGet();
       revokeInserts(previous.version); // a stalled holder's insert commands cannot land now
     }
     if (previous.op >= 0) {
@@ -645,11 +674,17 @@ final class TreeLock {
           Updates.combine(Updates.set(JOURNAL, header), Updates.set(OP, v))), 0));
     }
     int commitPoint = journaled ? program.size() - 1 : program.size();
+    boolean orderedServer = ordered();
     for (int k = 0; k < steps.size(); k++) {
-      program.add(new Statement(steps.get(k).model(v, k + 1), k + 1));
+      Step step = steps.get(k);
+      program.add(new Statement(!orderedServer && step instanceof Step.Insert i
+          ? i.insertModel(v, k + 1) : step.model(v, k + 1), k + 1));
     }
+    // A replay records the change it completed, so that its first holder, if it lost the answer
+    // to its commit, can tell that it is done.
     program.add(new Statement(fence(token, release ? releaseUpdate()
-        : Updates.combine(Updates.unset(OP), Updates.unset(JOURNAL))), 0));
+        : Updates.combine(Updates.unset(OP), Updates.unset(JOURNAL), Updates.pushEach(DONE,
+            List.of(v), new com.mongodb.client.model.PushOptions().slice(-64)))), 0));
     Execution x = new Execution(token, claim, v, what, steps, program, commitPoint, journaled,
         hold);
     long deleted;
@@ -732,16 +767,71 @@ final class TreeLock {
         new UpdateOptions().upsert(true));
   }
 
-  private static boolean isDelete(Statement s) {
-    return s.model() instanceof DeleteManyModel || s.model() instanceof DeleteOneModel;
+  /** The kind of command the driver sends a statement in: 0 update, 1 insert, 2 delete. */
+  private static int kind(Statement s) {
+    WriteModel<BsonDocument> m = s.model();
+    return m instanceof InsertOneModel ? 1
+        : m instanceof DeleteManyModel || m instanceof DeleteOneModel ? 2 : 0;
+  }
+
+  /** {@code filter}, matching only while the server's clock is before {@code deadline}. */
+  private static BsonDocument before(Bson filter, long deadline) {
+    return new BsonDocument("$and", new BsonArray(List.of(
+        filter.toBsonDocument(BsonDocument.class, com.mongodb.MongoClientSettings
+            .getDefaultCodecRegistry()),
+        new BsonDocument("$expr", new BsonDocument("$lt", new BsonArray(List.of(
+            new BsonString("$$NOW"), new BsonDateTime(deadline))))))));
+  }
+
+  /** A statement that applies only while the server's clock is before {@code deadline}. */
+  private static WriteModel<BsonDocument> withDeadline(WriteModel<BsonDocument> m,
+      long deadline) {
+    if (m instanceof UpdateOneModel<BsonDocument> u) {
+      if (u.getOptions().isUpsert() && isInsert(u.getFilter())) {
+        return u; // an insert of a node: runs once whatever the clock (see the class javadoc)
+      }
+      return u.getUpdatePipeline() != null
+          ? new UpdateOneModel<>(before(u.getFilter(), deadline), u.getUpdatePipeline(),
+              u.getOptions())
+          : new UpdateOneModel<>(before(u.getFilter(), deadline), u.getUpdate(), u.getOptions());
+    }
+    if (m instanceof UpdateManyModel<BsonDocument> u) {
+      return u.getUpdatePipeline() != null
+          ? new UpdateManyModel<>(before(u.getFilter(), deadline), u.getUpdatePipeline(),
+              u.getOptions())
+          : new UpdateManyModel<>(before(u.getFilter(), deadline), u.getUpdate(),
+              u.getOptions());
+    }
+    if (m instanceof DeleteManyModel<BsonDocument> d) {
+      return new DeleteManyModel<>(before(d.getFilter(), deadline), d.getOptions());
+    }
+    if (m instanceof DeleteOneModel<BsonDocument> d) {
+      return new DeleteOneModel<>(before(d.getFilter(), deadline), d.getOptions());
+    }
+    return m;
+  }
+
+  /** Whether an upsert's filter is that of an insert step: {@code _id} of a node alone. */
+  private static boolean isInsert(Bson filter) {
+    BsonDocument f = filter.toBsonDocument(BsonDocument.class,
+        com.mongodb.MongoClientSettings.getDefaultCodecRegistry());
+    return f.size() == 1 && f.containsKey("_id") && !f.get("_id").isDocument();
   }
 
   /**
-   * The sending of one program. Statements go in ordered bulk writes of one kind each: updates
-   * (with the lead, the journal, inserts as upserts, the release) led by a fence, so that the
-   * server stops before the first data write when this caller no longer holds the lock; deletes,
-   * which the driver sends as a command of their own, guarded so that one that arrives late
-   * deletes nothing a later change wrote.
+   * The sending of one program.
+   *
+   * <p>On a server that stops an ordered bulk write at its first error (MongoDB), statements go
+   * in ordered bulk writes of one kind each: updates (with the lead, the journal, inserts as
+   * upserts, the release) led by a fence, so that the server stops before the first data write
+   * when this caller no longer holds the lock; deletes, which the driver sends as a command of
+   * their own, guarded so that one that arrives late deletes nothing a later change wrote.
+   *
+   * <p>On a server that goes on after a failed statement (mongo-java-server), each batch is
+   * preceded by a fence of its own ({@code findOneAndUpdate}), which tells the server's time of
+   * the renewal; every update and delete of the batch then applies only before that time plus the
+   * lease, and the batch ends with a fence bounded the same way: a batch sent late changes
+   * nothing, and is sent again behind a new fence if this caller still holds the lock.
    */
   private final class Execution {
     final String token;
@@ -757,8 +847,10 @@ final class TreeLock {
     boolean committed;
     boolean uncertain;
     long deleted;
-    /** When this caller last had a fence (or the lead) acknowledged; 0: never. */
-    long fencedAt;
+    /** On a server that goes on after errors: when the lease of the last fence ends. */
+    long deadline;
+    /** Insert fences used by this acquisition so far, when no hold counts them. */
+    int insertFences;
 
     Execution(String token, Quiet claim, long v, String what, List<Step> steps,
         List<Statement> program, int commitPoint, boolean journaled, Hold hold) {
@@ -773,39 +865,65 @@ final class TreeLock {
       this.hold = hold;
     }
 
-    private boolean freshFence() {
-      return fencedAt != 0 && timing.nanoTime() - fencedAt
-          < TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3;
+    /** The acquisition this execution writes under, which its insert fences name. */
+    private long writer() {
+      return hold != null ? hold.version : v;
+    }
+
+    private int nextInsertFence() {
+      return hold != null ? hold.insertFences++ : insertFences++;
     }
 
     long execute() {
       long start = timing.nanoTime();
       int next = 0;
       while (next < program.size()) {
+        int kind = kind(program.get(next));
+        if (!orderedServer && (next == 0 || kind != 1)) {
+          next = loneFence(next, start);
+          if (next >= program.size()) {
+            break;
+          }
+          kind = kind(program.get(next));
+        }
         List<Statement> batch = new ArrayList<>();
         List<Integer> index = new ArrayList<>();
-        boolean deletes = isDelete(program.get(next));
-        if (next == 0) {
-          batch.add(program.get(0));
-          index.add(0);
-          next = 1;
-        } else if (!deletes && !(orderedServer ? false : freshFence())) {
-          batch.add(new Statement(fence(token, null), 0));
+        if (kind == 1) {
+          // An insert command is led by an insert fence, which a caller who took the lock over
+          // has taken first: then the command stops before its first insert.
+          batch.add(new Statement(new InsertOneModel<>(new BsonDocument("_id",
+              insertFence(writer(), nextInsertFence()))), 0));
           index.add(-1);
+        } else if (orderedServer) {
+          if (next == 0) {
+            batch.add(program.get(0));
+            index.add(0);
+            next = 1;
+          } else if (kind == 0) {
+            batch.add(new Statement(fence(token, null), 0));
+            index.add(-1);
+          }
         }
-        boolean leadOnly = !orderedServer && !batch.isEmpty();
         long bytes = 0;
-        while (!leadOnly && next < program.size() && batch.size() < Encoded.MAX_BATCH_COUNT
-            && isDelete(program.get(next)) == deletes) {
+        while (next < program.size() && batch.size() < batchStatements
+            && kind(program.get(next)) == kind) {
           Statement s = program.get(next);
           long size = s.isStep() ? steps.get(s.step() - 1).size() : 1_024;
           if (batch.size() > 1 && bytes + size > Encoded.MAX_BATCH) {
             break;
           }
-          batch.add(s);
+          batch.add(orderedServer || kind == 1 ? s
+              : new Statement(withDeadline(s.model(), deadline), s.step()));
           index.add(next);
           bytes += size;
           next++;
+        }
+        if (!orderedServer && kind != 1 && index.get(index.size() - 1) != program.size() - 1) {
+          // closes the batch: it fails if the batch ran on past the lease
+          batch.add(new Statement(new UpdateOneModel<>(before(and(eq("_id", LOCK_ID),
+              eq(OWNER, token)), deadline), Updates.currentDate(RENEWED),
+              new UpdateOptions().upsert(true)), 0));
+          index.add(-2);
         }
         int resume = send(batch, index, start);
         if (resume >= 0) {
@@ -819,22 +937,80 @@ final class TreeLock {
     }
 
     /**
+     * On a server that goes on after errors: sends the lead (at the start) or a renewal as a
+     * command of its own, and learns from it until when the lease holds.
+     *
+     * @return the program index to go on from
+     */
+    private int loneFence(int next, long start) {
+      UpdateOneModel<BsonDocument> m = (UpdateOneModel<BsonDocument>) (next == 0
+          ? program.get(0).model() : fence(token, null));
+      for (;;) {
+        try {
+          BsonDocument after = sender.fence(timed(), m.getFilter(), m.getUpdate());
+          State s = new State(after);
+          deadline = s.renewed + leaseMillis;
+          if (hold != null) {
+            hold.renewed();
+          }
+          if (next == 0) {
+            if (commitPoint == 0) {
+              committed = true;
+            }
+            return 1;
+          }
+          return next;
+        } catch (MongoCommandException | MongoWriteException e) {
+          if (!duplicateKey(e)) {
+            throw e;
+          }
+          if (next == 0 && claim != null && !uncertain) {
+            throw new ClaimRefused();
+          }
+          return settleLost();
+        } catch (MongoException e) {
+          if (!transientError(e)) {
+            throw e;
+          }
+          if (next == 0) {
+            uncertain = true; // the lead may have gone through
+          }
+          retryAfter(e, start);
+        }
+      }
+    }
+
+    private void retryAfter(MongoException e, long start) {
+      if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
+        throw new ChangeInterruptedException("Could not complete '" + what + "' on tree '"
+            + tree + "': " + e.getMessage(), committed ? Outcome.COMMITTED
+            : uncertain ? Outcome.UNKNOWN : Outcome.NOT_APPLIED, e);
+      }
+      sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
+    }
+
+    /**
      * Sends one batch.
      *
      * @return the program index to go on from, or -1 to go on after the batch
      */
     private int send(List<Statement> batch, List<Integer> index, long start) {
-      int first = index.get(0) >= 0 ? index.get(0) : index.size() > 1 ? index.get(1) : -1;
-      int last = index.get(index.size() - 1);
-      boolean led = index.get(0) == -1 || index.get(0) == 0;
+      int first = -1;
+      for (int i : index) {
+        if (i >= 0) {
+          first = i;
+          break;
+        }
+      }
+      int last = -1;
+      for (int i : index) {
+        last = Math.max(last, i);
+      }
       try {
         BulkWriteResult r = sender.send(timed(), new Batch(batch));
         deleted += r.getDeletedCount();
         if (last >= commitPoint) {
           committed = true;
-        }
-        if (led) {
-          fencedAt = timing.nanoTime();
         }
         return -1;
       } catch (MongoBulkWriteException e) {
@@ -842,10 +1018,27 @@ final class TreeLock {
         BulkWriteError error = e.getWriteErrors().get(0);
         int i = error.getIndex();
         int at = index.get(i);
-        if (at > commitPoint) {
+        if (at > commitPoint && journaled) {
           committed = true;
         }
-        if (i == 0 && led) {
+        if (at == -2 || (!orderedServer && at == program.size() - 1)) {
+          // The closing fence of a batch on a server that goes on after errors: the batch ran
+          // past the lease (its late statements changed nothing) or the lock was lost.
+          if (duplicateKey(error.getCode()) && stillHeld()) {
+            return first; // behind a new fence, all of it again: its steps are guarded
+          }
+          if (!duplicateKey(error.getCode())) {
+            throw e;
+          }
+          return settleLost();
+        }
+        if (i == 0 && at == -1 && kind(batch.get(0)) == 1) {
+          if (!duplicateKey(error.getCode())) {
+            throw e;
+          }
+          return settleLost(); // the insert fence was taken: another caller took the lock over
+        }
+        if (i == 0 && (at == 0 || at == -1)) {
           if (at == 0 && claim != null && !uncertain && duplicateKey(error.getCode())) {
             throw new ClaimRefused();
           }
@@ -861,6 +1054,9 @@ final class TreeLock {
           }
           throw e;
         }
+        if (kind(s) == 1 && duplicateKey(error.getCode()) && (uncertain || replaying())) {
+          return at + 1; // inserted by an earlier send, or by the change being replayed
+        }
         return failStep(s.step(), error, e);
       } catch (MongoException e) {
         if (!transientError(e)) {
@@ -869,15 +1065,16 @@ final class TreeLock {
         if (last >= commitPoint) {
           uncertain = true;
         }
-        if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
-          throw new ChangeInterruptedException("Could not complete '" + what + "' on tree '"
-              + tree + "': " + e.getMessage(), committed ? Outcome.COMMITTED
-              : uncertain ? Outcome.UNKNOWN : Outcome.NOT_APPLIED, e);
-        }
-        sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
-        fencedAt = 0; // resend behind a fence
-        return first < 0 ? index.get(0) : first;
+        retryAfter(e, start);
+        return first;
       }
+    }
+
+    /** Whether this caller's token still holds the lock (its lease may have run out). */
+    private boolean stillHeld() {
+      BsonDocument d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(OWNER))
+          .first();
+      return d != null && new State(d).owner != null && new State(d).owner.equals(token);
     }
 
     private boolean replaying() {
@@ -886,19 +1083,21 @@ final class TreeLock {
 
     /** The fence met a duplicate key: another caller holds the lock. */
     private int settleLost() {
-      if (committed) {
+      if (journaled && committed) {
         awaitCompletion(v, what);
         throw new Completed();
       }
-      if (uncertain) {
+      if (journaled) {
         State s = read();
         if (s.op == v) {
           awaitCompletion(v, what);
           throw new Completed();
         }
-        if (!journaled && appliedAlone()) {
-          throw new Completed();
+        if (s.done.contains(v)) {
+          throw new Completed(); // its commit went through; the caller who took over completed it
         }
+      } else if (appliedAlone()) {
+        throw new Completed();
       }
       throw lost(what);
     }
