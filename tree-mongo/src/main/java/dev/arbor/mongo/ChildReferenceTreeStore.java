@@ -101,6 +101,9 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     if (t.parent == null) {
       structure.append(RANK, t.rank);
     }
+    if (t.parent != null) {
+      checkRoom(c, t.parent, t.siblings, id);
+    }
     c.insert(newDocument(id, structure, attributes));
     if (t.parent != null) {
       c.updateOne(eq(ID, t.parent), push(id, t.index));
@@ -127,6 +130,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       if (oldParent == null) {
         c.set(id, Updates.unset(RANK));
       }
+      checkRoom(c, t.parent, t.siblings, id);
       c.updateOne(eq(ID, t.parent), push(id, t.index));
     }
   }
@@ -424,24 +428,50 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   /** Where a position puts a node: the parent and index, or a root rank. */
   private Target target(Change c, Position position, Map<String, Document> docs, String moving) {
     if (position instanceof Position.Root) {
-      return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, 0, moving));
+      return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, 0, moving), List.of());
     }
     if (position instanceof Position.Child child) {
       List<String> siblings = without(childrenOf(docs.get(child.parentId())), moving);
-      return new Target(child.parentId(), child.first() ? 0 : siblings.size(), 0);
+      return new Target(child.parentId(), child.first() ? 0 : siblings.size(), 0, siblings);
     }
     Position.Sibling s = (Position.Sibling) position;
     Document parent = parentDocument(c, s.siblingId());
     if (parent == null) {
       long anchorRank = Ranks.rankOf(docs.get(s.siblingId()));
-      return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, anchorRank, moving));
+      return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, anchorRank, moving),
+          List.of());
     }
     List<String> siblings = without(childrenOf(parent), moving);
     int at = siblings.indexOf(s.siblingId());
-    return new Target(parent.getString(ID), s.before() ? at : at + 1, 0);
+    return new Target(parent.getString(ID), s.before() ? at : at + 1, 0, siblings);
   }
 
-  private record Target(String parent, int index, long rank) {}
+  private record Target(String parent, int index, long rank, List<String> siblings) {}
+
+  /**
+   * Refuses, before anything is written, to add {@code id} to the {@code children} array of
+   * {@code parent} when the parent's document would pass MongoDB's 16 MB limit (measured in
+   * encoded BSON; the whole document is read only when the array alone is over 8 MB).
+   */
+  private static void checkRoom(Change c, String parent, List<String> children, String id) {
+    org.bson.BsonArray array = new org.bson.BsonArray();
+    for (String child : children) {
+      array.add(new org.bson.BsonString(child));
+    }
+    array.add(new org.bson.BsonString(id));
+    long size = Encoded.size(new org.bson.BsonDocument(CHILDREN, array));
+    if (size > Encoded.MAX_DOCUMENT / 2) {
+      Document whole = c.document(parent, null);
+      size += whole == null ? 0 : Encoded.size(whole.toBsonDocument()) - size
+          + Encoded.size(new org.bson.BsonDocument("x", new org.bson.BsonString(id)));
+    }
+    if (size > Encoded.MAX_DOCUMENT - 16 * 1024) {
+      throw new dev.arbor.core.TreeException("Cannot add '" + id + "' to the children of '"
+          + parent + "': its document would be " + size + " bytes of BSON, past MongoDB's 16 MB"
+          + " limit (" + children.size() + " children); a parent with this many children needs"
+          + " parent references, an array of ancestors or materialized paths");
+    }
+  }
 
   private static Bson push(String id, int index) {
     return Updates.pushEach(CHILDREN, List.of(id), new PushOptions().position(index));

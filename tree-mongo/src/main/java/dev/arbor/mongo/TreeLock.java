@@ -976,15 +976,15 @@ final class TreeLock {
             uncertain = true; // the lead may have gone through
           }
           retryAfter(e, start);
+        } catch (IllegalStateException e) { // the client was closed under the change
+          throw interrupted(e, next == 0 && commitPoint == 0);
         }
       }
     }
 
     private void retryAfter(MongoException e, long start) {
       if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
-        throw new ChangeInterruptedException("Could not complete '" + what + "' on tree '"
-            + tree + "': " + e.getMessage(), committed ? Outcome.COMMITTED
-            : uncertain ? Outcome.UNKNOWN : Outcome.NOT_APPLIED, e);
+        throw interrupted(e, false);
       }
       sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
     }
@@ -1067,7 +1067,19 @@ final class TreeLock {
         }
         retryAfter(e, start);
         return first;
+      } catch (IllegalStateException e) { // the client was closed under the change
+        throw interrupted(e, last >= commitPoint);
       }
+    }
+
+    /** The change cannot go on: says what became of it, as far as this caller can tell. */
+    private ChangeInterruptedException interrupted(RuntimeException e, boolean sentCommit) {
+      Outcome outcome = committed ? Outcome.COMMITTED
+          : uncertain || sentCommit ? Outcome.UNKNOWN : Outcome.NOT_APPLIED;
+      return new ChangeInterruptedException("Could not complete '" + what + "' on tree '" + tree
+          + "': " + e.getMessage() + (outcome == Outcome.COMMITTED
+              ? "; its journal is stored and the next access to the tree completes it" : ""),
+          outcome, e);
     }
 
     /** Whether this caller's token still holds the lock (its lease may have run out). */

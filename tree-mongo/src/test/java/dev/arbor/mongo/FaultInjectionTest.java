@@ -147,6 +147,52 @@ class FaultInjectionTest {
   }
 
   @TestFactory
+  List<DynamicTest> aClientClosedMidChangeSaysWhatBecameOfIt() {
+    List<DynamicTest> tests = new ArrayList<>();
+    for (TreePattern pattern : TreePattern.values()) {
+      tests.add(DynamicTest.dynamicTest(pattern.toString(), () -> {
+        Op op = OPS.get(3); // move d lastChildOf(i)
+        Tree before = Tree.parse(FIXTURE);
+        Tree after = after(op);
+        MongoTreeStore counting = open(pattern, MongoTestServer.get().freshCollection());
+        counting.load(before);
+        StepwiseSender counter = StepwiseSender.crashingAfter(-1);
+        counting.lock.sender = counter;
+        op.run().accept(counting);
+        for (int k = 0; k < counter.written; k++) {
+          MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+          open(pattern, c).load(before);
+          com.mongodb.client.MongoClient own = com.mongodb.client.MongoClients.create(
+              MongoTestServer.settings(MongoTestServer.get().uri()));
+          MongoCollection<Document> mine = own.getDatabase(c.getNamespace().getDatabaseName())
+              .getCollection(c.getNamespace().getCollectionName());
+          MongoTreeStore closing = (MongoTreeStore) pattern.open(mine,
+              ServerCapabilities.probing(mine).lease(200, 60_000));
+          int closeAt = k;
+          closing.lock.sender = new StepwiseSender(written -> {
+            if (written == closeAt) {
+              own.close();
+            }
+          });
+          dev.arbor.core.ChangeInterruptedException e = org.junit.jupiter.api.Assertions
+              .assertThrows(dev.arbor.core.ChangeInterruptedException.class,
+                  () -> op.run().accept(closing));
+          // The next access (after the closed client's lease) finishes or forgets the change.
+          Tree now = open(pattern, c).snapshot();
+          String where = pattern + ", client closed before write " + k + ": " + e.getMessage();
+          switch (e.outcome()) {
+            case NOT_APPLIED -> assertEquals(before, now, where);
+            case COMMITTED -> assertEquals(after, now, where);
+            default -> assertTrue(now.equals(before) || now.equals(after), where);
+          }
+          assertEquals(List.of(), open(pattern, c).check(), where);
+        }
+      }));
+    }
+    return tests;
+  }
+
+  @TestFactory
   List<DynamicTest> aDeadHolderIsTakenOverAfterItsLease() {
     List<DynamicTest> tests = new ArrayList<>();
     for (TreePattern pattern : TreePattern.values()) {
