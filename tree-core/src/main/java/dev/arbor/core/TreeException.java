@@ -2,7 +2,9 @@ package dev.arbor.core;
 
 /**
  * Base class of the exceptions a {@link TreeStore} throws for a request the tree cannot honour.
- * When a store throws one, the stored tree is exactly as it was before the call.
+ * When a store throws one for the request itself (an unknown or duplicate id, an invalid move),
+ * the stored tree is exactly as it was before the call; {@link ChangeInterruptedException} says
+ * what became of a change that could not be carried out to its end.
  */
 public class TreeException extends RuntimeException {
   private static final long serialVersionUID = 1L;

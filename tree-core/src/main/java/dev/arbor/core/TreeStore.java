@@ -40,7 +40,12 @@ import java.util.Optional;
  *       DuplicateNodeException}.
  *   <li>{@code move(x, before(x))} and {@code move(x, after(x))} do nothing. Moving a node into its
  *       own subtree, including {@code firstChildOf(x)}, throws {@link InvalidMoveException}.
- *   <li><b>After any exception, the stored tree is exactly as before the call.</b>
+ *   <li><b>After a domain exception (an unknown or duplicate id, an invalid move, a bad attribute),
+ *       the stored tree is exactly as before the call.</b> A change interrupted for another reason
+ *       (an I/O error, a lock lost by a writer slower than its lease) throws {@link
+ *       ChangeInterruptedException}, whose {@link ChangeInterruptedException#outcome() outcome}
+ *       says whether it was applied; the stored tree is then the tree before or after the
+ *       change, never a mix.
  *   <li>Attributes are stored with the node, returned by {@link #find} and never changed by moves.
  * </ul>
  *

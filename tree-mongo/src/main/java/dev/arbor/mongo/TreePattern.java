@@ -26,17 +26,20 @@ import org.bson.Document;
  *
  * <p>Each store's class documentation shows its document shape, its indexes and its costs; the
  * {@code tree-bench} module measures them side by side. The round trips above are the pattern's
- * own; making changes all-or-nothing adds a constant: with the lock and journal (the default), 3
- * per change (2 when it writes one document) and 2 per isolated read; with transactions ({@link
- * #open(MongoClient, MongoCollection)}), the transaction's commands.
+ * own; making changes all-or-nothing adds a constant: with the lock and journal (the default), one
+ * round trip for a change whose plan is one update command (fence, journal and release travel with
+ * the steps; three when it deletes), one more when the lock must be taken before planning, and
+ * one per isolated read (none for a read that is one query by {@code _id}); with transactions
+ * ({@link #open(MongoClient, MongoCollection)}), the transaction's commands.
  *
  * <h2>Documents Arbor adds</h2>
  *
  * <p>Besides one document per node, a store keeps a lock document {@code {_id: {arbor: "lock"}}}
- * and, while a change is in flight, journal documents {@code {_id: {arbor: "journal", ...}}} in
- * the same collection; their ids are not strings, so they never collide with a node, and every
- * query of the store excludes them. Documents written by a change carry {@code arborOp: {id,
- * step}}. See {@code TreeLock} and the README's "Guarantees".
+ * and, while a change is in flight, journal documents {@code {_id: {arbor: "journal", ...}}} and
+ * insert fences {@code {_id: {arbor: "fence", ...}}} in the same collection; their ids are not
+ * strings, so they never collide with a node, and every query of the store excludes them.
+ * Documents written by a change carry {@code arborOp: {v, s}} (the change's version and step). See
+ * the README's "Guarantees".
  */
 public enum TreePattern {
   /** Each node stores its parent's id in {@code parent} (manual §4.2.1). */
