@@ -487,6 +487,8 @@ abstract class MongoTreeStore implements TreeStore {
         lock.release(h);
       }
       throw translate(e, null);
+    } finally {
+      h.close();
     }
   }
 

@@ -6,6 +6,7 @@ import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
+import static com.mongodb.client.model.Filters.ne;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
@@ -112,9 +113,11 @@ final class NestedSetTreeStore extends MongoTreeStore {
     Target t = target(c, position, docs);
     Document structure = new Document(PARENT, t.parent).append(LEFT, t.at)
         .append(RIGHT, t.at + 1).append(DEPTH, t.depth);
-    c.updateMany(gte(LEFT, t.at), Updates.inc(LEFT, 2));
-    c.updateMany(gte(RIGHT, t.at), Updates.inc(RIGHT, 2));
+    // The node first: if the server refuses it (a unique index or a validator of the
+    // application's), nothing else was written. The shifts then leave it out.
     c.insert(newDocument(id, structure, attributes));
+    c.updateMany(and(gte(LEFT, t.at), ne(ID, id)), Updates.inc(LEFT, 2));
+    c.updateMany(and(gte(RIGHT, t.at), ne(ID, id)), Updates.inc(RIGHT, 2));
   }
 
   @Override

@@ -185,6 +185,11 @@ final class TreeLock {
   /** Called with the version of every change once it is complete (tests record commit order). */
   volatile LongConsumer onCommitted = v -> {};
   private volatile Boolean ordered;
+  /**
+   * Whether holds renew their leases in the background. Tests that model a paused process (whose
+   * every thread stops) turn it off, so that a stalled holder's lease expires.
+   */
+  volatile boolean keepAlive = true;
   /** How many expired holders this lock took over (tests and logs). */
   final java.util.concurrent.atomic.AtomicLong takeovers = new java.util.concurrent.atomic
       .AtomicLong();
@@ -313,13 +318,21 @@ final class TreeLock {
 
   // ------------------------------------------------------------------ holding the lock
 
-  /** A held lock: one acquisition, with its own token. */
-  final class Hold {
+  /**
+   * A held lock: one acquisition, with its own token. While it is open, a background task renews
+   * its lease every third of the lease (unless the holder renewed it meanwhile), so that a live
+   * holder keeps its lock for as long as its call runs, however slow its round trips; a holder
+   * that stops (a crash, a pause of its process, a partition) stops renewing, and its lease
+   * expires. Closing it stops the renewals; so does the end of the thread that took it.
+   */
+  final class Hold implements AutoCloseable {
     final String token;
     final String epoch;
     final long version;
     final String what;
-    private long renewedAt;
+    private volatile long renewedAt;
+    private final Thread thread = Thread.currentThread();
+    private volatile java.util.concurrent.ScheduledFuture<?> renewal;
     /** The insert fences this holder's load used. */
     int insertFences;
 
@@ -329,11 +342,20 @@ final class TreeLock {
       this.version = version;
       this.what = what;
       this.renewedAt = timing.nanoTime();
+      if (keepAlive) {
+        long period = Math.max(1, leaseMillis / 3);
+        renewal = RENEWALS.scheduleWithFixedDelay(this::renewInBackground, period, period,
+            TimeUnit.MILLISECONDS);
+      }
+    }
+
+    private boolean due() {
+      return timing.nanoTime() - renewedAt > TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3;
     }
 
     /** Renews the lease if a third of it has passed since the last renewal. */
     void renewIfDue() {
-      if (timing.nanoTime() - renewedAt > TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3) {
+      if (due()) {
         renew();
       }
     }
@@ -344,16 +366,64 @@ final class TreeLock {
      * @throws LockLostException if this holder no longer holds the lock
      */
     void renew() {
-      if (raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)),
-          Updates.currentDate(RENEWED)).getMatchedCount() == 0) {
+      if (!renewOnServer()) {
         throw lost(what);
       }
+    }
+
+    private boolean renewOnServer() {
+      if (raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)),
+          Updates.currentDate(RENEWED)).getMatchedCount() == 0) {
+        return false;
+      }
       renewedAt = timing.nanoTime();
+      return true;
+    }
+
+    private void renewInBackground() {
+      if (!thread.isAlive()) {
+        close();
+        return;
+      }
+      if (!due()) {
+        return;
+      }
+      try {
+        if (!renewOnServer()) {
+          close(); // lost: the holder's next fenced write finds out
+        }
+      } catch (RuntimeException e) {
+        // tried again at the next period; the holder's own writes report a lasting failure
+      }
     }
 
     private void renewed() {
       renewedAt = timing.nanoTime();
     }
+
+    /** Stops renewing this hold's lease. */
+    @Override
+    public void close() {
+      java.util.concurrent.ScheduledFuture<?> r = renewal;
+      if (r != null) {
+        r.cancel(false);
+        renewal = null;
+      }
+    }
+  }
+
+  /** Renews the leases of open holds; daemon threads, so that they never keep a JVM alive. */
+  private static final java.util.concurrent.ScheduledExecutorService RENEWALS;
+
+  static {
+    java.util.concurrent.ScheduledThreadPoolExecutor e =
+        new java.util.concurrent.ScheduledThreadPoolExecutor(2, r -> {
+          Thread t = new Thread(r, "arbor-lease-renewal");
+          t.setDaemon(true);
+          return t;
+        });
+    e.setRemoveOnCancelPolicy(true);
+    RENEWALS = e;
   }
 
   private LockLostException lost(String what) {
@@ -445,14 +515,19 @@ final class TreeLock {
     }
     State previous = new State(before);
     Hold h = new Hold(token, previous.epoch, previous.version + 1, what);
-    if (previous.owner != null) {
-      takeovers.incrementAndGet();
-      revokeInserts(previous.version); // a stalled holder's insert commands cannot land now
+    try {
+      if (previous.owner != null) {
+        takeovers.incrementAndGet();
+        revokeInserts(previous.version); // a stalled holder's insert commands cannot land now
+      }
+      if (previous.op >= 0) {
+        replay(h, previous.op);
+      }
+      return h;
+    } catch (RuntimeException e) {
+      h.close();
+      throw e;
     }
-    if (previous.op >= 0) {
-      replay(h, previous.op);
-    }
-    return h;
   }
 
   /** Joins or stays in the queue: refreshes this caller's entry and reads the lock document. */
@@ -495,6 +570,7 @@ final class TreeLock {
 
   /** Frees the lock, clearing a journal that is not to be completed. */
   void release(Hold h) {
+    h.close();
     raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, h.token)), releaseUpdate());
   }
 
@@ -612,9 +688,13 @@ final class TreeLock {
    * Runs a plan under the hold: journal (unless it is one single-document step), steps, release.
    */
   Result run(Hold h, List<Step> steps) {
-    Result r = run(h.token, null, h.version, h.what, steps, true, true, h);
-    onCommitted.accept(r.version());
-    return r;
+    try {
+      Result r = run(h.token, null, h.version, h.what, steps, true, true, h);
+      onCommitted.accept(r.version());
+      return r;
+    } finally {
+      h.close();
+    }
   }
 
   /**
@@ -640,11 +720,13 @@ final class TreeLock {
 
   private Result run(String token, Quiet claim, long v, String what, List<Step> steps,
       boolean journal, boolean release, Hold hold) {
-    boolean journaled = journal && !atomic(steps);
+    // A replay (journal false, release false) runs a journal that is already stored.
+    boolean writeJournal = journal && !atomic(steps);
+    boolean journaled = writeJournal || !release;
     List<Statement> program = new ArrayList<>();
     List<BsonDocument> parts = new ArrayList<>();
     BsonDocument header = null;
-    if (journaled) {
+    if (writeJournal) {
       BsonArray encoded = new BsonArray();
       long total = 0;
       for (Step s : steps) {
@@ -665,7 +747,7 @@ final class TreeLock {
         header.append("parts", new BsonInt32(parts.size()));
       }
     }
-    boolean inline = journaled && parts.isEmpty();
+    boolean inline = writeJournal && parts.isEmpty();
     Bson lead = inline ? Updates.combine(Updates.set(JOURNAL, header), Updates.set(OP, v)) : null;
     program.add(new Statement(claim != null ? claimStatement(claim, token, v, what, lead)
         : fence(token, lead), 0));
@@ -674,11 +756,11 @@ final class TreeLock {
           new BsonDocument("$setOnInsert", new BsonDocument("steps", part.get("steps"))),
           new UpdateOptions().upsert(true)), 0));
     }
-    if (journaled && !inline) {
+    if (writeJournal && !inline) {
       program.add(new Statement(fence(token,
           Updates.combine(Updates.set(JOURNAL, header), Updates.set(OP, v))), 0));
     }
-    int commitPoint = journaled ? program.size() - 1 : program.size();
+    int commitPoint = writeJournal ? program.size() - 1 : journaled ? 0 : program.size();
     boolean orderedServer = ordered();
     for (int k = 0; k < steps.size(); k++) {
       Step step = steps.get(k);
@@ -1290,15 +1372,20 @@ final class TreeLock {
 
   /** Completes a load: clears its journal and its insert fences, frees the lock. */
   void endLoad(Hold h) {
-    sendFenced(h, List.of(fence(h.token, null)));
-    raw.deleteMany(and(Filters.gte("_id", insertFence(h.version, Integer.MIN_VALUE)),
-        Filters.lte("_id", insertFence(h.version, Integer.MAX_VALUE))));
-    sendFenced(h, List.of(fence(h.token, releaseUpdate())));
+    try {
+      sendFenced(h, List.of(fence(h.token, null)));
+      raw.deleteMany(and(Filters.gte("_id", insertFence(h.version, Integer.MIN_VALUE)),
+          Filters.lte("_id", insertFence(h.version, Integer.MAX_VALUE))));
+      sendFenced(h, List.of(fence(h.token, releaseUpdate())));
+    } finally {
+      h.close();
+    }
     onCommitted.accept(h.version);
   }
 
   /** Abandons a load that failed: its documents are deleted, the lock freed. */
   void abortLoad(Hold h) {
+    h.close();
     try {
       raw.bulkWrite(List.of(fence(h.token, null)));
       raw.deleteMany(new BsonDocument(Step.MARK + ".v", new BsonInt64(h.version)));
@@ -1395,6 +1482,8 @@ final class TreeLock {
       replay(h, s.op);
     } catch (TreeException e) {
       return e.getMessage();
+    } finally {
+      h.close();
     }
     raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)), Updates.combine(
         Updates.unset(STUCK), releaseUpdate()));

@@ -113,6 +113,9 @@ class ConcurrencyTest {
         if (stalls > 0) {
           store.lock.sender = stalling(new Random(thread * 31L), stalls);
           store.lock.batchStatements = 3;
+          // Even writers stall as a paused process does (their leases expire and are taken
+          // over); odd writers are merely slow, and keep their locks alive in the background.
+          store.lock.keepAlive = thread % 2 == 1;
         }
         writers.add(pool.submit(() -> {
           Random random = new Random(thread * 7919L);

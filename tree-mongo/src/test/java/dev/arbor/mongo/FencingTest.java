@@ -111,6 +111,14 @@ class FencingTest {
         .lease(LEASE, 20_000));
     s.lock.batchStatements = 3;
     s.loadBatchSize = 4;
+    s.lock.keepAlive = false; // a stalled holder here is a paused process: nothing renews
+    return s;
+  }
+
+  /** A holder that is slow but alive: its lease is renewed in the background. */
+  private static MongoTreeStore live(TreePattern pattern, MongoCollection<Document> c) {
+    MongoTreeStore s = slow(pattern, c);
+    s.lock.keepAlive = true;
     return s;
   }
 
@@ -247,6 +255,83 @@ class FencingTest {
       assertEquals(List.of(), b.check(), where);
       b.load(tree);
       assertEquals(tree, b.snapshot(), where);
+    }
+  }
+
+  @TestFactory
+  List<DynamicTest> aLiveHolderKeepsItsLockLongerThanItsLease() {
+    List<DynamicTest> tests = new ArrayList<>();
+    for (TreePattern pattern : TreePattern.values()) {
+      tests.add(DynamicTest.dynamicTest(pattern + ": a slow load", () -> {
+        MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+        MongoTreeStore loader = live(pattern, c);
+        loader.lock.sender = new TreeLock.Sender() {
+          @Override
+          public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch b) {
+            sleep(60); // each batch takes more than half the lease
+            return TreeLock.BULK.send(coll, b);
+          }
+        };
+        Tree.Builder builder = Tree.builder();
+        for (int i = 0; i < 40; i++) {
+          builder.add("n" + i, i == 0 ? null : "n" + ((i - 1) / 3));
+        }
+        Tree tree = builder.build();
+        CompletableFuture<Void> load = CompletableFuture.runAsync(() -> loader.load(tree));
+        MongoTreeStore reader = (MongoTreeStore) pattern.open(c);
+        List<Tree> seen = new ArrayList<>();
+        while (!load.isDone()) {
+          seen.add(reader.snapshot());
+        }
+        load.get(30, TimeUnit.SECONDS);
+        assertEquals(0, reader.lock.takeovers.get(), "the reader took a live loader over");
+        for (Tree t : seen) {
+          assertTrue(t.isEmpty() || t.equals(tree), "a read saw a half-done load");
+        }
+        assertEquals(tree, reader.snapshot());
+      }));
+      tests.add(DynamicTest.dynamicTest(pattern + ": slow reads while planning", () -> {
+        MongoCollection<Document> base = MongoTestServer.get().freshCollection();
+        pattern.open(base).load(Tree.parse(FIXTURE));
+        com.mongodb.event.CommandListener slowFinds = new com.mongodb.event.CommandListener() {
+          @Override
+          public void commandStarted(com.mongodb.event.CommandStartedEvent event) {
+            if (event.getCommandName().equals("find") || event.getCommandName()
+                .equals("aggregate")) {
+              sleep(40);
+            }
+          }
+        };
+        try (com.mongodb.client.MongoClient client = com.mongodb.client.MongoClients.create(
+            com.mongodb.MongoClientSettings.builder()
+                .applyConnectionString(new com.mongodb.ConnectionString(
+                    MongoTestServer.get().uri())).addCommandListener(slowFinds).build())) {
+          MongoCollection<Document> c = client.getDatabase(base.getNamespace().getDatabaseName())
+              .getCollection(base.getNamespace().getCollectionName());
+          MongoTreeStore a = live(pattern, c);
+          CompletableFuture<Void> move = CompletableFuture.runAsync(
+              () -> a.move("d", Position.lastChildOf("i")));
+          MongoTreeStore b = (MongoTreeStore) pattern.open(base);
+          sleep(30);
+          b.insert("z", Position.lastRoot()); // waits for A, which stays alive
+          move.get(30, TimeUnit.SECONDS);
+          assertEquals(0, b.lock.takeovers.get(), "B took a live holder over");
+          InMemoryTreeStore reference = new InMemoryTreeStore();
+          reference.load(Tree.parse(FIXTURE));
+          reference.move("d", Position.lastChildOf("i"));
+          reference.insert("z", Position.lastRoot());
+          assertEquals(reference.snapshot(), b.snapshot());
+        }
+      }));
+    }
+    return tests;
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }

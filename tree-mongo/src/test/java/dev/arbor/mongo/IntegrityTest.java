@@ -170,4 +170,51 @@ class IntegrityTest {
     assertEquals(before, c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>()),
         "nothing written");
   }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void anInsertTheServerRefusesWritesNothing(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeStore store = pattern.open(c);
+    store.load(Fixtures.categories());
+    c.createIndex(new Document("sku", 1), new com.mongodb.client.model.IndexOptions()
+        .unique(true).sparse(true));
+    store.insert("x", Position.lastChildOf("Databases"), java.util.Map.of("sku", 7));
+    Tree before = store.snapshot();
+    TreeException e = assertThrows(TreeException.class, () -> store.insert("y",
+        Position.firstChildOf("Programming"), java.util.Map.of("sku", 7)));
+    assertTrue(e.getMessage().contains("nothing was written"), e.getMessage());
+    assertEquals(before, store.snapshot());
+    assertEquals(List.of(), store.check());
+  }
+
+  @Test
+  void aJournalTheServerRefusesLeavesTheTreeStuckUntilRepairCompletesIt() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTreeStore store = (MongoTreeStore) TreePattern.NESTED_SETS.open(c);
+    store.load(Fixtures.categories());
+    // An index of the application's that the server enforces half-way through a step: unique
+    // marks refuse the second document a step writes.
+    c.updateMany(Filters.exists("_id.arbor", false), Updates.unset(Step.MARK));
+    c.createIndex(new Document(Step.MARK, 1), new com.mongodb.client.model.IndexOptions()
+        .unique(true).sparse(true));
+    store.lock.sender = new StepwiseSender(written -> {}); // stops at the first error
+    store.forget();
+    TreeException first = assertThrows(TreeException.class,
+        () -> store.move("Databases", Position.firstRoot()));
+    assertTrue(first.getMessage().contains("stuck"), first.getMessage());
+    // Another process; its writes stop at the first error as MongoDB's do (mongo-java-server's
+    // run on after a refused statement, see the README's limits).
+    MongoTreeStore other = (MongoTreeStore) TreePattern.NESTED_SETS.open(c);
+    other.lock.sender = new StepwiseSender(written -> {});
+    TreeException stuck = assertThrows(TreeException.class, other::snapshot);
+    assertTrue(stuck.getMessage().contains("move 'Databases'")
+        && stuck.getMessage().contains("repair()"), stuck.getMessage());
+    assertThrows(TreeException.class, () -> other.insert("x", Position.lastRoot()));
+    assertFalse(other.repair().isEmpty(), "repair() says what still stops the change");
+    c.dropIndex(new Document(Step.MARK, 1));
+    assertEquals(List.of(), other.repair());
+    assertEquals(moved(Fixtures.categories()), other.snapshot());
+    assertEquals(List.of(), other.check());
+  }
 }
