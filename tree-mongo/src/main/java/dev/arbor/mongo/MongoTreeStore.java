@@ -22,7 +22,9 @@ import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.Position;
 import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
+import dev.arbor.core.TreeEvent;
 import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeListener;
 import dev.arbor.core.TreeStore;
 import dev.arbor.core.TreeStores;
 import java.util.ArrayList;
@@ -75,6 +77,9 @@ abstract class MongoTreeStore implements TreeStore {
   volatile java.util.function.LongConsumer onSettled = v -> {};
   /** Documents per load batch (tests lower it). */
   volatile int loadBatchSize = LOAD_BATCH;
+  private final List<TreeListener> listeners;
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
 
   MongoTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
       Set<String> structuralFields) {
@@ -88,6 +93,7 @@ abstract class MongoTreeStore implements TreeStore {
         capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing());
     this.transactions = capabilities.client() == null ? null
         : new Transactions(capabilities.client(), data, lock);
+    this.listeners = capabilities.listeners();
     Set<String> fields = new HashSet<>(structuralFields);
     fields.add(Step.MARK);
     fields.add(TreeLock.STATE);
@@ -311,33 +317,96 @@ abstract class MongoTreeStore implements TreeStore {
     requireNonNull(position, "position");
     Map<String, Object> copy = TreeStores.copyAttributes(attributes);
     checkAttributes(id, copy);
-    change("insert '" + id + "' at " + position, id, c -> planInsert(c, id, position, copy));
+    Told t = listeners.isEmpty() ? null : new Told();
+    Outcome o = change("insert '" + id + "' at " + position, id, c -> {
+      planInsert(c, id, position, copy);
+      if (t != null) {
+        t.newParent = parentAt(c, position);
+      }
+    });
+    if (t != null && o.version() >= 0) {
+      tell(new TreeEvent(TreeEvent.Kind.INSERT, id, null, t.newParent, position, 1,
+          o.version()));
+    }
   }
 
   @Override
   public final void move(String id, Position position) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
-    change("move '" + id + "' to " + position, id, c -> planMove(c, id, position));
+    Told t = listeners.isEmpty() ? null : new Told();
+    Outcome o = change("move '" + id + "' to " + position, id, c -> {
+      planMove(c, id, position);
+      if (t != null && !c.steps().isEmpty()) {
+        t.oldParent = findNode(c, id).map(Node::parentId).orElse(null);
+        t.newParent = parentAt(c, position);
+        t.nodes = descendantIds(c, id, Integer.MAX_VALUE).size() + 1L;
+      }
+    });
+    if (t != null && o.version() >= 0) {
+      tell(new TreeEvent(TreeEvent.Kind.MOVE, id, t.oldParent, t.newParent, position, t.nodes,
+          o.version()));
+    }
   }
 
   @Override
   public final long delete(String id) {
     TreeStores.checkId(id);
     long[] planned = new long[1];
-    Outcome o = change("delete '" + id + "'", id, c -> planned[0] = planDelete(c, id));
+    Told t = listeners.isEmpty() ? null : new Told();
+    Outcome o = change("delete '" + id + "'", id, c -> {
+      if (t != null) {
+        t.oldParent = findNode(c, id).map(Node::parentId).orElse(null);
+      }
+      planned[0] = planDelete(c, id);
+    });
+    long deleted;
     if (planned[0] >= 0) {
-      return planned[0];
-    }
-    if (o.deleted() < 0) {
+      deleted = planned[0];
+    } else if (o.deleted() < 0) {
       throw new ChangeInterruptedException("'" + id + "' was deleted with its subtree by another"
           + " caller that completed this change; how many nodes it removed is not known here",
           ChangeInterruptedException.Outcome.COMMITTED, null);
-    }
-    if (o.deleted() == 0) {
+    } else if (o.deleted() == 0) {
       throw new NodeNotFoundException(id);
+    } else {
+      deleted = o.deleted();
     }
-    return o.deleted();
+    if (t != null && o.version() >= 0) {
+      tell(new TreeEvent(TreeEvent.Kind.DELETE, id, t.oldParent, null, null, deleted,
+          o.version()));
+    }
+    return deleted;
+  }
+
+  /** What listeners are told of a change, gathered while it is planned. */
+  private static final class Told {
+    String oldParent;
+    String newParent;
+    long nodes = 1;
+  }
+
+  /** The parent a node at {@code position} has. */
+  private String parentAt(Reads r, Position position) {
+    if (position instanceof Position.Child child) {
+      return child.parentId();
+    }
+    if (position instanceof Position.Sibling sibling) {
+      return findNode(r, sibling.siblingId()).map(Node::parentId).orElse(null);
+    }
+    return null;
+  }
+
+  /** Tells the listeners of a committed change; a listener's exception is logged, not thrown. */
+  final void tell(TreeEvent event) {
+    for (TreeListener listener : listeners) {
+      try {
+        listener.changed(event);
+      } catch (RuntimeException e) {
+        LOG.warn("Tree '{}': a listener threw on {} (the change stands)", collectionName, event,
+            e);
+      }
+    }
   }
 
   /** The pattern this store implements. */
@@ -478,6 +547,7 @@ abstract class MongoTreeStore implements TreeStore {
       }
       lock.endLoad(h);
       remember(new TreeLock.Quiet(h.epoch, h.version + 1));
+      tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), h.version));
     } catch (dev.arbor.core.LockLostException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -540,11 +610,18 @@ abstract class MongoTreeStore implements TreeStore {
     }
     lock.recover();
     forget();
-    change("repair", null, c -> {
+    long[] rewritten = new long[1];
+    Outcome o = change("repair", null, c -> {
       List<Document> docs = new ArrayList<>();
       c.find(NODES).into(docs);
       planRepair(c, docs);
+      rewritten[0] = c.steps().size();
     });
+    if (o.version() >= 0) {
+      LOG.info("Tree '{}': repair rewrote {} documents", collectionName, rewritten[0]);
+      tell(new TreeEvent(TreeEvent.Kind.REPAIR, null, null, null, null, rewritten[0],
+          o.version()));
+    }
     return check();
   }
 

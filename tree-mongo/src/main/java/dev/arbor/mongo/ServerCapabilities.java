@@ -35,6 +35,9 @@ final class ServerCapabilities {
   }
 
 
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(ServerCapabilities.class);
+
   private final MongoCollection<Document> collection;
   private final Mode graphLookupMode;
   private final Mode pipelineMode;
@@ -43,6 +46,7 @@ final class ServerCapabilities {
   private long leaseMillis = 30_000;
   private long waitMillis = 60_000;
   private Timing timing = Timing.SYSTEM;
+  private List<dev.arbor.core.TreeListener> listeners = List.of();
   private volatile Boolean graphLookup;
   private volatile Boolean pipelineUpdates;
 
@@ -92,6 +96,16 @@ final class ServerCapabilities {
     return waitMillis;
   }
 
+  /** The listeners told of each committed change. */
+  ServerCapabilities listeners(List<dev.arbor.core.TreeListener> listeners) {
+    this.listeners = List.copyOf(listeners);
+    return this;
+  }
+
+  List<dev.arbor.core.TreeListener> listeners() {
+    return listeners;
+  }
+
   /** The local clock of the lock protocol (tests inject their own). */
   ServerCapabilities timing(Timing timing) {
     this.timing = timing;
@@ -131,6 +145,8 @@ final class ServerCapabilities {
       known = false;
     }
     graphLookup = known;
+    LOG.debug("{}: $graphLookup {}", collection.getNamespace().getFullName(),
+        known ? "works" : "is not used (missing or wrong on this server)");
     return known;
   }
 
@@ -151,6 +167,8 @@ final class ServerCapabilities {
       known = false;
     }
     pipelineUpdates = known;
+    LOG.debug("{}: pipeline updates {}", collection.getNamespace().getFullName(),
+        known ? "work" : "are missing: moves use per-value updates");
     return known;
   }
 

@@ -31,6 +31,10 @@ import org.bson.Document;
  * (more than {@value #MAX_STEPS} steps) is left to the lock protocol.
  */
 final class Transactions {
+  private static final class LoggerHolder {
+    static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Transactions.class);
+  }
+
   /** The most steps a change makes in one transaction; larger plans use the lock and journal. */
   static final int MAX_STEPS = 1_000;
 
@@ -58,6 +62,9 @@ final class Transactions {
     if (known == null) {
       known = probe();
       available = known;
+      LoggerHolder.LOG.debug("{}: the server {} transactions; changes use {}",
+          data.getNamespace().getFullName(), known ? "runs" : "does not run",
+          known ? "transactions" : "the lock and journal");
     }
     return known;
   }

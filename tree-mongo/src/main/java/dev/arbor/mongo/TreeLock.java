@@ -185,6 +185,10 @@ final class TreeLock {
   /** Called with the version of every change once it is complete (tests record commit order). */
   volatile LongConsumer onCommitted = v -> {};
   private volatile Boolean ordered;
+  /** Where takeovers, replays, stuck changes and long waits are logged (tests record it). */
+  volatile org.slf4j.Logger log = LOG;
+  /** Lock waits longer than this are logged. */
+  static final long LONG_WAIT_MILLIS = 1_000;
   /**
    * Whether holds renew their leases in the background. Tests that model a paused process (whose
    * every thread stops) turn it off, so that a stalled holder's lease expires.
@@ -412,6 +416,8 @@ final class TreeLock {
     }
   }
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TreeLock.class);
+
   /** Renews the leases of open holds; daemon threads, so that they never keep a JVM alive. */
   private static final java.util.concurrent.ScheduledExecutorService RENEWALS;
 
@@ -474,6 +480,7 @@ final class TreeLock {
         }
         Hold h = takeOver(s, token, what, now);
         if (h != null) {
+          waited(start, what);
           return h;
         }
       }
@@ -518,6 +525,8 @@ final class TreeLock {
     try {
       if (previous.owner != null) {
         takeovers.incrementAndGet();
+        log.warn("Tree '{}': took the lock over from a holder whose lease of {} ms expired"
+            + " while doing: {}", tree, previous.lease, previous.what);
         revokeInserts(previous.version); // a stalled holder's insert commands cannot land now
       }
       if (previous.op >= 0) {
@@ -547,6 +556,13 @@ final class TreeLock {
       raw.updateOne(eq("_id", LOCK_ID), Updates.unset(WAITING + "." + token));
     } catch (MongoException e) {
       // best effort: an entry that is not refreshed is skipped once its lease has passed
+    }
+  }
+
+  private void waited(long start, String what) {
+    long millis = TimeUnit.NANOSECONDS.toMillis(timing.nanoTime() - start);
+    if (millis > LONG_WAIT_MILLIS && log.isInfoEnabled()) {
+      log.info("Tree '{}': waited {} ms for the lock to do: {}", tree, millis, what);
     }
   }
 
@@ -598,6 +614,7 @@ final class TreeLock {
         throw stuck(s.stuck);
       }
       if (s.owner == null) {
+        waited(start, "read");
         return s;
       }
       long now = s.waiting.get(token).at();
@@ -1248,6 +1265,8 @@ final class TreeLock {
           .append("error", new BsonString(error.getMessage()));
       raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)), Updates.combine(
           Updates.set(STUCK, stuck), Updates.set(OWNER, null), Updates.inc(VERSION, 1L)));
+      log.error("Tree '{}' is stuck: {}; repair() completes it once the cause is removed", tree,
+          reason);
       throw stuck(stuck);
     }
   }
@@ -1287,6 +1306,8 @@ final class TreeLock {
       raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, h.token)), Updates.unset(OP));
       return;
     }
+    log.info("Tree '{}': completing the journal of '{}' (change {}), left by a holder that"
+        + " stopped", tree, journal.get("what") instanceof BsonString w ? w.getValue() : "?", op);
     List<Step> steps = new ArrayList<>();
     int parts = journal.getInt32("parts", new BsonInt32(0)).getValue();
     if (parts == 0) {

@@ -207,9 +207,18 @@ class FaultInjectionTest {
         // The holder died holding the lock; a writer waits for its lease, takes the lock over
         // and finishes the delete before its own insert.
         MongoTreeStore next = open(pattern, c);
+        RecordingLogger log = new RecordingLogger();
+        next.lock.log = log;
         long start = System.nanoTime();
         next.insert("z", Position.lastRoot());
         assertTrue(System.nanoTime() - start >= 200_000_000L, "waited for the lease");
+        // One line each: the takeover, and the completion of the journal it left.
+        assertEquals(2, log.lines.size(), log.lines.toString());
+        assertTrue(log.lines.get(0).startsWith("WARN Tree '" + c.getNamespace().getFullName()
+            + "': took the lock over") && log.lines.get(0).contains("300 ms")
+            && log.lines.get(0).contains("delete 'b'"), log.lines.get(0));
+        assertTrue(log.lines.get(1).startsWith("INFO Tree '") && log.lines.get(1).contains(
+            "completing the journal of 'delete 'b''"), log.lines.get(1));
         InMemoryTreeStore expected = new InMemoryTreeStore();
         expected.load(Tree.parse(FIXTURE));
         op.run().accept(expected);

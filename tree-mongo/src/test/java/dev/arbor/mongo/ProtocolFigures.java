@@ -40,12 +40,25 @@ class ProtocolFigures {
   /** Counts the commands a client sends while armed. */
   static final class Counter implements CommandListener {
     final AtomicLong commands = new AtomicLong();
+    final List<String> trace = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
     volatile boolean armed;
 
     @Override
     public void commandStarted(CommandStartedEvent event) {
       if (armed) {
         commands.incrementAndGet();
+        if (Boolean.getBoolean("arbor.figures.trace")) {
+          String c = event.getCommand().toJson();
+          trace.add(c.substring(0, Math.min(c.length(), 400)));
+        }
+      }
+    }
+
+    @Override
+    public void commandSucceeded(com.mongodb.event.CommandSucceededEvent event) {
+      if (armed && Boolean.getBoolean("arbor.figures.trace")) {
+        trace.add("  -> " + event.getCommandName() + " "
+            + event.getElapsedTime(java.util.concurrent.TimeUnit.MILLISECONDS) + " ms");
       }
     }
   }
@@ -95,6 +108,11 @@ class ProtocolFigures {
               call.run().accept(s);
               counter.armed = false;
               sum += counter.commands.get();
+              if (r == runs - 1 && !counter.trace.isEmpty()) {
+                System.out.println(call.name() + " / " + p + " / ordered=" + ordered);
+                counter.trace.forEach(t -> System.out.println("    " + t));
+              }
+              counter.trace.clear();
               call.undo().accept(s);
             }
             out.append(' ').append(String.format(Locale.ROOT, "%.1f", sum / (double) runs))
@@ -172,6 +190,58 @@ class ProtocolFigures {
           sorted.get(sorted.size() - 1), done[0], done[1], done[2]);
     } finally {
       clients.forEach(MongoClient::close);
+    }
+  }
+
+  /**
+   * Moves a 1 111-node subtree of an 11 111-node tree (ten children per node) back and forth on
+   * every pattern, side by side in one run: the median time and the round trips per move.
+   */
+  @Test
+  void subtreeMoves() {
+    Counter counter = new Counter();
+    Tree.Builder b = Tree.builder();
+    b.add("n0", null);
+    for (int i = 1; i < 11_111; i++) {
+      b.add("n" + i, "n" + ((i - 1) / 10));
+    }
+    Tree tree = b.build();
+    try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
+        .applyConnectionString(new com.mongodb.ConnectionString(MongoTestServer.get().uri()))
+        .addCommandListener(counter).build())) {
+      StringBuilder out = new StringBuilder("\nmove a 1 111-node subtree of 11 111 nodes"
+          + " (embedded server, no pipeline updates):\n| pattern | median ms | min ms | max ms"
+          + " | round trips |\n|---|---|---|---|---|\n");
+      for (TreePattern p : TreePattern.values()) {
+        MongoCollection<Document> c = client.getDatabase(MongoTestServer.get().database()
+            .getName()).getCollection(MongoTestServer.get().freshCollection().getNamespace()
+            .getCollectionName());
+        TreeStore s = p.open(c);
+        s.load(tree);
+        List<Long> times = new ArrayList<>();
+        long trips = 0;
+        int runs = Integer.getInteger("arbor.figures.runs", 5);
+        for (int r = 0; r < runs; r++) {
+          counter.commands.set(0);
+          counter.armed = true;
+          long start = System.nanoTime();
+          s.move("n1", Position.lastChildOf(r % 2 == 0 ? "n2" : "n0"));
+          times.add((System.nanoTime() - start) / 1_000_000);
+          counter.armed = false;
+          trips += counter.commands.get();
+          if (r == runs - 1) {
+            counter.trace.forEach(t -> System.out.println(p + "    " + (t.length() > 200
+                ? t.substring(0, 200) : t)));
+          }
+          counter.trace.clear();
+        }
+        Collections.sort(times);
+        out.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %.1f |%n",
+            p.name().toLowerCase(Locale.ROOT).replace('_', ' '), times.get(times.size() / 2),
+            times.get(0), times.get(times.size() - 1), trips / (double) runs));
+        c.drop();
+      }
+      System.out.println(out);
     }
   }
 }
