@@ -10,6 +10,7 @@ import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.ReadPreference;
 import com.mongodb.WriteConcern;
+import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.IndexModel;
@@ -52,7 +53,7 @@ import org.bson.conversions.Bson;
  * from concurrent changes, a change gets a {@link Change} context to plan its steps, which a
  * protocol then makes all-or-nothing (see {@link TreeLock} and {@link Transactions}).
  */
-abstract class MongoTreeStore implements TreeStore {
+abstract class MongoTreeStore implements MongoTree, Cloneable {
   static final String ID = "_id";
   static final int LOAD_BATCH = 10_000;
   /** Node documents: the lock and journal documents have non-string ids. */
@@ -78,6 +79,8 @@ abstract class MongoTreeStore implements TreeStore {
   /** Documents per load batch (tests lower it). */
   volatile int loadBatchSize = LOAD_BATCH;
   private final List<TreeListener> listeners;
+  /** The caller's session of a {@link #withSession} view, or null. */
+  private ClientSession session;
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
 
@@ -91,8 +94,7 @@ abstract class MongoTreeStore implements TreeStore {
     this.lock = new TreeLock(collection.withDocumentClass(BsonDocument.class)
         .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY),
         capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing());
-    this.transactions = capabilities.client() == null ? null
-        : new Transactions(capabilities.client(), data, lock);
+    this.transactions = new Transactions(capabilities.client(), data, lock);
     this.listeners = capabilities.listeners();
     Set<String> fields = new HashSet<>(structuralFields);
     fields.add(Step.MARK);
@@ -132,8 +134,26 @@ abstract class MongoTreeStore implements TreeStore {
    * once).
    */
   final Protocol protocol() {
-    return transactions != null && transactions.available() ? Protocol.TRANSACTIONS
-        : Protocol.LOCK_AND_JOURNAL;
+    return transactions.available() ? Protocol.TRANSACTIONS : Protocol.LOCK_AND_JOURNAL;
+  }
+
+  @Override
+  public final MongoTree withSession(ClientSession session) {
+    requireNonNull(session, "session");
+    try {
+      // A shallow copy: the view shares the lock, the transactions, the quiet version and the
+      // listeners with this store, and differs only in its session.
+      MongoTreeStore view = (MongoTreeStore) super.clone();
+      view.session = session;
+      return view;
+    } catch (CloneNotSupportedException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** Whether this is a view whose session is in a transaction of the caller's. */
+  private boolean inCallersTransaction() {
+    return session != null && session.hasActiveTransaction();
   }
 
   /** Plans a change on its context. */
@@ -154,8 +174,11 @@ abstract class MongoTreeStore implements TreeStore {
    */
   final Outcome change(String what, String subject, Planner planner) {
     try {
+      if (inCallersTransaction()) {
+        return transactions.runIn(session, what, planner);
+      }
       if (protocol() == Protocol.TRANSACTIONS) {
-        Outcome o = transactions.run(what, planner);
+        Outcome o = transactions.run(what, planner, session);
         if (o != null) {
           onSettled.accept(o.version());
           return o;
@@ -169,7 +192,7 @@ abstract class MongoTreeStore implements TreeStore {
         }
       }
       TreeLock.Hold h = lock.acquire(what);
-      Change c = new Change(data, null, h::renewIfDue, h.version);
+      Change c = new Change(data, session, h::renewIfDue, h.version);
       try {
         planner.plan(c);
       } catch (RuntimeException e) {
@@ -198,7 +221,7 @@ abstract class MongoTreeStore implements TreeStore {
    * @return the outcome, or null if the tree changed since {@code k} (nothing was written)
    */
   private Outcome optimistic(TreeLock.Quiet k, String what, Planner planner) {
-    Change c = new Change(data, null, () -> {}, k.version() + 1);
+    Change c = new Change(data, session, () -> {}, k.version() + 1);
     try {
       planner.plan(c);
     } catch (MongoException e) {
@@ -254,8 +277,11 @@ abstract class MongoTreeStore implements TreeStore {
    * While a change is in flight the reader waits in line, before the writers that follow it.
    */
   final <T> T read(Function<Reads, T> body) {
+    if (inCallersTransaction()) {
+      return transactions.readIn(session, body, isolatedReads);
+    }
     if (!isolatedReads) {
-      return body.apply(new Reads(data, null, () -> {}, false));
+      return body.apply(new Reads(data, session, () -> {}, false));
     }
     String waiting = null;
     try {
@@ -271,7 +297,7 @@ abstract class MongoTreeStore implements TreeStore {
           before = s.asQuiet();
           remember(before);
         }
-        Reads r = new Reads(data, null, () -> {}, true);
+        Reads r = new Reads(data, session, () -> {}, true);
         T result = null;
         RuntimeException failed = null;
         try {
@@ -399,6 +425,9 @@ abstract class MongoTreeStore implements TreeStore {
 
   /** Tells the listeners of a committed change; a listener's exception is logged, not thrown. */
   final void tell(TreeEvent event) {
+    if (inCallersTransaction()) {
+      return; // the caller may still abort: nothing is known to be committed
+    }
     for (TreeListener listener : listeners) {
       try {
         listener.changed(event);
@@ -513,6 +542,20 @@ abstract class MongoTreeStore implements TreeStore {
     for (Tree.Entry e : tree.entries()) {
       checkAttributes(e.id(), e.attributes());
     }
+    if (inCallersTransaction()) {
+      // In the caller's transaction: one change of inserts, committed or aborted by the caller.
+      Outcome o = change("load " + tree.size() + " nodes", null, c -> {
+        if (c.find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
+          throw new TreeException("Cannot load into collection '" + collectionName
+              + "': it is not empty");
+        }
+        for (Document d : documentsFor(tree)) {
+          c.insert(d);
+        }
+      });
+      tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), o.version()));
+      return;
+    }
     TreeLock.Hold h;
     try {
       h = lock.acquire("load " + tree.size() + " nodes");
@@ -521,7 +564,7 @@ abstract class MongoTreeStore implements TreeStore {
     }
     boolean journaled = false;
     try {
-      Reads r = new Reads(data, null, h::renewIfDue, false);
+      Reads r = new Reads(data, session, h::renewIfDue, false);
       if (r.find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
         throw new TreeException("Cannot load into collection '" + collectionName
             + "': it is not empty (" + r.count(NODES) + " nodes)");

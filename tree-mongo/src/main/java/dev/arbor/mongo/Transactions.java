@@ -5,6 +5,7 @@ import static com.mongodb.client.model.Filters.eq;
 
 import com.mongodb.MongoClientException;
 import com.mongodb.MongoCommandException;
+import com.mongodb.MongoException;
 import com.mongodb.ReadConcern;
 import com.mongodb.TransactionOptions;
 import com.mongodb.WriteConcern;
@@ -58,6 +59,9 @@ final class Transactions {
    * selects the lock protocol; any other error is thrown, not taken for a "no".
    */
   boolean available() {
+    if (client == null) {
+      return false;
+    }
     Boolean known = available;
     if (known == null) {
       known = probe();
@@ -113,11 +117,13 @@ final class Transactions {
    *
    * @return the outcome, or null if the plan is too large for a transaction
    */
-  MongoTreeStore.Outcome run(String what, MongoTreeStore.Planner planner) {
+  MongoTreeStore.Outcome run(String what, MongoTreeStore.Planner planner,
+      ClientSession callers) {
     lock.read(); // creates the lock document outside the transaction on first use
     MongoCollection<BsonDocument> raw = data.withDocumentClass(BsonDocument.class);
     String waiting = null;
-    try (ClientSession session = client.startSession()) {
+    ClientSession session = callers != null ? callers : client.startSession();
+    try {
       for (;;) {
         try {
           MongoTreeStore.Outcome o = session.withTransaction(() -> {
@@ -161,6 +167,87 @@ final class Transactions {
       if (waiting != null) {
         lock.unregister(waiting);
       }
+      if (session != callers) {
+        session.close();
+      }
     }
+  }
+
+  /**
+   * Claims the lock document inside {@code session}'s transaction, or, if it is held by the lock
+   * protocol (or stuck), waits until it is free and throws a transient transaction error: the
+   * caller's transaction, whose snapshot predates the release, must be retried.
+   *
+   * @return the version of the change
+   */
+  private long claimIn(ClientSession session, MongoCollection<BsonDocument> raw) {
+    BsonDocument after = raw.findOneAndUpdate(session,
+        and(eq("_id", TreeLock.LOCK_ID), eq(TreeLock.STATE + ".owner", null),
+            eq(TreeLock.STATE + ".stuck", null)),
+        Updates.inc(TreeLock.STATE + ".version", 2L),
+        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+            .projection(Projections.include(TreeLock.STATE)));
+    if (after == null) {
+      throw busy();
+    }
+    return new TreeLock.State(after).version - 1;
+  }
+
+  private MongoException busy() {
+    String waiting = lock.readerToken();
+    try {
+      lock.awaitQuiet(waiting);
+    } finally {
+      lock.unregister(waiting);
+    }
+    MongoException e = new MongoException("Tree '" + data.getNamespace().getFullName()
+        + "' was being changed by another caller when this transaction read it; retry the"
+        + " transaction");
+    e.addLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL);
+    return e;
+  }
+
+  /**
+   * Makes a change inside the caller's transaction: claims the lock document in it, plans and
+   * writes in it; neither commits nor aborts.
+   */
+  MongoTreeStore.Outcome runIn(ClientSession session, String what,
+      MongoTreeStore.Planner planner) {
+    lock.read(); // the lock document exists before the transaction writes it
+    MongoCollection<BsonDocument> raw = data.withDocumentClass(BsonDocument.class);
+    long v = claimIn(session, raw);
+    Change c = new Change(data, session, () -> {}, v);
+    planner.plan(c);
+    if (c.steps().isEmpty()) {
+      return new MongoTreeStore.Outcome(-1, 0);
+    }
+    List<WriteModel<BsonDocument>> models = new ArrayList<>();
+    for (int k = 0; k < c.steps().size(); k++) {
+      models.add(c.steps().get(k).model(v, k + 1));
+    }
+    BulkWriteResult r = raw.bulkWrite(session, models);
+    return new MongoTreeStore.Outcome(v, r.getDeletedCount());
+  }
+
+  /**
+   * Reads inside the caller's transaction: its snapshot is consistent, unless it caught a
+   * lock-protocol change half-way, which the lock document in the same snapshot tells.
+   */
+  <T> T readIn(ClientSession session, java.util.function.Function<Reads, T> body,
+      boolean isolated) {
+    T result = body.apply(new Reads(data, session, () -> {}, false));
+    if (isolated) {
+      BsonDocument d = data.withDocumentClass(BsonDocument.class)
+          .find(session, eq("_id", TreeLock.LOCK_ID))
+          .projection(Projections.include(TreeLock.STATE)).first();
+      if (d != null) {
+        TreeLock.State s = new TreeLock.State(d);
+        lock.checkNotStuck(s);
+        if (!s.quiet()) {
+          throw busy();
+        }
+      }
+    }
+    return result;
   }
 }
