@@ -55,6 +55,12 @@ import org.bson.conversions.Bson;
  *
  * <h2>Cost per operation</h2>
  *
+ * <p>Round trips (rt) count the pattern's own queries and writes. The protocol adds: nothing to
+ * a change whose writes are all updates or inserts (the claim or fence, the steps and the release
+ * go in one command on MongoDB), two to a change that deletes (a delete command cannot carry the
+ * fence), and at most one to an isolated read; the README's Guarantees section has the measured
+ * totals.
+ *
  * <table>
  * <caption>round trips (rt) and documents read / written; n = subtree size</caption>
  * <tr><th>operation<th>rt<th>read<th>written
@@ -63,8 +69,8 @@ import org.bson.conversions.Bson;
  * <tr><td>children<td>2<td>children + 1<td>0
  * <tr><td>descendants<td>2<td>n + 1<td>0
  * <tr><td>insert<td>3<td>2<td>1
- * <tr><td>move<td>3 (4 without pipeline updates: the subtree is read, then written by id)<td>2
- *     (n + 2)<td>n
+ * <tr><td>move<td>3 (4 without pipeline updates: the subtree's paths are read, then each
+ *     distinct path rewritten by one updateMany, all in one command)<td>2 (n + 2)<td>n
  * <tr><td>delete<td>2<td>1<td>n
  * </table>
  *

@@ -115,10 +115,18 @@ class FencingTest {
     return s;
   }
 
+  /**
+   * The lease of the slow-but-live holders: long enough that a loaded machine still runs their
+   * background renewal (every third of it) in time; their round trips are slowed past half of it.
+   */
+  private static final long LIVE_LEASE = 400;
+
   /** A holder that is slow but alive: its lease is renewed in the background. */
   private static MongoTreeStore live(TreePattern pattern, MongoCollection<Document> c) {
-    MongoTreeStore s = slow(pattern, c);
-    s.lock.keepAlive = true;
+    MongoTreeStore s = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(LIVE_LEASE, 20_000));
+    s.lock.batchStatements = 3;
+    s.loadBatchSize = 4;
     return s;
   }
 
@@ -268,12 +276,14 @@ class FencingTest {
         loader.lock.sender = new TreeLock.Sender() {
           @Override
           public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch b) {
-            sleep(60); // each batch takes more than half the lease
+            if (b.statements().get(0).model() instanceof com.mongodb.client.model.InsertOneModel) {
+              sleep(LIVE_LEASE * 3 / 2); // the load's insert batch takes one and a half leases
+            }
             return TreeLock.BULK.send(coll, b);
           }
         };
         Tree.Builder builder = Tree.builder();
-        for (int i = 0; i < 40; i++) {
+        for (int i = 0; i < 4; i++) {
           builder.add("n" + i, i == 0 ? null : "n" + ((i - 1) / 3));
         }
         Tree tree = builder.build();
@@ -293,12 +303,17 @@ class FencingTest {
       tests.add(DynamicTest.dynamicTest(pattern + ": slow reads while planning", () -> {
         MongoCollection<Document> base = MongoTestServer.get().freshCollection();
         pattern.open(base).load(Tree.parse(FIXTURE));
+        // The holder's first read of nodes by id, made while it holds the lock (a fresh store
+        // plans under the lock), takes one and a half leases.
+        java.util.concurrent.atomic.AtomicBoolean slowed = new java.util.concurrent.atomic
+            .AtomicBoolean();
         com.mongodb.event.CommandListener slowFinds = new com.mongodb.event.CommandListener() {
           @Override
           public void commandStarted(com.mongodb.event.CommandStartedEvent event) {
-            if (event.getCommandName().equals("find") || event.getCommandName()
-                .equals("aggregate")) {
-              sleep(40);
+            if (event.getCommandName().equals("find")
+                && event.getCommand().toJson().contains("\"$in\"")
+                && slowed.compareAndSet(false, true)) {
+              sleep(LIVE_LEASE * 3 / 2);
             }
           }
         };
@@ -312,9 +327,10 @@ class FencingTest {
           CompletableFuture<Void> move = CompletableFuture.runAsync(
               () -> a.move("d", Position.lastChildOf("i")));
           MongoTreeStore b = (MongoTreeStore) pattern.open(base);
-          sleep(30);
+          sleep(LIVE_LEASE / 4);
           b.insert("z", Position.lastRoot()); // waits for A, which stays alive
           move.get(30, TimeUnit.SECONDS);
+          assertTrue(slowed.get(), "the holder's read was slowed");
           assertEquals(0, b.lock.takeovers.get(), "B took a live holder over");
           InMemoryTreeStore reference = new InMemoryTreeStore();
           reference.load(Tree.parse(FIXTURE));
