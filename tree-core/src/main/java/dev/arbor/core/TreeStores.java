@@ -27,6 +27,18 @@ public final class TreeStores {
     if (id.isEmpty()) {
       throw new IllegalArgumentException("node id must not be empty");
     }
+    for (int i = 0; i < id.length(); i++) {
+      char c = id.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < id.length()
+          && Character.isLowSurrogate(id.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        // UTF-8 cannot encode it: the driver would store U+FFFD and read back another id.
+        throw new IllegalArgumentException("node id contains an unpaired surrogate (\\u"
+            + String.format("%04x", (int) c) + ") at index " + i + ": "
+            + id.substring(0, i) + "…");
+      }
+    }
     return id;
   }
 

@@ -458,6 +458,10 @@ public abstract class TreeStoreContract {
     for (var call : calls) {
       assertRefused(NullPointerException.class, call.apply(null));
       assertRefused(IllegalArgumentException.class, call.apply(""));
+      // UTF-8 cannot hold an unpaired surrogate: stored, it would read back as another id.
+      assertRefused(IllegalArgumentException.class, call.apply("a\uD800b"));
+      assertRefused(IllegalArgumentException.class, call.apply("\uDC00"));
+      assertRefused(IllegalArgumentException.class, call.apply("x\uD83D"));
     }
     assertRefused(NullPointerException.class, () -> store.insert("n", null));
     assertRefused(NullPointerException.class, () -> store.move("b", null));

@@ -656,7 +656,9 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     long[] rewritten = new long[1];
     Outcome o = change("repair", null, c -> {
       List<Document> docs = new ArrayList<>();
-      c.find(NODES).into(docs);
+      // Natural order: siblings without a rank are ranked in insertion order, whatever index a
+      // server would otherwise choose for the scan.
+      c.find(NODES).sort(new Document("$natural", 1)).into(docs);
       planRepair(c, docs);
       rewritten[0] = c.steps().size();
     });

@@ -142,6 +142,9 @@ final class ServerCapabilities {
       }
       known = first.get("found") instanceof List<?> found && found.isEmpty();
     } catch (MongoException e) {
+      if (!definite(e)) {
+        return false; // the walk this time; probed again next time
+      }
       known = false;
     }
     graphLookup = known;
@@ -164,12 +167,26 @@ final class ServerCapabilities {
           List.of(new Document("$set", new Document("arborProbe", "$_id"))));
       known = true;
     } catch (MongoException e) {
+      if (!definite(e)) {
+        return false; // per-value updates this time; probed again next time
+      }
       known = false;
     }
     pipelineUpdates = known;
     LOG.debug("{}: pipeline updates {}", collection.getNamespace().getFullName(),
         known ? "work" : "are missing: moves use per-value updates");
     return known;
+  }
+
+  /**
+   * Whether a probe's error is the server's answer (it refused the command), rather than a
+   * network error or a timeout, which say nothing about what the server can do.
+   */
+  static boolean definite(MongoException e) {
+    return (e instanceof com.mongodb.MongoCommandException
+        || e instanceof com.mongodb.MongoWriteException
+        || e instanceof com.mongodb.MongoBulkWriteException)
+        && !TreeLock.transientError(e);
   }
 
   @Override

@@ -1,0 +1,72 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.event.CommandListener;
+import com.mongodb.event.CommandStartedEvent;
+import dev.arbor.core.Tree;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** What a real server would do differently, checked here on the commands Arbor sends. */
+class RealServerPathsTest {
+
+  @Test
+  void aProbeThatMeetsANetworkErrorIsAskedAgainNotRememberedAsNo() {
+    try (MongoClient unreachable = MongoClients.create(MongoClientSettings.builder()
+        .applyToClusterSettings(b -> b.hosts(List.of(new com.mongodb.ServerAddress(
+            "127.0.0.1", 1))).serverSelectionTimeout(200, TimeUnit.MILLISECONDS)).build())) {
+      ServerCapabilities caps = ServerCapabilities.probing(
+          unreachable.getDatabase("arbor").getCollection("t"));
+      assertFalse(caps.pipelineUpdates());
+      assertFalse(caps.graphLookup());
+      assertTrue(caps.toString().contains("graphLookup=null")
+          && caps.toString().contains("pipelineUpdates=null"), caps.toString());
+    }
+    // The server's own answer is remembered.
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    c.insertOne(new Document("_id", "x"));
+    ServerCapabilities caps = ServerCapabilities.probing(c);
+    caps.pipelineUpdates();
+    caps.graphLookup();
+    assertFalse(caps.toString().contains("null"), caps.toString());
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void repairReadsInNaturalOrder(TreePattern pattern) {
+    List<String> finds = new CopyOnWriteArrayList<>();
+    CommandListener listener = new CommandListener() {
+      @Override
+      public void commandStarted(CommandStartedEvent event) {
+        if (event.getCommandName().equals("find")) {
+          finds.add(event.getCommand().toJson());
+        }
+      }
+    };
+    try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
+        .applyConnectionString(new com.mongodb.ConnectionString(MongoTestServer.get().uri()))
+        .addCommandListener(listener).build())) {
+      MongoCollection<Document> base = MongoTestServer.get().freshCollection();
+      MongoCollection<Document> c = client.getDatabase(base.getNamespace().getDatabaseName())
+          .getCollection(base.getNamespace().getCollectionName());
+      MongoTree tree = pattern.open(c);
+      tree.load(Tree.parse("a(b c) d"));
+      finds.clear();
+      assertEquals(List.of(), tree.repair());
+      assertTrue(finds.stream().anyMatch(f -> f.contains("\"sort\": {\"$natural\": 1}")),
+          "the repair's scan asks for natural order: " + finds);
+    }
+  }
+}
