@@ -160,6 +160,11 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     return ids;
   }
 
+  /** The deepest depth limit that descendants send to the server as a regex. */
+  static final int MAX_REGEX_DEPTH = 100;
+  /** The longest depth regex sent to the server, in UTF-16 units (PCRE2's limit is 64 K). */
+  static final int MAX_REGEX_LENGTH = 8_192;
+
   /** The paths starting with {@code prefix} (which ends with a comma): an index range. */
   static Bson startsWith(String prefix) {
     String upper = prefix.substring(0, prefix.length() - 1) + (char) (',' + 1);
@@ -180,7 +185,11 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
         sb.append("\\x{").append(Integer.toHexString(cp)).append('}');
       }
     });
-    return sb.append("(?:(?:[^,\\\\]|\\\\[,\\\\])*,){0,").append(extra).append("}$").toString();
+    // Possessive: an id is runs of plain characters and escapes, never ambiguous, so nothing is
+    // given back; and a regex engine that recurses per repetition (Java's, in the embedded
+    // server) recurses per run, not per character.
+    return sb.append("(?:(?:[^,\\\\]++|\\\\[,\\\\])*+,){0,").append(extra).append("}$")
+        .toString();
   }
 
   // ------------------------------------------------------------------ operations
@@ -279,9 +288,15 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     }
     String prefix = childPath(d.getString(PATH), id);
     Bson filter = startsWith(prefix);
-    if (maxDepth != Integer.MAX_VALUE) {
-      filter = and(filter, regex(PATH, depthRegex(prefix, maxDepth - 1)));
+    if (maxDepth - 1 <= MAX_REGEX_DEPTH) {
+      String depth = depthRegex(prefix, maxDepth - 1);
+      if (depth.length() <= MAX_REGEX_LENGTH) {
+        filter = and(filter, regex(PATH, depth));
+      }
     }
+    // Deeper limits, or longer prefixes, read the whole subtree range and cut it here: MongoDB's
+    // PCRE2 refuses compiled patterns past about 64 K units, and a bounded repeat of a group is
+    // compiled once per repetition (a bound of 705 already fails).
     List<Row> rows = new ArrayList<>();
     for (Document c : r.find(filter).projection(fields(PATH, RANK))) {
       rows.add(row(c));

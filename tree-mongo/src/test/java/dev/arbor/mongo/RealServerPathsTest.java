@@ -69,4 +69,64 @@ class RealServerPathsTest {
           "the repair's scan asks for natural order: " + finds);
     }
   }
+
+  @Test
+  void depthLimitedDescendantsSendOnlyRegexesPcreCompiles() {
+    List<String> regexes = new CopyOnWriteArrayList<>();
+    CommandListener listener = new CommandListener() {
+      @Override
+      public void commandStarted(CommandStartedEvent event) {
+        collect(event.getCommand(), regexes);
+      }
+    };
+    // A chain of 250 nodes with long ids that need escaping: deep prefixes, long paths.
+    Tree.Builder b = Tree.builder();
+    dev.arbor.core.InMemoryTreeStore reference = new dev.arbor.core.InMemoryTreeStore();
+    String parent = null;
+    for (int i = 0; i < 250; i++) {
+      String id = "n" + i + ",$-\\." + "x".repeat(20);
+      b.add(id, parent);
+      parent = id;
+    }
+    Tree chain = b.build();
+    reference.load(chain);
+    try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
+        .applyConnectionString(new com.mongodb.ConnectionString(MongoTestServer.get().uri()))
+        .addCommandListener(listener).build())) {
+      MongoCollection<Document> base = MongoTestServer.get().freshCollection();
+      MongoTree tree = TreePattern.MATERIALIZED_PATHS.open(client.getDatabase(
+          base.getNamespace().getDatabaseName()).getCollection(
+          base.getNamespace().getCollectionName()));
+      tree.load(chain);
+      List<String> ids = chain.ids();
+      for (int from : new int[] {0, 5, 120, 240}) {
+        for (int depth : new int[] {1, 2, 50, 101, 102, 249, 1_000}) {
+          String id = ids.get(from);
+          assertEquals(reference.descendants(id, depth), tree.descendants(id, depth),
+              "descendants(" + from + ", " + depth + ")");
+        }
+      }
+    }
+    assertFalse(regexes.isEmpty(), "small limits still go to the server");
+    for (String regex : regexes) {
+      assertTrue(regex.length() <= MaterializedPathTreeStore.MAX_REGEX_LENGTH, regex);
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\{0,(\\d+)\\}")
+          .matcher(regex);
+      while (m.find()) {
+        assertTrue(Integer.parseInt(m.group(1)) <= MaterializedPathTreeStore.MAX_REGEX_DEPTH,
+            regex);
+      }
+    }
+  }
+
+  /** Every regular expression anywhere in a command. */
+  private static void collect(org.bson.BsonValue v, List<String> out) {
+    if (v.isRegularExpression()) {
+      out.add(v.asRegularExpression().getPattern());
+    } else if (v.isDocument()) {
+      v.asDocument().values().forEach(x -> collect(x, out));
+    } else if (v.isArray()) {
+      v.asArray().forEach(x -> collect(x, out));
+    }
+  }
 }
