@@ -193,30 +193,14 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     TreeStores.checkId(id);
     List<String> chain = new ArrayList<>();
     if (capabilities.graphLookup()) {
-      // Level 0 is the parent (the document whose children list the node), then upwards.
-      List<Document> up = new ArrayList<>();
-      for (Document d : r.aggregate(List.of(
-          new Document("$match", new Document(ID, id)),
-          new Document("$project", new Document(ID, 1)),
-          new Document("$graphLookup", new Document("from", collectionName)
-              .append("startWith", "$" + ID)
-              .append("connectFromField", ID)
-              .append("connectToField", CHILDREN)
-              .append("depthField", "level")
-              .append("as", "up")),
-          new Document("$unwind", "$up"),
-          new Document("$project", new Document("up." + ID, 1).append("up.level", 1))))) {
-        up.add(d.get("up", Document.class));
+      try {
+        return ancestorsByGraphLookup(r, id);
+      } catch (com.mongodb.MongoServerException e) {
+        if (!graphLookupOutOfMemory(e)) {
+          throw e;
+        }
+        // past $graphLookup's memory limit: walk instead
       }
-      if (up.isEmpty() && r.document(id, fields(ID)) == null) {
-        throw new NodeNotFoundException(id);
-      }
-      up.sort(Comparator.comparingLong((Document u) -> ((Number) u.get("level")).longValue())
-          .reversed());
-      for (Document u : up) {
-        chain.add(u.getString(ID));
-      }
-      return chain;
     }
     r.require(id, fields(ID));
     Set<String> seen = new HashSet<>();
@@ -224,6 +208,34 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     for (Document p = parentDocument(r, id); p != null && seen.add(p.getString(ID));
         p = parentDocument(r, p.getString(ID))) {
       chain.add(0, p.getString(ID));
+    }
+    return chain;
+  }
+
+  private List<String> ancestorsByGraphLookup(Reads r, String id) {
+    List<String> chain = new ArrayList<>();
+    // Level 0 is the parent (the document whose children list the node), then upwards.
+    List<Document> up = new ArrayList<>();
+    for (Document d : r.aggregate(List.of(
+        new Document("$match", new Document(ID, id)),
+        new Document("$project", new Document(ID, 1)),
+        new Document("$graphLookup", new Document("from", collectionName)
+            .append("startWith", "$" + ID)
+            .append("connectFromField", ID)
+            .append("connectToField", CHILDREN)
+            .append("depthField", "level")
+            .append("as", "up")),
+        new Document("$unwind", "$up"),
+        new Document("$project", new Document("up." + ID, 1).append("up.level", 1))))) {
+      up.add(d.get("up", Document.class));
+    }
+    if (up.isEmpty() && r.document(id, fields(ID)) == null) {
+      throw new NodeNotFoundException(id);
+    }
+    up.sort(Comparator.comparingLong((Document u) -> ((Number) u.get("level")).longValue())
+        .reversed());
+    for (Document u : up) {
+      chain.add(u.getString(ID));
     }
     return chain;
   }
@@ -239,30 +251,19 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   List<Row> subtree(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Document> docs = new ArrayList<>();
+    boolean walk = true;
     if (capabilities.graphLookup()) {
-      Document lookup = new Document("from", collectionName)
-          .append("startWith", "$" + CHILDREN)
-          .append("connectFromField", CHILDREN)
-          .append("connectToField", ID)
-          .append("as", "down");
-      if (maxDepth != Integer.MAX_VALUE) {
-        lookup.append("maxDepth", maxDepth - 1);
-      }
-      Document self = r.require(id, fields(CHILDREN));
-      docs.add(self);
-      if (!childrenOf(self).isEmpty()) {
-        for (Document d : r.aggregate(List.of(
-                new Document("$match", new Document(ID, id)),
-                new Document("$project", new Document(CHILDREN, 1)),
-                new Document("$graphLookup", lookup),
-                new Document("$unwind", "$down"),
-                new Document("$project", new Document("down." + ID, 1)
-                    .append("down." + CHILDREN, 1))))
-            .allowDiskUse(true)) {
-          docs.add(d.get("down", Document.class));
+      try {
+        docs.addAll(subtreeByGraphLookup(r, id, maxDepth));
+        walk = false;
+      } catch (com.mongodb.MongoServerException e) {
+        if (!graphLookupOutOfMemory(e)) {
+          throw e;
         }
+        // past $graphLookup's memory limit: walk instead
       }
-    } else {
+    }
+    if (walk) {
       List<String> level = List.of(id);
       Set<String> seen = new HashSet<>(level);
       for (int depth = 0; depth <= maxDepth && !level.isEmpty(); depth++) {
@@ -286,6 +287,33 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       }
     }
     return rowsOf(docs, id);
+  }
+
+  private List<Document> subtreeByGraphLookup(Reads r, String id, int maxDepth) {
+    List<Document> docs = new ArrayList<>();
+    Document lookup = new Document("from", collectionName)
+        .append("startWith", "$" + CHILDREN)
+        .append("connectFromField", CHILDREN)
+        .append("connectToField", ID)
+        .append("as", "down");
+    if (maxDepth != Integer.MAX_VALUE) {
+      lookup.append("maxDepth", maxDepth - 1);
+    }
+    Document self = r.require(id, fields(CHILDREN));
+    docs.add(self);
+    if (!childrenOf(self).isEmpty()) {
+      for (Document d : r.aggregate(List.of(
+              new Document("$match", new Document(ID, id)),
+              new Document("$project", new Document(CHILDREN, 1)),
+              new Document("$graphLookup", lookup),
+              new Document("$unwind", "$down"),
+              new Document("$project", new Document("down." + ID, 1)
+                  .append("down." + CHILDREN, 1))))
+          .allowDiskUse(true)) {
+        docs.add(d.get("down", Document.class));
+      }
+    }
+    return docs;
   }
 
   /** Rows of the fetched documents: parent and order from the children arrays that list them. */

@@ -438,6 +438,16 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     }
   }
 
+  /**
+   * Whether a server error is {@code $graphLookup} passing its memory limit (100 MB before
+   * MongoDB 8.2, whatever {@code allowDiskUse} says; it holds whole documents): the stores then
+   * walk the tree level by level instead.
+   */
+  static boolean graphLookupOutOfMemory(com.mongodb.MongoServerException e) {
+    return e.getCode() == 40099 || e.getCode() == 292 // QueryExceededMemoryLimitNoDiskUseAllowed
+        || String.valueOf(e.getMessage()).contains("maximum memory consumption");
+  }
+
   /** The pattern this store implements. */
   abstract TreePattern pattern();
 

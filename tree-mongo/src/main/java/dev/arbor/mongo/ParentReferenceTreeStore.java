@@ -157,24 +157,44 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   List<String> ancestorsOf(Reads r, String id) {
     TreeStores.checkId(id);
     Map<String, String> parents = new HashMap<>();
-    String parent;
+    String parent = null;
+    boolean walked = true;
     if (collectionHasGraphLookup()) {
-      Document d = r.aggregate(List.of(
-          new Document("$match", new Document(ID, id)),
-          new Document("$project", new Document(PARENT, 1)),
-          new Document("$graphLookup", new Document("from", collectionName)
-              .append("startWith", "$" + PARENT)
-              .append("connectFromField", PARENT)
-              .append("connectToField", ID)
-              .append("as", "up")))).first();
-      if (d == null) {
-        throw new NodeNotFoundException(id);
+      try {
+        // Unwound and projected: the ancestors travel one per result document (never one
+        // document past 16 MB), with only the fields the chain needs.
+        boolean found = false;
+        for (Document d : r.aggregate(List.of(
+            new Document("$match", new Document(ID, id)),
+            new Document("$project", new Document(PARENT, 1)),
+            new Document("$graphLookup", new Document("from", collectionName)
+                .append("startWith", "$" + PARENT)
+                .append("connectFromField", PARENT)
+                .append("connectToField", ID)
+                .append("as", "up")),
+            new Document("$unwind", new Document("path", "$up")
+                .append("preserveNullAndEmptyArrays", true)),
+            new Document("$project", new Document(PARENT, 1).append("up." + ID, 1)
+                .append("up." + PARENT, 1))))) {
+          found = true;
+          parent = d.getString(PARENT);
+          Document up = d.get("up", Document.class);
+          if (up != null) {
+            parents.put(up.getString(ID), up.getString(PARENT));
+          }
+        }
+        if (!found) {
+          throw new NodeNotFoundException(id);
+        }
+        walked = false;
+      } catch (com.mongodb.MongoServerException e) {
+        if (!graphLookupOutOfMemory(e)) {
+          throw e;
+        }
+        parents.clear(); // walk instead
       }
-      parent = d.getString(PARENT);
-      for (Document up : d.getList("up", Document.class, List.of())) {
-        parents.put(up.getString(ID), up.getString(PARENT));
-      }
-    } else {
+    }
+    if (walked) {
       parent = r.require(id, fields(PARENT)).getString(PARENT);
       Set<String> seen = new HashSet<>();
       for (String p = parent; p != null && seen.add(p); ) {
@@ -203,31 +223,47 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   @Override
   List<Row> subtree(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
-    List<Row> rows = new ArrayList<>();
     if (collectionHasGraphLookup()) {
-      Document lookup = new Document("from", collectionName)
-          .append("startWith", "$" + ID)
-          .append("connectFromField", ID)
-          .append("connectToField", PARENT)
-          .append("as", "down");
-      if (maxDepth != Integer.MAX_VALUE) {
-        lookup.append("maxDepth", maxDepth - 1);
+      try {
+        return subtreeByGraphLookup(r, id, maxDepth);
+      } catch (com.mongodb.MongoServerException e) {
+        if (!graphLookupOutOfMemory(e)) {
+          throw e;
+        }
+        // past $graphLookup's memory limit: walk instead
       }
-      for (Document d : r.aggregate(List.of(
-              new Document("$match", new Document(ID, id)),
-              new Document("$project", new Document(ID, 1)),
-              new Document("$graphLookup", lookup),
-              new Document("$unwind", "$down"),
-              new Document("$project", new Document("down." + ID, 1).append("down." + PARENT, 1)
-                  .append("down." + RANK, 1))))
-          .allowDiskUse(true)) {
-        rows.add(row(d.get("down", Document.class)));
-      }
-      if (rows.isEmpty()) {
-        r.require(id, fields(ID));
-      }
-      return rows;
     }
+    return subtreeByWalk(r, id, maxDepth);
+  }
+
+  private List<Row> subtreeByGraphLookup(Reads r, String id, int maxDepth) {
+    List<Row> rows = new ArrayList<>();
+    Document lookup = new Document("from", collectionName)
+        .append("startWith", "$" + ID)
+        .append("connectFromField", ID)
+        .append("connectToField", PARENT)
+        .append("as", "down");
+    if (maxDepth != Integer.MAX_VALUE) {
+      lookup.append("maxDepth", maxDepth - 1);
+    }
+    for (Document d : r.aggregate(List.of(
+            new Document("$match", new Document(ID, id)),
+            new Document("$project", new Document(ID, 1)),
+            new Document("$graphLookup", lookup),
+            new Document("$unwind", "$down"),
+            new Document("$project", new Document("down." + ID, 1).append("down." + PARENT, 1)
+                .append("down." + RANK, 1))))
+        .allowDiskUse(true)) {
+      rows.add(row(d.get("down", Document.class)));
+    }
+    if (rows.isEmpty()) {
+      r.require(id, fields(ID));
+    }
+    return rows;
+  }
+
+  private List<Row> subtreeByWalk(Reads r, String id, int maxDepth) {
+    List<Row> rows = new ArrayList<>();
     r.require(id, fields(ID));
     List<String> level = List.of(id);
     Set<String> seen = new HashSet<>(level);

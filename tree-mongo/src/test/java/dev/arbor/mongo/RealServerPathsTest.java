@@ -119,6 +119,22 @@ class RealServerPathsTest {
     }
   }
 
+  @Test
+  void graphLookupsPastTheirMemoryLimitAreToldApartFromOtherErrors() {
+    com.mongodb.ServerAddress here = new com.mongodb.ServerAddress();
+    java.util.function.BiFunction<Integer, String, com.mongodb.MongoCommandException> error =
+        (code, message) -> new com.mongodb.MongoCommandException(new org.bson.BsonDocument("ok",
+            new org.bson.BsonDouble(0)).append("code", new org.bson.BsonInt32(code))
+            .append("errmsg", new org.bson.BsonString(message)), here);
+    assertTrue(MongoTreeStore.graphLookupOutOfMemory(error.apply(40099,
+        "$graphLookup reached maximum memory consumption")));
+    assertTrue(MongoTreeStore.graphLookupOutOfMemory(error.apply(292,
+        "Exceeded memory limit for $graphLookup")));
+    assertFalse(MongoTreeStore.graphLookupOutOfMemory(error.apply(13, "Unauthorized")));
+    assertFalse(MongoTreeStore.graphLookupOutOfMemory(error.apply(40324,
+        "Unrecognized pipeline stage name")));
+  }
+
   /** Every regular expression anywhere in a command. */
   private static void collect(org.bson.BsonValue v, List<String> out) {
     if (v.isRegularExpression()) {
