@@ -34,6 +34,14 @@ class Reads {
    */
   static final int BATCH = 5_000;
 
+  /**
+   * The simple (binary) collation, sent with every query and write of nodes: a collection created
+   * with a locale collation would otherwise order materialized paths differently (its ranges
+   * would miss descendants) and compare ids case- or accent-insensitively.
+   */
+  static final com.mongodb.client.model.Collation SIMPLE = com.mongodb.client.model.Collation
+      .builder().locale("simple").build();
+
   private final MongoCollection<Document> collection;
   private final ClientSession session;
   private final Runnable beforeQuery;
@@ -76,21 +84,23 @@ class Reads {
   final FindIterable<Document> find(Bson filter) {
     before();
     return (session == null ? collection.find(filter) : collection.find(session, filter))
-        .batchSize(BATCH);
+        .batchSize(BATCH).collation(SIMPLE);
   }
 
   /** An aggregation. */
   final AggregateIterable<Document> aggregate(List<? extends Bson> pipeline) {
     before();
     return (session == null ? collection.aggregate(pipeline)
-        : collection.aggregate(session, pipeline)).batchSize(BATCH);
+        : collection.aggregate(session, pipeline)).batchSize(BATCH).collation(SIMPLE);
   }
 
   /** A count of the documents {@code filter} selects. */
   final long count(Bson filter) {
     before();
-    return session == null ? collection.countDocuments(filter)
-        : collection.countDocuments(session, filter);
+    com.mongodb.client.model.CountOptions o = new com.mongodb.client.model.CountOptions()
+        .collation(SIMPLE);
+    return session == null ? collection.countDocuments(filter, o)
+        : collection.countDocuments(session, filter, o);
   }
 
   /**
@@ -111,7 +121,7 @@ class Reads {
     Map<String, Document> out = new HashMap<>();
     FindIterable<Document> found = session == null ? collection.find(in(MongoTreeStore.ID, keys))
         : collection.find(session, in(MongoTreeStore.ID, keys));
-    for (Document d : found.projection(p)) {
+    for (Document d : found.projection(p).collation(SIMPLE)) {
       Object id = d.get(MongoTreeStore.ID);
       if (id instanceof String s) {
         out.put(s, d);
@@ -207,6 +217,6 @@ class Reads {
     before();
     return (session == null ? collection.find(eq(MongoTreeStore.ID, id))
         : collection.find(session, eq(MongoTreeStore.ID, id)))
-        .projection(MongoTreeStore.fields(MongoTreeStore.ID)).first() != null;
+        .projection(MongoTreeStore.fields(MongoTreeStore.ID)).collation(SIMPLE).first() != null;
   }
 }

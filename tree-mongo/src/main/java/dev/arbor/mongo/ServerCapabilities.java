@@ -136,7 +136,7 @@ final class ServerCapabilities {
                   .append("connectToField", "_id")
                   .append("maxDepth", 0)
                   .append("as", "found"))))
-          .first();
+          .collation(Reads.SIMPLE).first();
       if (first == null) {
         return false; // empty collection: undecided, and no walk is needed anyway
       }
@@ -164,7 +164,8 @@ final class ServerCapabilities {
     }
     try {
       collection.updateMany(MongoTreeStore.nothing(),
-          List.of(new Document("$set", new Document("arborProbe", "$_id"))));
+          List.of(new Document("$set", new Document("arborProbe", "$_id"))),
+          new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
       known = true;
     } catch (MongoException e) {
       if (!definite(e)) {

@@ -1,6 +1,7 @@
 package dev.arbor.mongo;
 
 import com.mongodb.client.model.DeleteManyModel;
+import com.mongodb.client.model.DeleteOptions;
 import com.mongodb.client.model.DeleteOneModel;
 import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.UpdateOptions;
@@ -31,6 +32,11 @@ import org.bson.BsonValue;
  * exactly, and a step can never undo what a later change wrote.
  */
 sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
+  /** Update options with the simple collation, whatever the collection's default. */
+  static UpdateOptions simpleUpdate() {
+    return new UpdateOptions().collation(Reads.SIMPLE);
+  }
+
   /** The field of the mark. */
   String MARK = "arborOp";
 
@@ -70,7 +76,8 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
       BsonValue id = fields.remove("_id");
       fields.put(MARK, mark(v, s));
       return new UpdateOneModel<>(new BsonDocument("_id", id),
-          new BsonDocument("$setOnInsert", fields), new UpdateOptions().upsert(true));
+          new BsonDocument("$setOnInsert", fields),
+          new UpdateOptions().upsert(true).collation(Reads.SIMPLE));
     }
 
     /** The insert as a plain insert, marked: for servers whose insert commands are fenced. */
@@ -110,13 +117,15 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
         }
         pipeline.add(new BsonDocument("$set", new BsonDocument(MARK,
             new BsonDocument("$literal", mark(v, s)))));
-        return multi ? new UpdateManyModel<>(q, pipeline) : new UpdateOneModel<>(q, pipeline);
+        return multi ? new UpdateManyModel<>(q, pipeline, simpleUpdate())
+            : new UpdateOneModel<>(q, pipeline, simpleUpdate());
       }
       BsonDocument u = update.asDocument().clone();
       BsonDocument set = u.containsKey("$set") ? u.getDocument("$set").clone() : new BsonDocument();
       set.put(MARK, mark(v, s));
       u.put("$set", set);
-      return multi ? new UpdateManyModel<>(q, u) : new UpdateOneModel<>(q, u);
+      return multi ? new UpdateManyModel<>(q, u, simpleUpdate())
+          : new UpdateOneModel<>(q, u, simpleUpdate());
     }
   }
 
@@ -136,7 +145,8 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
     @Override
     public WriteModel<BsonDocument> model(long v, int s) {
       BsonDocument q = guarded(filter, v, s);
-      return multi ? new DeleteManyModel<>(q) : new DeleteOneModel<>(q);
+      DeleteOptions o = new DeleteOptions().collation(Reads.SIMPLE);
+      return multi ? new DeleteManyModel<>(q, o) : new DeleteOneModel<>(q, o);
     }
   }
 

@@ -135,6 +135,60 @@ class RealServerPathsTest {
         "Unrecognized pipeline stage name")));
   }
 
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void everyNodeQueryAndWriteCarriesTheSimpleCollation(TreePattern pattern) {
+    List<org.bson.BsonDocument> commands = new CopyOnWriteArrayList<>();
+    CommandListener listener = new CommandListener() {
+      @Override
+      public void commandStarted(CommandStartedEvent event) {
+        commands.add(event.getCommand().clone());
+      }
+    };
+    try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
+        .applyConnectionString(new com.mongodb.ConnectionString(MongoTestServer.get().uri()))
+        .addCommandListener(listener).build())) {
+      MongoCollection<Document> base = MongoTestServer.get().freshCollection();
+      MongoTree tree = pattern.open(client.getDatabase(base.getNamespace().getDatabaseName())
+          .getCollection(base.getNamespace().getCollectionName()));
+      tree.load(Tree.parse("a(b(c d) e) f"));
+      commands.clear();
+      tree.insert("x", dev.arbor.core.Position.lastChildOf("c"));
+      tree.move("b", dev.arbor.core.Position.lastChildOf("f"));
+      tree.descendants("f", 2);
+      tree.ancestors("x");
+      tree.children("b");
+      tree.delete("d");
+      tree.check();
+    }
+    int checked = 0;
+    for (org.bson.BsonDocument command : commands) {
+      String name = command.getFirstKey();
+      List<org.bson.BsonDocument> parts = new java.util.ArrayList<>();
+      if (name.equals("find") || name.equals("aggregate")) {
+        if (command.toJson().contains("\"arbor\"") && !command.toJson().contains("\"$in\"")) {
+          continue; // a read of the lock document alone: its _id holds no user string
+        }
+        parts.add(command);
+      } else if (name.equals("update") || name.equals("delete")) {
+        for (org.bson.BsonValue s : command.getArray(name.equals("update") ? "updates"
+            : "deletes")) {
+          // Statements on the lock document, fences and journal parts name an _id of
+          // Arbor's ({arbor: …}); every other statement reads or writes nodes.
+          if (!s.asDocument().getDocument("q").toJson().contains("\"arbor\"")) {
+            parts.add(s.asDocument());
+          }
+        }
+      }
+      for (org.bson.BsonDocument part : parts) {
+        checked++;
+        assertEquals("simple", part.getDocument("collation", new org.bson.BsonDocument())
+            .getString("locale", new org.bson.BsonString("none")).getValue(), part.toJson());
+      }
+    }
+    assertTrue(checked > 5, "node commands were checked: " + checked);
+  }
+
   /** Every regular expression anywhere in a command. */
   private static void collect(org.bson.BsonValue v, List<String> out) {
     if (v.isRegularExpression()) {
