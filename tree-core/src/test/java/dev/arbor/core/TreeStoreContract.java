@@ -582,6 +582,44 @@ public abstract class TreeStoreContract {
     assertEquals(59, store.delete("n1"));
   }
 
+  /**
+   * How deep {@link #aDeepChainWithLongIds} goes: 200 levels by default, {@code
+   * -Darbor.deepChain=1000} (or more) for the long run.
+   */
+  protected int deepChainLevels() {
+    return Integer.getInteger("arbor.deepChain", 200);
+  }
+
+  @Test
+  void aDeepChainWithLongIds() {
+    int depth = deepChainLevels();
+    int half = depth / 2;
+    Tree.Builder b = Tree.builder();
+    for (int i = 0; i < depth; i++) {
+      b.add(longId(i), i == 0 ? null : longId(i - 1));
+    }
+    store.load(b.build());
+    String bottom = longId(depth - 1);
+    assertEquals(depth - 1, store.depth(bottom));
+    assertEquals(depth - 1, store.ancestors(bottom).size());
+    for (int maxDepth : new int[] {1, 100, 101, half, depth - 1, depth, Integer.MAX_VALUE}) {
+      List<String> below = store.descendants(longId(0), maxDepth);
+      assertEquals(Math.min(maxDepth, depth - 1), below.size(), "maxDepth " + maxDepth);
+      assertEquals(longId(1), below.get(0));
+    }
+    assertEquals(List.of(longId(half + 1), longId(half + 2)), store.descendants(longId(half), 2));
+    store.move(longId(half), lastRoot());
+    assertEquals(depth - 1 - half, store.depth(bottom));
+    assertEquals(half - 1, store.delete(longId(1)));
+    assertEquals(1 + depth - half, store.size());
+    assertEquals(List.of(longId(0), longId(half)), store.roots());
+  }
+
+  /** An id of 24 characters that needs escaping in paths and regexes. */
+  private static String longId(int i) {
+    return "$n" + i + ",-\\.x" + "y".repeat(12 - String.valueOf(i).length());
+  }
+
   @Test
   void wideFanOut() {
     store.insert("p", lastRoot());
