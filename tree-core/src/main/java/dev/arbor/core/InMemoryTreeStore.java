@@ -28,7 +28,7 @@ public final class InMemoryTreeStore implements TreeStore {
   private static final class Entry {
     String parent;
     final List<String> children = new ArrayList<>();
-    final Map<String, Object> attributes;
+    Map<String, Object> attributes;
 
     Entry(String parent, Map<String, Object> attributes) {
       this.parent = parent;
@@ -59,6 +59,22 @@ public final class InMemoryTreeStore implements TreeStore {
     int index = targetIndex(position, siblings);
     nodes.put(id, new Entry(parent, copy));
     siblings.add(index, id);
+  }
+
+  @Override
+  public synchronized void update(String id, Map<String, ?> set) {
+    Entry node = entry(id);
+    requireNonNull(set, "set must not be null (use an empty map)");
+    Map<String, Object> changed = new java.util.LinkedHashMap<>(node.attributes);
+    for (Map.Entry<String, ?> e : set.entrySet()) {
+      String name = requireNonNull(e.getKey(), "attribute names must not be null");
+      if (e.getValue() == null) {
+        changed.remove(name);
+      } else {
+        changed.put(name, e.getValue());
+      }
+    }
+    node.attributes = TreeStores.copyAttributes(changed);
   }
 
   @Override

@@ -46,7 +46,8 @@ import java.util.Optional;
  *       ChangeInterruptedException}, whose {@link ChangeInterruptedException#outcome() outcome}
  *       says whether it was applied; the stored tree is then the tree before or after the
  *       change, never a mix.
- *   <li>Attributes are stored with the node, returned by {@link #find} and never changed by moves.
+ *   <li>Attributes are stored with the node, returned by {@link #find}, changed only by {@link
+ *       #update} and never by moves.
  * </ul>
  *
  * <h2>Thread safety</h2>
@@ -81,6 +82,21 @@ public interface TreeStore {
    *     field the store reserves for the structure)
    */
   void insert(String id, Position position, Map<String, Object> attributes);
+
+  /**
+   * Changes the attributes of {@code id}: each entry of {@code set} gives the attribute of that
+   * name a new value, and a {@code null} value removes it; attributes not named are kept. The
+   * structure never changes. An empty {@code set} only checks that the node exists.
+   *
+   * <p>MongoDB stores write the node's one document with one update (no journal: MongoDB makes a
+   * single-document write atomic), through the same protocol as every change.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   * @throws IllegalArgumentException if an attribute cannot be stored or removed (for example,
+   *     its name is a field the store reserves for the structure), naming the node and the
+   *     attribute; nothing is written then
+   */
+  void update(String id, Map<String, ?> set);
 
   /**
    * Moves {@code id} with its whole subtree to {@code position}. Attributes are unchanged.

@@ -526,6 +526,41 @@ public abstract class TreeStoreContract {
     assertEquals(attributes, store.snapshot().get("db").attributes());
   }
 
+  // ---------------------------------------------------------------- update
+
+  @Test
+  void updateSetsChangesAndRemovesAttributes() {
+    given(Fixtures.CATEGORIES);
+    store.update("Databases", Map.of("title", "Databases", "count", 2));
+    Map<String, Object> change = new LinkedHashMap<>();
+    change.put("count", 3);
+    change.put("title", null);
+    change.put("tags", List.of("sql", Map.of("nested", true)));
+    change.put("absent", null);
+    store.update("Databases", change);
+    assertEquals(Optional.of(new Node("Databases", "Programming", 2,
+        Map.of("count", 3, "tags", List.of("sql", Map.of("nested", true))))),
+        store.find("Databases"));
+    assertEquals(Map.of(), store.find("MongoDB").orElseThrow().attributes());
+    assertTree(Fixtures.CATEGORIES);
+    store.update("Books", Map.of());
+    store.move("Databases", firstRoot());
+    assertEquals(3, store.find("Databases").orElseThrow().attributes().get("count"));
+  }
+
+  @Test
+  void updateOfUnknownOrNullIsRefused() {
+    given("a(b)");
+    NodeNotFoundException e = assertRefused(NodeNotFoundException.class,
+        () -> store.update("nope", Map.of("x", 1)));
+    assertEquals("nope", e.id());
+    assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
+    assertRefused(NodeNotFoundException.class, () -> store.update("nope", Map.of()));
+    assertRefused(NullPointerException.class, () -> store.update("a", null));
+    assertRefused(NullPointerException.class, () -> store.update(null, Map.of("x", 1)));
+    assertRefused(IllegalArgumentException.class, () -> store.update("", Map.of("x", 1)));
+  }
+
   // ---------------------------------------------------------------- load
 
   @Test

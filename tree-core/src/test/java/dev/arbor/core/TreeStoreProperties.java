@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 import org.quicktheories.core.Gen;
 
 /**
- * The equivalence property: any sequence of inserts, moves and deletes leaves a store in the same
- * state as the {@link InMemoryTreeStore} reference, step by step, and every read answers the same.
- * A store's test extends this class and returns fresh stores from {@link #newStore()}.
+ * The equivalence property: any sequence of inserts, moves, deletes and updates leaves a store in
+ * the same state as the {@link InMemoryTreeStore} reference, step by step, and every read answers
+ * the same. A store's test extends this class and returns fresh stores from {@link #newStore()}.
  *
  * <p>Operations are generated as small integers that index into the reference's current node list,
  * so every generated sequence is valid whatever came before it, and QuickTheories can shrink a
@@ -64,6 +64,7 @@ public abstract class TreeStoreProperties {
     int deepMoves; // moves of a node at depth >= 3 or to a parent at depth >= 3
     int refusedMoves; // moves into the node's own subtree
     int subtreeDeletes; // deletes that removed more than one node
+    int updates;
     int maxDepth;
 
     @Override
@@ -71,7 +72,7 @@ public abstract class TreeStoreProperties {
       return sequences + " sequences, " + operations + " operations: " + inserts + " inserts, "
           + subtreeMoves + " subtree moves, " + rootMoves + " moves to root positions, "
           + deepMoves + " deep moves, " + refusedMoves + " refused moves, " + subtreeDeletes
-          + " subtree deletes, max depth " + maxDepth;
+          + " subtree deletes, " + updates + " updates, max depth " + maxDepth;
     }
   }
 
@@ -152,6 +153,12 @@ public abstract class TreeStoreProperties {
         if (counts[0] > 1) {
           coverage.subtreeDeletes++;
         }
+      } else if (op.kind() < 95) { // update
+        String id = ids.get(op.a() % ids.size());
+        Map<String, Object> set = update(op);
+        coverage.updates++;
+        expected = attempt(() -> reference.update(id, set));
+        actual = attempt(() -> store.update(id, set));
       } else { // reads
         String x = ids.get(op.a() % ids.size());
         String y = ids.get(op.b() % ids.size());
@@ -187,8 +194,24 @@ public abstract class TreeStoreProperties {
           + position(op.where(), ids, op.b(), deepest);
     } else if (op.kind() < 90) {
       return "delete " + ids.get(op.a() % ids.size());
+    } else if (op.kind() < 95) {
+      return "update " + ids.get(op.a() % ids.size()) + " set " + update(op);
     }
     return "read " + ids.get(op.a() % ids.size());
+  }
+
+  /** The attributes an update sets: a new value of {@code n} or {@code s}, or removes {@code n}. */
+  private static Map<String, Object> update(Op op) {
+    Map<String, Object> set = new java.util.LinkedHashMap<>();
+    switch (op.where() % 3) {
+      case 0 -> set.put("n", op.b());
+      case 1 -> set.put("n", null);
+      default -> {
+        set.put("s", "v" + op.b());
+        set.put("gone", null);
+      }
+    }
+    return set;
   }
 
   private static Position position(int where, List<String> ids, int b,

@@ -21,6 +21,7 @@ class TreeStorePropertiesSelfTest {
     @Override public void insert(String id, Position p, Map<String, Object> a) {
       delegate.insert(id, p, a);
     }
+    @Override public void update(String id, Map<String, ?> set) { delegate.update(id, set); }
     @Override public void move(String id, Position p) {
       if (p instanceof Position.Child c && c.first()) {
         p = Position.lastChildOf(c.parentId());

@@ -52,6 +52,7 @@ import org.bson.conversions.Bson;
  * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
  * <tr><td>descendants<td>1 (2 with a depth limit)<td>n<td>0
  * <tr><td>isDescendant<td>1<td>2<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>3<td>2<td>n (pipeline update) or 2n (servers without pipeline updates)
  * <tr><td>delete<td>1<td>0<td>n

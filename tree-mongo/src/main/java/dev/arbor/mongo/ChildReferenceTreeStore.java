@@ -59,6 +59,7 @@ import org.bson.conversions.Bson;
  * <tr><td>ancestors, depth<td>1 / d+2<td>d+1<td>0
  * <tr><td>find<td>2 / d+2<td>d+2<td>0
  * <tr><td>descendants<td>1 / depth of subtree + 2<td>n+1<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>2 (3 next to a sibling)<td>2–3<td>2 (the node and its parent)
  * <tr><td>move<td>4–5 / d+4 (cycle check walks up from the target)<td>d+3<td>2–3
  * <tr><td>delete<td>2 / subtree depth + 3<td>n+1<td>n+1

@@ -62,6 +62,7 @@ import org.bson.conversions.Bson;
  * <tr><td>roots<td>1<td>roots<td>0
  * <tr><td>children<td>2<td>children + 1<td>0
  * <tr><td>descendants<td>2<td>n + 1<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>3 (4 without pipeline updates: the subtree is read, then written by id)<td>2
  *     (n + 2)<td>n

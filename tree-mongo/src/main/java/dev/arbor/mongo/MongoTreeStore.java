@@ -314,6 +314,29 @@ abstract class MongoTreeStore implements TreeStore {
     change("insert '" + id + "' at " + position, id, c -> planInsert(c, id, position, copy));
   }
 
+  /**
+   * One {@code $set}/{@code $unset} of the node's document, planned after a read of its {@code
+   * _id} that tells whether it exists; no journal (one single-document step).
+   */
+  @Override
+  public final void update(String id, Map<String, ?> set) {
+    TreeStores.checkId(id);
+    requireNonNull(set, "set must not be null (use an empty map)");
+    Map<String, Object> copy = new LinkedHashMap<>();
+    set.forEach((name, value) -> copy.put(requireNonNull(name, "attribute names must not be null"),
+        value));
+    checkAttributes(id, copy);
+    List<Bson> updates = new ArrayList<>();
+    copy.forEach((name, value) -> updates.add(value == null ? Updates.unset(name)
+        : Updates.set(name, value)));
+    change("update '" + id + "'", id, c -> {
+      c.require(id, fields(ID));
+      if (!updates.isEmpty()) {
+        c.set(id, Updates.combine(updates));
+      }
+    });
+  }
+
   @Override
   public final void move(String id, Position position) {
     TreeStores.checkId(id);

@@ -64,6 +64,7 @@ import org.bson.conversions.Bson;
  * <tr><td>ancestors<td>2<td>d+1 (index keys examined: up to N)<td>0
  * <tr><td>descendants<td>2<td>n+1, already in preorder<td>0
  * <tr><td>isDescendant<td>1<td>2<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>2 (3 at the last root)<td>2<td>1 + every node to the right: up to N
  * <tr><td>move<td>2<td>2<td>the subtree twice + every node between old and new place: up to 2N
  * <tr><td>delete<td>2<td>1<td>n deleted + every node to the right: up to N

@@ -51,6 +51,7 @@ import org.bson.Document;
  * <tr><td>ancestors, depth<td>1 / d+1<td>d+1<td>0
  * <tr><td>find<td>2 / d+2<td>d+2<td>0
  * <tr><td>descendants<td>1 (2 for a leaf) / depth of subtree + 2<td>n<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>4 / d+3 (cycle check walks up from the target)<td>d+3<td>1
  * <tr><td>delete<td>2 / subtree depth + 3<td>n<td>n
