@@ -65,6 +65,8 @@ public abstract class TreeStoreProperties {
     int refusedMoves; // moves into the node's own subtree
     int subtreeDeletes; // deletes that removed more than one node
     int updates;
+    int lifts; // deletes that lifted children into the node's place
+    int refusedDeletes; // leaf-only deletes of a node with children
     int maxDepth;
 
     @Override
@@ -72,7 +74,8 @@ public abstract class TreeStoreProperties {
       return sequences + " sequences, " + operations + " operations: " + inserts + " inserts, "
           + subtreeMoves + " subtree moves, " + rootMoves + " moves to root positions, "
           + deepMoves + " deep moves, " + refusedMoves + " refused moves, " + subtreeDeletes
-          + " subtree deletes, " + updates + " updates, max depth " + maxDepth;
+          + " subtree deletes, " + lifts + " lifts, " + refusedDeletes + " refused deletes, "
+          + updates + " updates, max depth " + maxDepth;
     }
   }
 
@@ -90,7 +93,8 @@ public abstract class TreeStoreProperties {
       // The generator must reach the cases that break stores, or the property proves little.
       org.junit.jupiter.api.Assertions.assertTrue(coverage.subtreeMoves >= 20
           && coverage.rootMoves >= 20 && coverage.deepMoves >= 20 && coverage.refusedMoves >= 5
-          && coverage.subtreeDeletes >= 10 && coverage.maxDepth >= 5, coverage::toString);
+          && coverage.subtreeDeletes >= 10 && coverage.lifts >= 3 && coverage.maxDepth >= 5,
+          coverage::toString);
     }
   }
 
@@ -147,8 +151,20 @@ public abstract class TreeStoreProperties {
       } else if (op.kind() < 90) { // delete
         String id = ids.get(op.a() % ids.size());
         long[] counts = new long[2];
-        expected = attempt(() -> counts[0] = reference.delete(id));
-        actual = attempt(() -> counts[1] = store.delete(id));
+        Deletion how = deletion(op);
+        if (how == null) {
+          expected = attempt(() -> counts[0] = reference.delete(id));
+          actual = attempt(() -> counts[1] = store.delete(id));
+        } else {
+          boolean hasChildren = !reference.children(id).isEmpty();
+          expected = attempt(() -> counts[0] = reference.delete(id, how));
+          actual = attempt(() -> counts[1] = store.delete(id, how));
+          if (how == Deletion.LIFT_CHILDREN && hasChildren) {
+            coverage.lifts++;
+          } else if (expected instanceof NodeHasChildrenException) {
+            coverage.refusedDeletes++;
+          }
+        }
         assertEquals(counts[0], counts[1], () -> "delete count " + where.get());
         if (counts[0] > 1) {
           coverage.subtreeDeletes++;
@@ -168,6 +184,7 @@ public abstract class TreeStoreProperties {
             () -> "isDescendant(" + x + ", " + y + ") " + where.get());
         assertEquals(reference.ancestors(x), store.ancestors(x),
             () -> "ancestors(" + x + ") " + where.get());
+        TreeStoreContract.assertNodeReadsAgree(store, before, x);
       }
       Throwable got = actual;
       assertEquals(
@@ -193,11 +210,21 @@ public abstract class TreeStoreProperties {
       return "move " + ids.get(op.a() % ids.size()) + " to "
           + position(op.where(), ids, op.b(), deepest);
     } else if (op.kind() < 90) {
-      return "delete " + ids.get(op.a() % ids.size());
+      Deletion how = deletion(op);
+      return "delete " + ids.get(op.a() % ids.size()) + (how == null ? "" : " " + how);
     } else if (op.kind() < 95) {
       return "update " + ids.get(op.a() % ids.size()) + " set " + update(op);
     }
     return "read " + ids.get(op.a() % ids.size());
+  }
+
+  /** How a delete deletes: {@code null} for {@link TreeStore#delete(String)}. */
+  private static Deletion deletion(Op op) {
+    return switch (op.where()) {
+      case 4 -> Deletion.LIFT_CHILDREN;
+      case 5 -> Deletion.LEAF_ONLY;
+      default -> null;
+    };
   }
 
   /** The attributes an update sets: a new value of {@code n} or {@code s}, or removes {@code n}. */

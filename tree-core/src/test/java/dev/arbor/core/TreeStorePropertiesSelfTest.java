@@ -29,6 +29,7 @@ class TreeStorePropertiesSelfTest {
       delegate.move(id, p);
     }
     @Override public long delete(String id) { return delegate.delete(id); }
+    @Override public long delete(String id, Deletion how) { return delegate.delete(id, how); }
     @Override public Optional<Node> find(String id) { return delegate.find(id); }
     @Override public List<String> roots() { return delegate.roots(); }
     @Override public List<String> children(String id) { return delegate.children(id); }

@@ -153,6 +153,102 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     return n;
   }
 
+  /**
+   * The node's id is pulled from the {@code ancestors} of its descendants (one {@code
+   * updateMany}), the children regrouped under its parent in its place (a fresh rank for every
+   * sibling of the new group, one single-document set each); then the node is deleted.
+   */
+  @Override
+  void planLift(Change c, String id) {
+    String parent = c.require(id, fields(PARENT, RANK)).getString(PARENT);
+    List<String> children = childIds(c, id);
+    if (!children.isEmpty()) {
+      c.updateMany(eq(ANCESTORS, id), Updates.pull(ANCESTORS, id));
+      List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
+      planRegroup(c, lifted(siblings, id, children), new java.util.HashSet<>(children), PARENT,
+          parent);
+    }
+    deleteAll(c, List.of(id));
+  }
+
+  /**
+   * The whole subtree in one query ({@code {$or: [{_id: id}, {ancestors: id}]}}); with a depth
+   * limit, the node's document first, then its descendants with the limit on the array's length.
+   */
+  @Override
+  Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    Bson projection = withAttributes ? null : fields(PARENT, RANK, ANCESTORS);
+    List<Row> rows = new ArrayList<>();
+    Row top = null;
+    int depth = -1;
+    if (maxDepth == Integer.MAX_VALUE) {
+      for (Document d : r.find(or(eq(ID, id), eq(ANCESTORS, id))).projection(projection)) {
+        Map<String, Object> attributes = withAttributes ? attributesOf(d) : Map.of();
+        if (d.getString(ID).equals(id)) {
+          top = new Row(id, null, 0, attributes);
+          depth = ancestorsOf(d).size();
+        } else {
+          rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d), attributes));
+        }
+      }
+      if (top == null) {
+        throw new NodeNotFoundException(id);
+      }
+    } else {
+      Document x = r.require(id, projection);
+      top = new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of());
+      depth = ancestorsOf(x).size();
+      if (maxDepth > 0) {
+        Bson filter = eq(ANCESTORS, id);
+        if ((long) depth + maxDepth < Integer.MAX_VALUE) {
+          filter = and(filter, exists(ANCESTORS + "." + (depth + maxDepth), false));
+        }
+        for (Document d : r.find(filter).projection(projection)) {
+          rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
+              withAttributes ? attributesOf(d) : Map.of()));
+        }
+      }
+    }
+    rows.add(0, top);
+    return new Rows(depth, rows);
+  }
+
+  @Override
+  ChildGroup childGroup() {
+    return new ChildGroup(fields(PARENT, RANK, ANCESTORS), d -> eq(PARENT, d.getString(ID)),
+        RANK, d -> d.getString(PARENT), d -> ancestorsOf(d).size());
+  }
+
+  @Override
+  String parentOf(Reads r, String id) {
+    return r.require(id, fields(PARENT)).getString(PARENT);
+  }
+
+  @Override
+  long childCountOf(Reads r, String id) {
+    long n = r.count(eq(PARENT, id));
+    if (n == 0) {
+      r.require(id, fields(ID));
+    }
+    return n;
+  }
+
+  @Override
+  long descendantCountOf(Reads r, String id) {
+    long n = r.count(eq(ANCESTORS, id));
+    if (n == 0) {
+      r.require(id, fields(ID));
+    }
+    return n;
+  }
+
+  /** {@code {$or: [{_id: id}, {ancestors: id}]}}: index-backed, and right whatever changes. */
+  @Override
+  Bson subtreeFilter(Reads r, String id) {
+    r.require(id, fields(ID));
+    return or(eq(ID, id), eq(ANCESTORS, id));
+  }
+
   @Override
   Optional<Node> findNode(Reads r, String id) {
     Document d = r.document(id, null);

@@ -236,6 +236,87 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     return n;
   }
 
+  /**
+   * The subtree's paths are read, and each distinct path rewritten without the node's id (one
+   * {@code updateMany} each, the children's becoming the node's own path); every sibling of the
+   * new group gets a fresh rank (one single-document set each); then the node is deleted.
+   */
+  @Override
+  void planLift(Change c, String id) {
+    String path = c.require(id, fields(PATH, RANK)).getString(PATH);
+    String oldPrefix = childPath(path, id);
+    List<String> children = ids(c.find(eq(PATH, oldPrefix)).projection(fields(ID))
+        .sort(Sorts.ascending(RANK)));
+    if (!children.isEmpty()) {
+      java.util.Set<String> oldPaths = new java.util.TreeSet<>();
+      for (Document d : c.find(startsWith(oldPrefix)).projection(fields(PATH))) {
+        oldPaths.add(d.getString(PATH));
+      }
+      for (String old : oldPaths) {
+        c.updateMany(eq(PATH, old), Updates.set(PATH, old.equals(oldPrefix) ? path
+            : (path == null ? "," : path) + old.substring(oldPrefix.length())));
+      }
+      List<String> siblings = ids(c.find(group(PATH, path)).projection(fields(ID))
+          .sort(Sorts.ascending(RANK)));
+      planRegroup(c, lifted(siblings, id, children), Set.of(), PATH, null);
+    }
+    deleteAll(c, List.of(id));
+  }
+
+  /** The node's document, then its descendants by one range of the path index. */
+  @Override
+  Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    Bson projection = withAttributes ? null : fields(PATH, RANK);
+    Document x = r.require(id, projection);
+    List<Row> rows = new ArrayList<>();
+    rows.add(new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of()));
+    if (maxDepth > 0) {
+      String prefix = childPath(x.getString(PATH), id);
+      Bson filter = startsWith(prefix);
+      if (maxDepth != Integer.MAX_VALUE) {
+        filter = and(filter, regex(PATH, depthRegex(prefix, maxDepth - 1)));
+      }
+      for (Document d : r.find(filter).projection(projection)) {
+        Row row = row(d);
+        rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), attributesOf(d))
+            : row);
+      }
+    }
+    return new Rows(parse(x.getString(PATH)).size(), rows);
+  }
+
+  @Override
+  ChildGroup childGroup() {
+    return new ChildGroup(fields(PATH, RANK),
+        d -> eq(PATH, childPath(d.getString(PATH), d.getString(ID))), RANK,
+        d -> row(d).parent(), d -> parse(d.getString(PATH)).size());
+  }
+
+  @Override
+  String parentOf(Reads r, String id) {
+    return row(r.require(id, fields(PATH))).parent();
+  }
+
+  @Override
+  long childCountOf(Reads r, String id) {
+    return r.count(eq(PATH, childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+  }
+
+  @Override
+  long descendantCountOf(Reads r, String id) {
+    return r.count(startsWith(childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+  }
+
+  /**
+   * {@code {$or: [{_id: id}, {path: [P, P')}]}}, {@code P} the path of the node's children: an
+   * index range, right until the node or one of its ancestors moves.
+   */
+  @Override
+  Bson subtreeFilter(Reads r, String id) {
+    return or(eq(ID, id),
+        startsWith(childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+  }
+
   @Override
   Optional<Node> findNode(Reads r, String id) {
     Document d = r.document(id, null);

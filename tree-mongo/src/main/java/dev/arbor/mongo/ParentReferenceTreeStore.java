@@ -121,6 +121,42 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     return doomed.size();
   }
 
+  /**
+   * The children regrouped under the node's parent in its place: every sibling of the new group
+   * gets a fresh rank (one single-document set each), the children their new parent; then the
+   * node is deleted.
+   */
+  @Override
+  void planLift(Change c, String id) {
+    String parent = c.require(id, fields(PARENT, RANK)).getString(PARENT);
+    List<String> children = childIds(c, id);
+    if (!children.isEmpty()) {
+      List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
+      planRegroup(c, lifted(siblings, id, children), new HashSet<>(children), PARENT, parent);
+    }
+    deleteAll(c, List.of(id));
+  }
+
+  @Override
+  ChildGroup childGroup() {
+    return new ChildGroup(fields(PARENT, RANK), d -> eq(PARENT, d.getString(ID)), RANK,
+        d -> d.getString(PARENT), d -> -1);
+  }
+
+  @Override
+  String parentOf(Reads r, String id) {
+    return r.require(id, fields(PARENT)).getString(PARENT);
+  }
+
+  @Override
+  long childCountOf(Reads r, String id) {
+    long n = r.count(eq(PARENT, id));
+    if (n == 0) {
+      r.require(id, fields(ID));
+    }
+    return n;
+  }
+
   @Override
   Optional<Node> findNode(Reads r, String id) {
     Document d = r.document(id, null);

@@ -1,6 +1,8 @@
 package dev.arbor.mongo;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
@@ -9,7 +11,11 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.event.CommandListener;
 import com.mongodb.event.CommandStartedEvent;
+import com.mongodb.client.model.Filters;
+import dev.arbor.core.Node;
+import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.Tree;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -56,12 +62,17 @@ class NodeDataTest {
 
   /** A store of {@code pattern} over a fresh collection of the recording client, loaded. */
   MongoTreeStore open(TreePattern pattern, String outline) {
+    return open(pattern, Tree.parse(outline));
+  }
+
+  /** A store of {@code pattern} over a fresh collection of the recording client, loaded. */
+  MongoTreeStore open(TreePattern pattern, Tree tree) {
     MongoCollection<Document> c = client.getDatabase(MongoTestServer.get().database().getName())
         .getCollection(MongoTestServer.get().freshCollection().getNamespace()
             .getCollectionName());
     MongoTreeStore store = (MongoTreeStore) pattern.open(c);
     store.lock.assumeOrdered(true); // count what a MongoDB server gets
-    store.load(Tree.parse(outline));
+    store.load(tree);
     store.snapshot();
     return store;
   }
@@ -90,5 +101,93 @@ class NodeDataTest {
           pattern + ": a journal was written: " + write);
       assertEquals(Map.of("title", "D"), store.find("d").orElseThrow().attributes());
     }
+  }
+
+  /** A catalog: categories, and products with a price under them. */
+  static Tree catalog() {
+    Tree.Builder b = Tree.builder();
+    b.add("shop", null, Map.of("kind", "category"));
+    for (int c = 0; c < 3; c++) {
+      b.add("cat" + c, "shop", Map.of("kind", "category"));
+      b.add("sub" + c, "cat" + c, Map.of("kind", "category"));
+      for (int p = 0; p < 4; p++) {
+        b.add("p" + c + p, p % 2 == 0 ? "cat" + c : "sub" + c,
+            Map.of("kind", "product", "price", c * 10 + p));
+      }
+    }
+    b.add("other", null, Map.of("kind", "product", "price", 1));
+    return b.build();
+  }
+
+  @Test
+  void filteredDescendantsAndChildrenComeInOrderFromTheServer() {
+    Tree tree = catalog();
+    for (TreePattern pattern : TreePattern.values()) {
+      MongoTreeStore store = open(pattern, tree);
+      List<String> cheap = new ArrayList<>();
+      for (String id : dev.arbor.core.TreeStoreContract.expectedDescendants(tree, "shop",
+          Integer.MAX_VALUE)) {
+        if (tree.get(id).attributes().get("price") instanceof Integer p && p < 12) {
+          cheap.add(id);
+        }
+      }
+      List<Node> found = store.descendantNodes("shop", Integer.MAX_VALUE,
+          Filters.lt("price", 12));
+      assertEquals(dev.arbor.core.TreeStoreContract.nodes(tree, cheap), found,
+          pattern.toString());
+      assertEquals(List.of("p00", "p02"), ids(store.descendantNodes("cat0", 1,
+          Filters.eq("kind", "product"))), pattern.toString());
+      assertEquals(List.of("p20", "p22"), ids(store.childNodes("cat2", "sub2", 5,
+          Filters.eq("kind", "product"))), pattern.toString());
+      assertThrows(IllegalArgumentException.class, () -> store.childNodes("cat2", "p00", 5,
+          Filters.eq("kind", "product")));
+      assertEquals(List.of("p22"), ids(store.childNodes("cat2", "p20", 5,
+          Filters.eq("kind", "product"))), pattern.toString());
+      assertEquals(List.of("p20"), ids(store.childNodes("cat2", null, 1,
+          Filters.gte("price", 20))), pattern.toString());
+      assertEquals(List.of(), store.childNodes("cat2", null, 3, Filters.gte("price", 99)));
+      for (String field : store.structuralFields()) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> store.descendantNodes("shop", 2, Filters.and(Filters.eq("kind", "x"),
+                Filters.or(Filters.exists(field), Filters.eq(field + ".x", 1)))));
+        assertTrue(e.getMessage().contains("'" + field + "'"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> store.childNodes("shop", null, 2,
+            Filters.expr(new Document("$gt", List.of("$" + field, 0)))));
+        assertTrue(e.getMessage().contains("'" + field + "'"), e.getMessage());
+      }
+      assertThrows(IllegalArgumentException.class, () -> store.descendantNodes("shop", 2,
+          Filters.where("true")));
+      assertThrows(NodeNotFoundException.class, () -> store.descendantNodes("nope", 2,
+          Filters.eq("kind", "product")));
+      assertEquals(List.of("p00"),
+          ids(store.descendantNodes("shop", 9, Filters.eq("_id", "p00"))));
+    }
+  }
+
+  @Test
+  void subtreeFilterSelectsTheSubtreeInTheCallersQueries() {
+    Tree tree = catalog();
+    for (TreePattern pattern : TreePattern.values()) {
+      MongoTreeStore store = open(pattern, tree);
+      for (String id : List.of("shop", "cat1", "sub2", "p00", "other")) {
+        List<String> expected = new ArrayList<>();
+        expected.add(id);
+        expected.addAll(dev.arbor.core.TreeStoreContract.expectedDescendants(tree, id,
+            Integer.MAX_VALUE));
+        List<String> got = new ArrayList<>();
+        for (Document d : store.collection.find(store.subtreeFilter(id))) {
+          got.add(d.getString("_id"));
+        }
+        assertEquals(new java.util.TreeSet<>(expected), new java.util.TreeSet<>(got),
+            pattern + " " + id);
+        assertEquals(2, store.collection.countDocuments(Filters.and(store.subtreeFilter("cat1"),
+            Filters.gte("price", 12))), pattern.toString());
+      }
+      assertThrows(NodeNotFoundException.class, () -> store.subtreeFilter("nope"));
+    }
+  }
+
+  private static List<String> ids(List<Node> nodes) {
+    return nodes.stream().map(Node::id).toList();
   }
 }
