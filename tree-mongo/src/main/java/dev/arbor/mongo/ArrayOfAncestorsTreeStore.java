@@ -56,6 +56,15 @@ import org.bson.conversions.Bson;
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>3<td>2<td>n (pipeline update) or 2n (servers without pipeline updates)
  * <tr><td>delete<td>1<td>0<td>n
+ * <tr><td>subtree, descendantNodes<td>1 (2 with a depth limit)<td>n+1<td>0
+ * <tr><td>descendantNodes with a filter<td>2 (3 with a depth limit)<td>n structures + matches<td>0
+ * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
+ * <tr><td>ancestorNodes<td>2<td>d+1<td>0
+ * <tr><td>childCount, descendantCount, isLeaf<td>1 (2 when 0)<td>0 (a count)<td>0
+ * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
+ * <tr><td>subtreeFilter<td>1<td>1<td>0
+ * <tr><td>delete lifting children<td>4<td>siblings + children<td>n (ancestors) + siblings, 1
+ *     deleted
  * </table>
  *
  * <p>Choose it for subtree reads and ancestor reads at one query each, with moves that rewrite only
@@ -220,26 +229,13 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  String parentOf(Reads r, String id) {
-    return r.require(id, fields(PARENT)).getString(PARENT);
-  }
-
-  @Override
   long childCountOf(Reads r, String id) {
-    long n = r.count(eq(PARENT, id));
-    if (n == 0) {
-      r.require(id, fields(ID));
-    }
-    return n;
+    return countOrRequire(r, eq(PARENT, id), id);
   }
 
   @Override
   long descendantCountOf(Reads r, String id) {
-    long n = r.count(eq(ANCESTORS, id));
-    if (n == 0) {
-      r.require(id, fields(ID));
-    }
-    return n;
+    return countOrRequire(r, eq(ANCESTORS, id), id);
   }
 
   /** {@code {$or: [{_id: id}, {ancestors: id}]}}: index-backed, and right whatever changes. */

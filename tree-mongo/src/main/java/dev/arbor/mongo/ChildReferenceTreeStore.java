@@ -64,6 +64,14 @@ import org.bson.conversions.Bson;
  * <tr><td>insert<td>2 (3 next to a sibling)<td>2–3<td>2 (the node and its parent)
  * <tr><td>move<td>4–5 / d+4 (cycle check walks up from the target)<td>d+3<td>2–3
  * <tr><td>delete<td>2 / subtree depth + 3<td>n+1<td>n+1
+ * <tr><td>subtree<td>descendants + 1 per 20 000 nodes (their documents by id)<td>n+1<td>0
+ * <tr><td>descendantNodes<td>as subtree, + ancestors (the depth)<td>n+d+1<td>0
+ * <tr><td>childNodes (a page)<td>2 + ancestors (the depth)<td>page + d + 1<td>0
+ * <tr><td>ancestorNodes<td>ancestors + 1<td>d+1<td>0
+ * <tr><td>childCount, isLeaf<td>1<td>1<td>0
+ * <tr><td>descendantCount, subtreeFilter<td>as descendants<td>n<td>0
+ * <tr><td>siblings, previous/next<td>2 / d+2<td>2<td>0
+ * <tr><td>delete lifting children<td>2 (3 for a root)<td>2<td>1 (roots: every root), 1 deleted
  * </table>
  *
  * <p>Choose it when reads are mostly "the children of this node" and writes touch single nodes;

@@ -67,6 +67,14 @@ import org.bson.conversions.Bson;
  * <tr><td>move<td>3 (4 without pipeline updates: the subtree is read, then written by id)<td>2
  *     (n + 2)<td>n
  * <tr><td>delete<td>2<td>1<td>n
+ * <tr><td>subtree, descendantNodes<td>2<td>n+1<td>0
+ * <tr><td>descendantNodes with a filter<td>3<td>n structures + matches<td>0
+ * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
+ * <tr><td>ancestorNodes<td>2<td>d+1<td>0
+ * <tr><td>childCount, descendantCount, isLeaf<td>2<td>1 (then a count)<td>0
+ * <tr><td>siblings, previous/next<td>3<td>siblings + 2<td>0
+ * <tr><td>subtreeFilter<td>1<td>1<td>0
+ * <tr><td>delete lifting children<td>5<td>n + siblings<td>n (paths) + siblings, 1 deleted
  * </table>
  *
  * <p>Choose it for fast subtree and ancestor reads and sorted whole-tree scans; the manual finds

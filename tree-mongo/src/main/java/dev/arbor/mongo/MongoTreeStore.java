@@ -751,6 +751,20 @@ abstract class MongoTreeStore implements MongoTree {
     return read(r -> childCountOf(r, id));
   }
 
+  /**
+   * The number of documents {@code filter} selects, in one count; when there are none, checks
+   * that {@code id} exists (one more query).
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  static long countOrRequire(Reads r, Bson filter, String id) {
+    long n = r.count(filter);
+    if (n == 0) {
+      r.require(id, fields(ID));
+    }
+    return n;
+  }
+
   /** The number of children of {@code id}; by default, its children's ids. */
   long childCountOf(Reads r, String id) {
     return childIds(r, id).size();
@@ -785,21 +799,21 @@ abstract class MongoTreeStore implements MongoTree {
 
   @Override
   public final Optional<String> previousSibling(String id) {
-    TreeStores.checkId(id);
-    return read(r -> {
-      List<String> all = siblingsAndSelf(r, id);
-      int at = all.indexOf(id);
-      return at > 0 ? Optional.of(all.get(at - 1)) : Optional.empty();
-    });
+    return neighbour(id, -1);
   }
 
   @Override
   public final Optional<String> nextSibling(String id) {
+    return neighbour(id, 1);
+  }
+
+  /** The sibling {@code offset} places from {@code id}, if there is one. */
+  private Optional<String> neighbour(String id, int offset) {
     TreeStores.checkId(id);
     return read(r -> {
       List<String> all = siblingsAndSelf(r, id);
-      int at = all.indexOf(id);
-      return at >= 0 && at + 1 < all.size() ? Optional.of(all.get(at + 1)) : Optional.empty();
+      int at = all.indexOf(id) + offset;
+      return at >= 0 && at < all.size() ? Optional.of(all.get(at)) : Optional.empty();
     });
   }
 
@@ -809,11 +823,14 @@ abstract class MongoTreeStore implements MongoTree {
   }
 
   /**
-   * The parent of {@code id}, null for a root.
+   * The parent of {@code id}, null for a root: by default the {@code parent} field of its
+   * document, which parent references, the array of ancestors and nested sets keep.
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
-  abstract String parentOf(Reads r, String id);
+  String parentOf(Reads r, String id) {
+    return r.require(id, fields("parent")).getString("parent");
+  }
 
   /** The depth of {@code id}: the number of its ancestors, unless the pattern stores it. */
   int depthOf(Reads r, String id) {

@@ -68,6 +68,15 @@ import org.bson.conversions.Bson;
  * <tr><td>insert<td>2 (3 at the last root)<td>2<td>1 + every node to the right: up to N
  * <tr><td>move<td>2<td>2<td>the subtree twice + every node between old and new place: up to 2N
  * <tr><td>delete<td>2<td>1<td>n deleted + every node to the right: up to N
+ * <tr><td>subtree, descendantNodes<td>2<td>n+1, already in preorder<td>0
+ * <tr><td>descendantNodes with a filter<td>3<td>n structures + matches<td>0
+ * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
+ * <tr><td>ancestorNodes<td>3<td>d+1 (index keys examined: up to N)<td>0
+ * <tr><td>descendantCount<td>1<td>1 ({@code (right - left - 1) / 2})<td>0
+ * <tr><td>childCount, isLeaf<td>1 (2 when 0)<td>0 (a count)<td>0
+ * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
+ * <tr><td>subtreeFilter<td>1<td>1<td>0
+ * <tr><td>delete lifting children<td>2<td>1<td>n + every node to the right: up to N
  * </table>
  *
  * <p>Choose it for static trees read by subtree: the manual finds it "fast and efficient for
@@ -232,17 +241,8 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  String parentOf(Reads r, String id) {
-    return r.require(id, fields(PARENT)).getString(PARENT);
-  }
-
-  @Override
   long childCountOf(Reads r, String id) {
-    long n = r.count(eq(PARENT, id));
-    if (n == 0) {
-      r.require(id, fields(ID));
-    }
-    return n;
+    return countOrRequire(r, eq(PARENT, id), id);
   }
 
   /** From the node's own interval: {@code (right - left - 1) / 2}, one document read. */

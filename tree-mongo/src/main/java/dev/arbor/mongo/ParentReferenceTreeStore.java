@@ -55,6 +55,14 @@ import org.bson.Document;
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>4 / d+3 (cycle check walks up from the target)<td>d+3<td>1
  * <tr><td>delete<td>2 / subtree depth + 3<td>n<td>n
+ * <tr><td>subtree<td>descendants + 1 per 20 000 nodes (their documents by id)<td>n+1<td>0
+ * <tr><td>descendantNodes<td>as subtree, + ancestors (the depth)<td>n+d+1<td>0
+ * <tr><td>childNodes (a page)<td>2 + ancestors (the depth)<td>page + d + 1<td>0
+ * <tr><td>ancestorNodes<td>ancestors + 1<td>d+1<td>0
+ * <tr><td>childCount, isLeaf<td>1 (2 for a leaf)<td>0<td>0
+ * <tr><td>descendantCount, subtreeFilter<td>as descendants<td>n<td>0
+ * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
+ * <tr><td>delete lifting children<td>4<td>siblings + children<td>siblings + children, 1 deleted
  * </table>
  *
  * <p>Choose it when writes dominate: a move writes one document whatever the subtree size; subtree
@@ -144,17 +152,8 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  String parentOf(Reads r, String id) {
-    return r.require(id, fields(PARENT)).getString(PARENT);
-  }
-
-  @Override
   long childCountOf(Reads r, String id) {
-    long n = r.count(eq(PARENT, id));
-    if (n == 0) {
-      r.require(id, fields(ID));
-    }
-    return n;
+    return countOrRequire(r, eq(PARENT, id), id);
   }
 
   @Override

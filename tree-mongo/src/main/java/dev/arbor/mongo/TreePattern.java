@@ -9,7 +9,8 @@ import org.bson.Document;
 
 /**
  * The five ways the MongoDB manual (Data Models, section 4.2 "Model Tree Structures") stores a
- * tree, each as a {@link TreeStore} over one collection with one document per node.
+ * tree, each as a {@link TreeStore} over one collection with one document per node: a {@link
+ * MongoTree}, which adds the reads that take the driver's filters.
  *
  * <h2>Which one do I need?</h2>
  *
@@ -63,7 +64,7 @@ public enum TreePattern {
    * multi-document transactions where the server has them, use {@link #open(MongoClient,
    * MongoCollection)}.
    */
-  public TreeStore open(MongoCollection<Document> collection) {
+  public MongoTree open(MongoCollection<Document> collection) {
     requireNonNull(collection, "collection");
     return open(collection, ServerCapabilities.probing(collection));
   }
@@ -74,20 +75,20 @@ public enum TreePattern {
    * sets, sharded clusters; probed on first change), and otherwise uses the same lock-and-journal
    * protocol as {@link #open(MongoCollection)}.
    */
-  public TreeStore open(MongoClient client, MongoCollection<Document> collection) {
+  public MongoTree open(MongoClient client, MongoCollection<Document> collection) {
     requireNonNull(client, "client");
     requireNonNull(collection, "collection");
     return open(collection, TreeOptions.defaults().withTransactions(client));
   }
 
   /** Opens a store of this pattern over {@code collection} with the given options. */
-  public TreeStore open(MongoCollection<Document> collection, TreeOptions options) {
+  public MongoTree open(MongoCollection<Document> collection, TreeOptions options) {
     requireNonNull(collection, "collection");
     requireNonNull(options, "options");
     return open(collection, options.capabilities(collection));
   }
 
-  TreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
+  MongoTree open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
     switch (this) {
       case PARENT_REFERENCES:
         return new ParentReferenceTreeStore(collection, capabilities);

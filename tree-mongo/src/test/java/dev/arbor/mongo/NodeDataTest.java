@@ -190,4 +190,84 @@ class NodeDataTest {
   private static List<String> ids(List<Node> nodes) {
     return nodes.stream().map(Node::id).toList();
   }
+
+  /**
+   * A tree of about {@code size} nodes whose part around {@code t} is the same at every size:
+   * {@code top(t(t0(t00 t01) t1 t2) …filler)}, the filler a balanced 4-ary forest under {@code
+   * top} after {@code t}.
+   */
+  static Tree sized(int size) {
+    Tree.Builder b = Tree.builder();
+    b.add("top", null, Map.of("n", 0));
+    b.add("t", "top", Map.of("n", 1));
+    for (String c : List.of("t0", "t1", "t2")) {
+      b.add(c, "t", Map.of("n", 2));
+    }
+    b.add("t00", "t0", Map.of("n", 3));
+    b.add("t01", "t0", Map.of("n", 3));
+    for (int i = 0; b.size() < size; i++) {
+      b.add("f" + i, i < 4 ? "top" : "f" + (i / 4 - 1), Map.of("n", i));
+    }
+    return b.build();
+  }
+
+  /** The round trips of each read of node data, per pattern, at two sizes. */
+  @Test
+  void roundTripsDoNotGrowWithTheTree() {
+    List<Integer> sizes = new ArrayList<>();
+    for (String each : System.getProperty("arbor.nodeFigures.sizes", "1000,10000").split(",")) {
+      sizes.add(Integer.parseInt(each.strip()));
+    }
+    Map<String, Consumer<MongoTreeStore>> calls = new java.util.LinkedHashMap<>();
+    calls.put("update", s -> s.update("t1", Map.of("n", 5)));
+    calls.put("subtree", s -> s.subtree("t", Integer.MAX_VALUE));
+    calls.put("subtree, depth 1", s -> s.subtree("t", 1));
+    calls.put("childNodes", s -> s.childNodes("t"));
+    calls.put("childNodes, next page", s -> s.childNodes("t", "t0", 2));
+    calls.put("ancestorNodes", s -> s.ancestorNodes("t01"));
+    calls.put("descendantNodes", s -> s.descendantNodes("t", Integer.MAX_VALUE));
+    calls.put("descendantNodes, filtered", s -> s.descendantNodes("t", Integer.MAX_VALUE,
+        Filters.eq("n", 3)));
+    calls.put("childCount", s -> s.childCount("t"));
+    calls.put("descendantCount", s -> s.descendantCount("t"));
+    calls.put("isLeaf", s -> s.isLeaf("t"));
+    calls.put("siblings", s -> s.siblings("t0"));
+    calls.put("subtreeFilter", s -> s.subtreeFilter("t"));
+    StringBuilder table = new StringBuilder("\n| call | size |");
+    for (TreePattern p : TreePattern.values()) {
+      table.append(' ').append(p.name().toLowerCase(java.util.Locale.ROOT)).append(" |");
+    }
+    Map<String, long[][]> counts = new java.util.LinkedHashMap<>();
+    for (String call : calls.keySet()) {
+      counts.put(call, new long[sizes.size()][TreePattern.values().length]);
+    }
+    for (int z = 0; z < sizes.size(); z++) {
+      Tree tree = sized(sizes.get(z));
+      for (TreePattern pattern : TreePattern.values()) {
+        MongoTreeStore store = open(pattern, tree);
+        for (Map.Entry<String, Consumer<MongoTreeStore>> call : calls.entrySet()) {
+          call.getValue().accept(store); // warm: the store has seen the tree quiet since
+          counts.get(call.getKey())[z][pattern.ordinal()] =
+              commands(store, call.getValue()).size();
+        }
+        store.collection.drop();
+      }
+    }
+    for (Map.Entry<String, long[][]> e : counts.entrySet()) {
+      for (int z = 0; z < sizes.size(); z++) {
+        table.append("\n| ").append(e.getKey()).append(" | ").append(sizes.get(z)).append(" |");
+        for (long n : e.getValue()[z]) {
+          table.append(' ').append(n).append(" |");
+        }
+      }
+      for (TreePattern p : List.of(TreePattern.ARRAY_OF_ANCESTORS,
+          TreePattern.MATERIALIZED_PATHS, TreePattern.NESTED_SETS)) {
+        for (int z = 1; z < sizes.size(); z++) {
+          assertEquals(e.getValue()[0][p.ordinal()], e.getValue()[z][p.ordinal()],
+              p + ": " + e.getKey() + " at " + sizes.get(0) + " and " + sizes.get(z));
+        }
+      }
+    }
+    System.out.println(table);
+  }
 }
