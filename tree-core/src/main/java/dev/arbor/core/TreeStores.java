@@ -43,6 +43,24 @@ public final class TreeStores {
   }
 
   /**
+   * Checks a page size.
+   *
+   * @throws IllegalArgumentException if {@code limit} is not positive
+   */
+  public static int checkLimit(int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit < 1: " + limit);
+    }
+    return limit;
+  }
+
+  /** The exception for a paging cursor {@code after} that is not a child of {@code id}. */
+  public static IllegalArgumentException notAChild(String after, String id) {
+    return new IllegalArgumentException("'" + after + "' is not a child of '" + id
+        + "': a page of children starts after one of them");
+  }
+
+  /**
    * Returns a deep, unmodifiable copy of {@code attributes}: nested maps become unmodifiable
    * insertion-ordered maps and nested lists unmodifiable lists, whatever their original class, so
    * that attributes read back from any store compare equal to the ones written.

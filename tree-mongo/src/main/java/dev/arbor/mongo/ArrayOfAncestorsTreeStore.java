@@ -58,9 +58,19 @@ import org.bson.conversions.Bson;
  * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
  * <tr><td>descendants<td>1 (2 with a depth limit)<td>n<td>0
  * <tr><td>isDescendant<td>1<td>2<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>3<td>2<td>n (pipeline update) or 2n (servers without pipeline updates)
  * <tr><td>delete<td>1<td>0<td>n
+ * <tr><td>subtree, descendantNodes<td>1 (2 with a depth limit)<td>n+1<td>0
+ * <tr><td>descendantNodes with a filter<td>2 (3 with a depth limit)<td>n structures + matches<td>0
+ * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
+ * <tr><td>ancestorNodes<td>2<td>d+1<td>0
+ * <tr><td>childCount, descendantCount, isLeaf<td>1 (2 when 0)<td>0 (a count)<td>0
+ * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
+ * <tr><td>subtreeFilter<td>1<td>1<td>0
+ * <tr><td>delete lifting children<td>4<td>siblings + children<td>n (ancestors) + siblings, 1
+ *     deleted
  * </table>
  *
  * <p>Choose it for subtree reads and ancestor reads at one query each, with moves that rewrite only
@@ -156,6 +166,89 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     }
     c.deleteMany(subtree);
     return n;
+  }
+
+  /**
+   * The node's id is pulled from the {@code ancestors} of its descendants (one {@code
+   * updateMany}), the children regrouped under its parent in its place (a fresh rank for every
+   * sibling of the new group, one single-document set each); then the node is deleted.
+   */
+  @Override
+  void planLift(Change c, String id) {
+    String parent = c.require(id, fields(PARENT, RANK)).getString(PARENT);
+    List<String> children = childIds(c, id);
+    if (!children.isEmpty()) {
+      c.updateMany(eq(ANCESTORS, id), Updates.pull(ANCESTORS, id));
+      List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
+      planRegroup(c, lifted(siblings, id, children), new java.util.HashSet<>(children), PARENT,
+          parent);
+    }
+    deleteAll(c, List.of(id));
+  }
+
+  /**
+   * The whole subtree in one query ({@code {$or: [{_id: id}, {ancestors: id}]}}); with a depth
+   * limit, the node's document first, then its descendants with the limit on the array's length.
+   */
+  @Override
+  Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    Bson projection = withAttributes ? null : fields(PARENT, RANK, ANCESTORS);
+    List<Row> rows = new ArrayList<>();
+    Row top = null;
+    int depth = -1;
+    if (maxDepth == Integer.MAX_VALUE) {
+      for (Document d : r.find(or(eq(ID, id), eq(ANCESTORS, id))).projection(projection)) {
+        Map<String, Object> attributes = withAttributes ? attributesOf(d) : Map.of();
+        if (d.getString(ID).equals(id)) {
+          top = new Row(id, null, 0, attributes);
+          depth = ancestorsOf(d).size();
+        } else {
+          rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d), attributes));
+        }
+      }
+      if (top == null) {
+        throw new NodeNotFoundException(id);
+      }
+    } else {
+      Document x = r.require(id, projection);
+      top = new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of());
+      depth = ancestorsOf(x).size();
+      if (maxDepth > 0) {
+        Bson filter = eq(ANCESTORS, id);
+        if ((long) depth + maxDepth < Integer.MAX_VALUE) {
+          filter = and(filter, exists(ANCESTORS + "." + (depth + maxDepth), false));
+        }
+        for (Document d : r.find(filter).projection(projection)) {
+          rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
+              withAttributes ? attributesOf(d) : Map.of()));
+        }
+      }
+    }
+    rows.add(0, top);
+    return new Rows(depth, rows);
+  }
+
+  @Override
+  ChildGroup childGroup() {
+    return new ChildGroup(fields(PARENT, RANK, ANCESTORS), d -> eq(PARENT, d.getString(ID)),
+        RANK, d -> d.getString(PARENT), d -> ancestorsOf(d).size());
+  }
+
+  @Override
+  long childCountOf(Reads r, String id) {
+    return countOrRequire(r, eq(PARENT, id), id);
+  }
+
+  @Override
+  long descendantCountOf(Reads r, String id) {
+    return countOrRequire(r, eq(ANCESTORS, id), id);
+  }
+
+  /** {@code {$or: [{_id: id}, {ancestors: id}]}}: index-backed, and right whatever changes. */
+  @Override
+  Bson subtreeFilter(Reads r, String id) {
+    r.require(id, fields(ID));
+    return or(eq(ID, id), eq(ANCESTORS, id));
   }
 
   @Override

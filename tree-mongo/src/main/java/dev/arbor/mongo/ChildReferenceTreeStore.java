@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
@@ -65,9 +66,18 @@ import org.bson.conversions.Bson;
  * <tr><td>ancestors, depth<td>1 / d+2<td>d+1<td>0
  * <tr><td>find<td>2 / d+2<td>d+2<td>0
  * <tr><td>descendants<td>1 / depth of subtree + 2<td>n+1<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>2 (3 next to a sibling)<td>2–3<td>2 (the node and its parent)
  * <tr><td>move<td>4–5 / d+4 (cycle check walks up from the target)<td>d+3<td>2–3
  * <tr><td>delete<td>2 / subtree depth + 3<td>n+1<td>n+1
+ * <tr><td>subtree<td>descendants + 1 per 20 000 nodes (their documents by id)<td>n+1<td>0
+ * <tr><td>descendantNodes<td>as subtree, + ancestors (the depth)<td>n+d+1<td>0
+ * <tr><td>childNodes (a page)<td>2 + ancestors (the depth)<td>page + d + 1<td>0
+ * <tr><td>ancestorNodes<td>ancestors + 1<td>d+1<td>0
+ * <tr><td>childCount, isLeaf<td>1<td>1<td>0
+ * <tr><td>descendantCount, subtreeFilter<td>as descendants<td>n<td>0
+ * <tr><td>siblings, previous/next<td>2 / d+2<td>2<td>0
+ * <tr><td>delete lifting children<td>2 (3 for a root)<td>2<td>1 (roots: every root), 1 deleted
  * </table>
  *
  * <p>Choose it when reads are mostly "the children of this node" and writes touch single nodes;
@@ -154,6 +164,86 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     }
     deleteAll(c, doomed);
     return doomed.size();
+  }
+
+  /**
+   * The node's id in its parent's {@code children} is replaced by its own children (one
+   * single-document set); for a root, every root of the new order gets a fresh rank, the children
+   * becoming roots; then the node is deleted.
+   */
+  @Override
+  void planLift(Change c, String id) {
+    List<String> children = childrenOf(c.require(id, fields(CHILDREN, RANK)));
+    Document parent = parentDocument(c, id);
+    if (parent != null) {
+      List<String> regrouped = lifted(childrenOf(parent), id, children);
+      if (!children.isEmpty()) {
+        checkRoom(c, parent.getString(ID), regrouped.subList(0, regrouped.size() - 1),
+            regrouped.get(regrouped.size() - 1));
+      }
+      c.set(parent.getString(ID), Updates.set(CHILDREN, regrouped));
+    } else if (!children.isEmpty()) {
+      planRegroup(c, lifted(rootIds(c), id, children), Set.of(), RANK, null);
+    }
+    deleteAll(c, List.of(id));
+  }
+
+  /** The children come from the parent's array, not from a query: see {@link #childNodes}. */
+  @Override
+  ChildGroup childGroup() {
+    return null;
+  }
+
+  /**
+   * The node's document (and the cursor's) by {@code _id}, then the page of its {@code children}
+   * array by {@code _id} (filtered: the rest of the array, filtered by the server), then the
+   * node's depth by the walk up.
+   */
+  @Override
+  List<Node> childNodes(Reads r, String id, String after, int limit, Bson filter) {
+    Map<String, Document> docs = r.documents(after == null ? List.of(id) : List.of(id, after),
+        fields(CHILDREN));
+    if (!docs.containsKey(id)) {
+      throw new NodeNotFoundException(id);
+    }
+    List<String> children = childrenOf(docs.get(id));
+    int from = 0;
+    if (after != null) {
+      if (!docs.containsKey(after)) {
+        throw new NodeNotFoundException(after);
+      }
+      from = children.indexOf(after) + 1;
+      if (from == 0) {
+        throw TreeStores.notAChild(after, id);
+      }
+    }
+    List<String> rest = children.subList(from, children.size());
+    if (filter == null) {
+      rest = rest.subList(0, Math.min(rest.size(), limit));
+    }
+    Map<String, Document> found = new HashMap<>();
+    for (List<String> slice : slices(rest)) {
+      Bson q = filter == null ? in(ID, slice) : and(in(ID, slice), filter);
+      for (Document d : r.find(q)) {
+        found.put(d.getString(ID), d);
+      }
+    }
+    List<Node> out = new ArrayList<>();
+    int depth = rest.isEmpty() ? 0 : depthOf(r, id) + 1;
+    for (String child : rest) {
+      Document d = found.get(child);
+      if (d != null && out.size() < limit) {
+        out.add(new Node(child, id, depth, attributesOf(d)));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  String parentOf(Reads r, String id) {
+    r.require(id, fields(ID));
+    Document parent = parentDocument(r, id);
+    return parent == null ? null : parent.getString(ID);
   }
 
   @Override

@@ -68,10 +68,19 @@ import org.bson.conversions.Bson;
  * <tr><td>roots<td>1<td>roots<td>0
  * <tr><td>children<td>2<td>children + 1<td>0
  * <tr><td>descendants<td>2<td>n + 1<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>3 (4 without pipeline updates: the subtree's paths are read, then each
  *     distinct path rewritten by one updateMany, all in one command)<td>2 (n + 2)<td>n
  * <tr><td>delete<td>2<td>1<td>n
+ * <tr><td>subtree, descendantNodes<td>2<td>n+1<td>0
+ * <tr><td>descendantNodes with a filter<td>3<td>n structures + matches<td>0
+ * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
+ * <tr><td>ancestorNodes<td>2<td>d+1<td>0
+ * <tr><td>childCount, descendantCount, isLeaf<td>2<td>1 (then a count)<td>0
+ * <tr><td>siblings, previous/next<td>3<td>siblings + 2<td>0
+ * <tr><td>subtreeFilter<td>1<td>1<td>0
+ * <tr><td>delete lifting children<td>5<td>n + siblings<td>n (paths) + siblings, 1 deleted
  * </table>
  *
  * <p>Choose it for fast subtree and ancestor reads and sorted whole-tree scans; the manual finds
@@ -176,6 +185,24 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
    * further ids. Every character of the prefix but ASCII letters and digits is written as a
    * {@code \x{...}} escape, which PCRE (MongoDB) and java.util.regex read alike.
    */
+  /**
+   * The paths below {@code prefix} down to {@code maxDepth} levels, as far as the server can be
+   * asked: the index range, narrowed by a depth regex when it is small enough. Deeper limits, or
+   * longer prefixes, read the whole range and are cut by the caller: MongoDB's PCRE2 refuses
+   * compiled patterns past about 64 K units, and a bounded repeat of a group is compiled once per
+   * repetition (a bound of 705 already fails).
+   */
+  static Bson below(String prefix, int maxDepth) {
+    Bson filter = startsWith(prefix);
+    if (maxDepth - 1 <= MAX_REGEX_DEPTH) {
+      String depth = depthRegex(prefix, maxDepth - 1);
+      if (depth.length() <= MAX_REGEX_LENGTH) {
+        filter = and(filter, regex(PATH, depth));
+      }
+    }
+    return filter;
+  }
+
   static String depthRegex(String prefix, int extra) {
     StringBuilder sb = new StringBuilder("^");
     prefix.codePoints().forEach(cp -> {
@@ -250,6 +277,83 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     return n;
   }
 
+  /**
+   * The subtree's paths are read, and each distinct path rewritten without the node's id (one
+   * {@code updateMany} each, the children's becoming the node's own path); every sibling of the
+   * new group gets a fresh rank (one single-document set each); then the node is deleted.
+   */
+  @Override
+  void planLift(Change c, String id) {
+    String path = c.require(id, fields(PATH, RANK)).getString(PATH);
+    String oldPrefix = childPath(path, id);
+    List<String> children = ids(c.find(eq(PATH, oldPrefix)).projection(fields(ID))
+        .sort(Sorts.ascending(RANK)));
+    if (!children.isEmpty()) {
+      java.util.Set<String> oldPaths = new java.util.TreeSet<>();
+      for (Document d : c.find(startsWith(oldPrefix)).projection(fields(PATH))) {
+        oldPaths.add(d.getString(PATH));
+      }
+      for (String old : oldPaths) {
+        c.updateMany(eq(PATH, old), Updates.set(PATH, old.equals(oldPrefix) ? path
+            : (path == null ? "," : path) + old.substring(oldPrefix.length())));
+      }
+      List<String> siblings = ids(c.find(group(PATH, path)).projection(fields(ID))
+          .sort(Sorts.ascending(RANK)));
+      planRegroup(c, lifted(siblings, id, children), Set.of(), PATH, null);
+    }
+    deleteAll(c, List.of(id));
+  }
+
+  /** The node's document, then its descendants by one range of the path index. */
+  @Override
+  Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    Bson projection = withAttributes ? null : fields(PATH, RANK);
+    Document x = r.require(id, projection);
+    List<Row> rows = new ArrayList<>();
+    rows.add(new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of()));
+    if (maxDepth > 0) {
+      Bson filter = below(childPath(x.getString(PATH), id), maxDepth);
+      for (Document d : r.find(filter).projection(projection)) {
+        Row row = row(d);
+        rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), attributesOf(d))
+            : row);
+      }
+    }
+    return new Rows(parse(x.getString(PATH)).size(), rows);
+  }
+
+  @Override
+  ChildGroup childGroup() {
+    return new ChildGroup(fields(PATH, RANK),
+        d -> eq(PATH, childPath(d.getString(PATH), d.getString(ID))), RANK,
+        d -> row(d).parent(), d -> parse(d.getString(PATH)).size());
+  }
+
+  @Override
+  String parentOf(Reads r, String id) {
+    return row(r.require(id, fields(PATH))).parent();
+  }
+
+  @Override
+  long childCountOf(Reads r, String id) {
+    return r.count(eq(PATH, childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+  }
+
+  @Override
+  long descendantCountOf(Reads r, String id) {
+    return r.count(startsWith(childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+  }
+
+  /**
+   * {@code {$or: [{_id: id}, {path: [P, P')}]}}, {@code P} the path of the node's children: an
+   * index range, right until the node or one of its ancestors moves.
+   */
+  @Override
+  Bson subtreeFilter(Reads r, String id) {
+    return or(eq(ID, id),
+        startsWith(childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+  }
+
   @Override
   Optional<Node> findNode(Reads r, String id) {
     Document d = r.document(id, null);
@@ -286,17 +390,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     if (maxDepth == 0) {
       return List.of();
     }
-    String prefix = childPath(d.getString(PATH), id);
-    Bson filter = startsWith(prefix);
-    if (maxDepth - 1 <= MAX_REGEX_DEPTH) {
-      String depth = depthRegex(prefix, maxDepth - 1);
-      if (depth.length() <= MAX_REGEX_LENGTH) {
-        filter = and(filter, regex(PATH, depth));
-      }
-    }
-    // Deeper limits, or longer prefixes, read the whole subtree range and cut it here: MongoDB's
-    // PCRE2 refuses compiled patterns past about 64 K units, and a bounded repeat of a group is
-    // compiled once per repetition (a bound of 705 already fails).
+    Bson filter = below(childPath(d.getString(PATH), id), maxDepth);
     List<Row> rows = new ArrayList<>();
     for (Document c : r.find(filter).projection(fields(PATH, RANK))) {
       rows.add(row(c));

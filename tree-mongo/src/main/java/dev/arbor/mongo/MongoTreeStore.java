@@ -17,8 +17,10 @@ import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Updates;
 import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.core.Deletion;
 import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.Node;
+import dev.arbor.core.NodeHasChildrenException;
 import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.Position;
 import dev.arbor.core.Problem;
@@ -356,6 +358,39 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     }
   }
 
+  /**
+   * One {@code $set}/{@code $unset} of the node's document, planned after a read of its {@code
+   * _id} that tells whether it exists; no journal (one single-document step).
+   */
+  @Override
+  public final void update(String id, Map<String, ?> set) {
+    TreeStores.checkId(id);
+    requireNonNull(set, "set must not be null (use an empty map)");
+    Map<String, Object> copy = new LinkedHashMap<>();
+    set.forEach((name, value) -> copy.put(requireNonNull(name, "attribute names must not be null"),
+        value));
+    checkAttributes(id, copy);
+    List<Bson> updates = new ArrayList<>();
+    copy.forEach((name, value) -> updates.add(value == null ? Updates.unset(name)
+        : Updates.set(name, value)));
+    Told t = listeners.isEmpty() ? null : new Told();
+    Outcome o = change("update '" + id + "'", id, c -> {
+      if (t != null) {
+        Node n = findNode(c, id).orElseThrow(() -> new NodeNotFoundException(id));
+        t.oldParent = n.parentId();
+      } else {
+        c.require(id, fields(ID));
+      }
+      if (!updates.isEmpty()) {
+        c.set(id, Updates.combine(updates));
+      }
+    });
+    if (t != null && o.version() >= 0) {
+      tell(new TreeEvent(TreeEvent.Kind.UPDATE, id, t.oldParent, t.oldParent, null, 1,
+          o.version()));
+    }
+  }
+
   @Override
   public final void move(String id, Position position) {
     TreeStores.checkId(id);
@@ -378,9 +413,46 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   @Override
   public final long delete(String id) {
     TreeStores.checkId(id);
+    return deleteSubtree(id, "delete '" + id + "'", false);
+  }
+
+  /**
+   * {@link Deletion#SUBTREE} and {@link Deletion#LEAF_ONLY} plan the pattern's delete (the latter
+   * after reading the children, in the same change); {@link Deletion#LIFT_CHILDREN} plans the
+   * pattern's {@link #planLift}.
+   */
+  @Override
+  public final long delete(String id, Deletion how) {
+    TreeStores.checkId(id);
+    requireNonNull(how, "how");
+    switch (how) {
+      case SUBTREE:
+        return delete(id);
+      case LEAF_ONLY:
+        return deleteSubtree(id, "delete leaf '" + id + "'", true);
+      default:
+        Told t = listeners.isEmpty() ? null : new Told();
+        Outcome o = change("delete '" + id + "' lifting its children", id, c -> {
+          if (t != null) {
+            t.oldParent = findNode(c, id).map(Node::parentId).orElse(null);
+          }
+          planLift(c, id);
+        });
+        if (t != null && o.version() >= 0) {
+          tell(new TreeEvent(TreeEvent.Kind.DELETE, id, t.oldParent, null, null, 1,
+              o.version()));
+        }
+        return 1;
+    }
+  }
+
+  private long deleteSubtree(String id, String what, boolean leafOnly) {
     long[] planned = new long[1];
     Told t = listeners.isEmpty() ? null : new Told();
-    Outcome o = change("delete '" + id + "'", id, c -> {
+    Outcome o = change(what, id, c -> {
+      if (leafOnly && !childIds(c, id).isEmpty()) {
+        throw new NodeHasChildrenException(id);
+      }
       if (t != null) {
         t.oldParent = findNode(c, id).map(Node::parentId).orElse(null);
       }
@@ -476,6 +548,39 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    */
   abstract long planDelete(Change c, String id);
 
+  /**
+   * Plans the delete of {@code id} alone, its children taking its place among its siblings in
+   * their order.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  abstract void planLift(Change c, String id);
+
+  /**
+   * Plans rank writes that give the sibling group {@code order} (ids in their new order) ranks
+   * {@link Ranks#GAP} apart, and the parent {@code parent} (in {@code parentField}) to the ids in
+   * {@code moved}: the ranks of a lift, whose children join their grandparent's children.
+   */
+  static void planRegroup(Change c, List<String> order, Set<String> moved, String parentField,
+      Object parent) {
+    long rank = 0;
+    for (String each : order) {
+      c.set(each, moved.contains(each)
+          ? Updates.combine(Updates.set(parentField, parent), Updates.set(Ranks.RANK, rank))
+          : Updates.set(Ranks.RANK, rank));
+      rank += Ranks.GAP;
+    }
+  }
+
+  /** {@code siblings} with {@code id} replaced by {@code children}, in order. */
+  static List<String> lifted(List<String> siblings, String id, List<String> children) {
+    List<String> out = new ArrayList<>(siblings);
+    int at = out.indexOf(id);
+    out.remove(at);
+    out.addAll(at, children);
+    return out;
+  }
+
   @Override
   public final Optional<Node> find(String id) {
     TreeStores.checkId(id);
@@ -527,6 +632,331 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   abstract List<String> ancestorIds(Reads r, String id);
 
   abstract List<String> descendantIds(Reads r, String id, int maxDepth);
+
+  // ------------------------------------------------------------------ reads of node data
+
+  /**
+   * The rows of a subtree: the top node's first (its parent null), then its descendants in any
+   * order; and the top node's depth, or -1 where the pattern does not know it without more reads.
+   */
+  record Rows(int depth, List<Row> rows) {}
+
+  /**
+   * The rows of {@code id} and its descendants down to {@code maxDepth} levels, with the
+   * attributes if asked (otherwise the structure alone).
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  abstract Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes);
+
+  @Override
+  public final Tree subtree(String id, int maxDepth) {
+    TreeStores.checkId(id);
+    checkMaxDepth(maxDepth);
+    return read(r -> {
+      Rows rows = subtreeRows(r, id, maxDepth, true);
+      Forest forest = new Forest(rows.rows());
+      Tree.Builder builder = Tree.builder().add(id, null, rows.rows().get(0).attributes());
+      for (String d : forest.preorderBelow(id, maxDepth)) {
+        Row row = forest.row(d);
+        builder.add(d, row.parent(), row.attributes());
+      }
+      return builder.build();
+    });
+  }
+
+  @Override
+  public final List<Node> descendantNodes(String id, int maxDepth) {
+    return descendantNodes(id, maxDepth, null);
+  }
+
+  @Override
+  public final List<Node> descendantNodes(String id, int maxDepth, Bson filter) {
+    TreeStores.checkId(id);
+    checkMaxDepth(maxDepth);
+    Bson checked = filter == null ? null : checkFilter(filter);
+    return read(r -> {
+      Rows rows = subtreeRows(r, id, maxDepth, checked == null);
+      Forest forest = new Forest(rows.rows());
+      List<String> order = forest.preorderBelow(id, maxDepth);
+      Map<String, Map<String, Object>> matched = null;
+      if (checked != null) {
+        matched = new java.util.HashMap<>();
+        for (List<String> slice : slices(order)) {
+          for (Document d : r.find(Filters.and(in(ID, slice), checked))) {
+            matched.put(d.getString(ID), attributesOf(d));
+          }
+        }
+      }
+      int base = rows.depth() >= 0 ? rows.depth() : depthOf(r, id);
+      Map<String, Integer> depths = new java.util.HashMap<>();
+      depths.put(id, base);
+      List<Node> out = new ArrayList<>();
+      for (String d : order) {
+        Row row = forest.row(d);
+        int depth = depths.get(row.parent()) + 1;
+        depths.put(d, depth);
+        if (matched == null) {
+          out.add(new Node(d, row.parent(), depth, row.attributes()));
+        } else if (matched.containsKey(d)) {
+          out.add(new Node(d, row.parent(), depth, matched.get(d)));
+        }
+      }
+      return out;
+    });
+  }
+
+  @Override
+  public final List<Node> childNodes(String id) {
+    return childNodes(id, null, Integer.MAX_VALUE, null);
+  }
+
+  @Override
+  public final List<Node> childNodes(String id, String after, int limit) {
+    return childNodes(id, after, limit, null);
+  }
+
+  @Override
+  public final List<Node> childNodes(String id, String after, int limit, Bson filter) {
+    TreeStores.checkId(id);
+    if (after != null) {
+      TreeStores.checkId(after);
+    }
+    TreeStores.checkLimit(limit);
+    Bson checked = filter == null ? null : checkFilter(filter);
+    return read(r -> childNodes(r, id, after, limit, checked));
+  }
+
+  /**
+   * A page of children: the document of {@code id} (and of {@code after}) by {@code _id}, then
+   * one query of the sibling group in order, from after {@code after}'s place, filtered, limited.
+   * Child references override it (the order is the array of the parent).
+   */
+  List<Node> childNodes(Reads r, String id, String after, int limit, Bson filter) {
+    ChildGroup g = childGroup();
+    Map<String, Document> docs = r.documents(after == null ? List.of(id) : List.of(id, after),
+        g.projection());
+    Document subject = docs.get(id);
+    if (subject == null) {
+      throw new NodeNotFoundException(id);
+    }
+    Bson q = g.children().apply(subject);
+    if (after != null) {
+      Document a = docs.get(after);
+      if (a == null) {
+        throw new NodeNotFoundException(after);
+      }
+      if (!id.equals(g.parent().apply(a))) {
+        throw TreeStores.notAChild(after, id);
+      }
+      q = Filters.and(q, Filters.gt(g.order(), a.get(g.order())));
+    }
+    if (filter != null) {
+      q = Filters.and(q, filter);
+    }
+    com.mongodb.client.FindIterable<Document> found = r.find(q)
+        .sort(com.mongodb.client.model.Sorts.ascending(g.order()));
+    if (limit != Integer.MAX_VALUE) {
+      found = found.limit(limit);
+    }
+    List<Document> children = new ArrayList<>();
+    found.into(children);
+    int depth = (g.depth().applyAsInt(subject) >= 0 ? g.depth().applyAsInt(subject)
+        : depthOf(r, id)) + 1;
+    List<Node> out = new ArrayList<>();
+    for (Document d : children) {
+      out.add(new Node(d.getString(ID), id, depth, attributesOf(d)));
+    }
+    return out;
+  }
+
+  /**
+   * How a pattern finds the children of a node in one query: the projection of the node's
+   * document to read, the filter of its children given that document, the field that orders
+   * siblings, a child's parent from its document (read with the same projection), and the node's
+   * depth from its document (-1 if the pattern does not store it).
+   */
+  record ChildGroup(Bson projection, Function<Document, Bson> children, String order,
+      Function<Document, String> parent, java.util.function.ToIntFunction<Document> depth) {}
+
+  /** How this pattern finds children; child references, which override the reads, return null. */
+  abstract ChildGroup childGroup();
+
+  @Override
+  public final List<Node> ancestorNodes(String id) {
+    TreeStores.checkId(id);
+    return read(r -> {
+      List<String> ids = ancestorIds(r, id);
+      Map<String, Document> docs = ids.isEmpty() ? Map.of() : r.documents(ids, null);
+      List<Node> out = new ArrayList<>();
+      String parent = null;
+      for (String a : ids) {
+        Document d = docs.get(a);
+        if (d == null) {
+          throw new NodeNotFoundException(a); // deleted by a change this read will not accept
+        }
+        out.add(new Node(a, parent, out.size(), attributesOf(d)));
+        parent = a;
+      }
+      return out;
+    });
+  }
+
+  /**
+   * Checks a caller's filter: it may name the caller's fields and {@code _id}, not the
+   * structure's nor Arbor's, and may not run JavaScript.
+   *
+   * @return the filter, encoded
+   * @throws IllegalArgumentException naming the field
+   */
+  final Bson checkFilter(Bson filter) {
+    BsonDocument encoded = filter.toBsonDocument(BsonDocument.class,
+        collection.getCodecRegistry());
+    checkFilterDocument(encoded, false);
+    return encoded;
+  }
+
+  private void checkFilterDocument(BsonDocument d, boolean expression) {
+    for (Map.Entry<String, org.bson.BsonValue> e : d.entrySet()) {
+      String key = e.getKey();
+      if (key.equals("$where") || key.equals("$function") || key.equals("$accumulator")) {
+        throw new IllegalArgumentException("A node filter cannot use " + key
+            + " (it could read the tree's structural fields)");
+      }
+      if (!key.startsWith("$") && !expression) {
+        checkFilterField(key);
+      }
+      checkFilterValue(e.getValue(), expression || key.equals("$expr"));
+    }
+  }
+
+  private void checkFilterValue(org.bson.BsonValue v, boolean expression) {
+    if (v.isDocument()) {
+      checkFilterDocument(v.asDocument(), expression);
+    } else if (v.isArray()) {
+      for (org.bson.BsonValue each : v.asArray()) {
+        checkFilterValue(each, expression);
+      }
+    } else if (expression && v.isString() && v.asString().getValue().startsWith("$")
+        && !v.asString().getValue().startsWith("$$")) {
+      checkFilterField(v.asString().getValue().substring(1));
+    }
+  }
+
+  private void checkFilterField(String path) {
+    String top = path.contains(".") ? path.substring(0, path.indexOf('.')) : path;
+    if (structuralFields.contains(top)) {
+      throw new IllegalArgumentException("A node filter cannot name '" + top
+          + "': this pattern keeps the tree structure in it (reserved: " + reservedNames() + ")");
+    }
+  }
+
+  @Override
+  public final Bson subtreeFilter(String id) {
+    TreeStores.checkId(id);
+    return read(r -> subtreeFilter(r, id));
+  }
+
+  /**
+   * The filter of the subtree of {@code id}; by default the ids of the subtree.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  Bson subtreeFilter(Reads r, String id) {
+    List<String> ids = new ArrayList<>();
+    ids.add(id);
+    ids.addAll(descendantIds(r, id, Integer.MAX_VALUE));
+    return in(ID, ids);
+  }
+
+  // ------------------------------------------------------------------ counts and neighbours
+
+  @Override
+  public final long childCount(String id) {
+    TreeStores.checkId(id);
+    return read(r -> childCountOf(r, id));
+  }
+
+  /**
+   * The number of documents {@code filter} selects, in one count; when there are none, checks
+   * that {@code id} exists (one more query).
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  static long countOrRequire(Reads r, Bson filter, String id) {
+    long n = r.count(filter);
+    if (n == 0) {
+      r.require(id, fields(ID));
+    }
+    return n;
+  }
+
+  /** The number of children of {@code id}; by default, its children's ids. */
+  long childCountOf(Reads r, String id) {
+    return childIds(r, id).size();
+  }
+
+  @Override
+  public final long descendantCount(String id) {
+    TreeStores.checkId(id);
+    return read(r -> descendantCountOf(r, id));
+  }
+
+  /** The number of descendants of {@code id}; by default, its descendants' ids. */
+  long descendantCountOf(Reads r, String id) {
+    return descendantIds(r, id, Integer.MAX_VALUE).size();
+  }
+
+  @Override
+  public final boolean isLeaf(String id) {
+    TreeStores.checkId(id);
+    return read(r -> childCountOf(r, id) == 0);
+  }
+
+  @Override
+  public final List<String> siblings(String id) {
+    TreeStores.checkId(id);
+    return read(r -> {
+      List<String> all = new ArrayList<>(siblingsAndSelf(r, id));
+      all.remove(id);
+      return all;
+    });
+  }
+
+  @Override
+  public final Optional<String> previousSibling(String id) {
+    return neighbour(id, -1);
+  }
+
+  @Override
+  public final Optional<String> nextSibling(String id) {
+    return neighbour(id, 1);
+  }
+
+  /** The sibling {@code offset} places from {@code id}, if there is one. */
+  private Optional<String> neighbour(String id, int offset) {
+    TreeStores.checkId(id);
+    return read(r -> {
+      List<String> all = siblingsAndSelf(r, id);
+      int at = all.indexOf(id) + offset;
+      return at >= 0 && at < all.size() ? Optional.of(all.get(at)) : Optional.empty();
+    });
+  }
+
+  private List<String> siblingsAndSelf(Reads r, String id) {
+    String parent = parentOf(r, id);
+    return parent == null ? rootIds(r) : childIds(r, parent);
+  }
+
+  /**
+   * The parent of {@code id}, null for a root: by default the {@code parent} field of its
+   * document, which parent references, the array of ancestors and nested sets keep.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  String parentOf(Reads r, String id) {
+    return r.require(id, fields("parent")).getString("parent");
+  }
 
   /** The depth of {@code id}: the number of its ancestors, unless the pattern stores it. */
   int depthOf(Reads r, String id) {

@@ -57,9 +57,18 @@ import org.bson.Document;
  * <tr><td>ancestors, depth<td>1 / d+1<td>d+1<td>0
  * <tr><td>find<td>2 / d+2<td>d+2<td>0
  * <tr><td>descendants<td>1 (2 for a leaf) / depth of subtree + 2<td>n<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>4 / d+3 (cycle check walks up from the target)<td>d+3<td>1
  * <tr><td>delete<td>2 / subtree depth + 3<td>n<td>n
+ * <tr><td>subtree<td>descendants + 1 per 20 000 nodes (their documents by id)<td>n+1<td>0
+ * <tr><td>descendantNodes<td>as subtree, + ancestors (the depth)<td>n+d+1<td>0
+ * <tr><td>childNodes (a page)<td>2 + ancestors (the depth)<td>page + d + 1<td>0
+ * <tr><td>ancestorNodes<td>ancestors + 1<td>d+1<td>0
+ * <tr><td>childCount, isLeaf<td>1 (2 for a leaf)<td>0<td>0
+ * <tr><td>descendantCount, subtreeFilter<td>as descendants<td>n<td>0
+ * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
+ * <tr><td>delete lifting children<td>4<td>siblings + children<td>siblings + children, 1 deleted
  * </table>
  *
  * <p>Choose it when writes dominate: a move writes one document whatever the subtree size; subtree
@@ -124,6 +133,33 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     }
     deleteAll(c, doomed);
     return doomed.size();
+  }
+
+  /**
+   * The children regrouped under the node's parent in its place: every sibling of the new group
+   * gets a fresh rank (one single-document set each), the children their new parent; then the
+   * node is deleted.
+   */
+  @Override
+  void planLift(Change c, String id) {
+    String parent = c.require(id, fields(PARENT, RANK)).getString(PARENT);
+    List<String> children = childIds(c, id);
+    if (!children.isEmpty()) {
+      List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
+      planRegroup(c, lifted(siblings, id, children), new HashSet<>(children), PARENT, parent);
+    }
+    deleteAll(c, List.of(id));
+  }
+
+  @Override
+  ChildGroup childGroup() {
+    return new ChildGroup(fields(PARENT, RANK), d -> eq(PARENT, d.getString(ID)), RANK,
+        d -> d.getString(PARENT), d -> -1);
+  }
+
+  @Override
+  long childCountOf(Reads r, String id) {
+    return countOrRequire(r, eq(PARENT, id), id);
   }
 
   @Override

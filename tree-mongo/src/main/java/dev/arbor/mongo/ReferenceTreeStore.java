@@ -1,7 +1,9 @@
 package dev.arbor.mongo;
 
 import com.mongodb.client.MongoCollection;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.bson.Document;
 
@@ -44,6 +46,44 @@ abstract class ReferenceTreeStore extends MongoTreeStore {
       return List.of();
     }
     return new Forest(subtree(r, id, maxDepth)).preorderBelow(id, maxDepth);
+  }
+
+  /**
+   * The recursive read of the structure, then, if asked, the documents of the subtree by {@code
+   * _id} in slices (one more query per 20 000 nodes); the top node's depth is not known.
+   */
+  @Override
+  final Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    List<Row> rows = new ArrayList<>();
+    rows.add(new Row(id, null, 0, Map.of()));
+    if (maxDepth == 0) {
+      r.require(id, fields(ID));
+    } else {
+      for (Row row : subtree(r, id, maxDepth)) {
+        if (!row.id().equals(id)) {
+          rows.add(row);
+        }
+      }
+    }
+    if (!withAttributes) {
+      return new Rows(-1, rows);
+    }
+    List<String> ids = new ArrayList<>();
+    for (Row row : rows) {
+      ids.add(row.id());
+    }
+    Map<String, Map<String, Object>> attributes = new java.util.HashMap<>();
+    for (List<String> slice : slices(ids)) {
+      for (Map.Entry<String, Document> e : r.documents(slice, null).entrySet()) {
+        attributes.put(e.getKey(), attributesOf(e.getValue()));
+      }
+    }
+    List<Row> out = new ArrayList<>();
+    for (Row row : rows) {
+      out.add(new Row(row.id(), row.parent(), row.order(),
+          attributes.getOrDefault(row.id(), Map.of())));
+    }
+    return new Rows(-1, out);
   }
 
   @Override

@@ -9,7 +9,8 @@ import org.bson.Document;
 
 /**
  * The five ways the MongoDB manual (Data Models, section 4.2 "Model Tree Structures") stores a
- * tree, each as a {@link TreeStore} over one collection with one document per node.
+ * tree, each as a {@link TreeStore} over one collection with one document per node: a {@link
+ * MongoTree}, which adds the reads that take the driver's filters.
  *
  * <h2>Which one do I need?</h2>
  *

@@ -47,7 +47,11 @@ class FaultInjectionTest {
       new Op("move h before(c)", s -> s.move("h", Position.before("c"))),
       new Op("move i firstChildOf(f)", s -> s.move("i", Position.firstChildOf("f"))),
       new Op("delete b", s -> s.delete("b")),
-      new Op("delete j", s -> s.delete("j")));
+      new Op("delete j", s -> s.delete("j")),
+      new Op("delete b lifting its children",
+          s -> s.delete("b", dev.arbor.core.Deletion.LIFT_CHILDREN)),
+      new Op("delete i lifting its children",
+          s -> s.delete("i", dev.arbor.core.Deletion.LIFT_CHILDREN)));
 
   private static MongoTreeStore open(TreePattern pattern, MongoCollection<Document> c) {
     return (MongoTreeStore) pattern.open(c);

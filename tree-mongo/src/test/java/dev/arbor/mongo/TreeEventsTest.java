@@ -70,6 +70,11 @@ class TreeEventsTest {
     assertThrows(NodeNotFoundException.class, () -> store.move("nope", Position.lastRoot()));
     store.move("e", Position.after("e"));
     assertEquals(3, store.delete("d"));
+    store.update("g", Map.of("name", "G"));
+    assertThrows(NodeNotFoundException.class, () -> store.update("nope", Map.of("a", 1)));
+    assertEquals(1, store.delete("a", dev.arbor.core.Deletion.LIFT_CHILDREN));
+    assertThrows(dev.arbor.core.NodeHasChildrenException.class,
+        () -> store.delete("b", dev.arbor.core.Deletion.LEAF_ONLY));
     assertEquals(List.of(), store.repair());
     List<TreeEvent> expected = List.of(
         event(Kind.LOAD, null, null, null, null, tree.size()),
@@ -78,7 +83,9 @@ class TreeEventsTest {
         event(Kind.INSERT, "r", null, null, Position.firstRoot(), 1),
         event(Kind.MOVE, "d", "b", "i", Position.lastChildOf("i"), 3),
         event(Kind.MOVE, "r", null, null, Position.after("i"), 1),
-        event(Kind.DELETE, "d", "i", null, null, 3));
+        event(Kind.DELETE, "d", "i", null, null, 3),
+        event(Kind.UPDATE, "g", "a", "a", null, 1),
+        event(Kind.DELETE, "a", null, null, null, 1));
     assertEquals(expected, unversioned(told));
     assertEquals(told, second, "a listener that throws does not stop the next one");
     for (int i = 1; i < told.size(); i++) {
@@ -86,6 +93,6 @@ class TreeEventsTest {
           "versions grow with the changes: " + told);
     }
     assertEquals(List.of(), store.check());
-    assertEquals(tree.size() + 3 - 3, store.size(), "the throwing listener undid nothing");
+    assertEquals(tree.size() + 3 - 3 - 1, store.size(), "the throwing listener undid nothing");
   }
 }
