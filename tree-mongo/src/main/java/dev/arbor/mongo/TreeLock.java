@@ -1225,7 +1225,10 @@ final class TreeLock {
         if (s.done.contains(v)) {
           throw new Completed(); // its commit went through; the caller who took over completed it
         }
-      } else if (appliedAlone()) {
+      } else if (committed || appliedAlone()) {
+        // committed: the batch with the single step was acknowledged whole, so the step ran
+        // inside the lease (on a server that goes on after errors, the batch's closing deadline
+        // fence matched after it). Later changes may have re-marked the document since.
         throw new Completed();
       }
       throw lost(what);
