@@ -2,6 +2,8 @@ package dev.arbor.core;
 
 import static java.util.Objects.requireNonNull;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Thrown when a structural change could not be carried out to its end by the caller, for a reason
  * other than the request itself (an I/O error, a lost lock); {@link #outcome()} says what became of
@@ -31,8 +33,9 @@ public class ChangeInterruptedException extends TreeException {
 
   private final Outcome outcome;
 
-  /** Creates an exception for a change with the given outcome. */
-  public ChangeInterruptedException(String message, Outcome outcome, Throwable cause) {
+  /** Creates an exception for a change with the given outcome and cause (null: none). */
+  public ChangeInterruptedException(String message, Outcome outcome,
+      @Nullable Throwable cause) {
     super(message + " [" + requireNonNull(outcome, "outcome") + "]", cause);
     this.outcome = outcome;
   }

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The reference {@link TreeStore}: a map from id to node, each node holding its parent and its
@@ -26,11 +27,11 @@ import java.util.Optional;
 public final class InMemoryTreeStore implements TreeStore {
 
   private static final class Entry {
-    String parent;
+    @Nullable String parent;
     final List<String> children = new ArrayList<>();
-    Map<String, Object> attributes;
+    Map<String, @Nullable Object> attributes;
 
-    Entry(String parent, Map<String, Object> attributes) {
+    Entry(@Nullable String parent, Map<String, @Nullable Object> attributes) {
       this.parent = parent;
       this.attributes = attributes;
     }
@@ -47,10 +48,11 @@ public final class InMemoryTreeStore implements TreeStore {
   public void ensureIndexes() {}
 
   @Override
-  public synchronized void insert(String id, Position position, Map<String, Object> attributes) {
+  public synchronized void insert(String id, Position position,
+      Map<String, @Nullable Object> attributes) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
-    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
+    Map<String, @Nullable Object> copy = TreeStores.copyAttributes(attributes);
     if (nodes.containsKey(id)) {
       throw new DuplicateNodeException(id);
     }
@@ -62,11 +64,11 @@ public final class InMemoryTreeStore implements TreeStore {
   }
 
   @Override
-  public synchronized void update(String id, Map<String, ?> set) {
+  public synchronized void update(String id, Map<String, ? extends @Nullable Object> set) {
     Entry node = entry(id);
     requireNonNull(set, "set must not be null (use an empty map)");
-    Map<String, Object> changed = new java.util.LinkedHashMap<>(node.attributes);
-    for (Map.Entry<String, ?> e : set.entrySet()) {
+    Map<String, @Nullable Object> changed = new java.util.LinkedHashMap<>(node.attributes);
+    for (Map.Entry<String, ? extends @Nullable Object> e : set.entrySet()) {
       String name = requireNonNull(e.getKey(), "attribute names must not be null");
       if (e.getValue() == null) {
         changed.remove(name);
@@ -228,7 +230,7 @@ public final class InMemoryTreeStore implements TreeStore {
   }
 
   @Override
-  public synchronized List<Node> childNodes(String id, String after, int limit) {
+  public synchronized List<Node> childNodes(String id, @Nullable String after, int limit) {
     return TreeStore.super.childNodes(id, after, limit);
   }
 
@@ -271,12 +273,12 @@ public final class InMemoryTreeStore implements TreeStore {
     return node;
   }
 
-  private List<String> group(String parent) {
+  private List<String> group(@Nullable String parent) {
     return parent == null ? roots : nodes.get(parent).children;
   }
 
   /** The parent a position puts a node under (null for the roots); checks the anchor exists. */
-  private String targetParent(Position position) {
+  private @Nullable String targetParent(Position position) {
     if (position instanceof Position.Root) {
       return null;
     } else if (position instanceof Position.Child c) {

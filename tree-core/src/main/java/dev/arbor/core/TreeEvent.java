@@ -2,6 +2,8 @@ package dev.arbor.core;
 
 import static java.util.Objects.requireNonNull;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A committed change of a tree, as told to a {@link TreeListener}: what happened, to which node,
  * where it was and where it went, and how many nodes it touched.
@@ -31,8 +33,8 @@ import static java.util.Objects.requireNonNull;
  * @param version the version of the tree's lock document at which the change took effect (grows
  *     with every change of the tree: events of one tree can be ordered by it); -1 where not known
  */
-public record TreeEvent(Kind kind, String id, String oldParent, String newParent,
-    Position position, long nodes, long version) {
+public record TreeEvent(Kind kind, @Nullable String id, @Nullable String oldParent,
+    @Nullable String newParent, @Nullable Position position, long nodes, long version) {
 
   /** What a change did. */
   public enum Kind {

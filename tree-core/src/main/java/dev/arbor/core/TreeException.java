@@ -1,5 +1,7 @@
 package dev.arbor.core;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Base class of the exceptions a {@link TreeStore} throws for a request the tree cannot honour.
  * When a store throws one for the request itself (an unknown or duplicate id, an invalid move),
@@ -14,8 +16,8 @@ public class TreeException extends RuntimeException {
     super(message);
   }
 
-  /** Creates an exception with the given message and cause. */
-  public TreeException(String message, Throwable cause) {
+  /** Creates an exception with the given message and cause (null: none). */
+  public TreeException(String message, @Nullable Throwable cause) {
     super(message, cause);
   }
 }

@@ -6,6 +6,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An ordered forest kept in some storage: any number of ordered roots, each node with ordered
@@ -81,7 +82,7 @@ public interface TreeStore {
    * @throws IllegalArgumentException if an attribute cannot be stored (for example, its name is a
    *     field the store reserves for the structure)
    */
-  void insert(String id, Position position, Map<String, Object> attributes);
+  void insert(String id, Position position, Map<String, @Nullable Object> attributes);
 
   /**
    * Changes the attributes of {@code id}: each entry of {@code set} gives the attribute of that
@@ -96,7 +97,7 @@ public interface TreeStore {
    *     its name is a field the store reserves for the structure), naming the node and the
    *     attribute; nothing is written then
    */
-  void update(String id, Map<String, ?> set);
+  void update(String id, Map<String, ? extends @Nullable Object> set);
 
   /**
    * Moves {@code id} with its whole subtree to {@code position}. Attributes are unchanged.
@@ -176,7 +177,7 @@ public interface TreeStore {
    * @throws IllegalArgumentException if {@code after} is not a child of {@code id}, or {@code
    *     limit} is not positive
    */
-  default List<Node> childNodes(String id, String after, int limit) {
+  default List<Node> childNodes(String id, @Nullable String after, int limit) {
     TreeStores.checkLimit(limit);
     List<String> children = children(id);
     int from = 0;

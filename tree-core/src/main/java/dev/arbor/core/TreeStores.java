@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Static helpers shared by {@link TreeStore} implementations, so that every store validates ids and
@@ -67,7 +68,8 @@ public final class TreeStores {
    *
    * @throws NullPointerException if {@code attributes} or one of its keys is null
    */
-  public static Map<String, Object> copyAttributes(Map<String, ?> attributes) {
+  public static Map<String, @Nullable Object> copyAttributes(
+      Map<String, ? extends @Nullable Object> attributes) {
     requireNonNull(attributes, "attributes must not be null (use an empty map)");
     if (attributes.isEmpty()) {
       return Map.of();
@@ -75,8 +77,8 @@ public final class TreeStores {
     return copyMap(attributes);
   }
 
-  private static Map<String, Object> copyMap(Map<?, ?> map) {
-    LinkedHashMap<String, Object> copy = new LinkedHashMap<>();
+  private static Map<String, @Nullable Object> copyMap(Map<?, ?> map) {
+    LinkedHashMap<String, @Nullable Object> copy = new LinkedHashMap<>();
     for (Map.Entry<?, ?> e : map.entrySet()) {
       Object key = requireNonNull(e.getKey(), "attribute names must not be null");
       if (!(key instanceof String)) {
@@ -87,12 +89,12 @@ public final class TreeStores {
     return Collections.unmodifiableMap(copy);
   }
 
-  private static Object copyValue(Object value) {
+  private static @Nullable Object copyValue(@Nullable Object value) {
     if (value instanceof Map<?, ?> map) {
       return copyMap(map);
     }
     if (value instanceof List<?> list) {
-      List<Object> copy = new ArrayList<>(list.size());
+      List<@Nullable Object> copy = new ArrayList<>(list.size());
       for (Object element : list) {
         copy.add(copyValue(element));
       }

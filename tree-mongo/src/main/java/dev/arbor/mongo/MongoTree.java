@@ -5,6 +5,7 @@ import dev.arbor.core.Node;
 import dev.arbor.core.TreeStore;
 import java.util.List;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link TreeStore} over one MongoDB collection, with the reads that take the driver's filters:
@@ -51,7 +52,7 @@ public interface MongoTree extends TreeStore {
    * @throws IllegalArgumentException if {@code maxDepth} is negative, or the filter names a
    *     structural field
    */
-  List<Node> descendantNodes(String id, int maxDepth, Bson filter);
+  List<Node> descendantNodes(String id, int maxDepth, @Nullable Bson filter);
 
   /**
    * One page of the children of {@code id} that match {@code filter}, with their data, in sibling
@@ -65,7 +66,7 @@ public interface MongoTree extends TreeStore {
    * @throws IllegalArgumentException if {@code after} is not a child of {@code id}, {@code limit}
    *     is not positive, or the filter names a structural field
    */
-  List<Node> childNodes(String id, String after, int limit, Bson filter);
+  List<Node> childNodes(String id, @Nullable String after, int limit, @Nullable Bson filter);
 
   /**
    * A filter selecting the documents of {@code id} and its descendants, for the caller's own

@@ -47,6 +47,7 @@ import org.bson.Document;
 import org.bson.codecs.EncoderContext;
 import org.bson.codecs.configuration.CodecConfigurationException;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the five MongoDB stores share: one document per node with {@code _id} = the node id and the
@@ -340,7 +341,8 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   // ------------------------------------------------------------------ the public operations
 
   @Override
-  public final void insert(String id, Position position, Map<String, Object> attributes) {
+  public final void insert(String id, Position position,
+      Map<String, @Nullable Object> attributes) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
     Map<String, Object> copy = TreeStores.copyAttributes(attributes);
@@ -363,7 +365,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * _id} that tells whether it exists; no journal (one single-document step).
    */
   @Override
-  public final void update(String id, Map<String, ?> set) {
+  public final void update(String id, Map<String, ? extends @Nullable Object> set) {
     TreeStores.checkId(id);
     requireNonNull(set, "set must not be null (use an empty map)");
     Map<String, Object> copy = new LinkedHashMap<>();
@@ -671,7 +673,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   }
 
   @Override
-  public final List<Node> descendantNodes(String id, int maxDepth, Bson filter) {
+  public final List<Node> descendantNodes(String id, int maxDepth, @Nullable Bson filter) {
     TreeStores.checkId(id);
     checkMaxDepth(maxDepth);
     Bson checked = filter == null ? null : checkFilter(filter);
@@ -712,12 +714,13 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   }
 
   @Override
-  public final List<Node> childNodes(String id, String after, int limit) {
+  public final List<Node> childNodes(String id, @Nullable String after, int limit) {
     return childNodes(id, after, limit, null);
   }
 
   @Override
-  public final List<Node> childNodes(String id, String after, int limit, Bson filter) {
+  public final List<Node> childNodes(String id, @Nullable String after, int limit,
+      @Nullable Bson filter) {
     TreeStores.checkId(id);
     if (after != null) {
       TreeStores.checkId(after);

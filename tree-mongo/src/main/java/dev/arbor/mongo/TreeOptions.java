@@ -7,6 +7,7 @@ import dev.arbor.core.TreeListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Options of a store opened with {@link TreePattern#open(com.mongodb.client.MongoCollection,
@@ -35,13 +36,13 @@ public final class TreeOptions {
   private static final TreeOptions DEFAULTS = new TreeOptions(null, true, 30_000, 60_000,
       List.of());
 
-  private final MongoClient client;
+  private final @Nullable MongoClient client;
   private final boolean isolatedReads;
   private final long leaseMillis;
   private final long waitMillis;
   private final List<TreeListener> listeners;
 
-  private TreeOptions(MongoClient client, boolean isolatedReads, long leaseMillis,
+  private TreeOptions(@Nullable MongoClient client, boolean isolatedReads, long leaseMillis,
       long waitMillis, List<TreeListener> listeners) {
     this.client = client;
     this.isolatedReads = isolatedReads;
