@@ -29,7 +29,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class CallersSessionTest {
   private static final String FIXTURE = "a(b(c d(e f)) g(h)) i(j k)";
 
-  private static boolean transactions() {
+  static boolean transactions() {
     MongoClient client = MongoTestServer.get().client();
     try (ClientSession session = client.startSession()) {
       session.withTransaction(() -> MongoTestServer.get().freshCollection().find(session)
