@@ -27,6 +27,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The <i>array of ancestors</i> pattern (manual §4.2.3): each node stores the ids of all its
@@ -92,7 +93,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  String layoutProblem(Document d) {
+  @Nullable String layoutProblem(Document d) {
     if (!isNullOrString(d.get(PARENT))) {
       return "parent is not an id: " + d.get(PARENT);
     }
@@ -408,7 +409,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     return new Target(anchor.getString(PARENT), ancestorsOf(anchor), Ranks.rankOf(anchor));
   }
 
-  private record Target(String parent, List<String> ancestors, long anchorRank) {}
+  private record Target(@Nullable String parent, List<String> ancestors, long anchorRank) {}
 
   private static Row row(Document d) {
     return new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d), Map.of());

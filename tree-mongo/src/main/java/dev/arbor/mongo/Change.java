@@ -11,6 +11,7 @@ import org.bson.BsonValue;
 import org.bson.Document;
 import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The explicit context of one structural change, handed to the store's planner: the reads it may
@@ -27,7 +28,8 @@ final class Change extends Reads {
    * @param version the version of the change: its fencing token, which marks every document it
    *     writes
    */
-  Change(MongoCollection<Document> collection, ClientSession session, Runnable beforeQuery,
+  Change(MongoCollection<Document> collection, @Nullable ClientSession session,
+      Runnable beforeQuery,
       long version) {
     super(collection, session, beforeQuery, false);
     this.version = version;

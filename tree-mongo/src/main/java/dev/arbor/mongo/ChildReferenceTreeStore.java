@@ -30,6 +30,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The <i>child references</i> pattern (manual §4.2.2): each node stores the ordered ids of its
@@ -98,7 +99,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  String layoutProblem(Document d) {
+  @Nullable String layoutProblem(Document d) {
     return d.get(CHILDREN) instanceof List ? null : "children is not an array: " + d.get(CHILDREN);
   }
 
@@ -190,7 +191,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   /** The children come from the parent's array, not from a query: see {@link #childNodes}. */
   @Override
-  ChildGroup childGroup() {
+  @Nullable ChildGroup childGroup() {
     return null;
   }
 
@@ -200,7 +201,8 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * node's depth by the walk up.
    */
   @Override
-  List<Node> childNodes(Reads r, String id, String after, int limit, Bson filter) {
+  List<Node> childNodes(Reads r, String id, @Nullable String after, int limit,
+      @Nullable Bson filter) {
     Map<String, Document> docs = r.documents(after == null ? List.of(id) : List.of(id, after),
         fields(CHILDREN));
     if (!docs.containsKey(id)) {
@@ -240,7 +242,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  String parentOf(Reads r, String id) {
+  @Nullable String parentOf(Reads r, String id) {
     r.require(id, fields(ID));
     Document parent = parentDocument(r, id);
     return parent == null ? null : parent.getString(ID);
@@ -452,7 +454,8 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   /** Rows of a whole collection: listed nodes under their lister, the others as ranked roots. */
-  private List<Row> rows(List<Document> docs, boolean withAttributes, List<Problem> problems) {
+  private List<Row> rows(List<Document> docs, boolean withAttributes,
+      @Nullable List<Problem> problems) {
     Map<String, String> parent = new HashMap<>();
     Map<String, Integer> index = new HashMap<>();
     for (Document d : docs) {
@@ -550,7 +553,8 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   /** Where a position puts a node: the parent and index, or a root rank. */
-  private Target target(Change c, Position position, Map<String, Document> docs, String moving) {
+  private Target target(Change c, Position position, Map<String, Document> docs,
+      @Nullable String moving) {
     if (position instanceof Position.Root) {
       return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, 0, moving), List.of());
     }
@@ -570,7 +574,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     return new Target(parent.getString(ID), s.before() ? at : at + 1, 0, siblings);
   }
 
-  private record Target(String parent, int index, long rank, List<String> siblings) {}
+  private record Target(@Nullable String parent, int index, long rank, List<String> siblings) {}
 
   /**
    * Refuses, before anything is written, to add {@code id} to the {@code children} array of
@@ -601,7 +605,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     return Updates.pushEach(CHILDREN, List.of(id), new PushOptions().position(index));
   }
 
-  private static List<String> without(List<String> ids, String id) {
+  private static List<String> without(List<String> ids, @Nullable String id) {
     if (id == null || !ids.contains(id)) {
       return ids;
     }

@@ -27,6 +27,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The <i>materialized paths</i> pattern (manual §4.2.4): each node stores the ids of its ancestors
@@ -100,7 +101,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  String layoutProblem(Document d) {
+  @Nullable String layoutProblem(Document d) {
     if (!isNullOrString(d.get(PATH))) {
       return "path is not a string: " + d.get(PATH);
     }
@@ -128,7 +129,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   /** The path of the children of a node with path {@code path} and id {@code id}. */
-  static String childPath(String path, String id) {
+  static String childPath(@Nullable String path, String id) {
     return (path == null ? "," : path) + escape(id) + ",";
   }
 
@@ -330,7 +331,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  String parentOf(Reads r, String id) {
+  @Nullable String parentOf(Reads r, String id) {
     return row(r.require(id, fields(PATH))).parent();
   }
 
@@ -474,7 +475,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     }
   }
 
-  private static String targetPath(Position position, Map<String, Document> docs) {
+  private static @Nullable String targetPath(Position position, Map<String, Document> docs) {
     if (position instanceof Position.Root) {
       return null;
     }

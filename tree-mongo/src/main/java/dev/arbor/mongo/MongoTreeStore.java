@@ -83,7 +83,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   volatile int loadBatchSize = LOAD_BATCH;
   private final List<TreeListener> listeners;
   /** The caller's session of a {@link #withSession} view, or null. */
-  private ClientSession session;
+  private @Nullable ClientSession session;
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
 
@@ -175,7 +175,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * With the lock, a store that knows a recent quiet version plans without the lock first and
    * claims it with its first write; if the tree changed meanwhile, it plans again under the lock.
    */
-  final Outcome change(String what, String subject, Planner planner) {
+  final Outcome change(String what, @Nullable String subject, Planner planner) {
     try {
       if (inCallersTransaction()) {
         return transactions.runIn(session, what, planner);
@@ -223,7 +223,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    *
    * @return the outcome, or null if the tree changed since {@code k} (nothing was written)
    */
-  private Outcome optimistic(TreeLock.Quiet k, String what, Planner planner) {
+  private @Nullable Outcome optimistic(TreeLock.Quiet k, String what, Planner planner) {
     Change c = new Change(data, session, () -> {}, k.version() + 1);
     try {
       planner.plan(c);
@@ -481,13 +481,13 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
 
   /** What listeners are told of a change, gathered while it is planned. */
   private static final class Told {
-    String oldParent;
-    String newParent;
+    @Nullable String oldParent;
+    @Nullable String newParent;
     long nodes = 1;
   }
 
   /** The parent a node at {@code position} has. */
-  private String parentAt(Reads r, Position position) {
+  private @Nullable String parentAt(Reads r, Position position) {
     if (position instanceof Position.Child child) {
       return child.parentId();
     }
@@ -530,9 +530,9 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * store plans with), or null if they have the pattern's types; changes refuse to start from a
    * document in another layout.
    */
-  abstract String layoutProblem(Document d);
+  abstract @Nullable String layoutProblem(Document d);
 
-  static boolean isNullOrString(Object o) {
+  static boolean isNullOrString(@Nullable Object o) {
     return o == null || o instanceof String;
   }
 
@@ -564,7 +564,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * {@code moved}: the ranks of a lift, whose children join their grandparent's children.
    */
   static void planRegroup(Change c, List<String> order, Set<String> moved, String parentField,
-      Object parent) {
+      @Nullable Object parent) {
     long rank = 0;
     for (String each : order) {
       c.set(each, moved.contains(each)
@@ -735,7 +735,8 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * one query of the sibling group in order, from after {@code after}'s place, filtered, limited.
    * Child references override it (the order is the array of the parent).
    */
-  List<Node> childNodes(Reads r, String id, String after, int limit, Bson filter) {
+  List<Node> childNodes(Reads r, String id, @Nullable String after, int limit,
+      @Nullable Bson filter) {
     ChildGroup g = childGroup();
     Map<String, Document> docs = r.documents(after == null ? List.of(id) : List.of(id, after),
         g.projection());
@@ -779,11 +780,11 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * siblings, a child's parent from its document (read with the same projection), and the node's
    * depth from its document (-1 if the pattern does not store it).
    */
-  record ChildGroup(Bson projection, Function<Document, Bson> children, String order,
+  record ChildGroup(@Nullable Bson projection, Function<Document, Bson> children, String order,
       Function<Document, String> parent, java.util.function.ToIntFunction<Document> depth) {}
 
   /** How this pattern finds children; child references, which override the reads, return null. */
-  abstract ChildGroup childGroup();
+  abstract @Nullable ChildGroup childGroup();
 
   @Override
   public final List<Node> ancestorNodes(String id) {
@@ -957,7 +958,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
-  String parentOf(Reads r, String id) {
+  @Nullable String parentOf(Reads r, String id) {
     return r.require(id, fields("parent")).getString("parent");
   }
 
@@ -1225,7 +1226,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * it must exist; then the anchor must exist.
    */
   final Map<String, Document> subjectAndAnchor(Reads r, String id, boolean insert,
-      Position position, Bson projection) {
+      Position position, @Nullable Bson projection) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
     String anchor = position.anchor();
@@ -1252,7 +1253,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   }
 
   /** Translates a duplicate-key error on {@code _id} into {@link DuplicateNodeException}. */
-  static RuntimeException translate(RuntimeException e, String id) {
+  static RuntimeException translate(RuntimeException e, @Nullable String id) {
     if (e instanceof MongoWriteException w
         && w.getError().getCategory() == ErrorCategory.DUPLICATE_KEY && id != null) {
       return new DuplicateNodeException(id);
@@ -1320,7 +1321,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   }
 
   /** The sibling group whose {@code field} equals {@code value} (null: the roots). */
-  static Bson group(String field, Object value) {
+  static Bson group(String field, @Nullable Object value) {
     return value == null ? isNull(field) : eq(field, value);
   }
 

@@ -30,6 +30,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The <i>nested sets</i> pattern (manual §4.2.5): each node stores the two stops of a round-trip
@@ -106,7 +107,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  String layoutProblem(Document d) {
+  @Nullable String layoutProblem(Document d) {
     for (String f : List.of(LEFT, RIGHT, DEPTH)) {
       if (!(d.get(f) instanceof Number)) {
         return f + " is not a number: " + d.get(f);
@@ -486,7 +487,8 @@ final class NestedSetTreeStore extends MongoTreeStore {
    *     the target does (the parent for a child position, the sibling for a sibling position)
    * @param depth the future depth
    */
-  private record Target(long at, String parent, String parentAnchor, long depth) {}
+  private record Target(long at, @Nullable String parent, @Nullable String parentAnchor,
+      long depth) {}
 
   static long num(Document d, String field) {
     Object v = d.get(field);

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The <i>parent references</i> pattern (manual §4.2.1): each node stores the id of its parent.
@@ -88,7 +89,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  String layoutProblem(Document d) {
+  @Nullable String layoutProblem(Document d) {
     if (!isNullOrString(d.get(PARENT))) {
       return "parent is not an id: " + d.get(PARENT);
     }
@@ -368,7 +369,8 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     new Forest(rows).checkStructure(problems);
   }
 
-  private static String targetParent(Position position, Map<String, Document> docs) {
+  private static @Nullable String targetParent(Position position,
+      Map<String, Document> docs) {
     if (position instanceof Position.Root) {
       return null;
     }

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sibling order as a sparse integer {@code rank} field: siblings sort by rank; a node placed
@@ -41,7 +42,7 @@ final class Ranks {
    * @param moving the id of the node being moved (excluded from its siblings), or null
    */
   static long rankFor(Change c, Bson siblings, Position position, long anchorRank,
-      String moving) {
+      @Nullable String moving) {
     Bson group = moving == null ? siblings : and(siblings, ne(MongoTreeStore.ID, moving));
     if (position instanceof Position.Sibling s) {
       Bson neighbour = s.before() ? lt(RANK, anchorRank) : gt(RANK, anchorRank);

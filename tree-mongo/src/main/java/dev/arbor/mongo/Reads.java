@@ -18,6 +18,7 @@ import org.bson.BsonInt32;
 import org.bson.BsonValue;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The reads of one operation: every query a store makes goes through the object the operation
@@ -43,11 +44,11 @@ class Reads {
       .builder().locale("simple").build();
 
   private final MongoCollection<Document> collection;
-  private final ClientSession session;
+  private final @Nullable ClientSession session;
   private final Runnable beforeQuery;
   private final boolean fold;
   private int queries;
-  private BsonDocument foldedLock;
+  private @Nullable BsonDocument foldedLock;
   private boolean foldedAll;
   private long foldedMaxMark;
 
@@ -57,7 +58,8 @@ class Reads {
    * @param beforeQuery run before each query
    * @param fold whether the first query by {@code _id} also reads the lock document
    */
-  Reads(MongoCollection<Document> collection, ClientSession session, Runnable beforeQuery,
+  Reads(MongoCollection<Document> collection, @Nullable ClientSession session,
+      Runnable beforeQuery,
       boolean fold) {
     this.collection = collection;
     this.session = session;
@@ -71,7 +73,7 @@ class Reads {
   }
 
   /** The session of the operation, or null. */
-  final ClientSession session() {
+  final @Nullable ClientSession session() {
     return session;
   }
 
@@ -109,7 +111,7 @@ class Reads {
    *
    * @return the documents by id; ids that do not exist are absent
    */
-  final Map<String, Document> documents(List<String> ids, Bson projection) {
+  final Map<String, Document> documents(List<String> ids, @Nullable Bson projection) {
     before();
     boolean folding = fold && queries == 1;
     List<Object> keys = new ArrayList<>(ids);
@@ -138,7 +140,7 @@ class Reads {
     return out;
   }
 
-  private Bson foldedProjection(Bson projection) {
+  private Bson foldedProjection(@Nullable Bson projection) {
     if (projection == null) {
       return new BsonDocument(TreeLock.JOURNAL, new BsonInt32(0));
     }
@@ -153,7 +155,7 @@ class Reads {
    * The lock document read by the first query, if that query was by {@code _id}, found every id it
    * asked for, and the operation made no other query; null otherwise.
    */
-  final BsonDocument foldedLock() {
+  final @Nullable BsonDocument foldedLock() {
     return queries == 1 && foldedAll ? foldedLock : null;
   }
 
@@ -163,7 +165,7 @@ class Reads {
   }
 
   /** The document of {@code id} with the given projection (null: the whole document), or null. */
-  final Document document(String id, Bson projection) {
+  final @Nullable Document document(String id, @Nullable Bson projection) {
     TreeStores.checkId(id);
     return documents(List.of(id), projection).get(id);
   }
@@ -173,7 +175,7 @@ class Reads {
    *
    * @throws NodeNotFoundException if there is none
    */
-  final Document require(String id, Bson projection) {
+  final Document require(String id, @Nullable Bson projection) {
     Document d = document(id, projection);
     if (d == null) {
       throw new NodeNotFoundException(id);
@@ -187,7 +189,7 @@ class Reads {
    * @return the two documents, {@code id}'s first
    * @throws NodeNotFoundException naming {@code id} if it is missing, else {@code other}
    */
-  final Document[] requireBoth(String id, String other, Bson projection) {
+  final Document[] requireBoth(String id, String other, @Nullable Bson projection) {
     Map<String, Document> docs = documents(List.of(id, other), projection);
     for (String each : List.of(id, other)) {
       if (!docs.containsKey(each)) {

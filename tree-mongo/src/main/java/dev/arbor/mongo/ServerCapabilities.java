@@ -6,6 +6,7 @@ import com.mongodb.client.MongoCollection;
 import java.util.List;
 import java.util.UUID;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the server behind a collection does correctly, found by probing it rather than by reading
@@ -41,14 +42,14 @@ final class ServerCapabilities {
   private final MongoCollection<Document> collection;
   private final Mode graphLookupMode;
   private final Mode pipelineMode;
-  private MongoClient client;
+  private @Nullable MongoClient client;
   private boolean isolatedReads = true;
   private long leaseMillis = 30_000;
   private long waitMillis = 60_000;
   private Timing timing = Timing.SYSTEM;
   private List<dev.arbor.core.TreeListener> listeners = List.of();
-  private volatile Boolean graphLookup;
-  private volatile Boolean pipelineUpdates;
+  private volatile @Nullable Boolean graphLookup;
+  private volatile @Nullable Boolean pipelineUpdates;
 
   ServerCapabilities(MongoCollection<Document> collection, Mode graphLookupMode,
       Mode pipelineMode) {
@@ -62,12 +63,12 @@ final class ServerCapabilities {
   }
 
   /** The client to start transactions with, or null: then changes use the lock and journal. */
-  ServerCapabilities client(MongoClient client) {
+  ServerCapabilities client(@Nullable MongoClient client) {
     this.client = client;
     return this;
   }
 
-  MongoClient client() {
+  @Nullable MongoClient client() {
     return client;
   }
 

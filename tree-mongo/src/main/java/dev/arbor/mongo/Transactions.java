@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.bson.BsonDocument;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * All-or-nothing structural changes in multi-document transactions (replica sets, sharded
@@ -42,12 +43,12 @@ final class Transactions {
   private static final TransactionOptions OPTIONS = TransactionOptions.builder()
       .readConcern(ReadConcern.SNAPSHOT).writeConcern(WriteConcern.MAJORITY).build();
 
-  private final MongoClient client;
+  private final @Nullable MongoClient client;
   private final MongoCollection<Document> data;
   private final TreeLock lock;
-  private volatile Boolean available;
+  private volatile @Nullable Boolean available;
 
-  Transactions(MongoClient client, MongoCollection<Document> data, TreeLock lock) {
+  Transactions(@Nullable MongoClient client, MongoCollection<Document> data, TreeLock lock) {
     this.client = client;
     this.data = data;
     this.lock = lock;
@@ -117,8 +118,8 @@ final class Transactions {
    *
    * @return the outcome, or null if the plan is too large for a transaction
    */
-  MongoTreeStore.Outcome run(String what, MongoTreeStore.Planner planner,
-      ClientSession callers) {
+  MongoTreeStore.@Nullable Outcome run(String what, MongoTreeStore.Planner planner,
+      @Nullable ClientSession callers) {
     lock.read(); // creates the lock document outside the transaction on first use
     MongoCollection<BsonDocument> raw = data.withDocumentClass(BsonDocument.class);
     String waiting = null;

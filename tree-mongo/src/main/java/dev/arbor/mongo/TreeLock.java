@@ -53,6 +53,7 @@ import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * All-or-nothing structural changes without multi-document transactions: a per-tree lock document
@@ -184,7 +185,7 @@ final class TreeLock {
   volatile int inlineJournalBytes = 4_000_000;
   /** Called with the version of every change once it is complete (tests record commit order). */
   volatile LongConsumer onCommitted = v -> {};
-  private volatile Boolean ordered;
+  private volatile @Nullable Boolean ordered;
   /** Where takeovers, replays, stuck changes and long waits are logged (tests record it). */
   volatile org.slf4j.Logger log = LOG;
   /** Lock waits longer than this are logged. */
@@ -226,12 +227,12 @@ final class TreeLock {
   static final class State {
     final String epoch;
     final long version;
-    final String owner;
+    final @Nullable String owner;
     final long lease;
     final long renewed;
-    final String what;
+    final @Nullable String what;
     final long op;
-    final BsonDocument stuck;
+    final @Nullable BsonDocument stuck;
     final Map<String, Waiter> waiting = new LinkedHashMap<>();
     final java.util.Set<Long> done = new java.util.HashSet<>();
 
@@ -336,7 +337,7 @@ final class TreeLock {
     final String what;
     private volatile long renewedAt;
     private final Thread thread = Thread.currentThread();
-    private volatile java.util.concurrent.ScheduledFuture<?> renewal;
+    private volatile java.util.concurrent.@Nullable ScheduledFuture<?> renewal;
     /** The insert fences this holder's load used. */
     int insertFences;
 
@@ -503,7 +504,7 @@ final class TreeLock {
    *
    * @return the hold, or null if the state changed meanwhile
    */
-  private Hold takeOver(State s, String token, String what, long now) {
+  private @Nullable Hold takeOver(State s, String token, String what, long now) {
     List<Bson> updates = new ArrayList<>();
     updates.add(Updates.inc(VERSION, 1L));
     updates.add(Updates.unset(WAITING + "." + token));
@@ -735,8 +736,8 @@ final class TreeLock {
         || (s instanceof Step.Delete d && !d.multi());
   }
 
-  private Result run(String token, Quiet claim, long v, String what, List<Step> steps,
-      boolean journal, boolean release, Hold hold) {
+  private Result run(String token, @Nullable Quiet claim, long v, String what, List<Step> steps,
+      boolean journal, boolean release, @Nullable Hold hold) {
     // A replay (journal false, release false) runs a journal that is already stored.
     boolean writeJournal = journal && !atomic(steps);
     boolean journaled = writeJournal || !release;
@@ -846,7 +847,7 @@ final class TreeLock {
   }
 
   /** A fence: renews the lease and applies {@code more}, or fails with a duplicate key. */
-  private WriteModel<BsonDocument> fence(String token, Bson more) {
+  private WriteModel<BsonDocument> fence(String token, @Nullable Bson more) {
     Bson update = Updates.combine(Updates.currentDate(RENEWED), Updates.set(LEASE, leaseMillis));
     if (more != null) {
       update = Updates.combine(update, more);
@@ -860,7 +861,7 @@ final class TreeLock {
    * this token already took it: a resent claim), or fails with a duplicate key.
    */
   private WriteModel<BsonDocument> claimStatement(Quiet known, String token, long v, String what,
-      Bson more) {
+      @Nullable Bson more) {
     Bson free = and(eq(EPOCH, known.epoch()), eq(VERSION, known.version()), eq(OWNER, null),
         in(WAITING, BsonNull.VALUE, new BsonDocument()), eq(STUCK, null));
     Bson update = take(token, what, Updates.set(VERSION, v));
@@ -939,14 +940,14 @@ final class TreeLock {
    */
   private final class Execution {
     final String token;
-    final Quiet claim;
+    final @Nullable Quiet claim;
     final long v;
     final String what;
     final List<Step> steps;
     final List<Statement> program;
     final int commitPoint;
     final boolean journaled;
-    final Hold hold;
+    final @Nullable Hold hold;
     final boolean orderedServer = ordered();
     boolean committed;
     boolean uncertain;
@@ -958,8 +959,8 @@ final class TreeLock {
     /** When the last lone fence was sent (local clock), 0: never. */
     long fencedAt;
 
-    Execution(String token, Quiet claim, long v, String what, List<Step> steps,
-        List<Statement> program, int commitPoint, boolean journaled, Hold hold) {
+    Execution(String token, @Nullable Quiet claim, long v, String what, List<Step> steps,
+        List<Statement> program, int commitPoint, boolean journaled, @Nullable Hold hold) {
       this.token = token;
       this.claim = claim;
       this.v = v;
@@ -1487,7 +1488,7 @@ final class TreeLock {
    *
    * @return null when the tree is not (or no longer) stuck, else what still stops it
    */
-  String retryStuck() {
+  @Nullable String retryStuck() {
     State s = read();
     if (s.stuck == null) {
       return null;
