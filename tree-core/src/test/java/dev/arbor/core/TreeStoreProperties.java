@@ -38,9 +38,20 @@ public abstract class TreeStoreProperties {
     return 80;
   }
 
-  /** Ids of inserted nodes are a counter behind one of these prefixes, to mix in hostile ids. */
+  /**
+   * Ids of inserted nodes are a counter between one of these prefixes and one of the suffixes, to
+   * mix in hostile ids: path separators and regex metacharacters, ids that read as aggregation
+   * field paths or variables, ids ending with an escape character.
+   */
   private static final List<String> ID_PREFIXES =
-      List.of("n", "a,", "\\", ".$", "^(", " ", "é", "n,\\,");
+      List.of("n", "a,", "\\", ".$", "^(", " ", "é", "n,\\,", "$", "$$ROOT.", "a-");
+  private static final List<String> ID_SUFFIXES = List.of("", "", "\\", "-", ",");
+
+  /** The id of the {@code counter}-th inserted node. */
+  private static String idFor(int counter) {
+    return ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter
+        + ID_SUFFIXES.get(counter % ID_SUFFIXES.size());
+  }
 
   /**
    * One generated step. {@code kind} picks the operation, {@code a} and {@code b} pick nodes by
@@ -118,7 +129,7 @@ public abstract class TreeStoreProperties {
       Throwable expected = null;
       Throwable actual = null;
       if (op.kind() < 40 || ids.isEmpty()) { // insert
-        String id = ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter;
+        String id = idFor(counter);
         counter++;
         Position p = position(op.where(), ids, op.b(), deepest);
         Map<String, Object> attributes = counter % 3 == 0 ? Map.of("n", counter) : Map.of();
@@ -204,7 +215,7 @@ public abstract class TreeStoreProperties {
   private static String describe(Op op, List<String> ids, int counter,
       Supplier<String> deepest) {
     if (op.kind() < 40 || ids.isEmpty()) {
-      return "insert " + ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter + " at "
+      return "insert " + idFor(counter) + " at "
           + position(op.where(), ids, op.b(), deepest);
     } else if (op.kind() < 80) {
       return "move " + ids.get(op.a() % ids.size()) + " to "

@@ -68,7 +68,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   /** The collection as Arbor reads it: from the primary, whatever the caller's preference. */
   final MongoCollection<Document> data;
   final TreeLock lock;
-  private final Transactions transactions;
+  final Transactions transactions;
   private final boolean isolatedReads;
   private final Set<String> structuralFields;
   /** The latest version at which this store saw the tree with no change in flight. */
@@ -514,11 +514,13 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
 
   /**
    * Whether a server error is {@code $graphLookup} passing its memory limit (100 MB before
-   * MongoDB 8.2, whatever {@code allowDiskUse} says; it holds whole documents): the stores then
-   * walk the tree level by level instead.
+   * MongoDB 8.2, whatever {@code allowDiskUse} says; it holds whole documents), or refused where
+   * it cannot run (inside a transaction on a sharded collection: OperationNotSupportedInTransaction):
+   * the stores then walk the tree level by level instead.
    */
   static boolean graphLookupOutOfMemory(com.mongodb.MongoServerException e) {
     return e.getCode() == 40099 || e.getCode() == 292 // QueryExceededMemoryLimitNoDiskUseAllowed
+        || e.getCode() == 263 // OperationNotSupportedInTransaction
         || String.valueOf(e.getMessage()).contains("maximum memory consumption");
   }
 

@@ -13,6 +13,7 @@ import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.CountOptions;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
@@ -29,8 +30,9 @@ import org.jspecify.annotations.Nullable;
  * clusters). Each change claims the tree's lock document inside its transaction — only when no
  * lock-protocol change holds it and no journal is pending — and raises its version by two, so
  * that transactional writers, lock-protocol writers and isolated readers of one tree exclude each
- * other whichever way each process opened the collection. A plan too large for one transaction
- * (more than {@value #MAX_STEPS} steps) is left to the lock protocol.
+ * other whichever way each process opened the collection. A change too large for one transaction
+ * (more than {@value #MAX_STEPS} steps or {@value #MAX_DOCUMENTS} documents), or one the server
+ * keeps refusing, is left to the lock protocol (see {@link #run}).
  */
 final class Transactions {
   private static final class LoggerHolder {
@@ -40,6 +42,25 @@ final class Transactions {
   /** The most steps a change makes in one transaction; larger plans use the lock and journal. */
   static final int MAX_STEPS = 1_000;
 
+  /**
+   * The most documents a change writes in one transaction by default: MongoDB advises against
+   * modifying more than 1 000 documents in one (its runtime limit, 60 s by default, and the
+   * cache share of an uncommitted transaction); larger changes use the lock and journal.
+   */
+  static final int MAX_DOCUMENTS = 1_000;
+
+  /** How often a change is tried in a transaction that fails transiently. */
+  static final int MAX_ATTEMPTS = 3;
+
+  /** How long an unknown commit result is retried, as the driver's {@code withTransaction}. */
+  private static final java.time.Duration COMMIT_RETRY = java.time.Duration.ofSeconds(120);
+
+  private static final int TRANSACTION_EXCEEDED_LIFETIME = 290;
+  private static final int TRANSACTION_TOO_LARGE = 334;
+  private static final java.util.Set<String> TOO_LARGE_NAMES = java.util.Set.of(
+      "TransactionTooLarge", "TransactionTooLargeForCache",
+      "TransactionExceededLifetimeLimitSeconds");
+
   private static final TransactionOptions OPTIONS = TransactionOptions.builder()
       .readConcern(ReadConcern.SNAPSHOT).writeConcern(WriteConcern.MAJORITY).build();
 
@@ -47,6 +68,11 @@ final class Transactions {
   private final MongoCollection<Document> data;
   private final TreeLock lock;
   private volatile @Nullable Boolean available;
+  /** The most documents one transaction writes; settable for tests. */
+  long maxDocuments = MAX_DOCUMENTS;
+  /** How many changes were left to the lock protocol after trying a transaction (for tests). */
+  final java.util.concurrent.atomic.AtomicLong leftToTheLock =
+      new java.util.concurrent.atomic.AtomicLong();
 
   Transactions(@Nullable MongoClient client, MongoCollection<Document> data, TreeLock lock) {
     this.client = client;
@@ -108,15 +134,24 @@ final class Transactions {
   private static final class TooLarge extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    TooLarge() {
-      super(null, null, false, false);
+    TooLarge(String why) {
+      super(why, null, false, false);
     }
   }
 
   /**
    * Runs a change in one transaction, waiting while the lock protocol holds the tree.
    *
-   * @return the outcome, or null if the plan is too large for a transaction
+   * <p>A transaction that cannot succeed is not retried for long: a plan of more than
+   * {@value #MAX_STEPS} steps, or whose writes would touch more than {@link #maxDocuments}
+   * documents (counted in the transaction before anything is written), a transaction the server
+   * refuses as too large or too long, and one that still fails transiently after
+   * {@value #MAX_ATTEMPTS} attempts (a transaction past 5% of the WiredTiger cache fails with a
+   * write conflict, which the driver's {@code withTransaction} would retry for two minutes) are
+   * all left to the lock protocol, which has no such limits. Each such transaction was aborted,
+   * so nothing of it is applied.
+   *
+   * @return the outcome, or null if the change is to be made by the lock protocol instead
    */
   MongoTreeStore.@Nullable Outcome run(String what, MongoTreeStore.Planner planner,
       @Nullable ClientSession callers) {
@@ -124,44 +159,43 @@ final class Transactions {
     MongoCollection<BsonDocument> raw = data.withDocumentClass(BsonDocument.class);
     String waiting = null;
     ClientSession session = callers != null ? callers : client.startSession();
+    int attempts = 0;
     try {
       for (;;) {
+        session.startTransaction(OPTIONS);
         try {
-          MongoTreeStore.Outcome o = session.withTransaction(() -> {
-            BsonDocument after = raw.findOneAndUpdate(session,
-                and(eq("_id", TreeLock.LOCK_ID), eq(TreeLock.STATE + ".owner", null),
-                    eq(TreeLock.STATE + ".stuck", null)),
-                Updates.inc(TreeLock.STATE + ".version", 2L),
-                new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-                    .projection(Projections.include(TreeLock.STATE)));
-            if (after == null) {
-              throw new Busy();
-            }
-            long v = new TreeLock.State(after).version - 1;
-            Change c = new Change(data, session, () -> {}, v);
-            planner.plan(c);
-            if (c.steps().size() > MAX_STEPS) {
-              throw new TooLarge();
-            }
-            if (c.steps().isEmpty()) {
-              return MongoTreeStore.Outcome.NONE;
-            }
-            List<WriteModel<BsonDocument>> models = new ArrayList<>();
-            for (int k = 0; k < c.steps().size(); k++) {
-              models.add(c.steps().get(k).model(v, k + 1));
-            }
-            BulkWriteResult r = raw.bulkWrite(session, models);
-            return new MongoTreeStore.Outcome(v, r.getDeletedCount());
-          }, OPTIONS);
+          MongoTreeStore.Outcome o = attempt(session, raw, planner);
+          commit(session);
           if (o.version() >= 0) {
             lock.onCommitted.accept(o.version());
           }
           return o;
         } catch (Busy busy) {
+          abort(session);
           waiting = waiting == null ? lock.readerToken() : waiting;
           lock.awaitQuiet(waiting);
         } catch (TooLarge tooLarge) {
+          abort(session);
+          LoggerHolder.LOG.debug("{}: {} is too large for one transaction ({}); it uses the lock",
+              data.getNamespace().getFullName(), what, tooLarge.getMessage());
+          leftToTheLock.incrementAndGet();
           return null;
+        } catch (MongoException e) {
+          abort(session);
+          switch (verdict(e, ++attempts)) {
+            case RETRY:
+              continue;
+            case USE_THE_LOCK:
+              LoggerHolder.LOG.info("{}: {} failed in a transaction ({}); it uses the lock",
+                  data.getNamespace().getFullName(), what, e.getMessage());
+              leftToTheLock.incrementAndGet();
+              return null;
+            default:
+              throw e;
+          }
+        } catch (RuntimeException e) {
+          abort(session);
+          throw e;
         }
       }
     } finally {
@@ -172,6 +206,123 @@ final class Transactions {
         session.close();
       }
     }
+  }
+
+  /** One attempt of a change inside the session's started transaction. */
+  private MongoTreeStore.Outcome attempt(ClientSession session,
+      MongoCollection<BsonDocument> raw, MongoTreeStore.Planner planner) {
+    BsonDocument after = raw.findOneAndUpdate(session,
+        and(eq("_id", TreeLock.LOCK_ID), eq(TreeLock.STATE + ".owner", null),
+            eq(TreeLock.STATE + ".stuck", null)),
+        Updates.inc(TreeLock.STATE + ".version", 2L),
+        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+            .projection(Projections.include(TreeLock.STATE)));
+    if (after == null) {
+      throw new Busy();
+    }
+    long v = new TreeLock.State(after).version - 1;
+    Change c = new Change(data, session, () -> {}, v);
+    planner.plan(c);
+    if (c.steps().size() > MAX_STEPS) {
+      throw new TooLarge(c.steps().size() + " steps");
+    }
+    if (c.steps().isEmpty()) {
+      return MongoTreeStore.Outcome.NONE;
+    }
+    long touched = touched(session, raw, c.steps());
+    if (touched > maxDocuments) {
+      throw new TooLarge("more than " + maxDocuments + " documents");
+    }
+    List<WriteModel<BsonDocument>> models = new ArrayList<>();
+    for (int k = 0; k < c.steps().size(); k++) {
+      models.add(c.steps().get(k).model(v, k + 1));
+    }
+    BulkWriteResult r = raw.bulkWrite(session, models);
+    return new MongoTreeStore.Outcome(v, r.getDeletedCount());
+  }
+
+  /**
+   * How many documents the steps touch, at most {@code maxDocuments + 1}: one each for the
+   * single-document steps, a bounded count in the transaction for each step on many.
+   */
+  private long touched(ClientSession session, MongoCollection<BsonDocument> raw,
+      List<Step> steps) {
+    long n = 0;
+    for (Step s : steps) {
+      boolean multi = s instanceof Step.Update u ? u.multi() : s instanceof Step.Delete d && d.multi();
+      if (!multi) {
+        n++;
+      } else {
+        BsonDocument filter = s instanceof Step.Update u ? u.filter() : ((Step.Delete) s).filter();
+        n += raw.countDocuments(session, filter, new CountOptions().collation(Reads.SIMPLE)
+            .limit((int) Math.min(Integer.MAX_VALUE, maxDocuments + 1 - n)));
+      }
+      if (n > maxDocuments) {
+        return n;
+      }
+    }
+    return n;
+  }
+
+  private static void abort(ClientSession session) {
+    if (session.hasActiveTransaction()) {
+      try {
+        session.abortTransaction();
+      } catch (MongoException | IllegalStateException ignored) {
+        // the server aborts an abandoned transaction itself, and a commit that failed with a
+        // transient error left nothing to abort: nothing of it was committed
+      }
+    }
+  }
+
+  /**
+   * Commits, retrying the commit (never the body) while its result is unknown, as the driver's
+   * {@code withTransaction} does: a change whose commit may have happened must not be made again
+   * by the lock protocol.
+   */
+  private void commit(ClientSession session) {
+    long deadline = System.nanoTime() + COMMIT_RETRY.toNanos();
+    for (;;) {
+      try {
+        session.commitTransaction();
+        return;
+      } catch (MongoException e) {
+        if (e.hasErrorLabel(MongoException.UNKNOWN_TRANSACTION_COMMIT_RESULT_LABEL)
+            && System.nanoTime() < deadline && !isMaxTimeExpired(e)) {
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  private static boolean isMaxTimeExpired(MongoException e) {
+    return e.getCode() == 50; // MaxTimeMSExpired: the driver does not retry it either
+  }
+
+  /** What to do after a transaction attempt failed with {@code e}. */
+  enum Verdict { RETRY, USE_THE_LOCK, THROW }
+
+  /**
+   * What to do after attempt number {@code attempts} failed with {@code e}: transient errors are
+   * retried {@value #MAX_ATTEMPTS} times, then the lock protocol takes the change; errors that
+   * say the transaction can never fit (too large for the cache or the oplog, past its lifetime)
+   * go to the lock protocol at once; a commit whose result is unknown, and every other error, are
+   * thrown (the change may have been applied, or is refused for a reason the lock would not fix).
+   */
+  static Verdict verdict(MongoException e, int attempts) {
+    if (e.hasErrorLabel(MongoException.UNKNOWN_TRANSACTION_COMMIT_RESULT_LABEL)) {
+      return Verdict.THROW;
+    }
+    String name = e instanceof MongoCommandException c ? c.getErrorCodeName() : "";
+    if (TOO_LARGE_NAMES.contains(name) || e.getCode() == TRANSACTION_TOO_LARGE
+        || e.getCode() == TRANSACTION_EXCEEDED_LIFETIME) {
+      return Verdict.USE_THE_LOCK;
+    }
+    if (e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
+      return attempts < MAX_ATTEMPTS ? Verdict.RETRY : Verdict.USE_THE_LOCK;
+    }
+    return Verdict.THROW;
   }
 
   /**

@@ -58,6 +58,18 @@ class FaultInjectionTest {
   }
 
   /**
+   * A store that rewrites subtrees with pipeline updates (MongoDB 4.2+), each pipeline run by
+   * {@link PipelineEmulator} as its sender writes document by document.
+   */
+  private static MongoTreeStore openWithPipelines(TreePattern pattern,
+      MongoCollection<Document> c) {
+    MongoTreeStore s = (MongoTreeStore) pattern.open(c, new ServerCapabilities(c,
+        ServerCapabilities.Mode.PROBE, ServerCapabilities.Mode.ON));
+    s.lock.sender = StepwiseSender.crashingAfter(-1);
+    return s;
+  }
+
+  /**
    * As if the time of a lease had passed since the holder stopped: its last renewal is moved to
    * the epoch, so that the next caller finds the lease expired by the server's clock.
    */
@@ -86,17 +98,34 @@ class FaultInjectionTest {
         tests.add(DynamicTest.dynamicTest(pattern + ": " + op + ", journal documents",
             () -> crashEverywhere(pattern, op, 0)));
       }
+      if (pattern == TreePattern.ARRAY_OF_ANCESTORS || pattern == TreePattern.MATERIALIZED_PATHS) {
+        // The pipeline path: subtree moves as one pipeline updateMany, replayed from the journal.
+        for (Op op : OPS.subList(3, 7)) {
+          for (int inline : new int[] {4_000_000, 0}) {
+            tests.add(DynamicTest.dynamicTest(pattern + ": " + op + ", pipeline updates"
+                + (inline == 0 ? ", journal documents" : ""),
+                () -> crashEverywhere(pattern, op, inline, true)));
+          }
+        }
+      }
       tests.add(DynamicTest.dynamicTest(pattern + ": load", () -> crashLoadEverywhere(pattern)));
     }
     return tests;
   }
 
   private void crashEverywhere(TreePattern pattern, Op op, int inlineJournalBytes) {
+    crashEverywhere(pattern, op, inlineJournalBytes, false);
+  }
+
+  private void crashEverywhere(TreePattern pattern, Op op, int inlineJournalBytes,
+      boolean pipelines) {
+    java.util.function.BiFunction<TreePattern, MongoCollection<Document>, MongoTreeStore> open =
+        pipelines ? FaultInjectionTest::openWithPipelines : FaultInjectionTest::open;
     Tree before = Tree.parse(FIXTURE);
     Tree after = after(op);
     // A clean run counts the document writes of the operation.
     MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
-    MongoTreeStore counting = open(pattern, clean);
+    MongoTreeStore counting = open.apply(pattern, clean);
     counting.load(before);
     StepwiseSender counter = StepwiseSender.crashingAfter(-1);
     counting.lock.sender = counter;
@@ -106,7 +135,7 @@ class FaultInjectionTest {
     assertTrue(total >= 1, "the operation writes something");
     for (int k = 0; k <= total; k++) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-      MongoTreeStore crashing = open(pattern, c);
+      MongoTreeStore crashing = open.apply(pattern, c);
       crashing.load(before);
       crashing.lock.sender = StepwiseSender.crashingAfter(k);
       crashing.lock.inlineJournalBytes = inlineJournalBytes;
@@ -119,7 +148,7 @@ class FaultInjectionTest {
         op.run().accept(crashing); // the sender never reaches the limit
       }
       // Another process opens the collection; its first read finishes the interrupted change.
-      MongoTreeStore next = open(pattern, c);
+      MongoTreeStore next = open.apply(pattern, c);
       Tree recovered = next.snapshot();
       String where = pattern + " " + op + ", crash after " + k + " of " + total + " writes";
       assertTrue(recovered.equals(before) || recovered.equals(after),

@@ -130,6 +130,8 @@ class RealServerPathsTest {
         "$graphLookup reached maximum memory consumption")));
     assertTrue(MongoTreeStore.graphLookupOutOfMemory(error.apply(292,
         "Exceeded memory limit for $graphLookup")));
+    assertTrue(MongoTreeStore.graphLookupOutOfMemory(error.apply(263,
+        "$graphLookup is not supported in a transaction on a sharded collection")));
     assertFalse(MongoTreeStore.graphLookupOutOfMemory(error.apply(13, "Unauthorized")));
     assertFalse(MongoTreeStore.graphLookupOutOfMemory(error.apply(40324,
         "Unrecognized pipeline stage name")));

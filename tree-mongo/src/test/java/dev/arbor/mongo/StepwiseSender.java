@@ -98,16 +98,16 @@ class StepwiseSender implements TreeLock.Sender {
             tick();
             matched++;
             modified += (int) (u.getUpdatePipeline() != null
-                ? c.updateOne(byId(id, u.getFilter()), u.getUpdatePipeline())
-                : c.updateOne(byId(id, u.getFilter()), u.getUpdate())).getModifiedCount();
+                ? emulate(c, byId(id, u.getFilter()), u.getUpdatePipeline())
+                : c.updateOne(byId(id, u.getFilter()), u.getUpdate()).getModifiedCount());
           }
         } else if (m instanceof UpdateManyModel<BsonDocument> u) {
           for (BsonValue id : ids(c, u.getFilter(), 0)) {
             tick();
             matched++;
             modified += (int) (u.getUpdatePipeline() != null
-                ? c.updateOne(byId(id, u.getFilter()), u.getUpdatePipeline())
-                : c.updateOne(byId(id, u.getFilter()), u.getUpdate())).getModifiedCount();
+                ? emulate(c, byId(id, u.getFilter()), u.getUpdatePipeline())
+                : c.updateOne(byId(id, u.getFilter()), u.getUpdate()).getModifiedCount());
           }
         } else if (m instanceof DeleteManyModel<BsonDocument> d) {
           for (BsonValue id : ids(c, d.getFilter(), 0)) {
@@ -133,6 +133,26 @@ class StepwiseSender implements TreeLock.Sender {
     }
     return BulkWriteResult.acknowledged(inserted, matched, deleted, modified, List.of(),
         List.of());
+  }
+
+  /**
+   * Runs an update pipeline on the one document {@code filter} selects: read, computed by
+   * {@link PipelineEmulator} (mongo-java-server has no pipeline updates) and replaced under the
+   * same filter, so that a guard still decides, as the server's per-document atomicity does.
+   */
+  @SuppressWarnings("unchecked")
+  private static long emulate(MongoCollection<BsonDocument> c, Bson filter,
+      List<? extends Bson> pipeline) {
+    BsonDocument d = c.find(filter).first();
+    if (d == null) {
+      return 0;
+    }
+    List<BsonDocument> stages = new ArrayList<>();
+    for (Bson stage : pipeline) {
+      stages.add(stage.toBsonDocument());
+    }
+    BsonDocument after = PipelineEmulator.apply(d, stages);
+    return c.replaceOne(filter, after).getModifiedCount();
   }
 
   private void tick() {
