@@ -37,6 +37,8 @@ final class Meter implements CommandListener {
   private long lockDocsWritten;
   private final List<BsonDocument> commands = new ArrayList<>();
   private final Set<Integer> lockRequests = new HashSet<>();
+  /** Per request: how many of its statements write the lock or journal documents. */
+  private final java.util.Map<Integer, Integer> lockStatements = new java.util.HashMap<>();
 
   /** Starts counting from zero; with {@code capture}, also keeps the commands. */
   synchronized void arm(boolean capture) {
@@ -51,6 +53,7 @@ final class Meter implements CommandListener {
     lockDocsWritten = 0;
     commands.clear();
     lockRequests.clear();
+    lockStatements.clear();
   }
 
   /** Stops counting and returns what was counted since {@link #arm}. */
@@ -76,6 +79,11 @@ final class Meter implements CommandListener {
     if (touchesOnlyLock(command)) {
       lockRoundTrips++;
       lockRequests.add(event.getRequestId());
+    } else {
+      int statements = lockStatements(command);
+      if (statements > 0) {
+        lockStatements.put(event.getRequestId(), statements);
+      }
     }
     if (capture) {
       commands.add(command.clone());
@@ -95,6 +103,32 @@ final class Meter implements CommandListener {
     if (lockRequests.remove(event.getRequestId())) {
       lockDocsWritten += written;
     }
+    Integer statements = lockStatements.remove(event.getRequestId());
+    if (statements != null) {
+      // The protocol's statements inside a command that also writes nodes (the lead, journal
+      // and release around a change's steps): each writes the lock document once.
+      lockDocsWritten += Math.min(statements, written);
+    }
+  }
+
+  /** How many statements of a write command address the lock or journal documents. */
+  static int lockStatements(BsonDocument command) {
+    String name = command.getFirstKey();
+    if (!name.equals("update") && !name.equals("insert")) {
+      return 0;
+    }
+    BsonValue list = command.get(name.equals("update") ? "updates" : "documents");
+    if (!(list instanceof BsonArray a)) {
+      return 0;
+    }
+    int n = 0;
+    for (BsonValue s : a) {
+      if (s.isDocument() && (name.equals("update") ? lockFilter(s.asDocument().get("q"))
+          : lockId(s.asDocument().get("_id")))) {
+        n++;
+      }
+    }
+    return n;
   }
 
   /**
@@ -134,6 +168,11 @@ final class Meter implements CommandListener {
     }
     BsonDocument f = filter.asDocument();
     if (f.containsKey("_id.arbor") || lockId(f.get("_id"))) {
+      return true;
+    }
+    BsonValue id = f.get("_id");
+    if (id != null && id.isDocument() && id.asDocument().get("$in") instanceof BsonArray in
+        && !in.isEmpty() && in.stream().allMatch(Meter::lockId)) {
       return true;
     }
     BsonValue and = f.get("$and");

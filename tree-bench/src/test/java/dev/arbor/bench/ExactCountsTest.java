@@ -73,15 +73,22 @@ class ExactCountsTest {
   }
 
   @Test
-  void isolatedReadsReadTheLockBeforeAndAfterAndWriteNothing() {
+  void isolatedReadsCheckTheLockOnceAndWriteNothing() {
     for (TreePattern p : TreePattern.values()) {
       for (Operation read : List.of(Operation.ANCESTORS, Operation.CHILDREN)) {
         Measurement m = get(p, Shape.BALANCED, LARGE, read);
-        assertEquals(2, m.lockRoundTrips(), p + " " + read);
+        // A read by _id alone reads the lock document in the same query; any other read checks
+        // it once after its queries (the quiet version seen before is the store's last one).
+        boolean folded = read == Operation.ANCESTORS && (p == TreePattern.ARRAY_OF_ANCESTORS
+            || p == TreePattern.MATERIALIZED_PATHS)
+            || read == Operation.CHILDREN && p == TreePattern.CHILD_REFERENCES;
+        assertEquals(folded ? 0 : 1, m.lockRoundTrips(), p + " " + read);
         assertEquals(0, m.lockDocsWritten(), p + " " + read);
         assertEquals(0, m.docsWritten(), p + " " + read);
       }
     }
+    assertEquals(1, get(TreePattern.ARRAY_OF_ANCESTORS, Shape.BALANCED, LARGE,
+        Operation.ANCESTORS).roundTrips(), "an ancestors read on the array of ancestors, in all");
   }
 
   /** The round trips of the pattern's own queries, without the lock protocol's. */
@@ -99,7 +106,8 @@ class ExactCountsTest {
         double small = get(p, Shape.WIDE, SMALL, move).roundTrips();
         double large = get(p, Shape.WIDE, LARGE, move).roundTrips();
         assertEquals(small, large, p + " " + move + ": round trips at " + SMALL + " vs " + LARGE);
-        assertTrue(get(p, Shape.WIDE, LARGE, move).lockRoundTrips() >= 2, p + " locks a move");
+        assertTrue(get(p, Shape.WIDE, LARGE, move).lockDocsWritten() >= 2,
+            p + " takes and frees the lock for a move");
       }
     }
   }

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The reference {@link TreeStore}: a map from id to node, each node holding its parent and its
@@ -26,11 +27,11 @@ import java.util.Optional;
 public final class InMemoryTreeStore implements TreeStore {
 
   private static final class Entry {
-    String parent;
+    @Nullable String parent;
     final List<String> children = new ArrayList<>();
-    final Map<String, Object> attributes;
+    Map<String, @Nullable Object> attributes;
 
-    Entry(String parent, Map<String, Object> attributes) {
+    Entry(@Nullable String parent, Map<String, @Nullable Object> attributes) {
       this.parent = parent;
       this.attributes = attributes;
     }
@@ -47,18 +48,35 @@ public final class InMemoryTreeStore implements TreeStore {
   public void ensureIndexes() {}
 
   @Override
-  public synchronized void insert(String id, Position position, Map<String, Object> attributes) {
+  public synchronized void insert(String id, Position position,
+      Map<String, @Nullable Object> attributes) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
-    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
+    Map<String, @Nullable Object> copy = TreeStores.copyAttributes(attributes);
     if (nodes.containsKey(id)) {
       throw new DuplicateNodeException(id);
     }
     String parent = targetParent(position);
-    List<String> siblings = siblings(parent);
+    List<String> siblings = group(parent);
     int index = targetIndex(position, siblings);
     nodes.put(id, new Entry(parent, copy));
     siblings.add(index, id);
+  }
+
+  @Override
+  public synchronized void update(String id, Map<String, ? extends @Nullable Object> set) {
+    Entry node = entry(id);
+    requireNonNull(set, "set must not be null (use an empty map)");
+    Map<String, @Nullable Object> changed = new java.util.LinkedHashMap<>(node.attributes);
+    for (Map.Entry<String, ? extends @Nullable Object> e : set.entrySet()) {
+      String name = requireNonNull(e.getKey(), "attribute names must not be null");
+      if (e.getValue() == null) {
+        changed.remove(name);
+      } else {
+        changed.put(name, e.getValue());
+      }
+    }
+    node.attributes = TreeStores.copyAttributes(changed);
   }
 
   @Override
@@ -72,8 +90,8 @@ public final class InMemoryTreeStore implements TreeStore {
     if (parent != null && (parent.equals(id) || isDescendantUnchecked(parent, id))) {
       throw new InvalidMoveException(id, position);
     }
-    siblings(node.parent).remove(id);
-    List<String> target = siblings(parent);
+    group(node.parent).remove(id);
+    List<String> target = group(parent);
     target.add(targetIndex(position, target), id);
     node.parent = parent;
   }
@@ -84,11 +102,37 @@ public final class InMemoryTreeStore implements TreeStore {
     List<String> doomed = new ArrayList<>();
     doomed.add(id);
     doomed.addAll(descendantsUnchecked(id, Integer.MAX_VALUE));
-    siblings(node.parent).remove(id);
+    group(node.parent).remove(id);
     for (String d : doomed) {
       nodes.remove(d);
     }
     return doomed.size();
+  }
+
+  @Override
+  public synchronized long delete(String id, Deletion how) {
+    TreeStores.checkId(id);
+    requireNonNull(how, "how");
+    Entry node = entry(id);
+    switch (how) {
+      case SUBTREE:
+        return delete(id);
+      case LEAF_ONLY:
+        if (!node.children.isEmpty()) {
+          throw new NodeHasChildrenException(id);
+        }
+        return delete(id);
+      default:
+        List<String> siblings = group(node.parent);
+        int at = siblings.indexOf(id);
+        siblings.remove(at);
+        siblings.addAll(at, node.children);
+        for (String child : node.children) {
+          nodes.get(child).parent = node.parent;
+        }
+        nodes.remove(id);
+        return 1;
+    }
   }
 
   @Override
@@ -169,13 +213,55 @@ public final class InMemoryTreeStore implements TreeStore {
     }
     for (Tree.Entry e : tree.entries()) {
       nodes.put(e.id(), new Entry(e.parentId(), e.attributes()));
-      siblings(e.parentId()).add(e.id());
+      group(e.parentId()).add(e.id());
     }
   }
 
   @Override
   public synchronized Tree snapshot() {
     return TreeStore.super.snapshot();
+  }
+
+  // Reads the interface defines by other reads: synchronized here, so that each is atomic.
+
+  @Override
+  public synchronized Tree subtree(String id, int maxDepth) {
+    return TreeStore.super.subtree(id, maxDepth);
+  }
+
+  @Override
+  public synchronized List<Node> childNodes(String id, @Nullable String after, int limit) {
+    return TreeStore.super.childNodes(id, after, limit);
+  }
+
+  @Override
+  public synchronized List<Node> ancestorNodes(String id) {
+    return TreeStore.super.ancestorNodes(id);
+  }
+
+  @Override
+  public synchronized List<Node> descendantNodes(String id, int maxDepth) {
+    return TreeStore.super.descendantNodes(id, maxDepth);
+  }
+
+  @Override
+  public synchronized long descendantCount(String id) {
+    return TreeStore.super.descendantCount(id);
+  }
+
+  @Override
+  public synchronized List<String> siblings(String id) {
+    return TreeStore.super.siblings(id);
+  }
+
+  @Override
+  public synchronized Optional<String> previousSibling(String id) {
+    return TreeStore.super.previousSibling(id);
+  }
+
+  @Override
+  public synchronized Optional<String> nextSibling(String id) {
+    return TreeStore.super.nextSibling(id);
   }
 
   private Entry entry(String id) {
@@ -187,12 +273,12 @@ public final class InMemoryTreeStore implements TreeStore {
     return node;
   }
 
-  private List<String> siblings(String parent) {
+  private List<String> group(@Nullable String parent) {
     return parent == null ? roots : nodes.get(parent).children;
   }
 
   /** The parent a position puts a node under (null for the roots); checks the anchor exists. */
-  private String targetParent(Position position) {
+  private @Nullable String targetParent(Position position) {
     if (position instanceof Position.Root) {
       return null;
     } else if (position instanceof Position.Child c) {

@@ -1,5 +1,6 @@
 package dev.arbor.core;
 
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where {@link TreeStore#insert(String, Position) insert} and {@link TreeStore#move(String,
@@ -55,7 +56,7 @@ public sealed interface Position permits Position.Root, Position.Child, Position
   }
 
   /** The id this position is relative to, or {@code null} for a root position. */
-  String anchor();
+  @Nullable String anchor();
 
   /**
    * A place among the roots.
@@ -64,7 +65,7 @@ public sealed interface Position permits Position.Root, Position.Child, Position
    */
   record Root(boolean first) implements Position {
     @Override
-    public String anchor() {
+    public @Nullable String anchor() {
       return null;
     }
 

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An immutable snapshot of a whole ordered forest: every node's id, parent and attributes, with
@@ -35,8 +36,9 @@ public final class Tree {
   private static final Tree EMPTY = new Tree(List.of());
 
   private final List<Entry> entries;
-  private Map<String, Integer> indexById; // lazily built
-  private Map<String, List<String>> childrenById; // lazily built, key null = roots
+  private @Nullable Map<String, Integer> indexById; // lazily built
+  // lazily built; the key null holds the roots
+  private @Nullable Map<@Nullable String, List<String>> childrenById;
 
   private Tree(List<Entry> entries) {
     this.entries = entries;
@@ -50,7 +52,8 @@ public final class Tree {
    * @param depth the number of ancestors, {@code 0} for a root
    * @param attributes the node's attributes, unmodifiable
    */
-  public record Entry(String id, String parentId, int depth, Map<String, Object> attributes) {
+  public record Entry(String id, @Nullable String parentId, int depth,
+      Map<String, @Nullable Object> attributes) {
     /** Validates the components and copies the attributes. */
     public Entry {
       TreeStores.checkId(id);
@@ -185,8 +188,8 @@ public final class Tree {
     return index;
   }
 
-  private Map<String, List<String>> children() {
-    Map<String, List<String>> children = childrenById;
+  private Map<@Nullable String, List<String>> children() {
+    Map<@Nullable String, List<String>> children = childrenById;
     if (children == null) {
       children = new HashMap<>();
       for (Entry e : entries) {
@@ -199,7 +202,7 @@ public final class Tree {
   }
 
   @Override
-  public boolean equals(Object o) {
+  public boolean equals(@Nullable Object o) {
     return o instanceof Tree other && entries.equals(other.entries);
   }
 
@@ -238,7 +241,7 @@ public final class Tree {
      * @param parentId the parent id, or {@code null} for a root
      * @throws DuplicateNodeException if {@code id} was already added
      */
-    public Builder add(String id, String parentId) {
+    public Builder add(String id, @Nullable String parentId) {
       return add(id, parentId, Map.of());
     }
 
@@ -248,7 +251,8 @@ public final class Tree {
      * @param parentId the parent id, or {@code null} for a root
      * @throws DuplicateNodeException if {@code id} was already added
      */
-    public Builder add(String id, String parentId, Map<String, ?> attributes) {
+    public Builder add(String id, @Nullable String parentId,
+        Map<String, ? extends @Nullable Object> attributes) {
       TreeStores.checkId(id);
       if (parentId != null) {
         TreeStores.checkId(parentId);
@@ -275,7 +279,7 @@ public final class Tree {
       if (added.isEmpty()) {
         return EMPTY;
       }
-      Map<String, List<Entry>> children = new HashMap<>();
+      Map<@Nullable String, List<Entry>> children = new HashMap<>();
       for (Entry e : added.values()) {
         if (e.parentId() != null && !added.containsKey(e.parentId())) {
           throw new NodeNotFoundException(e.parentId());

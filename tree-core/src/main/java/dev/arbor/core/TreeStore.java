@@ -6,6 +6,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An ordered forest kept in some storage: any number of ordered roots, each node with ordered
@@ -40,8 +41,14 @@ import java.util.Optional;
  *       DuplicateNodeException}.
  *   <li>{@code move(x, before(x))} and {@code move(x, after(x))} do nothing. Moving a node into its
  *       own subtree, including {@code firstChildOf(x)}, throws {@link InvalidMoveException}.
- *   <li><b>After any exception, the stored tree is exactly as before the call.</b>
- *   <li>Attributes are stored with the node, returned by {@link #find} and never changed by moves.
+ *   <li><b>After a domain exception (an unknown or duplicate id, an invalid move, a bad attribute),
+ *       the stored tree is exactly as before the call.</b> A change interrupted for another reason
+ *       (an I/O error, a lock lost by a writer slower than its lease) throws {@link
+ *       ChangeInterruptedException}, whose {@link ChangeInterruptedException#outcome() outcome}
+ *       says whether it was applied; the stored tree is then the tree before or after the
+ *       change, never a mix.
+ *   <li>Attributes are stored with the node, returned by {@link #find}, changed only by {@link
+ *       #update} and never by moves.
  * </ul>
  *
  * <h2>Thread safety</h2>
@@ -75,7 +82,22 @@ public interface TreeStore {
    * @throws IllegalArgumentException if an attribute cannot be stored (for example, its name is a
    *     field the store reserves for the structure)
    */
-  void insert(String id, Position position, Map<String, Object> attributes);
+  void insert(String id, Position position, Map<String, @Nullable Object> attributes);
+
+  /**
+   * Changes the attributes of {@code id}: each entry of {@code set} gives the attribute of that
+   * name a new value, and a {@code null} value removes it; attributes not named are kept. The
+   * structure never changes. An empty {@code set} only checks that the node exists.
+   *
+   * <p>MongoDB stores write the node's one document with one update (no journal: MongoDB makes a
+   * single-document write atomic), through the same protocol as every change.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   * @throws IllegalArgumentException if an attribute cannot be stored or removed (for example,
+   *     its name is a field the store reserves for the structure), naming the node and the
+   *     attribute; nothing is written then
+   */
+  void update(String id, Map<String, ? extends @Nullable Object> set);
 
   /**
    * Moves {@code id} with its whole subtree to {@code position}. Attributes are unchanged.
@@ -93,8 +115,182 @@ public interface TreeStore {
    */
   long delete(String id);
 
+  /**
+   * Deletes {@code id} and does with its children what {@code how} says (see {@link Deletion}),
+   * all-or-nothing.
+   *
+   * @return the number of nodes removed: the subtree's size for {@link Deletion#SUBTREE}, 1
+   *     otherwise
+   * @throws NodeNotFoundException if {@code id} does not exist
+   * @throws NodeHasChildrenException with {@link Deletion#LEAF_ONLY}, if {@code id} has children
+   */
+  long delete(String id, Deletion how);
+
   /** The node with this id, or empty if there is none. */
   Optional<Node> find(String id);
+
+  // ------------------------------------------------------------------ reads of node data
+
+  /**
+   * The subtree of {@code id} with attributes, down to {@code maxDepth} levels below it, as a
+   * {@link Tree} whose only root is {@code id} ({@code maxDepth} 0 gives the node alone, {@link
+   * Integer#MAX_VALUE} the whole subtree). The default implementation reads it node by node;
+   * stores override it with one read, isolated from concurrent changes.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   * @throws IllegalArgumentException if {@code maxDepth} is negative
+   */
+  default Tree subtree(String id, int maxDepth) {
+    Node top = find(id).orElseThrow(() -> new NodeNotFoundException(id));
+    Tree.Builder builder = Tree.builder().add(id, null, top.attributes());
+    for (Node n : descendantNodes(id, maxDepth)) {
+      builder.add(n.id(), n.parentId(), n.attributes());
+    }
+    return builder.build();
+  }
+
+  /**
+   * The children of {@code id} with their data, in sibling order.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  default List<Node> childNodes(String id) {
+    return childNodes(id, null, Integer.MAX_VALUE);
+  }
+
+  /**
+   * One page of the children of {@code id} with their data, in sibling order: at most {@code
+   * limit} children, those that follow the child {@code after} ({@code null}: from the first).
+   * The next page starts after the last child of this one; the cursor is a position in sibling
+   * order, not an offset, so a page neither repeats nor skips a child when others are inserted or
+   * deleted meanwhile elsewhere in the list.
+   *
+   * <pre>{@code
+   * List<Node> page = store.childNodes("p", null, 50);
+   * while (!page.isEmpty()) {
+   *   show(page);
+   *   page = store.childNodes("p", page.get(page.size() - 1).id(), 50);
+   * }
+   * }</pre>
+   *
+   * @throws NodeNotFoundException if {@code id} or {@code after} does not exist
+   * @throws IllegalArgumentException if {@code after} is not a child of {@code id}, or {@code
+   *     limit} is not positive
+   */
+  default List<Node> childNodes(String id, @Nullable String after, int limit) {
+    TreeStores.checkLimit(limit);
+    List<String> children = children(id);
+    int from = 0;
+    if (after != null) {
+      find(after).orElseThrow(() -> new NodeNotFoundException(after));
+      from = children.indexOf(after) + 1;
+      if (from == 0) {
+        throw TreeStores.notAChild(after, id);
+      }
+    }
+    List<Node> out = new ArrayList<>();
+    for (String child : children.subList(from, (int) Math.min(children.size(),
+        (long) from + limit))) {
+      out.add(find(child).orElseThrow(() -> new NodeNotFoundException(child)));
+    }
+    return out;
+  }
+
+  /**
+   * The ancestors of {@code id} with their data, root first, parent last: a breadcrumb.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  default List<Node> ancestorNodes(String id) {
+    List<Node> out = new ArrayList<>();
+    for (String a : ancestors(id)) {
+      out.add(find(a).orElseThrow(() -> new NodeNotFoundException(a)));
+    }
+    return out;
+  }
+
+  /**
+   * The descendants of {@code id} with their data, down to {@code maxDepth} levels, in preorder:
+   * the nodes of {@link #descendants(String, int)}.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   * @throws IllegalArgumentException if {@code maxDepth} is negative
+   */
+  default List<Node> descendantNodes(String id, int maxDepth) {
+    List<Node> out = new ArrayList<>();
+    for (String d : descendants(id, maxDepth)) {
+      out.add(find(d).orElseThrow(() -> new NodeNotFoundException(d)));
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ counts and neighbours
+
+  /**
+   * The number of children of {@code id}.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  default long childCount(String id) {
+    return children(id).size();
+  }
+
+  /**
+   * The number of descendants of {@code id}, {@code id} excluded.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  default long descendantCount(String id) {
+    return descendants(id).size();
+  }
+
+  /**
+   * Whether {@code id} has no children.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  default boolean isLeaf(String id) {
+    return childCount(id) == 0;
+  }
+
+  /**
+   * The other children of the parent of {@code id} (the other roots, for a root), in sibling
+   * order; {@code id} itself excluded.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  default List<String> siblings(String id) {
+    List<String> all = new ArrayList<>(siblingsAndSelf(this, id));
+    all.remove(id);
+    return all;
+  }
+
+  /**
+   * The sibling just before {@code id}, or empty for a first child (or the first root).
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  default Optional<String> previousSibling(String id) {
+    List<String> all = siblingsAndSelf(this, id);
+    int at = all.indexOf(id);
+    return at > 0 ? Optional.of(all.get(at - 1)) : Optional.empty();
+  }
+
+  /**
+   * The sibling just after {@code id}, or empty for a last child (or the last root).
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  default Optional<String> nextSibling(String id) {
+    List<String> all = siblingsAndSelf(this, id);
+    int at = all.indexOf(id);
+    return at + 1 < all.size() ? Optional.of(all.get(at + 1)) : Optional.empty();
+  }
+
+  private static List<String> siblingsAndSelf(TreeStore store, String id) {
+    Node node = store.find(id).orElseThrow(() -> new NodeNotFoundException(id));
+    return node.parentId() == null ? store.roots() : store.children(node.parentId());
+  }
 
   /** The ids of the roots, in order. */
   List<String> roots();

@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Static helpers shared by {@link TreeStore} implementations, so that every store validates ids and
@@ -27,7 +28,37 @@ public final class TreeStores {
     if (id.isEmpty()) {
       throw new IllegalArgumentException("node id must not be empty");
     }
+    for (int i = 0; i < id.length(); i++) {
+      char c = id.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < id.length()
+          && Character.isLowSurrogate(id.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        // UTF-8 cannot encode it: the driver would store U+FFFD and read back another id.
+        throw new IllegalArgumentException("node id contains an unpaired surrogate (\\u"
+            + String.format("%04x", (int) c) + ") at index " + i + ": "
+            + id.substring(0, i) + "…");
+      }
+    }
     return id;
+  }
+
+  /**
+   * Checks a page size.
+   *
+   * @throws IllegalArgumentException if {@code limit} is not positive
+   */
+  public static int checkLimit(int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit < 1: " + limit);
+    }
+    return limit;
+  }
+
+  /** The exception for a paging cursor {@code after} that is not a child of {@code id}. */
+  public static IllegalArgumentException notAChild(String after, String id) {
+    return new IllegalArgumentException("'" + after + "' is not a child of '" + id
+        + "': a page of children starts after one of them");
   }
 
   /**
@@ -37,7 +68,8 @@ public final class TreeStores {
    *
    * @throws NullPointerException if {@code attributes} or one of its keys is null
    */
-  public static Map<String, Object> copyAttributes(Map<String, ?> attributes) {
+  public static Map<String, @Nullable Object> copyAttributes(
+      Map<String, ? extends @Nullable Object> attributes) {
     requireNonNull(attributes, "attributes must not be null (use an empty map)");
     if (attributes.isEmpty()) {
       return Map.of();
@@ -45,8 +77,8 @@ public final class TreeStores {
     return copyMap(attributes);
   }
 
-  private static Map<String, Object> copyMap(Map<?, ?> map) {
-    LinkedHashMap<String, Object> copy = new LinkedHashMap<>();
+  private static Map<String, @Nullable Object> copyMap(Map<?, ?> map) {
+    LinkedHashMap<String, @Nullable Object> copy = new LinkedHashMap<>();
     for (Map.Entry<?, ?> e : map.entrySet()) {
       Object key = requireNonNull(e.getKey(), "attribute names must not be null");
       if (!(key instanceof String)) {
@@ -57,12 +89,12 @@ public final class TreeStores {
     return Collections.unmodifiableMap(copy);
   }
 
-  private static Object copyValue(Object value) {
+  private static @Nullable Object copyValue(@Nullable Object value) {
     if (value instanceof Map<?, ?> map) {
       return copyMap(map);
     }
     if (value instanceof List<?> list) {
-      List<Object> copy = new ArrayList<>(list.size());
+      List<@Nullable Object> copy = new ArrayList<>(list.size());
       for (Object element : list) {
         copy.add(copyValue(element));
       }

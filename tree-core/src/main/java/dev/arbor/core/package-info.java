@@ -8,6 +8,10 @@
  * with. {@link dev.arbor.core.Tree} is an immutable snapshot of a whole forest, used for bulk loads,
  * exports and comparisons.
  *
- * <p>Parameters and return values are non-null unless documented otherwise.
+ * <p>Nullness is stated with JSpecify annotations: the package is {@code @NullMarked}, so
+ * parameters, return values and components are non-null unless annotated {@code @Nullable}.
  */
+@NullMarked
 package dev.arbor.core;
+
+import org.jspecify.annotations.NullMarked;

@@ -92,6 +92,74 @@ public abstract class TreeStoreContract {
           expectedDescendants(expected, id, 2), store.descendants(id, 2),
           () -> "descendants(" + id + ", 2)");
     }
+    List<Tree.Entry> entries = expected.entries();
+    int step = Math.max(1, entries.size() / 40);
+    for (int i = 0; i < entries.size(); i += step) {
+      assertNodeReadsAgree(store, expected, entries.get(i).id());
+    }
+  }
+
+  /**
+   * Asserts the reads of node data and the counts of {@code store} for {@code id} match {@code
+   * expected}.
+   */
+  public static void assertNodeReadsAgree(TreeStore store, Tree expected, String id) {
+    Tree.Entry e = expected.get(id);
+    List<String> children = expected.children(id);
+    assertEquals(nodes(expected, children), store.childNodes(id), () -> "childNodes(" + id + ")");
+    if (!children.isEmpty()) {
+      assertEquals(nodes(expected, children.subList(1, Math.min(3, children.size()))),
+          store.childNodes(id, children.get(0), 2),
+          () -> "childNodes(" + id + ", " + children.get(0) + ", 2)");
+    }
+    List<String> ancestors = new ArrayList<>();
+    for (String p = e.parentId(); p != null; p = expected.get(p).parentId()) {
+      ancestors.add(0, p);
+    }
+    assertEquals(nodes(expected, ancestors), store.ancestorNodes(id),
+        () -> "ancestorNodes(" + id + ")");
+    List<String> descendants = expectedDescendants(expected, id, Integer.MAX_VALUE);
+    assertEquals(nodes(expected, descendants),
+        store.descendantNodes(id, Integer.MAX_VALUE), () -> "descendantNodes(" + id + ")");
+    assertEquals(nodes(expected, expectedDescendants(expected, id, 2)),
+        store.descendantNodes(id, 2), () -> "descendantNodes(" + id + ", 2)");
+    assertEquals(expectedSubtree(expected, id, Integer.MAX_VALUE),
+        store.subtree(id, Integer.MAX_VALUE), () -> "subtree(" + id + ")");
+    assertEquals(expectedSubtree(expected, id, 1), store.subtree(id, 1),
+        () -> "subtree(" + id + ", 1)");
+    assertEquals(children.size(), store.childCount(id), () -> "childCount(" + id + ")");
+    assertEquals(children.isEmpty(), store.isLeaf(id), () -> "isLeaf(" + id + ")");
+    assertEquals(descendants.size(), store.descendantCount(id),
+        () -> "descendantCount(" + id + ")");
+    List<String> group = e.parentId() == null ? expected.roots()
+        : expected.children(e.parentId());
+    List<String> others = new ArrayList<>(group);
+    others.remove(id);
+    assertEquals(others, store.siblings(id), () -> "siblings(" + id + ")");
+    int at = group.indexOf(id);
+    assertEquals(at > 0 ? Optional.of(group.get(at - 1)) : Optional.empty(),
+        store.previousSibling(id), () -> "previousSibling(" + id + ")");
+    assertEquals(at + 1 < group.size() ? Optional.of(group.get(at + 1)) : Optional.empty(),
+        store.nextSibling(id), () -> "nextSibling(" + id + ")");
+  }
+
+  /** The nodes of {@code ids} as {@code tree} holds them. */
+  public static List<Node> nodes(Tree tree, List<String> ids) {
+    List<Node> out = new ArrayList<>();
+    for (String id : ids) {
+      Tree.Entry e = tree.get(id);
+      out.add(new Node(id, e.parentId(), e.depth(), e.attributes()));
+    }
+    return out;
+  }
+
+  /** The subtree of {@code id} in {@code tree} down to {@code maxDepth}, {@code id} its root. */
+  public static Tree expectedSubtree(Tree tree, String id, int maxDepth) {
+    Tree.Builder b = Tree.builder().add(id, null, tree.get(id).attributes());
+    for (String d : expectedDescendants(tree, id, maxDepth)) {
+      b.add(d, tree.get(d).parentId(), tree.get(d).attributes());
+    }
+    return b.build();
   }
 
   /** The descendants of {@code id} in {@code tree}, preorder, down to {@code maxDepth} levels. */
@@ -458,6 +526,10 @@ public abstract class TreeStoreContract {
     for (var call : calls) {
       assertRefused(NullPointerException.class, call.apply(null));
       assertRefused(IllegalArgumentException.class, call.apply(""));
+      // UTF-8 cannot hold an unpaired surrogate: stored, it would read back as another id.
+      assertRefused(IllegalArgumentException.class, call.apply("a\uD800b"));
+      assertRefused(IllegalArgumentException.class, call.apply("\uDC00"));
+      assertRefused(IllegalArgumentException.class, call.apply("x\uD83D"));
     }
     assertRefused(NullPointerException.class, () -> store.insert("n", null));
     assertRefused(NullPointerException.class, () -> store.move("b", null));
@@ -526,6 +598,220 @@ public abstract class TreeStoreContract {
     assertEquals(attributes, store.snapshot().get("db").attributes());
   }
 
+  // ---------------------------------------------------------------- update
+
+  @Test
+  void updateSetsChangesAndRemovesAttributes() {
+    given(Fixtures.CATEGORIES);
+    store.update("Databases", Map.of("title", "Databases", "count", 2));
+    Map<String, Object> change = new LinkedHashMap<>();
+    change.put("count", 3);
+    change.put("title", null);
+    change.put("tags", List.of("sql", Map.of("nested", true)));
+    change.put("absent", null);
+    store.update("Databases", change);
+    assertEquals(Optional.of(new Node("Databases", "Programming", 2,
+        Map.of("count", 3, "tags", List.of("sql", Map.of("nested", true))))),
+        store.find("Databases"));
+    assertEquals(Map.of(), store.find("MongoDB").orElseThrow().attributes());
+    assertTree(Fixtures.CATEGORIES);
+    store.update("Books", Map.of());
+    store.move("Databases", firstRoot());
+    assertEquals(3, store.find("Databases").orElseThrow().attributes().get("count"));
+  }
+
+  @Test
+  void updateOfUnknownOrNullIsRefused() {
+    given("a(b)");
+    NodeNotFoundException e = assertRefused(NodeNotFoundException.class,
+        () -> store.update("nope", Map.of("x", 1)));
+    assertEquals("nope", e.id());
+    assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
+    assertRefused(NodeNotFoundException.class, () -> store.update("nope", Map.of()));
+    assertRefused(NullPointerException.class, () -> store.update("a", null));
+    assertRefused(NullPointerException.class, () -> store.update(null, Map.of("x", 1)));
+    assertRefused(IllegalArgumentException.class, () -> store.update("", Map.of("x", 1)));
+  }
+
+  // ---------------------------------------------------------------- node data
+
+  /** The manual's category tree with a title on every node and a price on the leaves. */
+  private static Tree titledCategories() {
+    Tree.Builder b = Tree.builder();
+    for (Tree.Entry e : Fixtures.categories().entries()) {
+      Map<String, Object> attributes = new LinkedHashMap<>();
+      attributes.put("title", e.id().toUpperCase(java.util.Locale.ROOT));
+      if (Fixtures.categories().children(e.id()).isEmpty()) {
+        attributes.put("price", e.id().length());
+      }
+      b.add(e.id(), e.parentId(), attributes);
+    }
+    return b.build();
+  }
+
+  @Test
+  void subtreeWithAttributes() {
+    Tree all = titledCategories();
+    store.load(all);
+    Tree programming = store.subtree("Programming", Integer.MAX_VALUE);
+    assertEquals(List.of("Programming"), programming.roots());
+    assertEquals(expectedSubtree(all, "Programming", Integer.MAX_VALUE), programming);
+    assertEquals(expectedSubtree(all, "Programming", 1), store.subtree("Programming", 1));
+    assertEquals(Tree.builder().add("dbm", null, all.get("dbm").attributes()).build(),
+        store.subtree("dbm", 5));
+    assertEquals(1, store.subtree("Books", 0).size());
+    assertEquals(all, store.subtree("Books", Integer.MAX_VALUE));
+    NodeNotFoundException e = assertRefused(NodeNotFoundException.class,
+        () -> store.subtree("nope", 1));
+    assertEquals("nope", e.id());
+    assertRefused(IllegalArgumentException.class, () -> store.subtree("Books", -1));
+    assertRefused(NullPointerException.class, () -> store.subtree(null, 1));
+  }
+
+  @Test
+  void nodeReadsCarryTheData() {
+    Tree all = titledCategories();
+    store.load(all);
+    assertEquals(List.of(new Node("Languages", "Programming", 2, Map.of("title", "LANGUAGES",
+        "price", 9)), new Node("Databases", "Programming", 2, Map.of("title", "DATABASES"))),
+        store.childNodes("Programming"));
+    assertEquals(List.of("BOOKS", "PROGRAMMING", "DATABASES"),
+        store.ancestorNodes("dbm").stream().map(n -> n.attributes().get("title")).toList());
+    assertEquals(List.of(), store.ancestorNodes("Books"));
+    assertEquals(List.of("Programming", "Languages", "Databases"),
+        store.descendantNodes("Books", 2).stream().map(Node::id).toList());
+    assertEquals(List.of(), store.descendantNodes("Books", 0));
+    assertEquals(List.of(), store.childNodes("dbm"));
+    for (String id : all.ids()) {
+      assertNodeReadsAgree(store, all, id);
+    }
+    List<Executable> calls = List.of(
+        () -> store.childNodes("nope"),
+        () -> store.childNodes("nope", null, 3),
+        () -> store.ancestorNodes("nope"),
+        () -> store.descendantNodes("nope", 2),
+        () -> store.childCount("nope"),
+        () -> store.descendantCount("nope"),
+        () -> store.isLeaf("nope"),
+        () -> store.siblings("nope"),
+        () -> store.previousSibling("nope"),
+        () -> store.nextSibling("nope"),
+        () -> store.childNodes("Books", "nope", 3));
+    for (Executable call : calls) {
+      NodeNotFoundException e = assertRefused(NodeNotFoundException.class, call);
+      assertEquals("nope", e.id());
+    }
+    assertRefused(IllegalArgumentException.class, () -> store.descendantNodes("Books", -1));
+    assertRefused(IllegalArgumentException.class, () -> store.childNodes("Books", null, 0));
+    IllegalArgumentException e = assertRefused(IllegalArgumentException.class,
+        () -> store.childNodes("Programming", "dbm", 2));
+    assertTrue(e.getMessage().contains("'dbm'") && e.getMessage().contains("'Programming'"),
+        e.getMessage());
+  }
+
+  @Test
+  void childrenPagedBySiblingOrder() {
+    store.insert("p", lastRoot());
+    List<String> expected = new ArrayList<>();
+    for (int i = 0; i < 25; i++) {
+      store.insert("c" + i, lastChildOf("p"), Map.of("i", i));
+      expected.add("c" + i);
+    }
+    List<String> seen = new ArrayList<>();
+    List<Node> page = store.childNodes("p", null, 7);
+    while (!page.isEmpty()) {
+      assertTrue(page.size() <= 7);
+      page.forEach(n -> seen.add(n.id()));
+      String last = page.get(page.size() - 1).id();
+      if (seen.size() == 7) {
+        store.insert("early", firstChildOf("p")); // before the cursor: not seen, nothing repeated
+        store.delete("c10"); // after the cursor: not seen
+        expected.remove("c10");
+      }
+      page = store.childNodes("p", last, 7);
+    }
+    assertEquals(expected, seen);
+    assertEquals(List.of("c24"), store.childNodes("p", "c23", 100).stream().map(Node::id)
+        .toList());
+    assertEquals(List.of(), store.childNodes("p", "c24", 1));
+  }
+
+  @Test
+  void countsAndNeighbours() {
+    given("a(b(c d) e f) g h");
+    assertEquals(3, store.childCount("a"));
+    assertEquals(5, store.descendantCount("a"));
+    assertEquals(0, store.descendantCount("c"));
+    assertTrue(store.isLeaf("c"));
+    assertFalse(store.isLeaf("b"));
+    assertEquals(List.of("b", "f"), store.siblings("e"));
+    assertEquals(List.of("a", "h"), store.siblings("g"));
+    assertEquals(List.of("d"), store.siblings("c"));
+    assertEquals(Optional.of("b"), store.previousSibling("e"));
+    assertEquals(Optional.of("f"), store.nextSibling("e"));
+    assertEquals(Optional.empty(), store.previousSibling("b"));
+    assertEquals(Optional.empty(), store.nextSibling("f"));
+    assertEquals(Optional.of("g"), store.previousSibling("h"));
+    assertEquals(Optional.empty(), store.nextSibling("h"));
+    assertEquals(Optional.empty(), store.previousSibling("a"));
+  }
+
+  // ---------------------------------------------------------------- delete strategies
+
+  @Test
+  void deleteLiftingChildrenPutsThemInItsPlace() {
+    store.load(titledCategories());
+    assertEquals(1, store.delete("Programming", Deletion.LIFT_CHILDREN));
+    assertTree("Books(Languages Databases(MongoDB dbm))");
+    assertEquals(Optional.of(new Node("MongoDB", "Databases", 2, Map.of("title", "MONGODB",
+        "price", 7))), store.find("MongoDB"));
+    given2("x(y z) w");
+    assertEquals(1, store.delete("x", Deletion.LIFT_CHILDREN));
+    assertTree("Books(Languages Databases(MongoDB dbm)) y z w");
+    assertEquals(1, store.delete("Databases", Deletion.LIFT_CHILDREN));
+    assertTree("Books(Languages MongoDB dbm) y z w");
+    assertEquals(1, store.delete("Languages", Deletion.LIFT_CHILDREN));
+    assertEquals(1, store.delete("Books", Deletion.LIFT_CHILDREN));
+    assertTree("MongoDB dbm y z w");
+    assertEquals(1, store.delete("z", Deletion.LIFT_CHILDREN));
+    assertTree("MongoDB dbm y w");
+  }
+
+  /** Adds the roots of an outline after the existing roots. */
+  private void given2(String outline) {
+    Fixtures.insertAll(store, Tree.parse(outline));
+  }
+
+  @Test
+  void deleteLiftingChildrenInTheMiddleOfManySiblings() {
+    given("p(a b(x y(z)) c) q");
+    store.delete("b", Deletion.LIFT_CHILDREN);
+    assertTree("p(a x y(z) c) q");
+    assertEquals(List.of("p", "y"), store.ancestors("z"));
+    assertEquals(2, store.depth("z"));
+    store.insert("n", after("x"));
+    store.move("c", before("x"));
+    assertTree("p(a c x n y(z)) q");
+  }
+
+  @Test
+  void deleteOnlyALeaf() {
+    given("a(b(c))");
+    NodeHasChildrenException e = assertRefused(NodeHasChildrenException.class,
+        () -> store.delete("b", Deletion.LEAF_ONLY));
+    assertEquals("b", e.id());
+    assertTrue(e.getMessage().contains("'b'"), e.getMessage());
+    assertEquals(1, store.delete("c", Deletion.LEAF_ONLY));
+    assertEquals(1, store.delete("b", Deletion.LEAF_ONLY));
+    assertEquals(1, store.delete("a", Deletion.SUBTREE));
+    for (Deletion how : Deletion.values()) {
+      NodeNotFoundException n = assertRefused(NodeNotFoundException.class,
+          () -> store.delete("nope", how));
+      assertEquals("nope", n.id());
+    }
+    assertRefused(NullPointerException.class, () -> store.delete("nope", null));
+  }
+
   // ---------------------------------------------------------------- load
 
   @Test
@@ -576,6 +862,44 @@ public abstract class TreeStoreContract {
     assertTrue(store.isDescendant("n119", "n60"));
     assertFalse(store.isDescendant("n119", "n0"));
     assertEquals(59, store.delete("n1"));
+  }
+
+  /**
+   * How deep {@link #aDeepChainWithLongIds} goes: 200 levels by default, {@code
+   * -Darbor.deepChain=1000} (or more) for the long run.
+   */
+  protected int deepChainLevels() {
+    return Integer.getInteger("arbor.deepChain", 200);
+  }
+
+  @Test
+  void aDeepChainWithLongIds() {
+    int depth = deepChainLevels();
+    int half = depth / 2;
+    Tree.Builder b = Tree.builder();
+    for (int i = 0; i < depth; i++) {
+      b.add(longId(i), i == 0 ? null : longId(i - 1));
+    }
+    store.load(b.build());
+    String bottom = longId(depth - 1);
+    assertEquals(depth - 1, store.depth(bottom));
+    assertEquals(depth - 1, store.ancestors(bottom).size());
+    for (int maxDepth : new int[] {1, 100, 101, half, depth - 1, depth, Integer.MAX_VALUE}) {
+      List<String> below = store.descendants(longId(0), maxDepth);
+      assertEquals(Math.min(maxDepth, depth - 1), below.size(), "maxDepth " + maxDepth);
+      assertEquals(longId(1), below.get(0));
+    }
+    assertEquals(List.of(longId(half + 1), longId(half + 2)), store.descendants(longId(half), 2));
+    store.move(longId(half), lastRoot());
+    assertEquals(depth - 1 - half, store.depth(bottom));
+    assertEquals(half - 1, store.delete(longId(1)));
+    assertEquals(1 + depth - half, store.size());
+    assertEquals(List.of(longId(0), longId(half)), store.roots());
+  }
+
+  /** An id of 24 characters that needs escaping in paths and regexes. */
+  private static String longId(int i) {
+    return "$n" + i + ",-\\.x" + "y".repeat(12 - String.valueOf(i).length());
   }
 
   @Test

@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 import org.quicktheories.core.Gen;
 
 /**
- * The equivalence property: any sequence of inserts, moves and deletes leaves a store in the same
- * state as the {@link InMemoryTreeStore} reference, step by step, and every read answers the same.
- * A store's test extends this class and returns fresh stores from {@link #newStore()}.
+ * The equivalence property: any sequence of inserts, moves, deletes and updates leaves a store in
+ * the same state as the {@link InMemoryTreeStore} reference, step by step, and every read answers
+ * the same. A store's test extends this class and returns fresh stores from {@link #newStore()}.
  *
  * <p>Operations are generated as small integers that index into the reference's current node list,
  * so every generated sequence is valid whatever came before it, and QuickTheories can shrink a
@@ -38,9 +38,20 @@ public abstract class TreeStoreProperties {
     return 80;
   }
 
-  /** Ids of inserted nodes are a counter behind one of these prefixes, to mix in hostile ids. */
+  /**
+   * Ids of inserted nodes are a counter between one of these prefixes and one of the suffixes, to
+   * mix in hostile ids: path separators and regex metacharacters, ids that read as aggregation
+   * field paths or variables, ids ending with an escape character.
+   */
   private static final List<String> ID_PREFIXES =
-      List.of("n", "a,", "\\", ".$", "^(", " ", "é", "n,\\,");
+      List.of("n", "a,", "\\", ".$", "^(", " ", "é", "n,\\,", "$", "$$ROOT.", "a-");
+  private static final List<String> ID_SUFFIXES = List.of("", "", "\\", "-", ",");
+
+  /** The id of the {@code counter}-th inserted node. */
+  private static String idFor(int counter) {
+    return ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter
+        + ID_SUFFIXES.get(counter % ID_SUFFIXES.size());
+  }
 
   /**
    * One generated step. {@code kind} picks the operation, {@code a} and {@code b} pick nodes by
@@ -64,6 +75,9 @@ public abstract class TreeStoreProperties {
     int deepMoves; // moves of a node at depth >= 3 or to a parent at depth >= 3
     int refusedMoves; // moves into the node's own subtree
     int subtreeDeletes; // deletes that removed more than one node
+    int updates;
+    int lifts; // deletes that lifted children into the node's place
+    int refusedDeletes; // leaf-only deletes of a node with children
     int maxDepth;
 
     @Override
@@ -71,7 +85,8 @@ public abstract class TreeStoreProperties {
       return sequences + " sequences, " + operations + " operations: " + inserts + " inserts, "
           + subtreeMoves + " subtree moves, " + rootMoves + " moves to root positions, "
           + deepMoves + " deep moves, " + refusedMoves + " refused moves, " + subtreeDeletes
-          + " subtree deletes, max depth " + maxDepth;
+          + " subtree deletes, " + lifts + " lifts, " + refusedDeletes + " refused deletes, "
+          + updates + " updates, max depth " + maxDepth;
     }
   }
 
@@ -89,7 +104,8 @@ public abstract class TreeStoreProperties {
       // The generator must reach the cases that break stores, or the property proves little.
       org.junit.jupiter.api.Assertions.assertTrue(coverage.subtreeMoves >= 20
           && coverage.rootMoves >= 20 && coverage.deepMoves >= 20 && coverage.refusedMoves >= 5
-          && coverage.subtreeDeletes >= 10 && coverage.maxDepth >= 5, coverage::toString);
+          && coverage.subtreeDeletes >= 10 && coverage.lifts >= 3 && coverage.maxDepth >= 5,
+          coverage::toString);
     }
   }
 
@@ -113,7 +129,7 @@ public abstract class TreeStoreProperties {
       Throwable expected = null;
       Throwable actual = null;
       if (op.kind() < 40 || ids.isEmpty()) { // insert
-        String id = ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter;
+        String id = idFor(counter);
         counter++;
         Position p = position(op.where(), ids, op.b(), deepest);
         Map<String, Object> attributes = counter % 3 == 0 ? Map.of("n", counter) : Map.of();
@@ -146,12 +162,30 @@ public abstract class TreeStoreProperties {
       } else if (op.kind() < 90) { // delete
         String id = ids.get(op.a() % ids.size());
         long[] counts = new long[2];
-        expected = attempt(() -> counts[0] = reference.delete(id));
-        actual = attempt(() -> counts[1] = store.delete(id));
+        Deletion how = deletion(op);
+        if (how == null) {
+          expected = attempt(() -> counts[0] = reference.delete(id));
+          actual = attempt(() -> counts[1] = store.delete(id));
+        } else {
+          boolean hasChildren = !reference.children(id).isEmpty();
+          expected = attempt(() -> counts[0] = reference.delete(id, how));
+          actual = attempt(() -> counts[1] = store.delete(id, how));
+          if (how == Deletion.LIFT_CHILDREN && hasChildren) {
+            coverage.lifts++;
+          } else if (expected instanceof NodeHasChildrenException) {
+            coverage.refusedDeletes++;
+          }
+        }
         assertEquals(counts[0], counts[1], () -> "delete count " + where.get());
         if (counts[0] > 1) {
           coverage.subtreeDeletes++;
         }
+      } else if (op.kind() < 95) { // update
+        String id = ids.get(op.a() % ids.size());
+        Map<String, Object> set = update(op);
+        coverage.updates++;
+        expected = attempt(() -> reference.update(id, set));
+        actual = attempt(() -> store.update(id, set));
       } else { // reads
         String x = ids.get(op.a() % ids.size());
         String y = ids.get(op.b() % ids.size());
@@ -161,6 +195,7 @@ public abstract class TreeStoreProperties {
             () -> "isDescendant(" + x + ", " + y + ") " + where.get());
         assertEquals(reference.ancestors(x), store.ancestors(x),
             () -> "ancestors(" + x + ") " + where.get());
+        TreeStoreContract.assertNodeReadsAgree(store, before, x);
       }
       Throwable got = actual;
       assertEquals(
@@ -180,15 +215,41 @@ public abstract class TreeStoreProperties {
   private static String describe(Op op, List<String> ids, int counter,
       Supplier<String> deepest) {
     if (op.kind() < 40 || ids.isEmpty()) {
-      return "insert " + ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter + " at "
+      return "insert " + idFor(counter) + " at "
           + position(op.where(), ids, op.b(), deepest);
     } else if (op.kind() < 80) {
       return "move " + ids.get(op.a() % ids.size()) + " to "
           + position(op.where(), ids, op.b(), deepest);
     } else if (op.kind() < 90) {
-      return "delete " + ids.get(op.a() % ids.size());
+      Deletion how = deletion(op);
+      return "delete " + ids.get(op.a() % ids.size()) + (how == null ? "" : " " + how);
+    } else if (op.kind() < 95) {
+      return "update " + ids.get(op.a() % ids.size()) + " set " + update(op);
     }
     return "read " + ids.get(op.a() % ids.size());
+  }
+
+  /** How a delete deletes: {@code null} for {@link TreeStore#delete(String)}. */
+  private static Deletion deletion(Op op) {
+    return switch (op.where()) {
+      case 4 -> Deletion.LIFT_CHILDREN;
+      case 5 -> Deletion.LEAF_ONLY;
+      default -> null;
+    };
+  }
+
+  /** The attributes an update sets: a new value of {@code n} or {@code s}, or removes {@code n}. */
+  private static Map<String, Object> update(Op op) {
+    Map<String, Object> set = new java.util.LinkedHashMap<>();
+    switch (op.where() % 3) {
+      case 0 -> set.put("n", op.b());
+      case 1 -> set.put("n", null);
+      default -> {
+        set.put("s", "v" + op.b());
+        set.put("gone", null);
+      }
+    }
+    return set;
   }
 
   private static Position position(int where, List<String> ids, int b,

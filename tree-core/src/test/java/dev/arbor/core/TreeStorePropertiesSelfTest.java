@@ -21,6 +21,7 @@ class TreeStorePropertiesSelfTest {
     @Override public void insert(String id, Position p, Map<String, Object> a) {
       delegate.insert(id, p, a);
     }
+    @Override public void update(String id, Map<String, ?> set) { delegate.update(id, set); }
     @Override public void move(String id, Position p) {
       if (p instanceof Position.Child c && c.first()) {
         p = Position.lastChildOf(c.parentId());
@@ -28,6 +29,7 @@ class TreeStorePropertiesSelfTest {
       delegate.move(id, p);
     }
     @Override public long delete(String id) { return delegate.delete(id); }
+    @Override public long delete(String id, Deletion how) { return delegate.delete(id, how); }
     @Override public Optional<Node> find(String id) { return delegate.find(id); }
     @Override public List<String> roots() { return delegate.roots(); }
     @Override public List<String> children(String id) { return delegate.children(id); }

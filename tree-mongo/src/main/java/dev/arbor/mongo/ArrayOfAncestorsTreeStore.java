@@ -7,16 +7,11 @@ import static com.mongodb.client.model.Filters.or;
 import static dev.arbor.mongo.Ranks.RANK;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.PushOptions;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateManyModel;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
 import dev.arbor.core.NodeNotFoundException;
@@ -32,6 +27,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The <i>array of ancestors</i> pattern (manual §4.2.3): each node stores the ids of all its
@@ -50,6 +46,12 @@ import org.bson.conversions.Bson;
  *
  * <h2>Cost per operation</h2>
  *
+ * <p>Round trips (rt) count the pattern's own queries and writes. The protocol adds: nothing to
+ * a change whose writes are all updates or inserts (the claim or fence, the steps and the release
+ * go in one command on MongoDB), two to a change that deletes (a delete command cannot carry the
+ * fence), and at most one to an isolated read; the README's Guarantees section has the measured
+ * totals.
+ *
  * <table>
  * <caption>round trips (rt) and documents read / written; n = subtree size, d = depth</caption>
  * <tr><th>operation<th>rt<th>read<th>written
@@ -57,9 +59,19 @@ import org.bson.conversions.Bson;
  * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
  * <tr><td>descendants<td>1 (2 with a depth limit)<td>n<td>0
  * <tr><td>isDescendant<td>1<td>2<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>3<td>2<td>n (pipeline update) or 2n (servers without pipeline updates)
  * <tr><td>delete<td>1<td>0<td>n
+ * <tr><td>subtree, descendantNodes<td>1 (2 with a depth limit)<td>n+1<td>0
+ * <tr><td>descendantNodes with a filter<td>2 (3 with a depth limit)<td>n structures + matches<td>0
+ * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
+ * <tr><td>ancestorNodes<td>2<td>d+1<td>0
+ * <tr><td>childCount, descendantCount, isLeaf<td>1 (2 when 0)<td>0 (a count)<td>0
+ * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
+ * <tr><td>subtreeFilter<td>1<td>1<td>0
+ * <tr><td>delete lifting children<td>4<td>siblings + children<td>n (ancestors) + siblings, 1
+ *     deleted
  * </table>
  *
  * <p>Choose it for subtree reads and ancestor reads at one query each, with moves that rewrite only
@@ -70,12 +82,9 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   static final String PARENT = "parent";
   static final String ANCESTORS = "ancestors";
 
-  private final Ranks ranks;
-
   ArrayOfAncestorsTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(PARENT, ANCESTORS, RANK));
-    this.ranks = new Ranks(this);
   }
 
   @Override
@@ -84,7 +93,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  String layoutProblem(Document d) {
+  @Nullable String layoutProblem(Document d) {
     if (!isNullOrString(d.get(PARENT))) {
       return "parent is not an id: " + d.get(PARENT);
     }
@@ -102,19 +111,19 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(id, true, position, null);
+  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, null);
     Target t = target(position, docs);
-    long rank = ranks.rankFor(group(PARENT, t.parent), position, t.anchorRank, null);
+    long rank = Ranks.rankFor(c, group(PARENT, t.parent), position, t.anchorRank, null);
     Document structure = new Document(PARENT, t.parent).append(ANCESTORS, t.ancestors)
         .append(RANK, rank);
-    write(List.of(new InsertOneModel<>(newDocument(id, structure, attributes))), id);
+    c.insert(newDocument(id, structure, attributes));
   }
 
   @Override
-  void planMove(String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PARENT, ANCESTORS,
-        RANK));
+  void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(PARENT,
+        ANCESTORS, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -122,42 +131,130 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     if (t.parent != null && (t.parent.equals(id) || t.ancestors.contains(id))) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = ranks.rankFor(group(PARENT, t.parent), position, t.anchorRank, id);
+    long rank = Ranks.rankFor(c, group(PARENT, t.parent), position, t.anchorRank, id);
     List<String> oldAncestors = ancestorsOf(docs.get(id));
-    List<WriteModel<Document>> writes = new ArrayList<>();
-    writes.add(new UpdateOneModel<>(eq(ID, id), Updates.combine(Updates.set(PARENT, t.parent),
-        Updates.set(ANCESTORS, t.ancestors), Updates.set(RANK, rank))));
+    c.set(id, Updates.combine(Updates.set(PARENT, t.parent), Updates.set(ANCESTORS, t.ancestors),
+        Updates.set(RANK, rank)));
     if (!oldAncestors.equals(t.ancestors)) {
       if (capabilities.pipelineUpdates()) {
-        // ancestors = newPrefix ++ ancestors[oldPrefix.length:]
-        writes.add(new UpdateManyModel<>(eq(ANCESTORS, id), List.of(new Document("$set",
-            new Document(ANCESTORS, new Document("$concatArrays", List.of(t.ancestors,
+        // ancestors = newPrefix ++ ancestors[oldPrefix.length:]; the prefix is a literal, never
+        // read as an expression (an id may start with '$').
+        c.updateMany(eq(ANCESTORS, id), List.of(new Document("$set",
+            new Document(ANCESTORS, new Document("$concatArrays", List.of(
+                new Document("$literal", t.ancestors),
                 new Document("$slice", List.of("$" + ANCESTORS, oldAncestors.size(),
-                    Integer.MAX_VALUE)))))))));
+                    Integer.MAX_VALUE))))))));
       } else {
+        // Without pipeline updates: the old prefix is pulled, then the new one pushed in front
+        // (two guarded updateMany, whatever the size of the subtree).
         if (!oldAncestors.isEmpty()) {
-          writes.add(new UpdateManyModel<>(eq(ANCESTORS, id),
-              Updates.pullAll(ANCESTORS, oldAncestors)));
+          c.updateMany(eq(ANCESTORS, id), Updates.pullAll(ANCESTORS, oldAncestors));
         }
         if (!t.ancestors.isEmpty()) {
-          writes.add(new UpdateManyModel<>(eq(ANCESTORS, id),
-              Updates.pushEach(ANCESTORS, t.ancestors, new PushOptions().position(0))));
+          c.updateMany(eq(ANCESTORS, id),
+              Updates.pushEach(ANCESTORS, t.ancestors, new PushOptions().position(0)));
         }
       }
     }
-    write(writes, id);
   }
 
   @Override
-  long planDelete(String id) {
-    TreeStores.checkId(id);
-    write(List.of(new DeleteManyModel<>(or(eq(ID, id), eq(ANCESTORS, id)))), id);
-    return -1;
+  long planDelete(Change c, String id) {
+    Bson subtree = or(eq(ID, id), eq(ANCESTORS, id));
+    long n = c.count(subtree); // also tells whether the node exists
+    if (n == 0) {
+      throw new NodeNotFoundException(id);
+    }
+    c.deleteMany(subtree);
+    return n;
+  }
+
+  /**
+   * The node's id is pulled from the {@code ancestors} of its descendants (one {@code
+   * updateMany}), the children regrouped under its parent in its place (a fresh rank for every
+   * sibling of the new group, one single-document set each); then the node is deleted.
+   */
+  @Override
+  void planLift(Change c, String id) {
+    String parent = c.require(id, fields(PARENT, RANK)).getString(PARENT);
+    List<String> children = childIds(c, id);
+    if (!children.isEmpty()) {
+      c.updateMany(eq(ANCESTORS, id), Updates.pull(ANCESTORS, id));
+      List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
+      planRegroup(c, lifted(siblings, id, children), new java.util.HashSet<>(children), PARENT,
+          parent);
+    }
+    deleteAll(c, List.of(id));
+  }
+
+  /**
+   * The whole subtree in one query ({@code {$or: [{_id: id}, {ancestors: id}]}}); with a depth
+   * limit, the node's document first, then its descendants with the limit on the array's length.
+   */
+  @Override
+  Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    Bson projection = withAttributes ? null : fields(PARENT, RANK, ANCESTORS);
+    List<Row> rows = new ArrayList<>();
+    Row top = null;
+    int depth = -1;
+    if (maxDepth == Integer.MAX_VALUE) {
+      for (Document d : r.find(or(eq(ID, id), eq(ANCESTORS, id))).projection(projection)) {
+        Map<String, Object> attributes = withAttributes ? attributesOf(d) : Map.of();
+        if (d.getString(ID).equals(id)) {
+          top = new Row(id, null, 0, attributes);
+          depth = ancestorsOf(d).size();
+        } else {
+          rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d), attributes));
+        }
+      }
+      if (top == null) {
+        throw new NodeNotFoundException(id);
+      }
+    } else {
+      Document x = r.require(id, projection);
+      top = new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of());
+      depth = ancestorsOf(x).size();
+      if (maxDepth > 0) {
+        Bson filter = eq(ANCESTORS, id);
+        if ((long) depth + maxDepth < Integer.MAX_VALUE) {
+          filter = and(filter, exists(ANCESTORS + "." + (depth + maxDepth), false));
+        }
+        for (Document d : r.find(filter).projection(projection)) {
+          rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
+              withAttributes ? attributesOf(d) : Map.of()));
+        }
+      }
+    }
+    rows.add(0, top);
+    return new Rows(depth, rows);
   }
 
   @Override
-  Optional<Node> findNode(String id) {
-    Document d = document(id, null);
+  ChildGroup childGroup() {
+    return new ChildGroup(fields(PARENT, RANK, ANCESTORS), d -> eq(PARENT, d.getString(ID)),
+        RANK, d -> d.getString(PARENT), d -> ancestorsOf(d).size());
+  }
+
+  @Override
+  long childCountOf(Reads r, String id) {
+    return countOrRequire(r, eq(PARENT, id), id);
+  }
+
+  @Override
+  long descendantCountOf(Reads r, String id) {
+    return countOrRequire(r, eq(ANCESTORS, id), id);
+  }
+
+  /** {@code {$or: [{_id: id}, {ancestors: id}]}}: index-backed, and right whatever changes. */
+  @Override
+  Bson subtreeFilter(Reads r, String id) {
+    r.require(id, fields(ID));
+    return or(eq(ID, id), eq(ANCESTORS, id));
+  }
+
+  @Override
+  Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
@@ -165,28 +262,28 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<String> rootIds() {
-    return ids(find(isNull(PARENT)).projection(fields(ID))
+  List<String> rootIds(Reads r) {
+    return ids(r.find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  List<String> childIds(String id) {
-    return childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
+  List<String> childIds(Reads r, String id) {
+    return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
   }
 
   @Override
-  List<String> ancestorIds(String id) {
-    return ancestorsOf(require(id, fields(ANCESTORS)));
+  List<String> ancestorIds(Reads r, String id) {
+    return ancestorsOf(r.require(id, fields(ANCESTORS)));
   }
 
   @Override
-  List<String> descendantIds(String id, int maxDepth) {
+  List<String> descendantIds(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Row> rows = new ArrayList<>();
     boolean found = false;
     if (maxDepth == Integer.MAX_VALUE) {
-      for (Document d : find(or(eq(ID, id), eq(ANCESTORS, id)))
+      for (Document d : r.find(or(eq(ID, id), eq(ANCESTORS, id)))
           .projection(fields(PARENT, RANK))) {
         found |= d.getString(ID).equals(id);
         rows.add(row(d));
@@ -195,7 +292,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
         throw new NodeNotFoundException(id);
       }
     } else {
-      int depth = ancestorsOf(require(id, fields(ANCESTORS))).size();
+      int depth = ancestorsOf(r.require(id, fields(ANCESTORS))).size();
       checkMaxDepth(maxDepth);
       if (maxDepth == 0) {
         return List.of();
@@ -204,7 +301,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
       if ((long) depth + maxDepth < Integer.MAX_VALUE) {
         filter = and(filter, exists(ANCESTORS + "." + (depth + maxDepth), false));
       }
-      for (Document d : find(filter).projection(fields(PARENT, RANK))) {
+      for (Document d : r.find(filter).projection(fields(PARENT, RANK))) {
         rows.add(row(d));
       }
     }
@@ -212,8 +309,9 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  boolean descends(String id, String ancestorId) {
-    return ancestorsOf(requireBoth(id, ancestorId, fields(ANCESTORS))[0]).contains(ancestorId);
+  boolean descends(Reads r, String id, String ancestorId) {
+    return ancestorsOf(r.requireBoth(id, ancestorId, fields(ANCESTORS))[0])
+        .contains(ancestorId);
   }
 
   @Override
@@ -236,9 +334,9 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  Forest forest(boolean withAttributes) {
+  Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
       rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
           withAttributes ? attributesOf(d) : Map.of()));
     }
@@ -250,8 +348,8 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
    * of every node that a chain of existing parents links to a root.
    */
   @Override
-  void planRepair(List<Document> docs) {
-    planRankRepair(docs, d -> d.get(PARENT));
+  void planRepair(Change c, List<Document> docs) {
+    planRankRepair(c, docs, d -> d.get(PARENT));
     List<Row> rows = new ArrayList<>();
     for (Document d : docs) {
       if (d.get(PARENT) == null || d.get(PARENT) instanceof String) {
@@ -260,17 +358,15 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     }
     Forest forest = new Forest(rows);
     Set<String> reachable = new java.util.HashSet<>(forest.preorderBelow(null, Integer.MAX_VALUE));
-    List<WriteModel<Document>> writes = new ArrayList<>();
     for (Document d : docs) {
       String id = d.getString(ID);
       if (reachable.contains(id)) {
         List<String> expected = forest.ancestorsOf(id);
         if (!expected.equals(d.get(ANCESTORS))) {
-          writes.add(new UpdateOneModel<>(eq(ID, id), Updates.set(ANCESTORS, expected)));
+          c.set(id, Updates.set(ANCESTORS, expected));
         }
       }
     }
-    write(writes, null);
   }
 
   @Override
@@ -313,7 +409,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     return new Target(anchor.getString(PARENT), ancestorsOf(anchor), Ranks.rankOf(anchor));
   }
 
-  private record Target(String parent, List<String> ancestors, long anchorRank) {}
+  private record Target(@Nullable String parent, List<String> ancestors, long anchorRank) {}
 
   private static Row row(Document d) {
     return new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d), Map.of());

@@ -17,7 +17,8 @@ final class AttributeNames {
 
   /** The attribute names a store of {@code pattern} keeps for itself, sorted. */
   static Set<String> reserved(TreePattern pattern) {
-    Set<String> names = new TreeSet<>(List.of(MongoTreeStore.ID, TreeLock.MARK));
+    Set<String> names = new TreeSet<>(List.of(MongoTreeStore.ID, Step.MARK, TreeLock.STATE,
+        TreeLock.JOURNAL));
     names.addAll(switch (pattern) {
       case PARENT_REFERENCES -> List.of(ParentReferenceTreeStore.PARENT, Ranks.RANK);
       case CHILD_REFERENCES -> List.of(ChildReferenceTreeStore.CHILDREN, Ranks.RANK);

@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
@@ -9,12 +10,9 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.PushOptions;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
 import dev.arbor.core.NodeNotFoundException;
@@ -32,6 +30,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The <i>child references</i> pattern (manual §4.2.2): each node stores the ordered ids of its
@@ -54,6 +53,12 @@ import org.bson.conversions.Bson;
  *
  * <h2>Cost per operation</h2>
  *
+ * <p>Round trips (rt) count the pattern's own queries and writes. The protocol adds: nothing to
+ * a change whose writes are all updates or inserts (the claim or fence, the steps and the release
+ * go in one command on MongoDB), two to a change that deletes (a delete command cannot carry the
+ * fence), and at most one to an isolated read; the README's Guarantees section has the measured
+ * totals.
+ *
  * <table>
  * <caption>round trips (rt) with $graphLookup / with the walk; n = subtree size, d = depth</caption>
  * <tr><th>operation<th>rt<th>read<th>written
@@ -62,9 +67,18 @@ import org.bson.conversions.Bson;
  * <tr><td>ancestors, depth<td>1 / d+2<td>d+1<td>0
  * <tr><td>find<td>2 / d+2<td>d+2<td>0
  * <tr><td>descendants<td>1 / depth of subtree + 2<td>n+1<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>2 (3 next to a sibling)<td>2–3<td>2 (the node and its parent)
  * <tr><td>move<td>4–5 / d+4 (cycle check walks up from the target)<td>d+3<td>2–3
  * <tr><td>delete<td>2 / subtree depth + 3<td>n+1<td>n+1
+ * <tr><td>subtree<td>descendants + 1 per 20 000 nodes (their documents by id)<td>n+1<td>0
+ * <tr><td>descendantNodes<td>as subtree, + ancestors (the depth)<td>n+d+1<td>0
+ * <tr><td>childNodes (a page)<td>2 + ancestors (the depth)<td>page + d + 1<td>0
+ * <tr><td>ancestorNodes<td>ancestors + 1<td>d+1<td>0
+ * <tr><td>childCount, isLeaf<td>1<td>1<td>0
+ * <tr><td>descendantCount, subtreeFilter<td>as descendants<td>n<td>0
+ * <tr><td>siblings, previous/next<td>2 / d+2<td>2<td>0
+ * <tr><td>delete lifting children<td>2 (3 for a root)<td>2<td>1 (roots: every root), 1 deleted
  * </table>
  *
  * <p>Choose it when reads are mostly "the children of this node" and writes touch single nodes;
@@ -75,11 +89,8 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   private static final Bson ROOTS = exists(RANK, true);
 
-  private final Ranks ranks;
-
   ChildReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(CHILDREN, RANK));
-    this.ranks = new Ranks(this);
   }
 
   @Override
@@ -88,7 +99,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  String layoutProblem(Document d) {
+  @Nullable String layoutProblem(Document d) {
     return d.get(CHILDREN) instanceof List ? null : "children is not an array: " + d.get(CHILDREN);
   }
 
@@ -100,85 +111,167 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(CHILDREN, RANK));
-    Target t = target(position, docs, null);
-    List<WriteModel<Document>> writes = new ArrayList<>();
+  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(CHILDREN, RANK));
+    Target t = target(c, position, docs, null);
     Document structure = new Document(CHILDREN, List.of());
     if (t.parent == null) {
       structure.append(RANK, t.rank);
     }
-    writes.add(new InsertOneModel<>(newDocument(id, structure, attributes)));
     if (t.parent != null) {
-      writes.add(new UpdateOneModel<>(eq(ID, t.parent), push(id, t.index)));
+      checkRoom(c, t.parent, t.siblings, id);
     }
-    write(writes, id);
+    c.insert(newDocument(id, structure, attributes));
+    if (t.parent != null) {
+      c.updateOne(eq(ID, t.parent), push(id, t.index));
+    }
   }
 
   @Override
-  void planMove(String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(CHILDREN, RANK));
+  void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(CHILDREN, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
-    Document oldParent = parentDocument(id);
-    Target t = target(position, docs, id);
-    if (t.parent != null && (t.parent.equals(id) || ancestorsOf(t.parent).contains(id))) {
+    Document oldParent = parentDocument(c, id);
+    Target t = target(c, position, docs, id);
+    if (t.parent != null && (t.parent.equals(id) || ancestorsOf(c, t.parent).contains(id))) {
       throw new InvalidMoveException(id, position);
     }
-    List<WriteModel<Document>> writes = new ArrayList<>();
     if (oldParent != null) {
-      writes.add(new UpdateOneModel<>(eq(ID, oldParent.getString(ID)), Updates.pull(CHILDREN, id)));
+      c.set(oldParent.getString(ID), Updates.pull(CHILDREN, id));
     }
     if (t.parent == null) {
-      writes.add(new UpdateOneModel<>(eq(ID, id), Updates.set(RANK, t.rank)));
+      c.set(id, Updates.set(RANK, t.rank));
     } else {
       if (oldParent == null) {
-        writes.add(new UpdateOneModel<>(eq(ID, id), Updates.unset(RANK)));
+        c.set(id, Updates.unset(RANK));
       }
-      writes.add(new UpdateOneModel<>(eq(ID, t.parent), push(id, t.index)));
+      checkRoom(c, t.parent, t.siblings, id);
+      c.updateOne(eq(ID, t.parent), push(id, t.index));
     }
-    write(writes, id);
   }
 
   @Override
-  long planDelete(String id) {
-    List<Row> rows = subtree(id, Integer.MAX_VALUE); // includes id itself
+  long planDelete(Change c, String id) {
+    List<Row> rows = subtree(c, id, Integer.MAX_VALUE); // includes id itself
     List<String> doomed = new ArrayList<>();
     for (Row r : rows) {
       doomed.add(r.id());
     }
-    List<WriteModel<Document>> writes = new ArrayList<>();
-    writes.add(new UpdateOneModel<>(eq(CHILDREN, id), Updates.pull(CHILDREN, id)));
-    writes.addAll(deletesOf(doomed));
-    write(writes, id);
+    Document parent = parentDocument(c, id);
+    if (parent != null) {
+      c.set(parent.getString(ID), Updates.pull(CHILDREN, id));
+    }
+    deleteAll(c, doomed);
     return doomed.size();
   }
 
+  /**
+   * The node's id in its parent's {@code children} is replaced by its own children (one
+   * single-document set); for a root, every root of the new order gets a fresh rank, the children
+   * becoming roots; then the node is deleted.
+   */
   @Override
-  Optional<Node> findNode(String id) {
-    Document d = document(id, null);
+  void planLift(Change c, String id) {
+    List<String> children = childrenOf(c.require(id, fields(CHILDREN, RANK)));
+    Document parent = parentDocument(c, id);
+    if (parent != null) {
+      List<String> regrouped = lifted(childrenOf(parent), id, children);
+      if (!children.isEmpty()) {
+        checkRoom(c, parent.getString(ID), regrouped.subList(0, regrouped.size() - 1),
+            regrouped.get(regrouped.size() - 1));
+      }
+      c.set(parent.getString(ID), Updates.set(CHILDREN, regrouped));
+    } else if (!children.isEmpty()) {
+      planRegroup(c, lifted(rootIds(c), id, children), Set.of(), RANK, null);
+    }
+    deleteAll(c, List.of(id));
+  }
+
+  /** The children come from the parent's array, not from a query: see {@link #childNodes}. */
+  @Override
+  @Nullable ChildGroup childGroup() {
+    return null;
+  }
+
+  /**
+   * The node's document (and the cursor's) by {@code _id}, then the page of its {@code children}
+   * array by {@code _id} (filtered: the rest of the array, filtered by the server), then the
+   * node's depth by the walk up.
+   */
+  @Override
+  List<Node> childNodes(Reads r, String id, @Nullable String after, int limit,
+      @Nullable Bson filter) {
+    Map<String, Document> docs = r.documents(after == null ? List.of(id) : List.of(id, after),
+        fields(CHILDREN));
+    if (!docs.containsKey(id)) {
+      throw new NodeNotFoundException(id);
+    }
+    List<String> children = childrenOf(docs.get(id));
+    int from = 0;
+    if (after != null) {
+      if (!docs.containsKey(after)) {
+        throw new NodeNotFoundException(after);
+      }
+      from = children.indexOf(after) + 1;
+      if (from == 0) {
+        throw TreeStores.notAChild(after, id);
+      }
+    }
+    List<String> rest = children.subList(from, children.size());
+    if (filter == null) {
+      rest = rest.subList(0, Math.min(rest.size(), limit));
+    }
+    Map<String, Document> found = new HashMap<>();
+    for (List<String> slice : slices(rest)) {
+      Bson q = filter == null ? in(ID, slice) : and(in(ID, slice), filter);
+      for (Document d : r.find(q)) {
+        found.put(d.getString(ID), d);
+      }
+    }
+    List<Node> out = new ArrayList<>();
+    int depth = rest.isEmpty() ? 0 : depthOf(r, id) + 1;
+    for (String child : rest) {
+      Document d = found.get(child);
+      if (d != null && out.size() < limit) {
+        out.add(new Node(child, id, depth, attributesOf(d)));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  @Nullable String parentOf(Reads r, String id) {
+    r.require(id, fields(ID));
+    Document parent = parentDocument(r, id);
+    return parent == null ? null : parent.getString(ID);
+  }
+
+  @Override
+  Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
-    List<String> ancestors = ancestorsOf(id);
+    List<String> ancestors = ancestorsOf(r, id);
     String parent = ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1);
     return Optional.of(new Node(id, parent, ancestors.size(), attributesOf(d)));
   }
 
   @Override
-  List<String> rootIds() {
-    return ids(find(ROOTS).projection(fields(ID)).sort(Sorts.ascending(RANK)));
+  List<String> rootIds(Reads r) {
+    return ids(r.find(ROOTS).projection(fields(ID)).sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  List<String> childIds(String id) {
-    return childrenOf(require(id, fields(CHILDREN)));
+  List<String> childIds(Reads r, String id) {
+    return childrenOf(r.require(id, fields(CHILDREN)));
   }
 
   /** The document whose {@code children} lists {@code id}, or null for a root. */
-  private Document parentDocument(String id) {
-    return find(eq(CHILDREN, id)).projection(fields(CHILDREN)).first();
+  private static Document parentDocument(Reads r, String id) {
+    return r.find(eq(CHILDREN, id)).projection(fields(CHILDREN)).first();
   }
 
   /**
@@ -188,41 +281,53 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<String> ancestorsOf(String id) {
+  List<String> ancestorsOf(Reads r, String id) {
     TreeStores.checkId(id);
     List<String> chain = new ArrayList<>();
     if (capabilities.graphLookup()) {
-      // Level 0 is the parent (the document whose children list the node), then upwards.
-      List<Document> up = new ArrayList<>();
-      for (Document d : aggregate(List.of(
-          new Document("$match", new Document(ID, id)),
-          new Document("$project", new Document(ID, 1)),
-          new Document("$graphLookup", new Document("from", collectionName)
-              .append("startWith", "$" + ID)
-              .append("connectFromField", ID)
-              .append("connectToField", CHILDREN)
-              .append("depthField", "level")
-              .append("as", "up")),
-          new Document("$unwind", "$up"),
-          new Document("$project", new Document("up." + ID, 1).append("up.level", 1))))) {
-        up.add(d.get("up", Document.class));
+      try {
+        return ancestorsByGraphLookup(r, id);
+      } catch (com.mongodb.MongoServerException e) {
+        if (!graphLookupOutOfMemory(e)) {
+          throw e;
+        }
+        // past $graphLookup's memory limit: walk instead
       }
-      if (up.isEmpty() && document(id, fields(ID)) == null) {
-        throw new NodeNotFoundException(id);
-      }
-      up.sort(Comparator.comparingLong((Document u) -> ((Number) u.get("level")).longValue())
-          .reversed());
-      for (Document u : up) {
-        chain.add(u.getString(ID));
-      }
-      return chain;
     }
-    require(id, fields(ID));
+    r.require(id, fields(ID));
     Set<String> seen = new HashSet<>();
     seen.add(id);
-    for (Document p = parentDocument(id); p != null && seen.add(p.getString(ID));
-        p = parentDocument(p.getString(ID))) {
+    for (Document p = parentDocument(r, id); p != null && seen.add(p.getString(ID));
+        p = parentDocument(r, p.getString(ID))) {
       chain.add(0, p.getString(ID));
+    }
+    return chain;
+  }
+
+  private List<String> ancestorsByGraphLookup(Reads r, String id) {
+    List<String> chain = new ArrayList<>();
+    // Level 0 is the parent (the document whose children list the node), then upwards.
+    List<Document> up = new ArrayList<>();
+    for (Document d : r.aggregate(List.of(
+        new Document("$match", new Document(ID, id)),
+        new Document("$project", new Document(ID, 1)),
+        new Document("$graphLookup", new Document("from", collectionName)
+            .append("startWith", "$" + ID)
+            .append("connectFromField", ID)
+            .append("connectToField", CHILDREN)
+            .append("depthField", "level")
+            .append("as", "up")),
+        new Document("$unwind", "$up"),
+        new Document("$project", new Document("up." + ID, 1).append("up.level", 1))))) {
+      up.add(d.get("up", Document.class));
+    }
+    if (up.isEmpty() && r.document(id, fields(ID)) == null) {
+      throw new NodeNotFoundException(id);
+    }
+    up.sort(Comparator.comparingLong((Document u) -> ((Number) u.get("level")).longValue())
+        .reversed());
+    for (Document u : up) {
+      chain.add(u.getString(ID));
     }
     return chain;
   }
@@ -235,39 +340,28 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<Row> subtree(String id, int maxDepth) {
+  List<Row> subtree(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Document> docs = new ArrayList<>();
+    boolean walk = true;
     if (capabilities.graphLookup()) {
-      Document lookup = new Document("from", collectionName)
-          .append("startWith", "$" + CHILDREN)
-          .append("connectFromField", CHILDREN)
-          .append("connectToField", ID)
-          .append("as", "down");
-      if (maxDepth != Integer.MAX_VALUE) {
-        lookup.append("maxDepth", maxDepth - 1);
-      }
-      Document self = require(id, fields(CHILDREN));
-      docs.add(self);
-      if (!childrenOf(self).isEmpty()) {
-        for (Document d : aggregate(List.of(
-                new Document("$match", new Document(ID, id)),
-                new Document("$project", new Document(CHILDREN, 1)),
-                new Document("$graphLookup", lookup),
-                new Document("$unwind", "$down"),
-                new Document("$project", new Document("down." + ID, 1)
-                    .append("down." + CHILDREN, 1))))
-            .allowDiskUse(true)) {
-          docs.add(d.get("down", Document.class));
+      try {
+        docs.addAll(subtreeByGraphLookup(r, id, maxDepth));
+        walk = false;
+      } catch (com.mongodb.MongoServerException e) {
+        if (!graphLookupOutOfMemory(e)) {
+          throw e;
         }
+        // past $graphLookup's memory limit: walk instead
       }
-    } else {
+    }
+    if (walk) {
       List<String> level = List.of(id);
       Set<String> seen = new HashSet<>(level);
       for (int depth = 0; depth <= maxDepth && !level.isEmpty(); depth++) {
         List<String> next = new ArrayList<>();
         for (List<String> slice : slices(level)) {
-          for (Document d : find(in(ID, slice)).projection(fields(CHILDREN))) {
+          for (Document d : r.find(in(ID, slice)).projection(fields(CHILDREN))) {
             docs.add(d);
             if (depth < maxDepth) {
               for (String c : childrenOf(d)) {
@@ -285,6 +379,33 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       }
     }
     return rowsOf(docs, id);
+  }
+
+  private List<Document> subtreeByGraphLookup(Reads r, String id, int maxDepth) {
+    List<Document> docs = new ArrayList<>();
+    Document lookup = new Document("from", collectionName)
+        .append("startWith", "$" + CHILDREN)
+        .append("connectFromField", CHILDREN)
+        .append("connectToField", ID)
+        .append("as", "down");
+    if (maxDepth != Integer.MAX_VALUE) {
+      lookup.append("maxDepth", maxDepth - 1);
+    }
+    Document self = r.require(id, fields(CHILDREN));
+    docs.add(self);
+    if (!childrenOf(self).isEmpty()) {
+      for (Document d : r.aggregate(List.of(
+              new Document("$match", new Document(ID, id)),
+              new Document("$project", new Document(CHILDREN, 1)),
+              new Document("$graphLookup", lookup),
+              new Document("$unwind", "$down"),
+              new Document("$project", new Document("down." + ID, 1)
+                  .append("down." + CHILDREN, 1))))
+          .allowDiskUse(true)) {
+        docs.add(d.get("down", Document.class));
+      }
+    }
+    return docs;
   }
 
   /** Rows of the fetched documents: parent and order from the children arrays that list them. */
@@ -326,14 +447,15 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  Forest forest(boolean withAttributes) {
+  Forest forest(Reads r, boolean withAttributes) {
     List<Document> docs = new ArrayList<>();
-    find(NODES).projection(withAttributes ? null : fields(CHILDREN, RANK)).into(docs);
+    r.find(NODES).projection(withAttributes ? null : fields(CHILDREN, RANK)).into(docs);
     return new Forest(rows(docs, withAttributes, null));
   }
 
   /** Rows of a whole collection: listed nodes under their lister, the others as ranked roots. */
-  private List<Row> rows(List<Document> docs, boolean withAttributes, List<Problem> problems) {
+  private List<Row> rows(List<Document> docs, boolean withAttributes,
+      @Nullable List<Problem> problems) {
     Map<String, String> parent = new HashMap<>();
     Map<String, Integer> index = new HashMap<>();
     for (Document d : docs) {
@@ -364,25 +486,25 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * the rank of listed ones.
    */
   @Override
-  void planRepair(List<Document> docs) {
+  void planRepair(Change c, List<Document> docs) {
     Set<Object> ids = new HashSet<>();
     for (Document d : docs) {
       ids.add(d.get(ID));
     }
     Set<String> listed = new HashSet<>();
-    List<WriteModel<Document>> writes = new ArrayList<>();
     for (Document d : docs) {
       Object children = d.get(CHILDREN);
       List<String> kept = new ArrayList<>();
       if (children instanceof List<?> list) {
-        for (Object c : list) {
-          if (c instanceof String s && ids.contains(s) && !s.equals(d.get(ID)) && listed.add(s)) {
+        for (Object child : list) {
+          if (child instanceof String s && ids.contains(s) && !s.equals(d.get(ID))
+              && listed.add(s)) {
             kept.add(s);
           }
         }
       }
       if (!kept.equals(children)) {
-        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.set(CHILDREN, kept)));
+        c.set(d.get(ID), Updates.set(CHILDREN, kept));
       }
     }
     List<Document> roots = new ArrayList<>();
@@ -390,11 +512,10 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       if (!listed.contains(d.getString(ID))) {
         roots.add(d);
       } else if (d.containsKey(RANK)) {
-        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.unset(RANK)));
+        c.set(d.get(ID), Updates.unset(RANK));
       }
     }
-    write(writes, null);
-    planRankRepair(roots, d -> null);
+    planRankRepair(c, roots, d -> null);
   }
 
   @Override
@@ -432,32 +553,59 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   /** Where a position puts a node: the parent and index, or a root rank. */
-  private Target target(Position position, Map<String, Document> docs, String moving) {
+  private Target target(Change c, Position position, Map<String, Document> docs,
+      @Nullable String moving) {
     if (position instanceof Position.Root) {
-      return new Target(null, 0, ranks.rankFor(ROOTS, position, 0, moving));
+      return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, 0, moving), List.of());
     }
-    if (position instanceof Position.Child c) {
-      List<String> siblings = without(childrenOf(docs.get(c.parentId())), moving);
-      return new Target(c.parentId(), c.first() ? 0 : siblings.size(), 0);
+    if (position instanceof Position.Child child) {
+      List<String> siblings = without(childrenOf(docs.get(child.parentId())), moving);
+      return new Target(child.parentId(), child.first() ? 0 : siblings.size(), 0, siblings);
     }
     Position.Sibling s = (Position.Sibling) position;
-    Document parent = parentDocument(s.siblingId());
+    Document parent = parentDocument(c, s.siblingId());
     if (parent == null) {
       long anchorRank = Ranks.rankOf(docs.get(s.siblingId()));
-      return new Target(null, 0, ranks.rankFor(ROOTS, position, anchorRank, moving));
+      return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, anchorRank, moving),
+          List.of());
     }
     List<String> siblings = without(childrenOf(parent), moving);
     int at = siblings.indexOf(s.siblingId());
-    return new Target(parent.getString(ID), s.before() ? at : at + 1, 0);
+    return new Target(parent.getString(ID), s.before() ? at : at + 1, 0, siblings);
   }
 
-  private record Target(String parent, int index, long rank) {}
+  private record Target(@Nullable String parent, int index, long rank, List<String> siblings) {}
+
+  /**
+   * Refuses, before anything is written, to add {@code id} to the {@code children} array of
+   * {@code parent} when the parent's document would pass MongoDB's 16 MB limit (measured in
+   * encoded BSON; the whole document is read only when the array alone is over 8 MB).
+   */
+  private static void checkRoom(Change c, String parent, List<String> children, String id) {
+    org.bson.BsonArray array = new org.bson.BsonArray();
+    for (String child : children) {
+      array.add(new org.bson.BsonString(child));
+    }
+    array.add(new org.bson.BsonString(id));
+    long size = Encoded.size(new org.bson.BsonDocument(CHILDREN, array));
+    if (size > Encoded.MAX_DOCUMENT / 2) {
+      Document whole = c.document(parent, null);
+      size += whole == null ? 0 : Encoded.size(whole.toBsonDocument()) - size
+          + Encoded.size(new org.bson.BsonDocument("x", new org.bson.BsonString(id)));
+    }
+    if (size > Encoded.MAX_DOCUMENT - 16 * 1024) {
+      throw new dev.arbor.core.TreeException("Cannot add '" + id + "' to the children of '"
+          + parent + "': its document would be " + size + " bytes of BSON, past MongoDB's 16 MB"
+          + " limit (" + children.size() + " children); a parent with this many children needs"
+          + " parent references, an array of ancestors or materialized paths");
+    }
+  }
 
   private static Bson push(String id, int index) {
     return Updates.pushEach(CHILDREN, List.of(id), new PushOptions().position(index));
   }
 
-  private static List<String> without(List<String> ids, String id) {
+  private static List<String> without(List<String> ids, @Nullable String id) {
     if (id == null || !ids.contains(id)) {
       return ids;
     }

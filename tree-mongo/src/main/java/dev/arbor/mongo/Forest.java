@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Client-side assembly of rows into ordered trees: preorder walks, snapshots and the structural
@@ -34,7 +35,7 @@ final class Forest {
     }
   }
 
-  Row row(String id) {
+  @Nullable Row row(String id) {
     return rows.get(id);
   }
 
@@ -51,7 +52,7 @@ final class Forest {
   }
 
   /** The descendants of {@code id} in preorder, down to {@code maxDepth} levels. */
-  List<String> preorderBelow(String id, int maxDepth) {
+  List<String> preorderBelow(@Nullable String id, int maxDepth) {
     List<String> out = new ArrayList<>();
     Deque<Object[]> stack = new ArrayDeque<>();
     pushChildren(stack, id, 1);
@@ -69,7 +70,7 @@ final class Forest {
     return out;
   }
 
-  private void pushChildren(Deque<Object[]> stack, String id, int depth) {
+  private void pushChildren(Deque<Object[]> stack, @Nullable String id, int depth) {
     List<Row> kids = children.getOrDefault(id, List.of());
     for (int i = kids.size() - 1; i >= 0; i--) {
       stack.push(new Object[] {kids.get(i), depth});

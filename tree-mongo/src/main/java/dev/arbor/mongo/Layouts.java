@@ -146,7 +146,8 @@ final class Layouts {
 
   /** Up to {@value #SAMPLE} node documents of the collection, in natural order. */
   static List<Document> sample(MongoCollection<Document> collection) {
-    return collection.find(MongoTreeStore.NODES).limit(SAMPLE).into(new ArrayList<>());
+    return collection.find(MongoTreeStore.NODES).collation(Reads.SIMPLE).limit(SAMPLE)
+        .into(new ArrayList<>());
   }
 
   /**

@@ -10,15 +10,10 @@ import static dev.arbor.mongo.Ranks.RANK;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateManyModel;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
 import dev.arbor.core.Position;
@@ -32,6 +27,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The <i>materialized paths</i> pattern (manual §4.2.4): each node stores the ids of its ancestors
@@ -60,6 +56,12 @@ import org.bson.conversions.Bson;
  *
  * <h2>Cost per operation</h2>
  *
+ * <p>Round trips (rt) count the pattern's own queries and writes. The protocol adds: nothing to
+ * a change whose writes are all updates or inserts (the claim or fence, the steps and the release
+ * go in one command on MongoDB), two to a change that deletes (a delete command cannot carry the
+ * fence), and at most one to an isolated read; the README's Guarantees section has the measured
+ * totals.
+ *
  * <table>
  * <caption>round trips (rt) and documents read / written; n = subtree size</caption>
  * <tr><th>operation<th>rt<th>read<th>written
@@ -67,10 +69,19 @@ import org.bson.conversions.Bson;
  * <tr><td>roots<td>1<td>roots<td>0
  * <tr><td>children<td>2<td>children + 1<td>0
  * <tr><td>descendants<td>2<td>n + 1<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
- * <tr><td>move<td>3 (4 without pipeline updates: the subtree is read, then written by id)<td>2
- *     (n + 2)<td>n
+ * <tr><td>move<td>3 (4 without pipeline updates: the subtree's paths are read, then each
+ *     distinct path rewritten by one updateMany, all in one command)<td>2 (n + 2)<td>n
  * <tr><td>delete<td>2<td>1<td>n
+ * <tr><td>subtree, descendantNodes<td>2<td>n+1<td>0
+ * <tr><td>descendantNodes with a filter<td>3<td>n structures + matches<td>0
+ * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
+ * <tr><td>ancestorNodes<td>2<td>d+1<td>0
+ * <tr><td>childCount, descendantCount, isLeaf<td>2<td>1 (then a count)<td>0
+ * <tr><td>siblings, previous/next<td>3<td>siblings + 2<td>0
+ * <tr><td>subtreeFilter<td>1<td>1<td>0
+ * <tr><td>delete lifting children<td>5<td>n + siblings<td>n (paths) + siblings, 1 deleted
  * </table>
  *
  * <p>Choose it for fast subtree and ancestor reads and sorted whole-tree scans; the manual finds
@@ -79,12 +90,9 @@ import org.bson.conversions.Bson;
 final class MaterializedPathTreeStore extends MongoTreeStore {
   static final String PATH = "path";
 
-  private final Ranks ranks;
-
   MaterializedPathTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(PATH, RANK));
-    this.ranks = new Ranks(this);
   }
 
   @Override
@@ -93,7 +101,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  String layoutProblem(Document d) {
+  @Nullable String layoutProblem(Document d) {
     if (!isNullOrString(d.get(PATH))) {
       return "path is not a string: " + d.get(PATH);
     }
@@ -121,7 +129,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   /** The path of the children of a node with path {@code path} and id {@code id}. */
-  static String childPath(String path, String id) {
+  static String childPath(@Nullable String path, String id) {
     return (path == null ? "," : path) + escape(id) + ",";
   }
 
@@ -162,6 +170,11 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     return ids;
   }
 
+  /** The deepest depth limit that descendants send to the server as a regex. */
+  static final int MAX_REGEX_DEPTH = 100;
+  /** The longest depth regex sent to the server, in UTF-16 units (PCRE2's limit is 64 K). */
+  static final int MAX_REGEX_LENGTH = 8_192;
+
   /** The paths starting with {@code prefix} (which ends with a comma): an index range. */
   static Bson startsWith(String prefix) {
     String upper = prefix.substring(0, prefix.length() - 1) + (char) (',' + 1);
@@ -173,6 +186,24 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
    * further ids. Every character of the prefix but ASCII letters and digits is written as a
    * {@code \x{...}} escape, which PCRE (MongoDB) and java.util.regex read alike.
    */
+  /**
+   * The paths below {@code prefix} down to {@code maxDepth} levels, as far as the server can be
+   * asked: the index range, narrowed by a depth regex when it is small enough. Deeper limits, or
+   * longer prefixes, read the whole range and are cut by the caller: MongoDB's PCRE2 refuses
+   * compiled patterns past about 64 K units, and a bounded repeat of a group is compiled once per
+   * repetition (a bound of 705 already fails).
+   */
+  static Bson below(String prefix, int maxDepth) {
+    Bson filter = startsWith(prefix);
+    if (maxDepth - 1 <= MAX_REGEX_DEPTH) {
+      String depth = depthRegex(prefix, maxDepth - 1);
+      if (depth.length() <= MAX_REGEX_LENGTH) {
+        filter = and(filter, regex(PATH, depth));
+      }
+    }
+    return filter;
+  }
+
   static String depthRegex(String prefix, int extra) {
     StringBuilder sb = new StringBuilder("^");
     prefix.codePoints().forEach(cp -> {
@@ -182,23 +213,26 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
         sb.append("\\x{").append(Integer.toHexString(cp)).append('}');
       }
     });
-    return sb.append("(?:(?:[^,\\\\]|\\\\[,\\\\])*,){0,").append(extra).append("}$").toString();
+    // Possessive: an id is runs of plain characters and escapes, never ambiguous, so nothing is
+    // given back; and a regex engine that recurses per repetition (Java's, in the embedded
+    // server) recurses per run, not per character.
+    return sb.append("(?:(?:[^,\\\\]++|\\\\[,\\\\])*+,){0,").append(extra).append("}$")
+        .toString();
   }
 
   // ------------------------------------------------------------------ operations
 
   @Override
-  void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(PATH, RANK));
+  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(PATH, RANK));
     String path = targetPath(position, docs);
-    long rank = ranks.rankFor(group(PATH, path), position, anchorRank(position, docs), null);
-    write(List.of(new InsertOneModel<>(newDocument(id,
-        new Document(PATH, path).append(RANK, rank), attributes))), id);
+    long rank = Ranks.rankFor(c, group(PATH, path), position, anchorRank(position, docs), null);
+    c.insert(newDocument(id, new Document(PATH, path).append(RANK, rank), attributes));
   }
 
   @Override
-  void planMove(String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PATH, RANK));
+  void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(PATH, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -207,9 +241,8 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     if (path != null && path.startsWith(oldPrefix)) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = ranks.rankFor(group(PATH, path), position, anchorRank(position, docs), id);
+    long rank = Ranks.rankFor(c, group(PATH, path), position, anchorRank(position, docs), id);
     String newPrefix = childPath(path, id);
-    List<WriteModel<Document>> writes = new ArrayList<>();
     if (!newPrefix.equals(oldPrefix)) {
       int cut = oldPrefix.getBytes(UTF_8).length;
       if (capabilities.pipelineUpdates()) {
@@ -218,31 +251,113 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
             new Document("$subtract", List.of(new Document("$strLenBytes", "$" + PATH), cut))));
         Document rewritten = new Document("$concat",
             List.of(new Document("$literal", newPrefix), rest));
-        writes.add(new UpdateManyModel<>(startsWith(oldPrefix),
-            List.of(new Document("$set", new Document(PATH, rewritten)))));
+        c.updateMany(startsWith(oldPrefix),
+            List.of(new Document("$set", new Document(PATH, rewritten))));
       } else {
-        for (Document d : find(startsWith(oldPrefix)).projection(fields(PATH))) {
-          writes.add(new UpdateOneModel<>(eq(ID, d.getString(ID)), Updates.set(PATH,
-              newPrefix + d.getString(PATH).substring(oldPrefix.length()))));
+        // Without pipeline updates: the subtree's paths are read, and each distinct path (the
+        // children of one node) is rewritten with one updateMany, in one round trip.
+        java.util.Set<String> oldPaths = new java.util.TreeSet<>();
+        for (Document d : c.find(startsWith(oldPrefix)).projection(fields(PATH))) {
+          oldPaths.add(d.getString(PATH));
+        }
+        for (String old : oldPaths) {
+          c.updateMany(eq(PATH, old), Updates.set(PATH,
+              newPrefix + old.substring(oldPrefix.length())));
         }
       }
     }
-    writes.add(new UpdateOneModel<>(eq(ID, id),
-        Updates.combine(Updates.set(PATH, path), Updates.set(RANK, rank))));
-    write(writes, id);
+    c.set(id, Updates.combine(Updates.set(PATH, path), Updates.set(RANK, rank)));
   }
 
   @Override
-  long planDelete(String id) {
-    Document d = require(id, fields(PATH));
-    write(List.of(new DeleteManyModel<>(or(eq(ID, id),
-        startsWith(childPath(d.getString(PATH), id))))), id);
-    return -1;
+  long planDelete(Change c, String id) {
+    Document d = c.require(id, fields(PATH));
+    Bson subtree = or(eq(ID, id), startsWith(childPath(d.getString(PATH), id)));
+    long n = c.count(subtree);
+    c.deleteMany(subtree);
+    return n;
+  }
+
+  /**
+   * The subtree's paths are read, and each distinct path rewritten without the node's id (one
+   * {@code updateMany} each, the children's becoming the node's own path); every sibling of the
+   * new group gets a fresh rank (one single-document set each); then the node is deleted.
+   */
+  @Override
+  void planLift(Change c, String id) {
+    String path = c.require(id, fields(PATH, RANK)).getString(PATH);
+    String oldPrefix = childPath(path, id);
+    List<String> children = ids(c.find(eq(PATH, oldPrefix)).projection(fields(ID))
+        .sort(Sorts.ascending(RANK)));
+    if (!children.isEmpty()) {
+      java.util.Set<String> oldPaths = new java.util.TreeSet<>();
+      for (Document d : c.find(startsWith(oldPrefix)).projection(fields(PATH))) {
+        oldPaths.add(d.getString(PATH));
+      }
+      for (String old : oldPaths) {
+        c.updateMany(eq(PATH, old), Updates.set(PATH, old.equals(oldPrefix) ? path
+            : (path == null ? "," : path) + old.substring(oldPrefix.length())));
+      }
+      List<String> siblings = ids(c.find(group(PATH, path)).projection(fields(ID))
+          .sort(Sorts.ascending(RANK)));
+      planRegroup(c, lifted(siblings, id, children), Set.of(), PATH, null);
+    }
+    deleteAll(c, List.of(id));
+  }
+
+  /** The node's document, then its descendants by one range of the path index. */
+  @Override
+  Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    Bson projection = withAttributes ? null : fields(PATH, RANK);
+    Document x = r.require(id, projection);
+    List<Row> rows = new ArrayList<>();
+    rows.add(new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of()));
+    if (maxDepth > 0) {
+      Bson filter = below(childPath(x.getString(PATH), id), maxDepth);
+      for (Document d : r.find(filter).projection(projection)) {
+        Row row = row(d);
+        rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), attributesOf(d))
+            : row);
+      }
+    }
+    return new Rows(parse(x.getString(PATH)).size(), rows);
   }
 
   @Override
-  Optional<Node> findNode(String id) {
-    Document d = document(id, null);
+  ChildGroup childGroup() {
+    return new ChildGroup(fields(PATH, RANK),
+        d -> eq(PATH, childPath(d.getString(PATH), d.getString(ID))), RANK,
+        d -> row(d).parent(), d -> parse(d.getString(PATH)).size());
+  }
+
+  @Override
+  @Nullable String parentOf(Reads r, String id) {
+    return row(r.require(id, fields(PATH))).parent();
+  }
+
+  @Override
+  long childCountOf(Reads r, String id) {
+    return r.count(eq(PATH, childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+  }
+
+  @Override
+  long descendantCountOf(Reads r, String id) {
+    return r.count(startsWith(childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+  }
+
+  /**
+   * {@code {$or: [{_id: id}, {path: [P, P')}]}}, {@code P} the path of the node's children: an
+   * index range, right until the node or one of its ancestors moves.
+   */
+  @Override
+  Bson subtreeFilter(Reads r, String id) {
+    return or(eq(ID, id),
+        startsWith(childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+  }
+
+  @Override
+  Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
@@ -252,45 +367,41 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<String> rootIds() {
-    return ids(find(isNull(PATH)).projection(fields(ID))
+  List<String> rootIds(Reads r) {
+    return ids(r.find(isNull(PATH)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  List<String> childIds(String id) {
-    Document d = require(id, fields(PATH));
-    return ids(find(eq(PATH, childPath(d.getString(PATH), id))).projection(fields(ID))
+  List<String> childIds(Reads r, String id) {
+    Document d = r.require(id, fields(PATH));
+    return ids(r.find(eq(PATH, childPath(d.getString(PATH), id))).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  List<String> ancestorIds(String id) {
-    return parse(require(id, fields(PATH)).getString(PATH));
+  List<String> ancestorIds(Reads r, String id) {
+    return parse(r.require(id, fields(PATH)).getString(PATH));
   }
 
   @Override
-  List<String> descendantIds(String id, int maxDepth) {
-    Document d = require(id, fields(PATH));
+  List<String> descendantIds(Reads r, String id, int maxDepth) {
+    Document d = r.require(id, fields(PATH));
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
       return List.of();
     }
-    String prefix = childPath(d.getString(PATH), id);
-    Bson filter = startsWith(prefix);
-    if (maxDepth != Integer.MAX_VALUE) {
-      filter = and(filter, regex(PATH, depthRegex(prefix, maxDepth - 1)));
-    }
+    Bson filter = below(childPath(d.getString(PATH), id), maxDepth);
     List<Row> rows = new ArrayList<>();
-    for (Document c : find(filter).projection(fields(PATH, RANK))) {
+    for (Document c : r.find(filter).projection(fields(PATH, RANK))) {
       rows.add(row(c));
     }
     return new Forest(rows).preorderBelow(id, maxDepth);
   }
 
   @Override
-  boolean descends(String id, String ancestorId) {
-    return parse(requireBoth(id, ancestorId, fields(PATH))[0].getString(PATH))
+  boolean descends(Reads r, String id, String ancestorId) {
+    return parse(r.requireBoth(id, ancestorId, fields(PATH))[0].getString(PATH))
         .contains(ancestorId);
   }
 
@@ -310,19 +421,20 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  Forest forest(boolean withAttributes) {
+  Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : find(NODES).projection(withAttributes ? null : fields(PATH, RANK))) {
-      Row r = row(d);
-      rows.add(withAttributes ? new Row(r.id(), r.parent(), r.order(), attributesOf(d)) : r);
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(PATH, RANK))) {
+      Row row = row(d);
+      rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), attributesOf(d))
+          : row);
     }
     return new Forest(rows);
   }
 
   /** Paths are authoritative: repair fills in missing or repeated ranks among siblings. */
   @Override
-  void planRepair(List<Document> docs) {
-    planRankRepair(docs, d -> d.get(PATH));
+  void planRepair(Change c, List<Document> docs) {
+    planRankRepair(c, docs, d -> d.get(PATH));
   }
 
   @Override
@@ -363,7 +475,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     }
   }
 
-  private static String targetPath(Position position, Map<String, Document> docs) {
+  private static @Nullable String targetPath(Position position, Map<String, Document> docs) {
     if (position instanceof Position.Root) {
       return null;
     }

@@ -8,38 +8,38 @@ import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
-import com.mongodb.ReadConcern;
-import com.mongodb.TransactionOptions;
+import com.mongodb.ReadPreference;
 import com.mongodb.WriteConcern;
-import com.mongodb.bulk.BulkWriteResult;
-import com.mongodb.client.AggregateIterable;
 import com.mongodb.client.ClientSession;
-import com.mongodb.client.FindIterable;
-import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.UpdateOptions;
-import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.WriteModel;
+import com.mongodb.client.model.Updates;
+import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.core.Deletion;
 import dev.arbor.core.DuplicateNodeException;
+import dev.arbor.core.Node;
+import dev.arbor.core.NodeHasChildrenException;
 import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.Position;
 import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
+import dev.arbor.core.TreeEvent;
 import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeListener;
 import dev.arbor.core.TreeStore;
 import dev.arbor.core.TreeStores;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
-import dev.arbor.core.Node;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.bson.BsonDocument;
 import org.bson.BsonDocumentWriter;
 import org.bson.BsonType;
@@ -47,30 +47,45 @@ import org.bson.Document;
 import org.bson.codecs.EncoderContext;
 import org.bson.codecs.configuration.CodecConfigurationException;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the five MongoDB stores share: one document per node with {@code _id} = the node id and the
- * attributes as top-level fields; attribute validation; reads of single nodes; bulk loads in
- * batches; snapshots and checks by one scan; server capability probes.
+ * attributes as top-level fields; attribute validation; bulk loads in batches; snapshots and checks
+ * by one scan; and the way every operation runs: a read gets a {@link Reads} context and is isolated
+ * from concurrent changes, a change gets a {@link Change} context to plan its steps, which a
+ * protocol then makes all-or-nothing (see {@link TreeLock} and {@link Transactions}).
  */
-abstract class MongoTreeStore implements TreeStore {
+abstract class MongoTreeStore implements MongoTree, Cloneable {
   static final String ID = "_id";
   static final int LOAD_BATCH = 10_000;
-  static final int IN_BATCH = 20_000;
   /** Node documents: the lock and journal documents have non-string ids. */
   static final Bson NODES = Filters.type(ID, BsonType.STRING);
-
-  private static final ThreadLocal<ClientSession> SESSION = new ThreadLocal<>();
-  private static final ThreadLocal<List<WriteModel<Document>>> PLAN = new ThreadLocal<>();
 
   final MongoCollection<Document> collection;
   final String collectionName;
   final ServerCapabilities capabilities;
+  /** The collection as Arbor reads it: from the primary, whatever the caller's preference. */
+  final MongoCollection<Document> data;
   final TreeLock lock;
-  private final MongoClient client;
+  final Transactions transactions;
   private final boolean isolatedReads;
   private final Set<String> structuralFields;
-  private volatile Boolean transactions;
+  /** The latest version at which this store saw the tree with no change in flight. */
+  private final AtomicReference<TreeLock.Quiet> known = new AtomicReference<>();
+  /**
+   * Called on the calling thread with the version at which each change took effect, or at which a
+   * change that threw or did nothing saw the tree: the order of these versions is the serial
+   * order of the changes (tests replay it).
+   */
+  volatile java.util.function.LongConsumer onSettled = v -> {};
+  /** Documents per load batch (tests lower it). */
+  volatile int loadBatchSize = LOAD_BATCH;
+  private final List<TreeListener> listeners;
+  /** The caller's session of a {@link #withSession} view, or null. */
+  private @Nullable ClientSession session;
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
   /** Whether {@link #requireLayout()} has seen nodes laid out in this pattern. */
   private volatile boolean layoutSeen;
 
@@ -79,11 +94,17 @@ abstract class MongoTreeStore implements TreeStore {
     this.collection = requireNonNull(collection, "collection");
     this.collectionName = collection.getNamespace().getCollectionName();
     this.capabilities = capabilities;
-    this.client = capabilities.client();
     this.isolatedReads = capabilities.isolatedReads();
-    this.lock = new TreeLock(collection, capabilities.leaseMillis(), capabilities.waitMillis());
-    Set<String> fields = new java.util.HashSet<>(structuralFields);
-    fields.add(TreeLock.MARK);
+    this.data = collection.withReadPreference(ReadPreference.primary());
+    this.lock = new TreeLock(collection.withDocumentClass(BsonDocument.class)
+        .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY),
+        capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing());
+    this.transactions = new Transactions(capabilities.client(), data, lock);
+    this.listeners = capabilities.listeners();
+    Set<String> fields = new HashSet<>(structuralFields);
+    fields.add(Step.MARK);
+    fields.add(TreeLock.STATE);
+    fields.add(TreeLock.JOURNAL);
     this.structuralFields = Set.copyOf(fields);
   }
 
@@ -103,7 +124,7 @@ abstract class MongoTreeStore implements TreeStore {
     }
   }
 
-  // ------------------------------------------------------------------ changes and reads
+  // ------------------------------------------------------------------ the protocol
 
   /** How structural changes are made all-or-nothing. */
   enum Protocol {
@@ -113,67 +134,132 @@ abstract class MongoTreeStore implements TreeStore {
     LOCK_AND_JOURNAL
   }
 
-  /** The protocol this store uses, probed once: transactions need a client and a server that
-   * runs them. */
+  /**
+   * The protocol this store uses: transactions need a client and a server that runs them (probed
+   * once).
+   */
   final Protocol protocol() {
-    Boolean known = transactions;
-    if (known == null) {
-      known = client != null && probeTransactions();
-      transactions = known;
-    }
-    return known ? Protocol.TRANSACTIONS : Protocol.LOCK_AND_JOURNAL;
+    return transactions.available() ? Protocol.TRANSACTIONS : Protocol.LOCK_AND_JOURNAL;
   }
 
-  private boolean probeTransactions() {
-    try (ClientSession session = client.startSession()) {
-      session.withTransaction(() -> collection.find(session, eq(ID, TreeLock.LOCK_ID)).first());
-      return true;
-    } catch (RuntimeException e) {
-      return false;
+  @Override
+  public final MongoTree withSession(ClientSession session) {
+    requireNonNull(session, "session");
+    try {
+      // A shallow copy: the view shares the lock, the transactions, the quiet version and the
+      // listeners with this store, and differs only in its session.
+      MongoTreeStore view = (MongoTreeStore) super.clone();
+      view.session = session;
+      return view;
+    } catch (CloneNotSupportedException e) {
+      throw new AssertionError(e);
     }
+  }
+
+  /** Whether this is a view whose session is in a transaction of the caller's. */
+  private boolean inCallersTransaction() {
+    return session != null && session.hasActiveTransaction();
+  }
+
+  /** Plans a change on its context. */
+  interface Planner {
+    void plan(Change change);
+  }
+
+  /** What a change did: its version, and the documents it deleted (-1 if not known). */
+  record Outcome(long version, long deleted) {
+    static final Outcome NONE = new Outcome(-1, 0);
   }
 
   /**
-   * Runs a structural change: {@code planner} reads what it needs and submits its writes with
-   * {@link #write}; they are then applied all-or-nothing, in a transaction or under the lock.
-   *
-   * @return the result of the writes, null if none were planned
+   * Runs a structural change: {@code planner} reads what it needs through its {@link Change} and
+   * plans its steps; they are then applied all-or-nothing, in a transaction or under the lock.
+   * With the lock, a store that knows a recent quiet version plans without the lock first and
+   * claims it with its first write; if the tree changed meanwhile, it plans again under the lock.
    */
-  final BulkWriteResult change(String what, String subject, Runnable planner) {
+  final Outcome change(String what, @Nullable String subject, Planner planner) {
     requireLayout();
+    Outcome o = changeLaidOut(what, subject, planner);
+    layoutSeen = true; // the nodes it wrote, if the collection was empty, are of this pattern
+    return o;
+  }
+
+  private Outcome changeLaidOut(String what, @Nullable String subject, Planner planner) {
     try {
+      if (inCallersTransaction()) {
+        return transactions.runIn(session, what, planner);
+      }
       if (protocol() == Protocol.TRANSACTIONS) {
-        try (ClientSession session = client.startSession()) {
-          return session.withTransaction(() -> {
-            SESSION.set(session);
-            try {
-              // Every change writes the lock document, so concurrent changes conflict and
-              // are retried one after the other: no write skew (two moves making a cycle).
-              collection.updateOne(session, eq(ID, TreeLock.LOCK_ID), Updates.inc("version", 1),
-                  new UpdateOptions().upsert(true));
-              List<WriteModel<Document>> writes = plan(planner);
-              return writes.isEmpty() ? null : collection.bulkWrite(session, writes);
-            } finally {
-              SESSION.remove();
-            }
-          }, TransactionOptions.builder().readConcern(ReadConcern.SNAPSHOT)
-              .writeConcern(WriteConcern.MAJORITY).build());
+        Outcome o = transactions.run(what, planner, session);
+        if (o != null) {
+          onSettled.accept(o.version());
+          return o;
         }
       }
-      return lock.run(what, () -> plan(planner));
+      TreeLock.Quiet k = known.get();
+      if (k != null) {
+        Outcome o = optimistic(k, what, planner);
+        if (o != null) {
+          return o;
+        }
+      }
+      TreeLock.Hold h = lock.acquire(what);
+      Change c = new Change(data, session, h::renewIfDue, h.version);
+      try {
+        planner.plan(c);
+      } catch (RuntimeException e) {
+        lock.release(h);
+        onSettled.accept(h.version);
+        throw e;
+      }
+      if (c.steps().isEmpty()) {
+        lock.release(h);
+        onSettled.accept(h.version);
+        return Outcome.NONE;
+      }
+      TreeLock.Result r = lock.run(h, c.steps());
+      remember(new TreeLock.Quiet(h.epoch, r.version() + 1));
+      onSettled.accept(r.version());
+      return new Outcome(r.version(), r.deleted());
     } catch (RuntimeException e) {
       throw translate(e, subject);
     }
   }
 
-  private static List<WriteModel<Document>> plan(Runnable planner) {
-    List<WriteModel<Document>> writes = new ArrayList<>();
-    PLAN.set(writes);
+  /**
+   * Plans without the lock, on the tree as of the quiet version {@code k}, and sends the plan led
+   * by a claim of the lock at that version.
+   *
+   * @return the outcome, or null if the tree changed since {@code k} (nothing was written)
+   */
+  private @Nullable Outcome optimistic(TreeLock.Quiet k, String what, Planner planner) {
+    Change c = new Change(data, session, () -> {}, k.version() + 1);
     try {
-      planner.run();
-      return writes;
-    } finally {
-      PLAN.remove();
+      planner.plan(c);
+    } catch (MongoException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      // A planner's verdict (no such node, a cycle…) stands only if its reads saw a quiet tree.
+      if (stillQuiet(k)) {
+        onSettled.accept(k.version());
+        throw e;
+      }
+      return null;
+    }
+    if (c.steps().isEmpty()) {
+      if (stillQuiet(k)) {
+        onSettled.accept(k.version());
+        return Outcome.NONE;
+      }
+      return null;
+    }
+    try {
+      TreeLock.Result r = lock.runClaimed(k, what, c.steps());
+      remember(new TreeLock.Quiet(k.epoch(), r.version() + 1));
+      onSettled.accept(r.version());
+      return new Outcome(r.version(), r.deleted());
+    } catch (TreeLock.ClaimRefused refused) {
+      return null;
     }
   }
 
@@ -183,90 +269,278 @@ abstract class MongoTreeStore implements TreeStore {
    */
   private void requireLayout() {
     if (!layoutSeen) {
-      layoutSeen = Layouts.require(pattern(), collection);
+      layoutSeen = Layouts.require(pattern(), data);
     }
   }
 
-  /** Submits writes to the change being planned on this thread. */
-  final void write(List<? extends WriteModel<Document>> writes, String id) {
-    List<WriteModel<Document>> plan = PLAN.get();
-    if (plan == null) {
-      throw new IllegalStateException("write outside of a change");
+  private boolean stillQuiet(TreeLock.Quiet k) {
+    TreeLock.State s = lock.read();
+    if (s.quiet()) {
+      remember(s.asQuiet());
     }
-    plan.addAll(writes);
+    return k.same(s);
   }
 
-  /** Runs a read, isolated from concurrent changes where the protocol needs it. */
-  final <T> T read(Supplier<T> read) {
-    if (!isolatedReads || SESSION.get() != null || PLAN.get() != null
-        || protocol() == Protocol.TRANSACTIONS) {
-      return read.get();
-    }
-    return lock.read(read);
+  /** Records a quiet version seen; keeps the latest of an epoch. */
+  final void remember(TreeLock.Quiet seen) {
+    known.accumulateAndGet(seen, (old, now) -> old == null || !old.epoch().equals(now.epoch())
+        || now.version() > old.version() ? now : old);
+  }
+
+  /** Forgets the quiet version (tests: makes the next change take the lock first). */
+  final void forget() {
+    known.set(null);
   }
 
   /**
-   * Documents per cursor batch. Explicit, because a server may otherwise answer a follow-up
-   * request with everything left at once (mongo-java-server does, past the driver's 48 MB
-   * message limit on large scans).
+   * Runs a read, isolated from concurrent changes unless isolation is off: the read is accepted
+   * only if no change was in flight from a quiet version seen before it to a check of the lock
+   * document after it (folded into the read's query when it is a single query by {@code _id}).
+   * While a change is in flight the reader waits in line, before the writers that follow it.
    */
-  static final int BATCH = 5_000;
-
-  /** A find in the current transaction, if any. */
-  final FindIterable<Document> find(Bson filter) {
-    ClientSession s = SESSION.get();
-    return (s == null ? collection.find(filter) : collection.find(s, filter)).batchSize(BATCH);
-  }
-
-  /** An aggregation in the current transaction, if any. */
-  final AggregateIterable<Document> aggregate(List<? extends Bson> pipeline) {
-    ClientSession s = SESSION.get();
-    return (s == null ? collection.aggregate(pipeline) : collection.aggregate(s, pipeline))
-        .batchSize(BATCH);
-  }
-
-  /** The sibling group whose {@code field} equals {@code value} (null: the roots). */
-  static Bson group(String field, Object value) {
-    return value == null ? isNull(field) : eq(field, value);
-  }
-
-  /** Documents whose {@code field} is null or missing, lock and journal excluded. */
-  static Bson isNull(String field) {
-    return Filters.and(eq(field, null), NODES);
+  final <T> T read(Function<Reads, T> body) {
+    if (inCallersTransaction()) {
+      return transactions.readIn(session, body, isolatedReads);
+    }
+    if (!isolatedReads) {
+      return body.apply(new Reads(data, session, () -> {}, false));
+    }
+    String waiting = null;
+    try {
+      TreeLock.Quiet before = known.get();
+      for (;;) {
+        if (before == null) {
+          TreeLock.State s = lock.read();
+          lock.checkNotStuck(s);
+          if (!s.quiet()) {
+            waiting = waiting == null ? lock.readerToken() : waiting;
+            s = lock.awaitQuiet(waiting);
+          }
+          before = s.asQuiet();
+          remember(before);
+        }
+        Reads r = new Reads(data, session, () -> {}, true);
+        T result = null;
+        RuntimeException failed = null;
+        try {
+          result = body.apply(r);
+        } catch (MongoException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          failed = e; // stands only if the read saw a quiet tree
+        }
+        BsonDocument folded = r.foldedLock();
+        TreeLock.State after = folded != null ? new TreeLock.State(folded) : lock.read();
+        if (before.same(after) && (folded == null || r.foldedMaxMark() <= before.version())) {
+          if (failed != null) {
+            throw failed;
+          }
+          return result;
+        }
+        if (folded != null && !before.same(after)) {
+          after = lock.read(); // the folded copy may predate the query's other documents
+        }
+        lock.checkNotStuck(after);
+        if (after.quiet()) {
+          before = after.asQuiet();
+          remember(before);
+        } else {
+          waiting = waiting == null ? lock.readerToken() : waiting;
+          before = lock.awaitQuiet(waiting).asQuiet();
+          remember(before);
+        }
+      }
+    } finally {
+      if (waiting != null) {
+        lock.unregister(waiting);
+      }
+    }
   }
 
   // ------------------------------------------------------------------ the public operations
 
   @Override
-  public final void insert(String id, Position position, Map<String, Object> attributes) {
+  public final void insert(String id, Position position,
+      Map<String, @Nullable Object> attributes) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
     Map<String, Object> copy = TreeStores.copyAttributes(attributes);
     checkAttributes(id, copy);
-    change("insert '" + id + "' at " + position, id, () -> planInsert(id, position, copy));
+    Told t = listeners.isEmpty() ? null : new Told();
+    Outcome o = change("insert '" + id + "' at " + position, id, c -> {
+      planInsert(c, id, position, copy);
+      if (t != null) {
+        t.newParent = parentAt(c, position);
+      }
+    });
+    if (t != null && o.version() >= 0) {
+      tell(new TreeEvent(TreeEvent.Kind.INSERT, id, null, t.newParent, position, 1,
+          o.version()));
+    }
+  }
+
+  /**
+   * One {@code $set}/{@code $unset} of the node's document, planned after a read of its {@code
+   * _id} that tells whether it exists; no journal (one single-document step).
+   */
+  @Override
+  public final void update(String id, Map<String, ? extends @Nullable Object> set) {
+    TreeStores.checkId(id);
+    requireNonNull(set, "set must not be null (use an empty map)");
+    Map<String, Object> copy = new LinkedHashMap<>();
+    set.forEach((name, value) -> copy.put(requireNonNull(name, "attribute names must not be null"),
+        value));
+    checkAttributes(id, copy);
+    List<Bson> updates = new ArrayList<>();
+    copy.forEach((name, value) -> updates.add(value == null ? Updates.unset(name)
+        : Updates.set(name, value)));
+    Told t = listeners.isEmpty() ? null : new Told();
+    Outcome o = change("update '" + id + "'", id, c -> {
+      if (t != null) {
+        Node n = findNode(c, id).orElseThrow(() -> new NodeNotFoundException(id));
+        t.oldParent = n.parentId();
+      } else {
+        c.require(id, fields(ID));
+      }
+      if (!updates.isEmpty()) {
+        c.set(id, Updates.combine(updates));
+      }
+    });
+    if (t != null && o.version() >= 0) {
+      tell(new TreeEvent(TreeEvent.Kind.UPDATE, id, t.oldParent, t.oldParent, null, 1,
+          o.version()));
+    }
   }
 
   @Override
   public final void move(String id, Position position) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
-    change("move '" + id + "' to " + position, id, () -> planMove(id, position));
+    Told t = listeners.isEmpty() ? null : new Told();
+    Outcome o = change("move '" + id + "' to " + position, id, c -> {
+      planMove(c, id, position);
+      if (t != null && !c.steps().isEmpty()) {
+        t.oldParent = findNode(c, id).map(Node::parentId).orElse(null);
+        t.newParent = parentAt(c, position);
+        t.nodes = descendantIds(c, id, Integer.MAX_VALUE).size() + 1L;
+      }
+    });
+    if (t != null && o.version() >= 0) {
+      tell(new TreeEvent(TreeEvent.Kind.MOVE, id, t.oldParent, t.newParent, position, t.nodes,
+          o.version()));
+    }
   }
 
   @Override
   public final long delete(String id) {
     TreeStores.checkId(id);
-    long[] planned = new long[1];
-    BulkWriteResult result = change("delete '" + id + "'", id,
-        () -> planned[0] = planDelete(id));
-    if (planned[0] >= 0) {
-      return planned[0];
+    return deleteSubtree(id, "delete '" + id + "'", false);
+  }
+
+  /**
+   * {@link Deletion#SUBTREE} and {@link Deletion#LEAF_ONLY} plan the pattern's delete (the latter
+   * after reading the children, in the same change); {@link Deletion#LIFT_CHILDREN} plans the
+   * pattern's {@link #planLift}.
+   */
+  @Override
+  public final long delete(String id, Deletion how) {
+    TreeStores.checkId(id);
+    requireNonNull(how, "how");
+    switch (how) {
+      case SUBTREE:
+        return delete(id);
+      case LEAF_ONLY:
+        return deleteSubtree(id, "delete leaf '" + id + "'", true);
+      default:
+        Told t = listeners.isEmpty() ? null : new Told();
+        Outcome o = change("delete '" + id + "' lifting its children", id, c -> {
+          if (t != null) {
+            t.oldParent = findNode(c, id).map(Node::parentId).orElse(null);
+          }
+          planLift(c, id);
+        });
+        if (t != null && o.version() >= 0) {
+          tell(new TreeEvent(TreeEvent.Kind.DELETE, id, t.oldParent, null, null, 1,
+              o.version()));
+        }
+        return 1;
     }
-    long deleted = result == null ? 0 : result.getDeletedCount();
-    if (deleted == 0) {
+  }
+
+  private long deleteSubtree(String id, String what, boolean leafOnly) {
+    long[] planned = new long[1];
+    Told t = listeners.isEmpty() ? null : new Told();
+    Outcome o = change(what, id, c -> {
+      if (leafOnly && !childIds(c, id).isEmpty()) {
+        throw new NodeHasChildrenException(id);
+      }
+      if (t != null) {
+        t.oldParent = findNode(c, id).map(Node::parentId).orElse(null);
+      }
+      planned[0] = planDelete(c, id);
+    });
+    long deleted;
+    if (planned[0] >= 0) {
+      deleted = planned[0];
+    } else if (o.deleted() < 0) {
+      throw new ChangeInterruptedException("'" + id + "' was deleted with its subtree by another"
+          + " caller that completed this change; how many nodes it removed is not known here",
+          ChangeInterruptedException.Outcome.COMMITTED, null);
+    } else if (o.deleted() == 0) {
       throw new NodeNotFoundException(id);
+    } else {
+      deleted = o.deleted();
+    }
+    if (t != null && o.version() >= 0) {
+      tell(new TreeEvent(TreeEvent.Kind.DELETE, id, t.oldParent, null, null, deleted,
+          o.version()));
     }
     return deleted;
+  }
+
+  /** What listeners are told of a change, gathered while it is planned. */
+  private static final class Told {
+    @Nullable String oldParent;
+    @Nullable String newParent;
+    long nodes = 1;
+  }
+
+  /** The parent a node at {@code position} has. */
+  private @Nullable String parentAt(Reads r, Position position) {
+    if (position instanceof Position.Child child) {
+      return child.parentId();
+    }
+    if (position instanceof Position.Sibling sibling) {
+      return findNode(r, sibling.siblingId()).map(Node::parentId).orElse(null);
+    }
+    return null;
+  }
+
+  /** Tells the listeners of a committed change; a listener's exception is logged, not thrown. */
+  final void tell(TreeEvent event) {
+    if (inCallersTransaction()) {
+      return; // the caller may still abort: nothing is known to be committed
+    }
+    for (TreeListener listener : listeners) {
+      try {
+        listener.changed(event);
+      } catch (RuntimeException e) {
+        LOG.warn("Tree '{}': a listener threw on {} (the change stands)", collectionName, event,
+            e);
+      }
+    }
+  }
+
+  /**
+   * Whether a server error is {@code $graphLookup} passing its memory limit (100 MB before
+   * MongoDB 8.2, whatever {@code allowDiskUse} says; it holds whole documents), or refused where
+   * it cannot run (inside a transaction on a sharded collection: OperationNotSupportedInTransaction):
+   * the stores then walk the tree level by level instead.
+   */
+  static boolean graphLookupOutOfMemory(com.mongodb.MongoServerException e) {
+    return e.getCode() == 40099 || e.getCode() == 292 // QueryExceededMemoryLimitNoDiskUseAllowed
+        || e.getCode() == 263 // OperationNotSupportedInTransaction
+        || String.valueOf(e.getMessage()).contains("maximum memory consumption");
   }
 
   /** The pattern this store implements. */
@@ -277,30 +551,63 @@ abstract class MongoTreeStore implements TreeStore {
    * store plans with), or null if they have the pattern's types; changes refuse to start from a
    * document in another layout.
    */
-  abstract String layoutProblem(Document d);
+  abstract @Nullable String layoutProblem(Document d);
 
-  static boolean isNullOrString(Object o) {
+  static boolean isNullOrString(@Nullable Object o) {
     return o == null || o instanceof String;
   }
 
   /** Plans an insert; attributes are already checked. */
-  abstract void planInsert(String id, Position position, Map<String, Object> attributes);
+  abstract void planInsert(Change c, String id, Position position, Map<String, Object> attributes);
 
   /** Plans a move. */
-  abstract void planMove(String id, Position position);
+  abstract void planMove(Change c, String id, Position position);
 
   /**
    * Plans a delete.
    *
-   * @return the number of nodes the writes delete, or -1 to take the count of deleted documents
+   * @return the number of nodes the steps delete, or -1 to take the count of deleted documents
    *     (0 meaning the node did not exist)
    */
-  abstract long planDelete(String id);
+  abstract long planDelete(Change c, String id);
+
+  /**
+   * Plans the delete of {@code id} alone, its children taking its place among its siblings in
+   * their order.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  abstract void planLift(Change c, String id);
+
+  /**
+   * Plans rank writes that give the sibling group {@code order} (ids in their new order) ranks
+   * {@link Ranks#GAP} apart, and the parent {@code parent} (in {@code parentField}) to the ids in
+   * {@code moved}: the ranks of a lift, whose children join their grandparent's children.
+   */
+  static void planRegroup(Change c, List<String> order, Set<String> moved, String parentField,
+      @Nullable Object parent) {
+    long rank = 0;
+    for (String each : order) {
+      c.set(each, moved.contains(each)
+          ? Updates.combine(Updates.set(parentField, parent), Updates.set(Ranks.RANK, rank))
+          : Updates.set(Ranks.RANK, rank));
+      rank += Ranks.GAP;
+    }
+  }
+
+  /** {@code siblings} with {@code id} replaced by {@code children}, in order. */
+  static List<String> lifted(List<String> siblings, String id, List<String> children) {
+    List<String> out = new ArrayList<>(siblings);
+    int at = out.indexOf(id);
+    out.remove(at);
+    out.addAll(at, children);
+    return out;
+  }
 
   @Override
   public final Optional<Node> find(String id) {
     TreeStores.checkId(id);
-    return read(() -> findNode(id));
+    return read(r -> findNode(r, id));
   }
 
   @Override
@@ -311,63 +618,388 @@ abstract class MongoTreeStore implements TreeStore {
   @Override
   public final List<String> children(String id) {
     TreeStores.checkId(id);
-    return read(() -> childIds(id));
+    return read(r -> childIds(r, id));
   }
 
   @Override
   public final List<String> ancestors(String id) {
     TreeStores.checkId(id);
-    return read(() -> ancestorIds(id));
+    return read(r -> ancestorIds(r, id));
   }
 
   @Override
   public final List<String> descendants(String id, int maxDepth) {
     TreeStores.checkId(id);
-    return read(() -> descendantIds(id, maxDepth));
+    return read(r -> descendantIds(r, id, maxDepth));
   }
 
   @Override
   public final int depth(String id) {
     TreeStores.checkId(id);
-    return read(() -> depthOf(id));
+    return read(r -> depthOf(r, id));
   }
 
   @Override
   public final boolean isDescendant(String id, String ancestorId) {
     TreeStores.checkId(id);
     TreeStores.checkId(ancestorId);
-    return read(() -> descends(id, ancestorId));
+    return read(r -> descends(r, id, ancestorId));
   }
 
-  abstract Optional<Node> findNode(String id);
+  abstract Optional<Node> findNode(Reads r, String id);
 
-  abstract List<String> rootIds();
+  abstract List<String> rootIds(Reads r);
 
-  abstract List<String> childIds(String id);
+  abstract List<String> childIds(Reads r, String id);
 
-  abstract List<String> ancestorIds(String id);
+  abstract List<String> ancestorIds(Reads r, String id);
 
-  abstract List<String> descendantIds(String id, int maxDepth);
+  abstract List<String> descendantIds(Reads r, String id, int maxDepth);
 
-  /** The depth of {@code id}: the number of its ancestors, unless the pattern stores it. */
-  int depthOf(String id) {
-    return ancestorIds(id).size();
-  }
+  // ------------------------------------------------------------------ reads of node data
 
-  abstract boolean descends(String id, String ancestorId);
+  /**
+   * The rows of a subtree: the top node's first (its parent null), then its descendants in any
+   * order; and the top node's depth, or -1 where the pattern does not know it without more reads.
+   */
+  record Rows(int depth, List<Row> rows) {}
+
+  /**
+   * The rows of {@code id} and its descendants down to {@code maxDepth} levels, with the
+   * attributes if asked (otherwise the structure alone).
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  abstract Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes);
 
   @Override
-  public long size() {
-    return read(() -> {
-      ClientSession s = SESSION.get();
-      return s == null ? collection.countDocuments(NODES) : collection.countDocuments(s, NODES);
+  public final Tree subtree(String id, int maxDepth) {
+    TreeStores.checkId(id);
+    checkMaxDepth(maxDepth);
+    return read(r -> {
+      Rows rows = subtreeRows(r, id, maxDepth, true);
+      Forest forest = new Forest(rows.rows());
+      Tree.Builder builder = Tree.builder().add(id, null, rows.rows().get(0).attributes());
+      for (String d : forest.preorderBelow(id, maxDepth)) {
+        Row row = forest.row(d);
+        builder.add(d, row.parent(), row.attributes());
+      }
+      return builder.build();
+    });
+  }
+
+  @Override
+  public final List<Node> descendantNodes(String id, int maxDepth) {
+    return descendantNodes(id, maxDepth, null);
+  }
+
+  @Override
+  public final List<Node> descendantNodes(String id, int maxDepth, @Nullable Bson filter) {
+    TreeStores.checkId(id);
+    checkMaxDepth(maxDepth);
+    Bson checked = filter == null ? null : checkFilter(filter);
+    return read(r -> {
+      Rows rows = subtreeRows(r, id, maxDepth, checked == null);
+      Forest forest = new Forest(rows.rows());
+      List<String> order = forest.preorderBelow(id, maxDepth);
+      Map<String, Map<String, Object>> matched = null;
+      if (checked != null) {
+        matched = new java.util.HashMap<>();
+        for (List<String> slice : slices(order)) {
+          for (Document d : r.find(Filters.and(in(ID, slice), checked))) {
+            matched.put(d.getString(ID), attributesOf(d));
+          }
+        }
+      }
+      int base = rows.depth() >= 0 ? rows.depth() : depthOf(r, id);
+      Map<String, Integer> depths = new java.util.HashMap<>();
+      depths.put(id, base);
+      List<Node> out = new ArrayList<>();
+      for (String d : order) {
+        Row row = forest.row(d);
+        int depth = depths.get(row.parent()) + 1;
+        depths.put(d, depth);
+        if (matched == null) {
+          out.add(new Node(d, row.parent(), depth, row.attributes()));
+        } else if (matched.containsKey(d)) {
+          out.add(new Node(d, row.parent(), depth, matched.get(d)));
+        }
+      }
+      return out;
+    });
+  }
+
+  @Override
+  public final List<Node> childNodes(String id) {
+    return childNodes(id, null, Integer.MAX_VALUE, null);
+  }
+
+  @Override
+  public final List<Node> childNodes(String id, @Nullable String after, int limit) {
+    return childNodes(id, after, limit, null);
+  }
+
+  @Override
+  public final List<Node> childNodes(String id, @Nullable String after, int limit,
+      @Nullable Bson filter) {
+    TreeStores.checkId(id);
+    if (after != null) {
+      TreeStores.checkId(after);
+    }
+    TreeStores.checkLimit(limit);
+    Bson checked = filter == null ? null : checkFilter(filter);
+    return read(r -> childNodes(r, id, after, limit, checked));
+  }
+
+  /**
+   * A page of children: the document of {@code id} (and of {@code after}) by {@code _id}, then
+   * one query of the sibling group in order, from after {@code after}'s place, filtered, limited.
+   * Child references override it (the order is the array of the parent).
+   */
+  List<Node> childNodes(Reads r, String id, @Nullable String after, int limit,
+      @Nullable Bson filter) {
+    ChildGroup g = childGroup();
+    Map<String, Document> docs = r.documents(after == null ? List.of(id) : List.of(id, after),
+        g.projection());
+    Document subject = docs.get(id);
+    if (subject == null) {
+      throw new NodeNotFoundException(id);
+    }
+    Bson q = g.children().apply(subject);
+    if (after != null) {
+      Document a = docs.get(after);
+      if (a == null) {
+        throw new NodeNotFoundException(after);
+      }
+      if (!id.equals(g.parent().apply(a))) {
+        throw TreeStores.notAChild(after, id);
+      }
+      q = Filters.and(q, Filters.gt(g.order(), a.get(g.order())));
+    }
+    if (filter != null) {
+      q = Filters.and(q, filter);
+    }
+    com.mongodb.client.FindIterable<Document> found = r.find(q)
+        .sort(com.mongodb.client.model.Sorts.ascending(g.order()));
+    if (limit != Integer.MAX_VALUE) {
+      found = found.limit(limit);
+    }
+    List<Document> children = new ArrayList<>();
+    found.into(children);
+    int depth = (g.depth().applyAsInt(subject) >= 0 ? g.depth().applyAsInt(subject)
+        : depthOf(r, id)) + 1;
+    List<Node> out = new ArrayList<>();
+    for (Document d : children) {
+      out.add(new Node(d.getString(ID), id, depth, attributesOf(d)));
+    }
+    return out;
+  }
+
+  /**
+   * How a pattern finds the children of a node in one query: the projection of the node's
+   * document to read, the filter of its children given that document, the field that orders
+   * siblings, a child's parent from its document (read with the same projection), and the node's
+   * depth from its document (-1 if the pattern does not store it).
+   */
+  record ChildGroup(@Nullable Bson projection, Function<Document, Bson> children, String order,
+      Function<Document, String> parent, java.util.function.ToIntFunction<Document> depth) {}
+
+  /** How this pattern finds children; child references, which override the reads, return null. */
+  abstract @Nullable ChildGroup childGroup();
+
+  @Override
+  public final List<Node> ancestorNodes(String id) {
+    TreeStores.checkId(id);
+    return read(r -> {
+      List<String> ids = ancestorIds(r, id);
+      Map<String, Document> docs = ids.isEmpty() ? Map.of() : r.documents(ids, null);
+      List<Node> out = new ArrayList<>();
+      String parent = null;
+      for (String a : ids) {
+        Document d = docs.get(a);
+        if (d == null) {
+          throw new NodeNotFoundException(a); // deleted by a change this read will not accept
+        }
+        out.add(new Node(a, parent, out.size(), attributesOf(d)));
+        parent = a;
+      }
+      return out;
     });
   }
 
   /**
+   * Checks a caller's filter: it may name the caller's fields and {@code _id}, not the
+   * structure's nor Arbor's, and may not run JavaScript.
+   *
+   * @return the filter, encoded
+   * @throws IllegalArgumentException naming the field
+   */
+  final Bson checkFilter(Bson filter) {
+    BsonDocument encoded = filter.toBsonDocument(BsonDocument.class,
+        collection.getCodecRegistry());
+    checkFilterDocument(encoded, false);
+    return encoded;
+  }
+
+  private void checkFilterDocument(BsonDocument d, boolean expression) {
+    for (Map.Entry<String, org.bson.BsonValue> e : d.entrySet()) {
+      String key = e.getKey();
+      if (key.equals("$where") || key.equals("$function") || key.equals("$accumulator")) {
+        throw new IllegalArgumentException("A node filter cannot use " + key
+            + " (it could read the tree's structural fields)");
+      }
+      if (!key.startsWith("$") && !expression) {
+        checkFilterField(key);
+      }
+      checkFilterValue(e.getValue(), expression || key.equals("$expr"));
+    }
+  }
+
+  private void checkFilterValue(org.bson.BsonValue v, boolean expression) {
+    if (v.isDocument()) {
+      checkFilterDocument(v.asDocument(), expression);
+    } else if (v.isArray()) {
+      for (org.bson.BsonValue each : v.asArray()) {
+        checkFilterValue(each, expression);
+      }
+    } else if (expression && v.isString() && v.asString().getValue().startsWith("$")
+        && !v.asString().getValue().startsWith("$$")) {
+      checkFilterField(v.asString().getValue().substring(1));
+    }
+  }
+
+  private void checkFilterField(String path) {
+    String top = path.contains(".") ? path.substring(0, path.indexOf('.')) : path;
+    if (structuralFields.contains(top)) {
+      throw new IllegalArgumentException("A node filter cannot name '" + top
+          + "': this pattern keeps the tree structure in it (reserved: " + reservedNames() + ")");
+    }
+  }
+
+  @Override
+  public final Bson subtreeFilter(String id) {
+    TreeStores.checkId(id);
+    return read(r -> subtreeFilter(r, id));
+  }
+
+  /**
+   * The filter of the subtree of {@code id}; by default the ids of the subtree.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  Bson subtreeFilter(Reads r, String id) {
+    List<String> ids = new ArrayList<>();
+    ids.add(id);
+    ids.addAll(descendantIds(r, id, Integer.MAX_VALUE));
+    return in(ID, ids);
+  }
+
+  // ------------------------------------------------------------------ counts and neighbours
+
+  @Override
+  public final long childCount(String id) {
+    TreeStores.checkId(id);
+    return read(r -> childCountOf(r, id));
+  }
+
+  /**
+   * The number of documents {@code filter} selects, in one count; when there are none, checks
+   * that {@code id} exists (one more query).
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  static long countOrRequire(Reads r, Bson filter, String id) {
+    long n = r.count(filter);
+    if (n == 0) {
+      r.require(id, fields(ID));
+    }
+    return n;
+  }
+
+  /** The number of children of {@code id}; by default, its children's ids. */
+  long childCountOf(Reads r, String id) {
+    return childIds(r, id).size();
+  }
+
+  @Override
+  public final long descendantCount(String id) {
+    TreeStores.checkId(id);
+    return read(r -> descendantCountOf(r, id));
+  }
+
+  /** The number of descendants of {@code id}; by default, its descendants' ids. */
+  long descendantCountOf(Reads r, String id) {
+    return descendantIds(r, id, Integer.MAX_VALUE).size();
+  }
+
+  @Override
+  public final boolean isLeaf(String id) {
+    TreeStores.checkId(id);
+    return read(r -> childCountOf(r, id) == 0);
+  }
+
+  @Override
+  public final List<String> siblings(String id) {
+    TreeStores.checkId(id);
+    return read(r -> {
+      List<String> all = new ArrayList<>(siblingsAndSelf(r, id));
+      all.remove(id);
+      return all;
+    });
+  }
+
+  @Override
+  public final Optional<String> previousSibling(String id) {
+    return neighbour(id, -1);
+  }
+
+  @Override
+  public final Optional<String> nextSibling(String id) {
+    return neighbour(id, 1);
+  }
+
+  /** The sibling {@code offset} places from {@code id}, if there is one. */
+  private Optional<String> neighbour(String id, int offset) {
+    TreeStores.checkId(id);
+    return read(r -> {
+      List<String> all = siblingsAndSelf(r, id);
+      int at = all.indexOf(id) + offset;
+      return at >= 0 && at < all.size() ? Optional.of(all.get(at)) : Optional.empty();
+    });
+  }
+
+  private List<String> siblingsAndSelf(Reads r, String id) {
+    String parent = parentOf(r, id);
+    return parent == null ? rootIds(r) : childIds(r, parent);
+  }
+
+  /**
+   * The parent of {@code id}, null for a root: by default the {@code parent} field of its
+   * document, which parent references, the array of ancestors and nested sets keep.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  @Nullable String parentOf(Reads r, String id) {
+    return r.require(id, fields("parent")).getString("parent");
+  }
+
+  /** The depth of {@code id}: the number of its ancestors, unless the pattern stores it. */
+  int depthOf(Reads r, String id) {
+    return ancestorIds(r, id).size();
+  }
+
+  abstract boolean descends(Reads r, String id, String ancestorId);
+
+  @Override
+  public long size() {
+    return read(r -> r.count(NODES));
+  }
+
+  /**
    * Loads a whole tree into the empty store: documents computed in one pass, inserted in ordered
-   * batches of {@value #LOAD_BATCH}. Under the lock, with a journal whose only step is the undo
-   * (delete every node): a load interrupted half-way is rolled back by the next access.
+   * batches of {@value #LOAD_BATCH}, each fenced, under the lock, with a journal whose only step
+   * is the undo (delete every document the load inserted): a load interrupted half-way is rolled
+   * back by the next access.
    */
   @Override
   public void load(Tree tree) {
@@ -376,29 +1008,67 @@ abstract class MongoTreeStore implements TreeStore {
       checkAttributes(e.id(), e.attributes());
     }
     requireLayout();
-    try {
-      lock.runLoad("load " + tree.size() + " nodes", this::requireEmpty, () -> {
-        List<WriteModel<Document>> batch = new ArrayList<>();
-        for (Document d : documentsFor(tree)) {
-          batch.add(new com.mongodb.client.model.InsertOneModel<>(d));
-          if (batch.size() == LOAD_BATCH) {
-            lock.executor.execute(collection, batch);
-            batch = new ArrayList<>();
-          }
+    if (inCallersTransaction()) {
+      // In the caller's transaction: one change of inserts, committed or aborted by the caller.
+      Outcome o = change("load " + tree.size() + " nodes", null, c -> {
+        if (c.find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
+          throw new TreeException("Cannot load into collection '" + collectionName
+              + "': it is not empty");
         }
-        if (!batch.isEmpty()) {
-          lock.executor.execute(collection, batch);
+        for (Document d : documentsFor(tree)) {
+          c.insert(d);
         }
       });
+      tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), o.version()));
+      return;
+    }
+    TreeLock.Hold h;
+    try {
+      h = lock.acquire("load " + tree.size() + " nodes");
     } catch (RuntimeException e) {
       throw translate(e, null);
     }
-  }
-
-  private void requireEmpty() {
-    if (find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
-      throw new TreeException("Cannot load into collection '" + collectionName
-          + "': it is not empty (" + collection.countDocuments(NODES) + " nodes)");
+    boolean journaled = false;
+    try {
+      Reads r = new Reads(data, session, h::renewIfDue, false);
+      if (r.find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
+        throw new TreeException("Cannot load into collection '" + collectionName
+            + "': it is not empty (" + r.count(NODES) + " nodes)");
+      }
+      lock.beginLoad(h);
+      journaled = true;
+      List<BsonDocument> batch = new ArrayList<>();
+      long bytes = 0;
+      for (Document d : documentsFor(tree)) {
+        BsonDocument b = d.toBsonDocument(BsonDocument.class, collection.getCodecRegistry());
+        int size = Encoded.size(b);
+        if (!batch.isEmpty() && (batch.size() >= loadBatchSize
+            || bytes + size > Encoded.MAX_BATCH)) {
+          lock.loadBatch(h, batch);
+          batch = new ArrayList<>();
+          bytes = 0;
+        }
+        batch.add(b);
+        bytes += size;
+      }
+      if (!batch.isEmpty()) {
+        lock.loadBatch(h, batch);
+      }
+      lock.endLoad(h);
+      layoutSeen = true;
+      remember(new TreeLock.Quiet(h.epoch, h.version + 1));
+      tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), h.version));
+    } catch (dev.arbor.core.LockLostException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      if (journaled) {
+        lock.abortLoad(h);
+      } else {
+        lock.release(h);
+      }
+      throw translate(e, null);
+    } finally {
+      h.close();
     }
   }
 
@@ -407,22 +1077,22 @@ abstract class MongoTreeStore implements TreeStore {
 
   @Override
   public Tree snapshot() {
-    return read(() -> forest(true).toTree());
+    return read(r -> forest(r, true).toTree());
   }
 
   /** Every node's structure (and attributes, if asked), decoded by the pattern from one scan. */
-  abstract Forest forest(boolean withAttributes);
+  abstract Forest forest(Reads r, boolean withAttributes);
 
   @Override
   public List<Problem> check() {
     return read(this::checkNow);
   }
 
-  private List<Problem> checkNow() {
+  private List<Problem> checkNow(Reads r) {
     List<Document> docs = new ArrayList<>();
     // Every document but Arbor's lock and journal: one whose _id is not a string is not a node
     // the store can read, and is reported.
-    find(Filters.exists(ID + ".arbor", false)).into(docs);
+    r.find(Filters.exists(ID + ".arbor", false)).into(docs);
     List<Problem> problems = new ArrayList<>();
     Map<String, Document> byId = new LinkedHashMap<>();
     for (Document d : docs) {
@@ -443,27 +1113,41 @@ abstract class MongoTreeStore implements TreeStore {
   }
 
   /**
-   * Finishes an interrupted change, then, under the lock, rewrites the derived and missing
-   * structural fields from the authoritative ones in one all-or-nothing change, and returns what
-   * {@link #check()} still finds.
+   * Completes a stuck or interrupted change, then, under the lock, rewrites the derived and
+   * missing structural fields from the authoritative ones in one all-or-nothing change, and
+   * returns what {@link #check()} still finds.
    */
   @Override
   public List<Problem> repair() {
     requireLayout(); // never rewrites a collection into another pattern: convert does
+    String stuck = lock.retryStuck();
+    if (stuck != null) {
+      return List.of(new Problem("", stuck));
+    }
     lock.recover();
-    change("repair", null, () -> {
+    forget();
+    long[] rewritten = new long[1];
+    Outcome o = change("repair", null, c -> {
       List<Document> docs = new ArrayList<>();
-      find(NODES).into(docs);
-      planRepair(docs);
+      // Natural order: siblings without a rank are ranked in insertion order, whatever index a
+      // server would otherwise choose for the scan.
+      c.find(NODES).sort(new Document("$natural", 1)).into(docs);
+      planRepair(c, docs);
+      rewritten[0] = c.steps().size();
     });
+    if (o.version() >= 0) {
+      LOG.info("Tree '{}': repair rewrote {} documents", collectionName, rewritten[0]);
+      tell(new TreeEvent(TreeEvent.Kind.REPAIR, null, null, null, null, rewritten[0],
+          o.version()));
+    }
     return check();
   }
 
   /**
-   * Plans the writes that rebuild derived fields and fill in missing ones, from a scan of every
+   * Plans the steps that rebuild derived fields and fill in missing ones, from a scan of every
    * node document (in the collection's natural order, which orders siblings that have no rank).
    */
-  abstract void planRepair(List<Document> docs);
+  abstract void planRepair(Change c, List<Document> docs);
 
   /**
    * Plans rank writes for every sibling group in which a rank is missing, not a number, or
@@ -473,16 +1157,14 @@ abstract class MongoTreeStore implements TreeStore {
    * @param parentOf the parent of each document, null for a root (documents whose parent is
    *     unknown are left out)
    */
-  final void planRankRepair(List<Document> docs, java.util.function.Function<Document, Object>
-      parentOf) {
+  final void planRankRepair(Change c, List<Document> docs, Function<Document, Object> parentOf) {
     Map<Object, List<Document>> groups = new LinkedHashMap<>();
     for (Document d : docs) {
-      groups.computeIfAbsent(java.util.Optional.ofNullable(parentOf.apply(d)),
-          k -> new ArrayList<>()).add(d);
+      groups.computeIfAbsent(Optional.ofNullable(parentOf.apply(d)), k -> new ArrayList<>())
+          .add(d);
     }
-    List<WriteModel<Document>> writes = new ArrayList<>();
     for (List<Document> group : groups.values()) {
-      java.util.Set<Long> seen = new java.util.HashSet<>();
+      Set<Long> seen = new HashSet<>();
       boolean sound = true;
       for (Document d : group) {
         sound &= d.get(Ranks.RANK) instanceof Number n && seen.add(n.longValue());
@@ -491,16 +1173,14 @@ abstract class MongoTreeStore implements TreeStore {
         continue;
       }
       List<Document> ordered = new ArrayList<>(group);
-      ordered.sort(java.util.Comparator.comparing(
+      ordered.sort(Comparator.comparing(
           (Document d) -> d.get(Ranks.RANK) instanceof Number n ? n.longValue() : Long.MAX_VALUE));
       long rank = 0;
       for (Document d : ordered) {
-        writes.add(new com.mongodb.client.model.UpdateOneModel<>(eq(ID, d.get(ID)),
-            Updates.set(Ranks.RANK, rank)));
+        c.set(d.get(ID), Updates.set(Ranks.RANK, rank));
         rank += Ranks.GAP;
       }
     }
-    write(writes, null);
   }
 
   /** Checks the pattern's fields of every document, appending problems that name the node. */
@@ -573,79 +1253,17 @@ abstract class MongoTreeStore implements TreeStore {
     return Projections.include(names);
   }
 
-  /** The document of {@code id} with the given projection (null = whole document). */
-  final Document document(String id, Bson projection) {
-    TreeStores.checkId(id);
-    return find(eq(ID, id)).projection(projection).first();
-  }
-
-  /**
-   * The document of {@code id}.
-   *
-   * @throws NodeNotFoundException if there is none
-   */
-  final Document require(String id, Bson projection) {
-    Document d = document(id, projection);
-    if (d == null) {
-      throw new NodeNotFoundException(id);
-    }
-    return d;
-  }
-
-  /**
-   * Reads the documents of several ids in one query.
-   *
-   * @return the documents by id; ids that do not exist are absent
-   */
-  final Map<String, Document> documents(List<String> ids, Bson projection) {
-    Map<String, Document> out = new HashMap<>();
-    for (Document d : find(in(ID, ids)).projection(projection)) {
-      out.put(d.getString(ID), d);
-    }
-    return out;
-  }
-
-  /**
-   * Reads the documents of {@code id} and {@code other} in one query.
-   *
-   * @return the two documents, {@code id}'s first
-   * @throws NodeNotFoundException naming {@code id} if it is missing, else {@code other}
-   */
-  final Document[] requireBoth(String id, String other, Bson projection) {
-    Map<String, Document> docs = documents(List.of(id, other), projection);
-    for (String each : List.of(id, other)) {
-      if (!docs.containsKey(each)) {
-        throw new NodeNotFoundException(each);
-      }
-    }
-    return new Document[] {docs.get(id), docs.get(other)};
-  }
-
-  /**
-   * The ids {@code filter} selects in {@code order}; when there are none, checks that {@code id}
-   * exists (one more round trip, for leaves only).
-   *
-   * @throws NodeNotFoundException if {@code id} does not exist
-   */
-  final List<String> childrenOrRequire(Bson filter, Bson order, String id) {
-    List<String> children = ids(find(filter).projection(fields(ID)).sort(order));
-    if (children.isEmpty()) {
-      require(id, fields(ID));
-    }
-    return children;
-  }
-
   /**
    * Reads, in one query, the document of the subject of an insert or move and of its position's
    * anchor, and checks them in the reference's order: for an insert the id must be new, for a move
    * it must exist; then the anchor must exist.
    */
-  final Map<String, Document> subjectAndAnchor(String id, boolean insert, Position position,
-      Bson projection) {
+  final Map<String, Document> subjectAndAnchor(Reads r, String id, boolean insert,
+      Position position, @Nullable Bson projection) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
     String anchor = position.anchor();
-    Map<String, Document> docs = documents(anchor == null ? List.of(id) : List.of(id, anchor),
+    Map<String, Document> docs = r.documents(anchor == null ? List.of(id) : List.of(id, anchor),
         projection);
     if (insert && docs.containsKey(id)) {
       throw new DuplicateNodeException(id);
@@ -668,7 +1286,7 @@ abstract class MongoTreeStore implements TreeStore {
   }
 
   /** Translates a duplicate-key error on {@code _id} into {@link DuplicateNodeException}. */
-  static RuntimeException translate(RuntimeException e, String id) {
+  static RuntimeException translate(RuntimeException e, @Nullable String id) {
     if (e instanceof MongoWriteException w
         && w.getError().getCategory() == ErrorCategory.DUPLICATE_KEY && id != null) {
       return new DuplicateNodeException(id);
@@ -694,20 +1312,32 @@ abstract class MongoTreeStore implements TreeStore {
     return out;
   }
 
-  /** Deletes of the documents of {@code ids}, in slices small enough for one {@code $in}. */
-  static List<WriteModel<Document>> deletesOf(List<String> ids) {
-    List<WriteModel<Document>> deletes = new ArrayList<>();
+  /** Plans deletes of the documents of {@code ids}, in slices small enough for one statement. */
+  static void deleteAll(Change c, List<String> ids) {
     for (List<String> slice : slices(ids)) {
-      deletes.add(new com.mongodb.client.model.DeleteManyModel<>(in(ID, slice)));
+      c.deleteMany(in(ID, slice));
     }
-    return deletes;
   }
 
-  /** {@code ids} in slices small enough for one {@code $in} query. */
+  /**
+   * {@code ids} in slices small enough for one {@code $in} statement: at most 1 MB of encoded ids
+   * (and 20 000 ids) each.
+   */
   static List<List<String>> slices(List<String> ids) {
     List<List<String>> out = new ArrayList<>();
-    for (int i = 0; i < ids.size(); i += IN_BATCH) {
-      out.add(ids.subList(i, Math.min(ids.size(), i + IN_BATCH)));
+    int start = 0;
+    long bytes = 0;
+    for (int i = 0; i < ids.size(); i++) {
+      long size = ids.get(i).length() * 3L + 16;
+      if (i > start && (i - start == 20_000 || bytes + size > 1_000_000)) {
+        out.add(ids.subList(start, i));
+        start = i;
+        bytes = 0;
+      }
+      bytes += size;
+    }
+    if (start < ids.size()) {
+      out.add(ids.subList(start, ids.size()));
     }
     return out;
   }
@@ -721,6 +1351,16 @@ abstract class MongoTreeStore implements TreeStore {
   /** A filter that matches no document, for probes that must not write anything. */
   static Bson nothing() {
     return Filters.exists(ID, false);
+  }
+
+  /** The sibling group whose {@code field} equals {@code value} (null: the roots). */
+  static Bson group(String field, @Nullable Object value) {
+    return value == null ? isNull(field) : eq(field, value);
+  }
+
+  /** Documents whose {@code field} is null or missing, lock and journal excluded. */
+  static Bson isNull(String field) {
+    return Filters.and(eq(field, null), NODES);
   }
 
   @Override

@@ -6,17 +6,13 @@ import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
+import static com.mongodb.client.model.Filters.ne;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateManyModel;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
 import dev.arbor.core.Position;
@@ -34,6 +30,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The <i>nested sets</i> pattern (manual §4.2.5): each node stores the two stops of a round-trip
@@ -60,6 +57,12 @@ import org.bson.conversions.Bson;
  *
  * <h2>Cost per operation</h2>
  *
+ * <p>Round trips (rt) count the pattern's own queries and writes. The protocol adds: nothing to
+ * a change whose writes are all updates or inserts (the claim or fence, the steps and the release
+ * go in one command on MongoDB), two to a change that deletes (a delete command cannot carry the
+ * fence), and at most one to an isolated read; the README's Guarantees section has the measured
+ * totals.
+ *
  * <table>
  * <caption>round trips (rt) and documents read / written; n = subtree size, N = forest size</caption>
  * <tr><th>operation<th>rt<th>read<th>written
@@ -68,9 +71,19 @@ import org.bson.conversions.Bson;
  * <tr><td>ancestors<td>2<td>d+1 (index keys examined: up to N)<td>0
  * <tr><td>descendants<td>2<td>n+1, already in preorder<td>0
  * <tr><td>isDescendant<td>1<td>2<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>2 (3 at the last root)<td>2<td>1 + every node to the right: up to N
  * <tr><td>move<td>2<td>2<td>the subtree twice + every node between old and new place: up to 2N
  * <tr><td>delete<td>2<td>1<td>n deleted + every node to the right: up to N
+ * <tr><td>subtree, descendantNodes<td>2<td>n+1, already in preorder<td>0
+ * <tr><td>descendantNodes with a filter<td>3<td>n structures + matches<td>0
+ * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
+ * <tr><td>ancestorNodes<td>3<td>d+1 (index keys examined: up to N)<td>0
+ * <tr><td>descendantCount<td>1<td>1 ({@code (right - left - 1) / 2})<td>0
+ * <tr><td>childCount, isLeaf<td>1 (2 when 0)<td>0 (a count)<td>0
+ * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
+ * <tr><td>subtreeFilter<td>1<td>1<td>0
+ * <tr><td>delete lifting children<td>2<td>1<td>n + every node to the right: up to N
  * </table>
  *
  * <p>Choose it for static trees read by subtree: the manual finds it "fast and efficient for
@@ -94,7 +107,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  String layoutProblem(Document d) {
+  @Nullable String layoutProblem(Document d) {
     for (String f : List.of(LEFT, RIGHT, DEPTH)) {
       if (!(d.get(f) instanceof Number)) {
         return f + " is not a number: " + d.get(f);
@@ -112,27 +125,28 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(id, true, position, STRUCTURE);
-    Target t = target(position, docs);
+  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, STRUCTURE);
+    Target t = target(c, position, docs);
     Document structure = new Document(PARENT, t.parent).append(LEFT, t.at)
         .append(RIGHT, t.at + 1).append(DEPTH, t.depth);
-    write(List.of(
-        new UpdateManyModel<>(gte(LEFT, t.at), Updates.inc(LEFT, 2)),
-        new UpdateManyModel<>(gte(RIGHT, t.at), Updates.inc(RIGHT, 2)),
-        new InsertOneModel<>(newDocument(id, structure, attributes))), id);
+    // The node first: if the server refuses it (a unique index or a validator of the
+    // application's), nothing else was written. The shifts then leave it out.
+    c.insert(newDocument(id, structure, attributes));
+    c.updateMany(and(gte(LEFT, t.at), ne(ID, id)), Updates.inc(LEFT, 2));
+    c.updateMany(and(gte(RIGHT, t.at), ne(ID, id)), Updates.inc(RIGHT, 2));
   }
 
   @Override
-  void planMove(String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(id, false, position, STRUCTURE);
+  void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, STRUCTURE);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
     Document x = docs.get(id);
     long left = num(x, LEFT);
     long right = num(x, RIGHT);
-    Target t = target(position, docs);
+    Target t = target(c, position, docs);
     if (t.parent != null) {
       Document p = t.parent.equals(id) ? x : docs.get(t.parentAnchor);
       long pl = p == null ? 0 : num(p, LEFT);
@@ -140,53 +154,124 @@ final class NestedSetTreeStore extends MongoTreeStore {
         throw new InvalidMoveException(id, position);
       }
     }
-    List<WriteModel<Document>> writes = new ArrayList<>();
     if (t.at != left && t.at != right + 1) {
       long width = right - left + 1;
       long at = t.at > right ? t.at - width : t.at;
       long shift = at - left;
       // 1. take the subtree out of the numbering: negate its numbers
-      writes.add(new UpdateManyModel<>(and(gte(LEFT, left), lte(RIGHT, right)), Updates.combine(
+      c.updateMany(subtree(left, right), Updates.combine(
           Updates.mul(LEFT, -1), Updates.mul(RIGHT, -1),
-          Updates.inc(DEPTH, t.depth - num(x, DEPTH)))));
-      // 2. close the gap it leaves
-      writes.add(new UpdateManyModel<>(gt(LEFT, right), Updates.inc(LEFT, -width)));
-      writes.add(new UpdateManyModel<>(gt(RIGHT, right), Updates.inc(RIGHT, -width)));
-      // 3. open a gap at the target
-      writes.add(new UpdateManyModel<>(gte(LEFT, at), Updates.inc(LEFT, width)));
-      writes.add(new UpdateManyModel<>(gte(RIGHT, at), Updates.inc(RIGHT, width)));
-      // 4. put the subtree back, shifted: -v - shift, then negated: v + shift
-      writes.add(new UpdateManyModel<>(lt(LEFT, 0), Updates.combine(
-          Updates.inc(LEFT, -shift), Updates.inc(RIGHT, -shift))));
-      writes.add(new UpdateManyModel<>(lt(LEFT, 0), Updates.combine(
-          Updates.mul(LEFT, -1), Updates.mul(RIGHT, -1))));
-    } else if (t.depth != num(x, DEPTH)) {
-      writes.add(new UpdateManyModel<>(and(gte(LEFT, left), lte(RIGHT, right)),
           Updates.inc(DEPTH, t.depth - num(x, DEPTH))));
+      // 2. close the gap it leaves
+      c.updateMany(gt(LEFT, right), Updates.inc(LEFT, -width));
+      c.updateMany(gt(RIGHT, right), Updates.inc(RIGHT, -width));
+      // 3. open a gap at the target
+      c.updateMany(gte(LEFT, at), Updates.inc(LEFT, width));
+      c.updateMany(gte(RIGHT, at), Updates.inc(RIGHT, width));
+      // 4. put the subtree back, shifted: -v - shift, then negated: v + shift
+      c.updateMany(lt(LEFT, 0), Updates.combine(
+          Updates.inc(LEFT, -shift), Updates.inc(RIGHT, -shift)));
+      c.updateMany(lt(LEFT, 0), Updates.combine(
+          Updates.mul(LEFT, -1), Updates.mul(RIGHT, -1)));
+    } else if (t.depth != num(x, DEPTH)) {
+      c.updateMany(subtree(left, right), Updates.inc(DEPTH, t.depth - num(x, DEPTH)));
     }
     if (!Objects.equals(t.parent, x.getString(PARENT))) {
-      writes.add(new UpdateOneModel<>(eq(ID, id), Updates.set(PARENT, t.parent)));
+      c.set(id, Updates.set(PARENT, t.parent));
     }
-    write(writes, id);
+  }
+
+  /**
+   * The nodes of the subtree whose interval is {@code [left, right]}: {@code left} in that range,
+   * a tight range of the {@code {left: 1, right: 1}} index ({@code right} follows from it).
+   */
+  static Bson subtree(long left, long right) {
+    return and(gte(LEFT, left), lte(LEFT, right));
   }
 
   @Override
-  long planDelete(String id) {
-    Document x = require(id, STRUCTURE);
+  long planDelete(Change c, String id) {
+    Document x = c.require(id, STRUCTURE);
     long left = num(x, LEFT);
     long right = num(x, RIGHT);
     long width = right - left + 1;
-    List<WriteModel<Document>> writes = List.of(
-        new DeleteManyModel<>(and(gte(LEFT, left), lte(RIGHT, right))),
-        new UpdateManyModel<>(gt(LEFT, right), Updates.inc(LEFT, -width)),
-        new UpdateManyModel<>(gt(RIGHT, right), Updates.inc(RIGHT, -width)));
-    write(writes, id);
+    c.deleteMany(subtree(left, right));
+    c.updateMany(gt(LEFT, right), Updates.inc(LEFT, -width));
+    c.updateMany(gt(RIGHT, right), Updates.inc(RIGHT, -width));
     return width / 2;
   }
 
+  /**
+   * The node is deleted, its descendants' numbers and depths move up by one (one {@code
+   * updateMany}), its children take its parent, and every number after its interval moves down by
+   * two (two {@code updateMany}): the children end up in its place, in their order.
+   */
   @Override
-  Optional<Node> findNode(String id) {
-    Document d = document(id, null);
+  void planLift(Change c, String id) {
+    Document x = c.require(id, STRUCTURE);
+    long left = num(x, LEFT);
+    long right = num(x, RIGHT);
+    c.deleteMany(eq(ID, id));
+    if (right > left + 1) {
+      c.updateMany(and(gt(LEFT, left), lt(LEFT, right)), Updates.combine(
+          Updates.inc(LEFT, -1), Updates.inc(RIGHT, -1), Updates.inc(DEPTH, -1)));
+      c.updateMany(eq(PARENT, id), Updates.set(PARENT, x.getString(PARENT)));
+    }
+    c.updateMany(gt(LEFT, right), Updates.inc(LEFT, -2));
+    c.updateMany(gt(RIGHT, right), Updates.inc(RIGHT, -2));
+  }
+
+  /** The node's document, then its descendants by one range of {@code left}, in preorder. */
+  @Override
+  Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    Bson projection = withAttributes ? null : STRUCTURE;
+    Document x = r.require(id, projection);
+    List<Row> rows = new ArrayList<>();
+    rows.add(new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of()));
+    if (maxDepth > 0) {
+      Bson filter = and(gt(LEFT, num(x, LEFT)), lt(LEFT, num(x, RIGHT)));
+      if (maxDepth != Integer.MAX_VALUE) {
+        filter = and(filter, lte(DEPTH, num(x, DEPTH) + maxDepth));
+      }
+      for (Document d : r.find(filter).projection(projection)) {
+        rows.add(new Row(d.getString(ID), d.getString(PARENT), num(d, LEFT),
+            withAttributes ? attributesOf(d) : Map.of()));
+      }
+    }
+    return new Rows((int) num(x, DEPTH), rows);
+  }
+
+  @Override
+  ChildGroup childGroup() {
+    return new ChildGroup(STRUCTURE, d -> eq(PARENT, d.getString(ID)), LEFT,
+        d -> d.getString(PARENT), d -> (int) num(d, DEPTH));
+  }
+
+  @Override
+  long childCountOf(Reads r, String id) {
+    return countOrRequire(r, eq(PARENT, id), id);
+  }
+
+  /** From the node's own interval: {@code (right - left - 1) / 2}, one document read. */
+  @Override
+  long descendantCountOf(Reads r, String id) {
+    Document x = r.require(id, STRUCTURE);
+    return (num(x, RIGHT) - num(x, LEFT) - 1) / 2;
+  }
+
+  /**
+   * {@code {left: [l, r]}}: a range of the {@code left} index, right until the next insert, move
+   * or delete before or inside the subtree shifts the numbers.
+   */
+  @Override
+  Bson subtreeFilter(Reads r, String id) {
+    Document x = r.require(id, STRUCTURE);
+    return subtree(num(x, LEFT), num(x, RIGHT));
+  }
+
+  @Override
+  Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
@@ -194,26 +279,26 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<String> rootIds() {
-    return ids(find(isNull(PARENT)).projection(fields(ID))
+  List<String> rootIds(Reads r) {
+    return ids(r.find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  List<String> childIds(String id) {
-    return childrenOrRequire(eq(PARENT, id), Sorts.ascending(LEFT), id);
+  List<String> childIds(Reads r, String id) {
+    return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(LEFT), id);
   }
 
   @Override
-  List<String> ancestorIds(String id) {
-    Document x = require(id, STRUCTURE);
-    return ids(find(and(lt(LEFT, num(x, LEFT)), gt(RIGHT, num(x, RIGHT))))
+  List<String> ancestorIds(Reads r, String id) {
+    Document x = r.require(id, STRUCTURE);
+    return ids(r.find(and(lt(LEFT, num(x, LEFT)), gt(RIGHT, num(x, RIGHT))))
         .projection(fields(ID)).sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  List<String> descendantIds(String id, int maxDepth) {
-    Document x = require(id, STRUCTURE);
+  List<String> descendantIds(Reads r, String id, int maxDepth) {
+    Document x = r.require(id, STRUCTURE);
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
       return List.of();
@@ -222,17 +307,17 @@ final class NestedSetTreeStore extends MongoTreeStore {
     if (maxDepth != Integer.MAX_VALUE) {
       filter = and(filter, lte(DEPTH, num(x, DEPTH) + maxDepth));
     }
-    return ids(find(filter).projection(fields(ID)).sort(Sorts.ascending(LEFT)));
+    return ids(r.find(filter).projection(fields(ID)).sort(Sorts.ascending(LEFT)));
   }
 
   @Override
-  int depthOf(String id) {
-    return (int) num(require(id, fields(DEPTH)), DEPTH);
+  int depthOf(Reads r, String id) {
+    return (int) num(r.require(id, fields(DEPTH)), DEPTH);
   }
 
   @Override
-  boolean descends(String id, String ancestorId) {
-    Document[] docs = requireBoth(id, ancestorId, STRUCTURE);
+  boolean descends(Reads r, String id, String ancestorId) {
+    Document[] docs = r.requireBoth(id, ancestorId, STRUCTURE);
     return num(docs[1], LEFT) < num(docs[0], LEFT) && num(docs[0], RIGHT) < num(docs[1], RIGHT);
   }
 
@@ -258,9 +343,9 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  Forest forest(boolean withAttributes) {
+  Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : find(NODES).projection(withAttributes ? null : STRUCTURE)) {
+    for (Document d : r.find(NODES).projection(withAttributes ? null : STRUCTURE)) {
       rows.add(new Row(d.getString(ID), d.getString(PARENT), num(d, LEFT),
           withAttributes ? attributesOf(d) : Map.of()));
     }
@@ -274,7 +359,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
    * are left for {@link #check()} to report.
    */
   @Override
-  void planRepair(List<Document> docs) {
+  void planRepair(Change c, List<Document> docs) {
     java.util.TreeMap<Long, Document> byNumber = new java.util.TreeMap<>();
     for (Document d : docs) {
       if (!(d.get(LEFT) instanceof Number) || !(d.get(RIGHT) instanceof Number)
@@ -291,7 +376,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
     List<Document> sorted = new ArrayList<>(docs);
     sorted.sort(Comparator.comparingLong(d -> num(d, LEFT)));
     Deque<Document> open = new ArrayDeque<>();
-    List<WriteModel<Document>> writes = new ArrayList<>();
+    List<Runnable> writes = new ArrayList<>();
     for (Document d : sorted) {
       while (!open.isEmpty() && num(open.peek(), RIGHT) < num(d, LEFT)) {
         open.pop();
@@ -304,13 +389,13 @@ final class NestedSetTreeStore extends MongoTreeStore {
       long right = renumber.get(num(d, RIGHT));
       if (left != num(d, LEFT) || right != num(d, RIGHT) || !Objects.equals(parent, d.get(PARENT))
           || !(d.get(DEPTH) instanceof Number) || num(d, DEPTH) != open.size()) {
-        writes.add(new UpdateOneModel<>(eq(ID, d.get(ID)), Updates.combine(
-            Updates.set(LEFT, left), Updates.set(RIGHT, right), Updates.set(PARENT, parent),
-            Updates.set(DEPTH, (long) open.size()))));
+        long depth = open.size();
+        writes.add(() -> c.set(d.get(ID), Updates.combine(Updates.set(LEFT, left),
+            Updates.set(RIGHT, right), Updates.set(PARENT, parent), Updates.set(DEPTH, depth))));
       }
       open.push(d);
     }
-    write(writes, null);
+    writes.forEach(Runnable::run); // only once the whole numbering is known to nest
   }
 
   @Override
@@ -375,19 +460,19 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   /** Where a position puts a node: its future {@code left}, parent and depth. */
-  private Target target(Position position, Map<String, Document> docs) {
+  private Target target(Change c, Position position, Map<String, Document> docs) {
     if (position instanceof Position.Root r) {
       if (r.first()) {
         return new Target(1, null, null, 0);
       }
-      Document last = find(NODES).projection(fields(RIGHT)).sort(Sorts.descending(RIGHT))
+      Document last = c.find(NODES).projection(fields(RIGHT)).sort(Sorts.descending(RIGHT))
           .limit(1).first();
       return new Target(last == null ? 1 : num(last, RIGHT) + 1, null, null, 0);
     }
     Document anchor = docs.get(position.anchor());
-    if (position instanceof Position.Child c) {
-      long at = c.first() ? num(anchor, LEFT) + 1 : num(anchor, RIGHT);
-      return new Target(at, c.parentId(), c.parentId(), num(anchor, DEPTH) + 1);
+    if (position instanceof Position.Child child) {
+      long at = child.first() ? num(anchor, LEFT) + 1 : num(anchor, RIGHT);
+      return new Target(at, child.parentId(), child.parentId(), num(anchor, DEPTH) + 1);
     }
     Position.Sibling s = (Position.Sibling) position;
     long at = s.before() ? num(anchor, LEFT) : num(anchor, RIGHT) + 1;
@@ -402,7 +487,8 @@ final class NestedSetTreeStore extends MongoTreeStore {
    *     the target does (the parent for a child position, the sibling for a sibling position)
    * @param depth the future depth
    */
-  private record Target(long at, String parent, String parentAnchor, long depth) {}
+  private record Target(long at, @Nullable String parent, @Nullable String parentAnchor,
+      long depth) {}
 
   static long num(Document d, String field) {
     Object v = d.get(field);

@@ -7,9 +7,7 @@ import static dev.arbor.mongo.Ranks.RANK;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
-import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.Node;
@@ -26,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The <i>parent references</i> pattern (manual §4.2.1): each node stores the id of its parent.
@@ -46,6 +45,12 @@ import org.bson.Document;
  *
  * <h2>Cost per operation</h2>
  *
+ * <p>Round trips (rt) count the pattern's own queries and writes. The protocol adds: nothing to
+ * a change whose writes are all updates or inserts (the claim or fence, the steps and the release
+ * go in one command on MongoDB), two to a change that deletes (a delete command cannot carry the
+ * fence), and at most one to an isolated read; the README's Guarantees section has the measured
+ * totals.
+ *
  * <table>
  * <caption>round trips (rt) with $graphLookup / with the walk; n = subtree size, d = depth</caption>
  * <tr><th>operation<th>rt<th>read<th>written
@@ -53,9 +58,18 @@ import org.bson.Document;
  * <tr><td>ancestors, depth<td>1 / d+1<td>d+1<td>0
  * <tr><td>find<td>2 / d+2<td>d+2<td>0
  * <tr><td>descendants<td>1 (2 for a leaf) / depth of subtree + 2<td>n<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>4 / d+3 (cycle check walks up from the target)<td>d+3<td>1
  * <tr><td>delete<td>2 / subtree depth + 3<td>n<td>n
+ * <tr><td>subtree<td>descendants + 1 per 20 000 nodes (their documents by id)<td>n+1<td>0
+ * <tr><td>descendantNodes<td>as subtree, + ancestors (the depth)<td>n+d+1<td>0
+ * <tr><td>childNodes (a page)<td>2 + ancestors (the depth)<td>page + d + 1<td>0
+ * <tr><td>ancestorNodes<td>ancestors + 1<td>d+1<td>0
+ * <tr><td>childCount, isLeaf<td>1 (2 for a leaf)<td>0<td>0
+ * <tr><td>descendantCount, subtreeFilter<td>as descendants<td>n<td>0
+ * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
+ * <tr><td>delete lifting children<td>4<td>siblings + children<td>siblings + children, 1 deleted
  * </table>
  *
  * <p>Choose it when writes dominate: a move writes one document whatever the subtree size; subtree
@@ -64,12 +78,9 @@ import org.bson.Document;
 final class ParentReferenceTreeStore extends ReferenceTreeStore {
   static final String PARENT = "parent";
 
-  private final Ranks ranks;
-
   ParentReferenceTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
     super(collection, capabilities, Set.of(PARENT, RANK));
-    this.ranks = new Ranks(this);
   }
 
   @Override
@@ -78,7 +89,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  String layoutProblem(Document d) {
+  @Nullable String layoutProblem(Document d) {
     if (!isNullOrString(d.get(PARENT))) {
       return "parent is not an id: " + d.get(PARENT);
     }
@@ -91,58 +102,86 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  void planInsert(String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(id, true, position, fields(PARENT, RANK));
+  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(PARENT, RANK));
     String parent = targetParent(position, docs);
-    long rank = ranks.rankFor(group(PARENT, parent), position, anchorRank(position, docs), null);
-    write(List.of(new InsertOneModel<>(newDocument(id,
-        new Document(PARENT, parent).append(RANK, rank), attributes))), id);
+    long rank = Ranks.rankFor(c, group(PARENT, parent), position, anchorRank(position, docs),
+        null);
+    c.insert(newDocument(id, new Document(PARENT, parent).append(RANK, rank), attributes));
   }
 
   @Override
-  void planMove(String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(id, false, position, fields(PARENT, RANK));
+  void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(PARENT, RANK));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
     String parent = targetParent(position, docs);
-    if (parent != null && (parent.equals(id) || ancestorsOf(parent).contains(id))) {
+    if (parent != null && (parent.equals(id) || ancestorsOf(c, parent).contains(id))) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = ranks.rankFor(group(PARENT, parent), position, anchorRank(position, docs), id);
-    write(List.of(new UpdateOneModel<>(eq(ID, id),
-        Updates.combine(Updates.set(PARENT, parent), Updates.set(RANK, rank)))), id);
+    long rank = Ranks.rankFor(c, group(PARENT, parent), position, anchorRank(position, docs),
+        id);
+    c.set(id, Updates.combine(Updates.set(PARENT, parent), Updates.set(RANK, rank)));
   }
 
   @Override
-  long planDelete(String id) {
+  long planDelete(Change c, String id) {
     List<String> doomed = new ArrayList<>();
     doomed.add(id);
-    for (Row r : subtree(id, Integer.MAX_VALUE)) {
+    for (Row r : subtree(c, id, Integer.MAX_VALUE)) {
       doomed.add(r.id());
     }
-    write(deletesOf(doomed), id);
+    deleteAll(c, doomed);
     return doomed.size();
   }
 
+  /**
+   * The children regrouped under the node's parent in its place: every sibling of the new group
+   * gets a fresh rank (one single-document set each), the children their new parent; then the
+   * node is deleted.
+   */
   @Override
-  Optional<Node> findNode(String id) {
-    Document d = document(id, null);
-    if (d == null) {
-      return Optional.empty();
+  void planLift(Change c, String id) {
+    String parent = c.require(id, fields(PARENT, RANK)).getString(PARENT);
+    List<String> children = childIds(c, id);
+    if (!children.isEmpty()) {
+      List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
+      planRegroup(c, lifted(siblings, id, children), new HashSet<>(children), PARENT, parent);
     }
-    return Optional.of(new Node(id, d.getString(PARENT), ancestorsOf(id).size(), attributesOf(d)));
+    deleteAll(c, List.of(id));
   }
 
   @Override
-  List<String> rootIds() {
-    return ids(find(isNull(PARENT)).projection(fields(ID))
+  ChildGroup childGroup() {
+    return new ChildGroup(fields(PARENT, RANK), d -> eq(PARENT, d.getString(ID)), RANK,
+        d -> d.getString(PARENT), d -> -1);
+  }
+
+  @Override
+  long childCountOf(Reads r, String id) {
+    return countOrRequire(r, eq(PARENT, id), id);
+  }
+
+  @Override
+  Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
+    if (d == null) {
+      return Optional.empty();
+    }
+    return Optional.of(new Node(id, d.getString(PARENT), ancestorsOf(r, id).size(),
+        attributesOf(d)));
+  }
+
+  @Override
+  List<String> rootIds(Reads r) {
+    return ids(r.find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
   }
 
   @Override
-  List<String> childIds(String id) {
-    return childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
+  List<String> childIds(Reads r, String id) {
+    return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
   }
 
   /**
@@ -152,31 +191,51 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<String> ancestorsOf(String id) {
+  List<String> ancestorsOf(Reads r, String id) {
     TreeStores.checkId(id);
     Map<String, String> parents = new HashMap<>();
-    String parent;
+    String parent = null;
+    boolean walked = true;
     if (collectionHasGraphLookup()) {
-      Document d = aggregate(List.of(
-          new Document("$match", new Document(ID, id)),
-          new Document("$project", new Document(PARENT, 1)),
-          new Document("$graphLookup", new Document("from", collectionName)
-              .append("startWith", "$" + PARENT)
-              .append("connectFromField", PARENT)
-              .append("connectToField", ID)
-              .append("as", "up")))).first();
-      if (d == null) {
-        throw new NodeNotFoundException(id);
+      try {
+        // Unwound and projected: the ancestors travel one per result document (never one
+        // document past 16 MB), with only the fields the chain needs.
+        boolean found = false;
+        for (Document d : r.aggregate(List.of(
+            new Document("$match", new Document(ID, id)),
+            new Document("$project", new Document(PARENT, 1)),
+            new Document("$graphLookup", new Document("from", collectionName)
+                .append("startWith", "$" + PARENT)
+                .append("connectFromField", PARENT)
+                .append("connectToField", ID)
+                .append("as", "up")),
+            new Document("$unwind", new Document("path", "$up")
+                .append("preserveNullAndEmptyArrays", true)),
+            new Document("$project", new Document(PARENT, 1).append("up." + ID, 1)
+                .append("up." + PARENT, 1))))) {
+          found = true;
+          parent = d.getString(PARENT);
+          Document up = d.get("up", Document.class);
+          if (up != null) {
+            parents.put(up.getString(ID), up.getString(PARENT));
+          }
+        }
+        if (!found) {
+          throw new NodeNotFoundException(id);
+        }
+        walked = false;
+      } catch (com.mongodb.MongoServerException e) {
+        if (!graphLookupOutOfMemory(e)) {
+          throw e;
+        }
+        parents.clear(); // walk instead
       }
-      parent = d.getString(PARENT);
-      for (Document up : d.getList("up", Document.class, List.of())) {
-        parents.put(up.getString(ID), up.getString(PARENT));
-      }
-    } else {
-      parent = require(id, fields(PARENT)).getString(PARENT);
+    }
+    if (walked) {
+      parent = r.require(id, fields(PARENT)).getString(PARENT);
       Set<String> seen = new HashSet<>();
       for (String p = parent; p != null && seen.add(p); ) {
-        Document d = document(p, fields(PARENT));
+        Document d = r.document(p, fields(PARENT));
         if (d == null) {
           break; // an orphan: check() reports it
         }
@@ -199,40 +258,56 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<Row> subtree(String id, int maxDepth) {
+  List<Row> subtree(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
-    List<Row> rows = new ArrayList<>();
     if (collectionHasGraphLookup()) {
-      Document lookup = new Document("from", collectionName)
-          .append("startWith", "$" + ID)
-          .append("connectFromField", ID)
-          .append("connectToField", PARENT)
-          .append("as", "down");
-      if (maxDepth != Integer.MAX_VALUE) {
-        lookup.append("maxDepth", maxDepth - 1);
+      try {
+        return subtreeByGraphLookup(r, id, maxDepth);
+      } catch (com.mongodb.MongoServerException e) {
+        if (!graphLookupOutOfMemory(e)) {
+          throw e;
+        }
+        // past $graphLookup's memory limit: walk instead
       }
-      for (Document d : aggregate(List.of(
-              new Document("$match", new Document(ID, id)),
-              new Document("$project", new Document(ID, 1)),
-              new Document("$graphLookup", lookup),
-              new Document("$unwind", "$down"),
-              new Document("$project", new Document("down." + ID, 1).append("down." + PARENT, 1)
-                  .append("down." + RANK, 1))))
-          .allowDiskUse(true)) {
-        rows.add(row(d.get("down", Document.class)));
-      }
-      if (rows.isEmpty()) {
-        require(id, fields(ID));
-      }
-      return rows;
     }
-    require(id, fields(ID));
+    return subtreeByWalk(r, id, maxDepth);
+  }
+
+  private List<Row> subtreeByGraphLookup(Reads r, String id, int maxDepth) {
+    List<Row> rows = new ArrayList<>();
+    Document lookup = new Document("from", collectionName)
+        .append("startWith", "$" + ID)
+        .append("connectFromField", ID)
+        .append("connectToField", PARENT)
+        .append("as", "down");
+    if (maxDepth != Integer.MAX_VALUE) {
+      lookup.append("maxDepth", maxDepth - 1);
+    }
+    for (Document d : r.aggregate(List.of(
+            new Document("$match", new Document(ID, id)),
+            new Document("$project", new Document(ID, 1)),
+            new Document("$graphLookup", lookup),
+            new Document("$unwind", "$down"),
+            new Document("$project", new Document("down." + ID, 1).append("down." + PARENT, 1)
+                .append("down." + RANK, 1))))
+        .allowDiskUse(true)) {
+      rows.add(row(d.get("down", Document.class)));
+    }
+    if (rows.isEmpty()) {
+      r.require(id, fields(ID));
+    }
+    return rows;
+  }
+
+  private List<Row> subtreeByWalk(Reads r, String id, int maxDepth) {
+    List<Row> rows = new ArrayList<>();
+    r.require(id, fields(ID));
     List<String> level = List.of(id);
     Set<String> seen = new HashSet<>(level);
     for (int depth = 1; depth <= maxDepth && !level.isEmpty(); depth++) {
       List<String> next = new ArrayList<>();
       for (List<String> slice : slices(level)) {
-        for (Document d : find(in(PARENT, slice)).projection(fields(PARENT, RANK))) {
+        for (Document d : r.find(in(PARENT, slice)).projection(fields(PARENT, RANK))) {
           if (seen.add(d.getString(ID))) {
             rows.add(row(d));
             next.add(d.getString(ID));
@@ -261,9 +336,9 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  Forest forest(boolean withAttributes) {
+  Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
       rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
           withAttributes ? attributesOf(d) : Map.of()));
     }
@@ -272,8 +347,8 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
 
   /** Parent references derive nothing: repair fills in missing or repeated ranks. */
   @Override
-  void planRepair(List<Document> docs) {
-    planRankRepair(docs, d -> d.get(PARENT));
+  void planRepair(Change c, List<Document> docs) {
+    planRankRepair(c, docs, d -> d.get(PARENT));
   }
 
   @Override
@@ -294,7 +369,8 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     new Forest(rows).checkStructure(problems);
   }
 
-  private static String targetParent(Position position, Map<String, Document> docs) {
+  private static @Nullable String targetParent(Position position,
+      Map<String, Document> docs) {
     if (position instanceof Position.Root) {
       return null;
     }

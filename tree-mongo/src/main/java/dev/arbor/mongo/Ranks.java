@@ -1,21 +1,19 @@
 package dev.arbor.mongo;
 
 import static com.mongodb.client.model.Filters.and;
-import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.ne;
 
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.Position;
 import java.util.ArrayList;
 import java.util.List;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sibling order as a sparse integer {@code rank} field: siblings sort by rank; a node placed
@@ -32,11 +30,7 @@ final class Ranks {
   static final String RANK = "rank";
   static final long GAP = 1L << 20;
 
-  private final MongoTreeStore store;
-
-  Ranks(MongoTreeStore store) {
-    this.store = store;
-  }
+  private Ranks() {}
 
   /**
    * The rank a node gets when placed at {@code position} among the siblings that {@code siblings}
@@ -47,11 +41,12 @@ final class Ranks {
    * @param anchorRank for a sibling position, the anchor's rank; ignored otherwise
    * @param moving the id of the node being moved (excluded from its siblings), or null
    */
-  long rankFor(Bson siblings, Position position, long anchorRank, String moving) {
+  static long rankFor(Change c, Bson siblings, Position position, long anchorRank,
+      @Nullable String moving) {
     Bson group = moving == null ? siblings : and(siblings, ne(MongoTreeStore.ID, moving));
     if (position instanceof Position.Sibling s) {
       Bson neighbour = s.before() ? lt(RANK, anchorRank) : gt(RANK, anchorRank);
-      Document next = store.find(and(group, neighbour))
+      Document next = c.find(and(group, neighbour))
           .projection(Projections.include(RANK))
           .sort(s.before() ? Sorts.descending(RANK) : Sorts.ascending(RANK))
           .limit(1)
@@ -65,11 +60,11 @@ final class Ranks {
       if (high - low >= 2) {
         return low + (high - low) / 2;
       }
-      return renumber(group, s.siblingId(), s.before());
+      return renumber(c, group, s.siblingId(), s.before());
     }
     boolean first = position instanceof Position.Root r ? r.first()
         : ((Position.Child) position).first();
-    Document end = store.find(group)
+    Document end = c.find(group)
         .projection(Projections.include(RANK))
         .sort(first ? Sorts.ascending(RANK) : Sorts.descending(RANK))
         .limit(1)
@@ -84,11 +79,10 @@ final class Ranks {
    * Renumbers a sibling group {@link #GAP} apart, leaving a free rank next to the anchor, and
    * returns that rank.
    */
-  private long renumber(Bson group, String anchorId, boolean before) {
+  private static long renumber(Change c, Bson group, String anchorId, boolean before) {
     List<Document> siblings = new ArrayList<>();
-    store.find(group).projection(Projections.include(RANK)).sort(Sorts.ascending(RANK))
+    c.find(group).projection(Projections.include(RANK)).sort(Sorts.ascending(RANK))
         .into(siblings);
-    List<WriteModel<Document>> writes = new ArrayList<>();
     long next = GAP;
     long free = 0;
     for (Document d : siblings) {
@@ -98,8 +92,7 @@ final class Ranks {
         next += GAP;
       }
       if (rankOf(d) != next) {
-        writes.add(new UpdateOneModel<>(eq(MongoTreeStore.ID, d.getString(MongoTreeStore.ID)),
-            Updates.set(RANK, next)));
+        c.set(d.getString(MongoTreeStore.ID), Updates.set(RANK, next)); // before the node's own
       }
       next += GAP;
       if (anchor && !before) {
@@ -107,7 +100,6 @@ final class Ranks {
         next += GAP;
       }
     }
-    store.write(writes, null); // planned with the change, before the node's own write
     return free;
   }
 

@@ -6,6 +6,7 @@ import com.mongodb.client.MongoCollection;
 import java.util.List;
 import java.util.UUID;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the server behind a collection does correctly, found by probing it rather than by reading
@@ -35,15 +36,20 @@ final class ServerCapabilities {
   }
 
 
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(ServerCapabilities.class);
+
   private final MongoCollection<Document> collection;
   private final Mode graphLookupMode;
   private final Mode pipelineMode;
-  private MongoClient client;
+  private @Nullable MongoClient client;
   private boolean isolatedReads = true;
   private long leaseMillis = 30_000;
   private long waitMillis = 60_000;
-  private volatile Boolean graphLookup;
-  private volatile Boolean pipelineUpdates;
+  private Timing timing = Timing.SYSTEM;
+  private List<dev.arbor.core.TreeListener> listeners = List.of();
+  private volatile @Nullable Boolean graphLookup;
+  private volatile @Nullable Boolean pipelineUpdates;
 
   ServerCapabilities(MongoCollection<Document> collection, Mode graphLookupMode,
       Mode pipelineMode) {
@@ -57,12 +63,12 @@ final class ServerCapabilities {
   }
 
   /** The client to start transactions with, or null: then changes use the lock and journal. */
-  ServerCapabilities client(MongoClient client) {
+  ServerCapabilities client(@Nullable MongoClient client) {
     this.client = client;
     return this;
   }
 
-  MongoClient client() {
+  @Nullable MongoClient client() {
     return client;
   }
 
@@ -91,6 +97,26 @@ final class ServerCapabilities {
     return waitMillis;
   }
 
+  /** The listeners told of each committed change. */
+  ServerCapabilities listeners(List<dev.arbor.core.TreeListener> listeners) {
+    this.listeners = List.copyOf(listeners);
+    return this;
+  }
+
+  List<dev.arbor.core.TreeListener> listeners() {
+    return listeners;
+  }
+
+  /** The local clock of the lock protocol (tests inject their own). */
+  ServerCapabilities timing(Timing timing) {
+    this.timing = timing;
+    return this;
+  }
+
+  Timing timing() {
+    return timing;
+  }
+
   /** Whether {@code $graphLookup} can be used; probes on first call with a non-empty collection. */
   boolean graphLookup() {
     if (graphLookupMode != Mode.PROBE) {
@@ -111,15 +137,20 @@ final class ServerCapabilities {
                   .append("connectToField", "_id")
                   .append("maxDepth", 0)
                   .append("as", "found"))))
-          .first();
+          .collation(Reads.SIMPLE).first();
       if (first == null) {
         return false; // empty collection: undecided, and no walk is needed anyway
       }
       known = first.get("found") instanceof List<?> found && found.isEmpty();
     } catch (MongoException e) {
+      if (!definite(e)) {
+        return false; // the walk this time; probed again next time
+      }
       known = false;
     }
     graphLookup = known;
+    LOG.debug("{}: $graphLookup {}", collection.getNamespace().getFullName(),
+        known ? "works" : "is not used (missing or wrong on this server)");
     return known;
   }
 
@@ -134,13 +165,30 @@ final class ServerCapabilities {
     }
     try {
       collection.updateMany(MongoTreeStore.nothing(),
-          List.of(new Document("$set", new Document("arborProbe", "$_id"))));
+          List.of(new Document("$set", new Document("arborProbe", "$_id"))),
+          new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
       known = true;
     } catch (MongoException e) {
+      if (!definite(e)) {
+        return false; // per-value updates this time; probed again next time
+      }
       known = false;
     }
     pipelineUpdates = known;
+    LOG.debug("{}: pipeline updates {}", collection.getNamespace().getFullName(),
+        known ? "work" : "are missing: moves use per-value updates");
     return known;
+  }
+
+  /**
+   * Whether a probe's error is the server's answer (it refused the command), rather than a
+   * network error or a timeout, which say nothing about what the server can do.
+   */
+  static boolean definite(MongoException e) {
+    return (e instanceof com.mongodb.MongoCommandException
+        || e instanceof com.mongodb.MongoWriteException
+        || e instanceof com.mongodb.MongoBulkWriteException)
+        && !TreeLock.transientError(e);
   }
 
   @Override

@@ -2,489 +2,1540 @@ package dev.arbor.mongo;
 
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.lt;
-import static com.mongodb.client.model.Filters.ne;
+import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.or;
 
 import com.mongodb.ErrorCategory;
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoCommandException;
+import com.mongodb.MongoException;
+import com.mongodb.MongoExecutionTimeoutException;
+import com.mongodb.MongoNodeIsRecoveringException;
+import com.mongodb.MongoNotPrimaryException;
+import com.mongodb.MongoOperationTimeoutException;
+import com.mongodb.MongoSocketException;
+import com.mongodb.MongoTimeoutException;
+import com.mongodb.MongoWriteConcernException;
 import com.mongodb.MongoWriteException;
+import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.DeleteManyModel;
 import com.mongodb.client.model.DeleteOneModel;
+import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.InsertOneModel;
+import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateManyModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
+import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.core.ChangeInterruptedException.Outcome;
+import dev.arbor.core.LockLostException;
 import dev.arbor.core.TreeException;
 import java.util.ArrayList;
-import java.util.Date;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 import org.bson.BsonArray;
+import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonNull;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
- * All-or-nothing structural changes without transactions: a per-tree lock document and a journal
- * of guarded, replayable write steps, kept in the tree's own collection under non-string ids
- * (so they never collide with a node).
+ * All-or-nothing structural changes without multi-document transactions: a per-tree lock document
+ * with a fenced lease, a queue of waiting callers and a journal of guarded, replayable steps, kept
+ * in the tree's own collection under a non-string {@code _id} (so it never collides with a node).
  *
  * <pre>{@code
- * { _id: {arbor: "lock"}, owner: "3f2c…" | null, expires: ISODate(…), version: 41,
- *   op: "9b1e…" | null, what: "move 'x' to after(y)", parts: 0, steps: [ {kind, filter, …}, … ] }
- * { _id: {arbor: "journal", op: "9b1e…", part: 0}, steps: [ … ] }   <- only for journals > 4 MB
+ * { _id: {arbor: "lock"},
+ *   arborLock: { epoch: "5d1c…",            set when the document is created
+ *                version: 41,               +1 at every acquisition and every release
+ *                owner: "9b1e…" | null,     the holder's token, one per acquisition
+ *                lease: 30000, renewed: ISODate(…),   the holder's lease, by the server's clock
+ *                what: "move 'x' to after(y)",
+ *                op: 41,                    the version whose journal is pending, if any
+ *                waiting: { "<token>": {at: ISODate(…), r: false, l: 30000}, … },   in arrival order
+ *                stuck: {v, what, step, error} },     a journal the server refuses to complete
+ *   arborJournal: { v: 41, what, parts: 0, steps: [ {k, q, u, …}, … ] } }
+ * { _id: {arbor: "journal", v: 41, part: 0}, steps: [ … ] }     only for journals over 4 MB
  * }</pre>
  *
  * <h2>Protocol</h2>
  *
  * <ol>
- *   <li><b>Lock.</b> A writer takes the lock with one atomic {@code findOneAndUpdate} (upsert) that
- *       succeeds only if the lock is free or its lease has expired; {@code version} goes up by one.
- *   <li><b>Recover.</b> If the previous holder left an operation in the lock document, it died in
- *       the middle of a change: its journal is replayed to the end first.
- *   <li><b>Plan.</b> The store reads what it needs and plans its writes, under the lock.
- *   <li><b>Journal.</b> Unless the plan is a single one-document write (atomic by itself), the
- *       planned steps are written into the lock document with the operation's name (into separate
- *       journal documents when they exceed 4 MB).
- *   <li><b>Write.</b> The steps run in one ordered bulk write. Each step is <i>guarded</i>: it sets
- *       {@code arborOp: {id: op, step: k}} on every document it writes, and matches only
- *       documents not yet written by step k or later of the same operation. A step that is run
- *       again, after a crash, skips the documents it already wrote, and a document's state at
- *       step k is the same as in an uninterrupted run; so replaying all steps from the first
- *       finishes the change exactly.
- *   <li><b>Release.</b> One write clears the operation and the journal and frees the lock ({@code
- *       version} goes up again): a change costs 3 round trips of protocol, 2 when it writes one
- *       document.
+ *   <li><b>Acquire.</b> One {@code findOneAndUpdate} takes a free lock when nobody waits;
+ *       otherwise the caller joins the queue and polls, each poll refreshing its entry and reading
+ *       the server's time. Callers are served in arrival order; a waiting reader goes before the
+ *       writers that follow the current holder. A holder whose lease has expired <i>by the server's
+ *       clock</i> (its last {@code $currentDate} renewal plus its lease is before the server's
+ *       now) is taken over with a compare-and-set on the version; if it left a journal, the new
+ *       holder replays it first. Every acquisition has its own token.
+ *   <li><b>Plan.</b> The store reads what it needs and plans its steps (see {@link Change}); a
+ *       holder renews its lease before a read when a third of the lease has passed.
+ *   <li><b>Write.</b> The journal and the steps are sent in ordered bulk writes, each led by a
+ *       <i>fence</i>: an upsert of the lock document filtered by the holder's token, which renews
+ *       the lease, and which meets a duplicate key — stopping the bulk write before any data write
+ *       — when the holder no longer holds the lock. The first batch's fence also stores the
+ *       journal: it is the commit point. A step marks what it writes and is guarded (see {@link
+ *       Step}), so that replaying the journal from its first step finishes the change exactly.
+ *       Each batch is sent with a server-side time limit shorter than the lease, so that no batch
+ *       runs on after the lease it was fenced with has expired.
+ *   <li><b>Release.</b> The last batch ends with the release, also fenced: a change that writes one
+ *       document costs its reads plus one round trip, and no journal.
  * </ol>
  *
- * <p>A holder that dies leaves the lock to expire after the lease; the next writer, reader or
- * {@code repair()} takes it over and finishes the journal. Replays are idempotent, so even a slow
- * holder whose lease expired and a new holder finishing the same journal converge.
+ * <p><b>Optimistic changes.</b> A store that last saw the tree quiet at version K plans without the
+ * lock and sends its plan led by a <i>claim</i>: the lock is taken only if it is still free at
+ * version K of the same epoch and nobody waits; otherwise nothing is written and the change runs
+ * again under the lock. Reads made since version K were therefore made on a tree nobody changed.
  *
- * <p><b>Readers</b> (when isolated reads are on) read the lock document before and after their
- * queries and retry while a change is in progress or when {@code version} moved: a read never
- * returns a mix of states. A read that finds an expired lock with a pending operation finishes it.
+ * <p><b>A lost lock</b> (the fence meets a duplicate key) ends the change: if its journal was
+ * written, the change is committed and is completed by whoever took the lock over, and the call
+ * waits for that; otherwise nothing was written and the call throws {@link LockLostException}.
+ * An I/O error while writing resends the same batch (the fence makes it safe) until the lock wait
+ * runs out, then throws {@link ChangeInterruptedException} saying what became of the change.
  *
- * <p><b>Limits.</b> Leases use the clients' clocks, which must agree to within the lease (30 s by
- * default). Writers of the same tree are serialized, also across processes. Writes made to the
- * collection by anything other than Arbor are not covered.
+ * <p><b>Limits.</b> The lease must be longer than the longest single read a planner makes.
+ * Writes made to the collection by anything other than Arbor are not covered.
  */
 final class TreeLock {
   static final BsonDocument LOCK_ID = new BsonDocument("arbor", new BsonString("lock"));
-  static final String MARK = "arborOp";
+  static final String STATE = "arborLock";
+  static final String JOURNAL = "arborJournal";
 
-  /** Executes guarded steps; tests replace it to inject faults. */
-  interface Executor {
-    /** Runs the steps in order, as one ordered bulk write. */
-    BulkWriteResult execute(MongoCollection<Document> collection,
-        List<WriteModel<Document>> steps);
+  private static final String EPOCH = STATE + ".epoch";
+  private static final String VERSION = STATE + ".version";
+  private static final String OWNER = STATE + ".owner";
+  private static final String LEASE = STATE + ".lease";
+  private static final String RENEWED = STATE + ".renewed";
+  private static final String WHAT = STATE + ".what";
+  private static final String OP = STATE + ".op";
+  private static final String WAITING = STATE + ".waiting";
+  private static final String STUCK = STATE + ".stuck";
+  private static final String DONE = STATE + ".done";
+  private static final String PROBE = "arborProbe";
+
+  /** One statement of a batch: a protocol statement, or step {@code step} (1-based) of a plan. */
+  record Statement(WriteModel<BsonDocument> model, int step) {
+    boolean isStep() {
+      return step > 0;
+    }
   }
 
-  static final Executor BULK = (collection, steps) -> collection.bulkWrite(steps);
+  /** The statements sent in one ordered bulk write; the first is always a fence or a claim. */
+  record Batch(List<Statement> statements) {
+    List<WriteModel<BsonDocument>> models() {
+      List<WriteModel<BsonDocument>> models = new ArrayList<>(statements.size());
+      for (Statement s : statements) {
+        models.add(s.model());
+      }
+      return models;
+    }
+  }
 
-  private final MongoCollection<Document> collection;
+  /** Sends batches; tests replace it to stall or crash a holder at chosen statements. */
+  interface Sender {
+    /** Sends one ordered bulk write. */
+    BulkWriteResult send(MongoCollection<BsonDocument> collection, Batch batch);
+
+    /**
+     * Sends a fence as a command of its own and returns the lock document after it: on servers
+     * that go on after a failed statement.
+     */
+    default BsonDocument fence(MongoCollection<BsonDocument> collection, Bson filter,
+        Bson update) {
+      return collection.findOneAndUpdate(filter, update, new FindOneAndUpdateOptions()
+          .upsert(true).returnDocument(ReturnDocument.AFTER)
+          .projection(Projections.include(STATE)));
+    }
+  }
+
+  static final Sender BULK = (collection, batch) -> collection.bulkWrite(batch.models());
+
+  /** A version at which the tree was seen with no change in flight. */
+  record Quiet(String epoch, long version) {
+    boolean same(State s) {
+      return s.quiet() && s.version == version && epoch.equals(s.epoch);
+    }
+  }
+
   private final MongoCollection<BsonDocument> raw;
-  private final String owner = UUID.randomUUID().toString();
+  private final String tree;
   private final long leaseMillis;
   private final long waitMillis;
-  volatile Executor executor = BULK;
+  private final Timing timing;
+  volatile Sender sender = BULK;
+  /** The most statements in one batch (tests lower it to make changes of several batches). */
+  volatile int batchStatements = Encoded.MAX_BATCH_COUNT;
   /** Journals up to this size go into the lock document; larger ones into journal documents. */
   volatile int inlineJournalBytes = 4_000_000;
-  /** Called with the lock version of every change, in lock order (tests record commit order). */
-  volatile java.util.function.LongConsumer onLocked = v -> {};
+  /** Called with the version of every change once it is complete (tests record commit order). */
+  volatile LongConsumer onCommitted = v -> {};
+  private volatile @Nullable Boolean ordered;
+  /** Where takeovers, replays, stuck changes and long waits are logged (tests record it). */
+  volatile org.slf4j.Logger log = LOG;
+  /** Lock waits longer than this are logged. */
+  static final long LONG_WAIT_MILLIS = 1_000;
+  /**
+   * Whether holds renew their leases in the background. Tests that model a paused process (whose
+   * every thread stops) turn it off, so that a stalled holder's lease expires.
+   */
+  volatile boolean keepAlive = true;
+  /** How many expired holders this lock took over (tests and logs). */
+  final java.util.concurrent.atomic.AtomicLong takeovers = new java.util.concurrent.atomic
+      .AtomicLong();
 
-  TreeLock(MongoCollection<Document> collection, long leaseMillis, long waitMillis) {
-    this.collection = collection;
-    this.raw = collection.withDocumentClass(BsonDocument.class);
+  /**
+   * @param raw the tree's collection, with majority write concern and primary reads
+   */
+  TreeLock(MongoCollection<BsonDocument> raw, long leaseMillis, long waitMillis, Timing timing) {
+    this.raw = raw;
+    this.tree = raw.getNamespace().getFullName();
     this.leaseMillis = leaseMillis;
     this.waitMillis = waitMillis;
+    this.timing = timing;
+  }
+
+  long leaseMillis() {
+    return leaseMillis;
+  }
+
+  // ------------------------------------------------------------------ state
+
+  /** A waiting caller. */
+  record Waiter(String token, long at, boolean reader, long lease) {
+    boolean live(long now) {
+      return now - at <= Math.max(lease, 1_000);
+    }
+  }
+
+  /** The lock document as read. */
+  static final class State {
+    final String epoch;
+    final long version;
+    final @Nullable String owner;
+    final long lease;
+    final long renewed;
+    final @Nullable String what;
+    final long op;
+    final @Nullable BsonDocument stuck;
+    final Map<String, Waiter> waiting = new LinkedHashMap<>();
+    final java.util.Set<Long> done = new java.util.HashSet<>();
+
+    State(BsonDocument lockDocument) {
+      BsonDocument s = lockDocument.getDocument(STATE, new BsonDocument());
+      epoch = s.isString("epoch") ? s.getString("epoch").getValue() : "";
+      version = s.isNumber("version") ? s.getNumber("version").longValue() : 0;
+      owner = s.isString("owner") ? s.getString("owner").getValue() : null;
+      lease = s.isNumber("lease") ? s.getNumber("lease").longValue() : 0;
+      renewed = s.isDateTime("renewed") ? s.getDateTime("renewed").getValue() : 0;
+      what = s.isString("what") ? s.getString("what").getValue() : null;
+      op = s.isNumber("op") ? s.getNumber("op").longValue() : -1;
+      stuck = s.isDocument("stuck") ? s.getDocument("stuck") : null;
+      if (s.isArray("done")) {
+        for (BsonValue d : s.getArray("done")) {
+          if (d.isNumber()) {
+            done.add(d.asNumber().longValue());
+          }
+        }
+      }
+      if (s.isDocument("waiting")) {
+        for (Map.Entry<String, BsonValue> e : s.getDocument("waiting").entrySet()) {
+          BsonDocument w = e.getValue().isDocument() ? e.getValue().asDocument()
+              : new BsonDocument();
+          waiting.put(e.getKey(), new Waiter(e.getKey(),
+              w.isDateTime("at") ? w.getDateTime("at").getValue() : 0,
+              w.isBoolean("r") && w.getBoolean("r").getValue(),
+              w.isNumber("l") ? w.getNumber("l").longValue() : 0));
+        }
+      }
+    }
+
+    /** No change in flight and none stuck. */
+    boolean quiet() {
+      return owner == null && stuck == null;
+    }
+
+    Quiet asQuiet() {
+      return new Quiet(epoch, version);
+    }
+
+    boolean expired(long now) {
+      return owner != null && renewed + lease < now;
+    }
+
+    boolean liveReaders(long now, String except) {
+      for (Waiter w : waiting.values()) {
+        if (w.reader() && w.live(now) && !w.token().equals(except)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    boolean liveWriterBefore(String token, long now) {
+      for (Waiter w : waiting.values()) {
+        if (w.token().equals(token)) {
+          return false;
+        }
+        if (!w.reader() && w.live(now)) {
+          return true;
+        }
+      }
+      return false;
+    }
   }
 
   /**
-   * Takes the lock, finishes any interrupted change, runs {@code planner} under the lock and
-   * writes its plan all-or-nothing.
+   * Reads the lock document (creating it on first use).
+   */
+  State read() {
+    BsonDocument d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(STATE)).first();
+    if (d == null) {
+      raw.updateOne(eq("_id", LOCK_ID), Updates.combine(
+              Updates.setOnInsert(EPOCH, UUID.randomUUID().toString()),
+              Updates.setOnInsert(VERSION, 0L)),
+          new UpdateOptions().upsert(true));
+      d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(STATE)).first();
+    }
+    return new State(d);
+  }
+
+  /** The change version recorded in a node document's mark, 0 if none. */
+  static long markOf(Document d) {
+    Object mark = d.get(Step.MARK);
+    return mark instanceof Document m && m.get("v") instanceof Number n ? n.longValue() : 0;
+  }
+
+  // ------------------------------------------------------------------ holding the lock
+
+  /**
+   * A held lock: one acquisition, with its own token. While it is open, a background task renews
+   * its lease every third of the lease (unless the holder renewed it meanwhile), so that a live
+   * holder keeps its lock for as long as its call runs, however slow its round trips; a holder
+   * that stops (a crash, a pause of its process, a partition) stops renewing, and its lease
+   * expires. Closing it stops the renewals; so does the end of the thread that took it.
+   */
+  final class Hold implements AutoCloseable {
+    final String token;
+    final String epoch;
+    final long version;
+    final String what;
+    private volatile long renewedAt;
+    private final Thread thread = Thread.currentThread();
+    private volatile java.util.concurrent.@Nullable ScheduledFuture<?> renewal;
+    /** The insert fences this holder's load used. */
+    int insertFences;
+
+    Hold(String token, String epoch, long version, String what) {
+      this.token = token;
+      this.epoch = epoch;
+      this.version = version;
+      this.what = what;
+      this.renewedAt = timing.nanoTime();
+      if (keepAlive) {
+        long period = Math.max(1, leaseMillis / 3);
+        renewal = RENEWALS.scheduleWithFixedDelay(this::renewInBackground, period, period,
+            TimeUnit.MILLISECONDS);
+      }
+    }
+
+    private boolean due() {
+      return timing.nanoTime() - renewedAt > TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3;
+    }
+
+    /** Renews the lease if a third of it has passed since the last renewal. */
+    void renewIfDue() {
+      if (due()) {
+        renew();
+      }
+    }
+
+    /**
+     * Renews the lease.
+     *
+     * @throws LockLostException if this holder no longer holds the lock
+     */
+    void renew() {
+      if (!renewOnServer()) {
+        throw lost(what);
+      }
+    }
+
+    private boolean renewOnServer() {
+      if (raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)),
+          Updates.currentDate(RENEWED)).getMatchedCount() == 0) {
+        return false;
+      }
+      renewedAt = timing.nanoTime();
+      return true;
+    }
+
+    private void renewInBackground() {
+      if (!thread.isAlive()) {
+        close();
+        return;
+      }
+      if (!due()) {
+        return;
+      }
+      try {
+        if (!renewOnServer()) {
+          close(); // lost: the holder's next fenced write finds out
+        }
+      } catch (RuntimeException e) {
+        // tried again at the next period; the holder's own writes report a lasting failure
+      }
+    }
+
+    private void renewed() {
+      renewedAt = timing.nanoTime();
+    }
+
+    /** Stops renewing this hold's lease. */
+    @Override
+    public void close() {
+      java.util.concurrent.ScheduledFuture<?> r = renewal;
+      if (r != null) {
+        r.cancel(false);
+        renewal = null;
+      }
+    }
+  }
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TreeLock.class);
+
+  /** Renews the leases of open holds; daemon threads, so that they never keep a JVM alive. */
+  private static final java.util.concurrent.ScheduledExecutorService RENEWALS;
+
+  static {
+    java.util.concurrent.ScheduledThreadPoolExecutor e =
+        new java.util.concurrent.ScheduledThreadPoolExecutor(2, r -> {
+          Thread t = new Thread(r, "arbor-lease-renewal");
+          t.setDaemon(true);
+          return t;
+        });
+    e.setRemoveOnCancelPolicy(true);
+    RENEWALS = e;
+  }
+
+  private LockLostException lost(String what) {
+    return new LockLostException("Lost the lock of tree '" + tree + "' while doing: " + what
+        + " (its lease of " + leaseMillis + " ms expired and another caller took the lock over);"
+        + " nothing of this change was written");
+  }
+
+  private static String newToken() {
+    return UUID.randomUUID().toString().replace("-", "");
+  }
+
+  /**
+   * Takes the lock, waiting in line behind earlier callers, taking over an expired holder and
+   * finishing its journal.
    *
-   * @return the result of the bulk write, or null when the plan wrote nothing
+   * @throws TreeException if the lock is not had within the lock wait, or the tree is stuck
    */
-  BulkWriteResult run(String what, java.util.function.Supplier<List<WriteModel<Document>>> planner) {
-    long version = acquire();
-    boolean released = false;
+  Hold acquire(String what) {
+    String token = newToken();
     try {
-      onLocked.accept(version);
-      List<WriteModel<Document>> writes = planner.get();
-      if (writes.isEmpty()) {
-        return null;
+      BsonDocument after = raw.findOneAndUpdate(
+          and(eq("_id", LOCK_ID), eq(OWNER, null), in(WAITING, BsonNull.VALUE, new BsonDocument()),
+              eq(STUCK, null)),
+          take(token, what, Updates.inc(VERSION, 1L),
+              Updates.setOnInsert(EPOCH, UUID.randomUUID().toString())),
+          new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
+              .projection(Projections.include(STATE)));
+      State taken = new State(after);
+      return new Hold(token, taken.epoch, taken.version, what);
+    } catch (MongoCommandException | MongoWriteException e) {
+      if (!duplicateKey(e)) {
+        throw e;
       }
-      if (writes.size() == 1 && isSingleDocument(writes.get(0))) {
-        return executor.execute(collection, writes);
+    }
+    long start = timing.nanoTime();
+    try {
+      for (int attempt = 0; ; attempt++) {
+        State s = poll(token, false);
+        long now = s.waiting.get(token).at();
+        if (s.stuck != null) {
+          throw stuck(s.stuck);
+        }
+        if ((s.owner != null && !s.expired(now)) || s.liveReaders(now, token)
+            || s.liveWriterBefore(token, now)) {
+          pause(attempt, start, s);
+          continue;
+        }
+        Hold h = takeOver(s, token, what, now);
+        if (h != null) {
+          waited(start, what);
+          return h;
+        }
       }
-      String op = UUID.randomUUID().toString();
-      List<WriteModel<Document>> steps = guard(op, writes);
-      int parts = journal(op, what, steps);
-      BulkWriteResult result = executor.execute(collection, steps);
-      finishAndRelease(parts);
-      released = true;
-      return result;
-    } finally {
-      if (!released) {
-        release();
-      }
+    } catch (RuntimeException e) {
+      unregister(token);
+      throw e;
     }
   }
 
+  private Bson take(String token, String what, Bson... more) {
+    List<Bson> updates = new ArrayList<>(List.of(Updates.set(OWNER, token),
+        Updates.set(LEASE, leaseMillis), Updates.set(WHAT, what), Updates.currentDate(RENEWED)));
+    updates.addAll(List.of(more));
+    return Updates.combine(updates);
+  }
+
   /**
-   * Runs a bulk load under the lock: {@code check} runs first (the store must be empty), then a
-   * journal whose only step deletes every node, so that a load interrupted half-way is undone by
-   * the next access; then {@code body} inserts.
+   * Takes the lock from the state {@code s} (free, or held by an expired holder) with a
+   * compare-and-set on its version; replays the journal the previous holder left.
+   *
+   * @return the hold, or null if the state changed meanwhile
    */
-  void runLoad(String what, Runnable check, Runnable body) {
-    long version = acquire();
-    boolean released = false;
-    try {
-      onLocked.accept(version);
-      check.run();
-      String op = UUID.randomUUID().toString();
-      int parts = journal(op, what, List.of(new DeleteManyModel<>(MongoTreeStore.NODES)));
-      body.run();
-      finishAndRelease(parts);
-      released = true;
-    } finally {
-      if (!released) {
-        release();
+  private @Nullable Hold takeOver(State s, String token, String what, long now) {
+    List<Bson> updates = new ArrayList<>();
+    updates.add(Updates.inc(VERSION, 1L));
+    updates.add(Updates.unset(WAITING + "." + token));
+    for (Waiter w : s.waiting.values()) {
+      if (!w.live(now) && !w.token().equals(token)) {
+        updates.add(Updates.unset(WAITING + "." + w.token()));
       }
     }
+    BsonDocument before = raw.findOneAndUpdate(
+        and(eq("_id", LOCK_ID), eq(VERSION, s.version), eq(OWNER, s.owner)),
+        take(token, what, updates.toArray(new Bson[0])),
+        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.BEFORE)
+            .projection(Projections.include(STATE)));
+    if (before == null) {
+      return null;
+    }
+    State previous = new State(before);
+    Hold h = new Hold(token, previous.epoch, previous.version + 1, what);
+    try {
+      if (previous.owner != null) {
+        takeovers.incrementAndGet();
+        log.warn("Tree '{}': took the lock over from a holder whose lease of {} ms expired"
+            + " while doing: {}", tree, previous.lease, previous.what);
+        revokeInserts(previous.version); // a stalled holder's insert commands cannot land now
+      }
+      if (previous.op >= 0) {
+        replay(h, previous.op);
+      }
+      return h;
+    } catch (RuntimeException e) {
+      h.close();
+      throw e;
+    }
+  }
+
+  /** Joins or stays in the queue: refreshes this caller's entry and reads the lock document. */
+  private State poll(String token, boolean reader) {
+    BsonDocument d = raw.findOneAndUpdate(eq("_id", LOCK_ID), Updates.combine(
+            Updates.currentDate(WAITING + "." + token + ".at"),
+            Updates.set(WAITING + "." + token + ".r", reader),
+            Updates.set(WAITING + "." + token + ".l", leaseMillis)),
+        new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
+            .projection(Projections.include(STATE)));
+    return new State(d);
+  }
+
+  /** Leaves the queue. */
+  void unregister(String token) {
+    try {
+      raw.updateOne(eq("_id", LOCK_ID), Updates.unset(WAITING + "." + token));
+    } catch (MongoException e) {
+      // best effort: an entry that is not refreshed is skipped once its lease has passed
+    }
+  }
+
+  private void waited(long start, String what) {
+    long millis = TimeUnit.NANOSECONDS.toMillis(timing.nanoTime() - start);
+    if (millis > LONG_WAIT_MILLIS && log.isInfoEnabled()) {
+      log.info("Tree '{}': waited {} ms for the lock to do: {}", tree, millis, what);
+    }
+  }
+
+  private void pause(int attempt, long start, State s) {
+    if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
+      throw new TreeException("Tree '" + tree + "' stayed locked for more than " + waitMillis
+          + " ms (" + (s.owner == null ? "waiting for earlier callers" : "holder doing: "
+              + s.what) + ")");
+    }
+    sleep(Math.max(1, Math.min(Math.min(50, leaseMillis / 4), 1L << Math.min(attempt, 6))));
+  }
+
+  private void sleep(long millis) {
+    try {
+      timing.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TreeException("Interrupted while waiting for the lock of tree '" + tree + "'", e);
+    }
+  }
+
+  /** Frees the lock, clearing a journal that is not to be completed. */
+  void release(Hold h) {
+    h.close();
+    raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, h.token)), releaseUpdate());
+  }
+
+  private static Bson releaseUpdate() {
+    return Updates.combine(Updates.set(OWNER, null), Updates.set(WHAT, null),
+        Updates.inc(VERSION, 1L), Updates.unset(OP), Updates.unset(JOURNAL));
   }
 
   /** Finishes an interrupted change, if any, taking and releasing the lock. */
   void recover() {
-    acquire();
-    release();
+    release(acquire("recover"));
   }
 
+  // ------------------------------------------------------------------ readers
+
   /**
-   * Runs a read isolated from changes: the lock document is read before and after; while a
-   * change is in progress, or if one happened during the read, the read is retried.
+   * Waits, in line as a reader, until no change is in flight, taking over an expired holder and
+   * finishing its journal. The caller reads, then {@linkplain #unregister leaves the queue}.
    */
-  <T> T read(java.util.function.Supplier<T> read) {
-    long deadline = System.currentTimeMillis() + waitMillis;
+  State awaitQuiet(String token) {
+    long start = timing.nanoTime();
     for (int attempt = 0; ; attempt++) {
-      BsonDocument before = lockDocument();
-      if (before != null && before.isString("op") && free(before)) {
-        recover(); // a change failed half-way and released the lock: finish it first
-        continue;
+      State s = poll(token, true);
+      if (s.stuck != null) {
+        throw stuck(s.stuck);
       }
-      if (before != null && !free(before)) {
-        if (expired(before)) {
-          recover();
-        } else {
-          pause(attempt, deadline, before);
+      if (s.owner == null) {
+        waited(start, "read");
+        return s;
+      }
+      long now = s.waiting.get(token).at();
+      if (s.expired(now)) {
+        Hold h = takeOver(s, newToken(), "recover", now);
+        if (h != null) {
+          release(h);
         }
         continue;
       }
-      T result = read.get();
-      BsonDocument after = lockDocument();
-      if (version(before) == version(after)) {
-        return result;
-      }
-      pause(attempt, deadline, after);
+      pause(attempt, start, s);
     }
   }
 
-  /** The lock document without its journal steps, which readers do not need. */
-  private BsonDocument lockDocument() {
-    return raw.find(new BsonDocument("_id", LOCK_ID))
-        .projection(com.mongodb.client.model.Projections.exclude("steps")).first();
+  /** A new token for a reader's place in the queue. */
+  String readerToken() {
+    return newToken();
   }
 
-  private static boolean free(BsonDocument lock) {
-    return !lock.containsKey("owner") || lock.get("owner").isNull();
-  }
-
-  private static long version(BsonDocument lock) {
-    return lock == null || !lock.isNumber("version") ? 0 : lock.getNumber("version").longValue();
-  }
-
-  private static boolean expired(BsonDocument lock) {
-    return lock.isDateTime("expires")
-        && lock.getDateTime("expires").getValue() < System.currentTimeMillis();
-  }
-
-  private void pause(int attempt, long deadline, BsonDocument lock) {
-    if (System.currentTimeMillis() > deadline) {
-      throw new TreeException("Tree '" + collection.getNamespace() + "' stayed locked for more"
-          + " than " + waitMillis + " ms (holder " + (lock == null ? null : lock.get("owner"))
-          + ", doing " + (lock == null ? null : lock.get("what")) + ")");
-    }
-    try {
-      Thread.sleep(Math.min(50, 1L << Math.min(attempt, 5)));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new TreeException("Interrupted while waiting for the tree lock", e);
+  /** Throws if the tree is stuck. */
+  void checkNotStuck(State s) {
+    if (s.stuck != null) {
+      throw stuck(s.stuck);
     }
   }
 
-  /** Takes the lock, finishing an interrupted change if the previous holder left one. */
-  private long acquire() {
-    long deadline = System.currentTimeMillis() + waitMillis;
-    for (int attempt = 0; ; attempt++) {
-      long now = System.currentTimeMillis();
-      Bson free = and(eq("_id", LOCK_ID), or(eq("owner", null), lt("expires", new Date(now))));
+  // ------------------------------------------------------------------ running a plan
+
+  /** What running a plan did. */
+  record Result(long version, long deleted) {}
+
+  /** Thrown inside when an optimistic claim found the tree changed; nothing was written. */
+  static final class ClaimRefused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    ClaimRefused() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** Ends an execution whose change was completed, by this caller or by another. */
+  private static final class Completed extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Completed() {
+      super(null, null, false, false);
+    }
+  }
+
+  /**
+   * Whether the server stops an ordered bulk write at its first error <i>within</i> one command,
+   * as MongoDB does. mongo-java-server goes on with the statements after a failed one; there the
+   * lead (claim or fence) of a batch is sent as a command of its own, one round trip more per
+   * change. Probed once on the lock document: a failing fence followed by a harmless update.
+   */
+  /** Skips the probe (tests count the round trips a MongoDB server would get). */
+  void assumeOrdered(boolean ordered) {
+    this.ordered = ordered;
+  }
+
+  boolean ordered() {
+    Boolean known = ordered;
+    if (known == null) {
+      read(); // the lock document exists from here on
+      String token = newToken();
       try {
-        BsonDocument before = raw.findOneAndUpdate(free,
-            Updates.combine(Updates.set("owner", owner),
-                Updates.set("expires", new Date(now + leaseMillis)), Updates.inc("version", 1)),
-            new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.BEFORE));
-        if (before != null && before.isString("op")) {
-          replay(before);
-        }
-        return version(before) + 1;
-      } catch (com.mongodb.MongoCommandException | MongoWriteException e) {
-        if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
-          throw e;
-        }
-        pause(attempt, deadline, lockDocument()); // held by someone else
+        raw.bulkWrite(List.of(
+            new UpdateOneModel<>(and(eq("_id", LOCK_ID), eq(OWNER, "probe-" + token)),
+                Updates.set(STATE + ".probe", token), new UpdateOptions().upsert(true)),
+            new UpdateOneModel<>(eq("_id", LOCK_ID), Updates.set(PROBE, token))));
+      } catch (MongoBulkWriteException expected) {
+        // the fence failed, as intended
       }
+      BsonDocument d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(PROBE))
+          .first();
+      boolean ranOn = d != null && d.isString(PROBE) && d.getString(PROBE).getValue()
+          .equals(token);
+      if (ranOn) {
+        raw.updateOne(eq("_id", LOCK_ID), Updates.unset(PROBE));
+      }
+      known = !ranOn;
+      ordered = known;
     }
-  }
-
-  private void release() {
-    raw.updateOne(and(eq("_id", LOCK_ID), eq("owner", owner)),
-        Updates.combine(Updates.set("owner", null), Updates.inc("version", 1)));
+    return known;
   }
 
   /**
-   * Writes the journal: into the lock document itself when it is small (one round trip), else
-   * into journal documents of at most ~4 MB each, well under the 16 MB document limit.
-   *
-   * @return the number of journal documents (0: the steps are in the lock document)
+   * Runs a plan under the hold: journal (unless it is one single-document step), steps, release.
    */
-  private int journal(String op, String what, List<WriteModel<Document>> steps) {
-    BsonArray encoded = new BsonArray();
-    int total = 0;
-    for (WriteModel<Document> step : steps) {
-      BsonDocument e = encode(step);
-      encoded.add(e);
-      total += e.toJson().length();
+  Result run(Hold h, List<Step> steps) {
+    try {
+      Result r = run(h.token, null, h.version, h.what, steps, true, true, h);
+      onCommitted.accept(r.version());
+      return r;
+    } finally {
+      h.close();
     }
-    Bson mine = and(eq("_id", LOCK_ID), eq("owner", owner));
-    if (total <= inlineJournalBytes) {
-      raw.updateOne(mine, Updates.combine(Updates.set("op", op), Updates.set("parts", 0),
-          Updates.set("what", what), Updates.set("steps", encoded)));
-      return 0;
+  }
+
+  /**
+   * Runs a plan made without the lock at quiet version {@code known}, led by a claim.
+   *
+   * @throws ClaimRefused if the tree changed since {@code known}, or callers wait; nothing written
+   */
+  Result runClaimed(Quiet known, String what, List<Step> steps) {
+    Result r = run(newToken(), known, known.version() + 1, what, steps, true, true, null);
+    onCommitted.accept(r.version());
+    return r;
+  }
+
+  /** Whether a plan needs no journal: one step that writes one document. */
+  static boolean atomic(List<Step> steps) {
+    if (steps.size() != 1) {
+      return false;
     }
-    List<WriteModel<BsonDocument>> writes = new ArrayList<>();
-    int part = 0;
+    Step s = steps.get(0);
+    return s instanceof Step.Insert || (s instanceof Step.Update u && !u.multi())
+        || (s instanceof Step.Delete d && !d.multi());
+  }
+
+  private Result run(String token, @Nullable Quiet claim, long v, String what, List<Step> steps,
+      boolean journal, boolean release, @Nullable Hold hold) {
+    // A replay (journal false, release false) runs a journal that is already stored.
+    boolean writeJournal = journal && !atomic(steps);
+    boolean journaled = writeJournal || !release;
+    List<Statement> program = new ArrayList<>();
+    List<BsonDocument> parts = new ArrayList<>();
+    BsonDocument header = null;
+    if (writeJournal) {
+      BsonArray encoded = new BsonArray();
+      long total = 0;
+      for (Step s : steps) {
+        BsonDocument e = s.encode();
+        int size = Encoded.size(e);
+        if (size > Encoded.MAX_STEP) {
+          throw new TreeException("A step of '" + what + "' would be " + size + " bytes of BSON,"
+              + " more than the " + Encoded.MAX_STEP + " Arbor sends in one statement");
+        }
+        encoded.add(e);
+        total += size;
+      }
+      header = new BsonDocument("v", new BsonInt64(v)).append("what", new BsonString(what));
+      if (total <= inlineJournalBytes) {
+        header.append("parts", new BsonInt32(0)).append("steps", encoded);
+      } else {
+        parts = journalParts(v, encoded);
+        header.append("parts", new BsonInt32(parts.size()));
+      }
+    }
+    boolean inline = writeJournal && parts.isEmpty();
+    Bson lead = inline ? Updates.combine(Updates.set(JOURNAL, header), Updates.set(OP, v)) : null;
+    program.add(new Statement(claim != null ? claimStatement(claim, token, v, what, lead)
+        : fence(token, lead), 0));
+    for (BsonDocument part : parts) {
+      program.add(new Statement(new UpdateOneModel<>(new BsonDocument("_id", part.get("_id")),
+          new BsonDocument("$setOnInsert", new BsonDocument("steps", part.get("steps"))),
+          new UpdateOptions().upsert(true)), 0));
+    }
+    if (writeJournal && !inline) {
+      program.add(new Statement(fence(token,
+          Updates.combine(Updates.set(JOURNAL, header), Updates.set(OP, v))), 0));
+    }
+    int commitPoint = writeJournal ? program.size() - 1 : journaled ? 0 : program.size();
+    boolean orderedServer = ordered();
+    for (int k = 0; k < steps.size(); k++) {
+      Step step = steps.get(k);
+      program.add(new Statement(!orderedServer && step instanceof Step.Insert i
+          ? i.insertModel(v, k + 1) : step.model(v, k + 1), k + 1));
+    }
+    // A replay records the change it completed, so that its first holder, if it lost the answer
+    // to its commit, can tell that it is done.
+    program.add(new Statement(fence(token, release ? releaseUpdate()
+        : Updates.combine(Updates.unset(OP), Updates.unset(JOURNAL), Updates.pushEach(DONE,
+            List.of(v), new com.mongodb.client.model.PushOptions().slice(-64)))), 0));
+    Execution x = new Execution(token, claim, v, what, steps, program, commitPoint, journaled,
+        hold);
+    long deleted;
+    try {
+      deleted = x.execute();
+    } catch (Completed c) {
+      deleted = -1; // completed by another caller: the count is not known here
+    }
+    if (!parts.isEmpty()) {
+      List<BsonValue> ids = new ArrayList<>();
+      for (BsonDocument part : parts) {
+        ids.add(part.get("_id"));
+      }
+      raw.deleteMany(in("_id", ids));
+    }
+    return new Result(v, deleted);
+  }
+
+  private List<BsonDocument> journalParts(long v, BsonArray encoded) {
+    List<BsonDocument> parts = new ArrayList<>();
     BsonArray chunk = new BsonArray();
-    int bytes = 0;
+    long bytes = 0;
+    int limit = Math.max(1, Math.min(inlineJournalBytes, 4_000_000));
     for (BsonValue step : encoded) {
-      int size = step.asDocument().toJson().length();
-      if (bytes + size > Math.max(1, inlineJournalBytes) && !chunk.isEmpty()) {
-        writes.add(new InsertOneModel<>(journalDocument(op, part++, chunk)));
+      int size = Encoded.size(step.asDocument());
+      if (bytes + size > limit && !chunk.isEmpty()) {
+        parts.add(journalPart(v, parts.size(), chunk));
         chunk = new BsonArray();
         bytes = 0;
       }
       chunk.add(step);
       bytes += size;
     }
-    writes.add(new InsertOneModel<>(journalDocument(op, part++, chunk)));
-    writes.add(new UpdateOneModel<>(mine, Updates.combine(Updates.set("op", op),
-        Updates.set("parts", part), Updates.set("what", what))));
-    raw.bulkWrite(writes);
-    return part;
+    parts.add(journalPart(v, parts.size(), chunk));
+    return parts;
   }
 
-  private static BsonDocument journalDocument(String op, int part, BsonArray steps) {
-    return new BsonDocument("_id", new BsonDocument("arbor", new BsonString("journal"))
-        .append("op", new BsonString(op)).append("part", new BsonInt32(part)))
-        .append("steps", steps);
+  private static BsonDocument partId(long v, int part) {
+    return new BsonDocument("arbor", new BsonString("journal")).append("v", new BsonInt64(v))
+        .append("part", new BsonInt32(part));
   }
 
-  private static final Bson CLEARED = Updates.combine(Updates.set("op", null),
-      Updates.set("parts", 0), Updates.set("what", null), Updates.unset("steps"));
-
-  /** Clears the finished operation from the lock document, which stays held. */
-  private void finish(int parts) {
-    raw.updateOne(eq("_id", LOCK_ID), CLEARED);
-    deleteJournalDocuments(parts);
+  private static BsonDocument journalPart(long v, int part, BsonArray steps) {
+    return new BsonDocument("_id", partId(v, part)).append("steps", steps);
   }
 
-  /** Clears the finished operation and frees the lock in one write. */
-  private void finishAndRelease(int parts) {
-    raw.updateOne(and(eq("_id", LOCK_ID), eq("owner", owner)), Updates.combine(CLEARED,
-        Updates.set("owner", null), Updates.inc("version", 1)));
-    deleteJournalDocuments(parts);
+  /**
+   * The collection with a time limit shorter than the lease: the server stops a batch that would
+   * run on after the lease it was fenced with has expired (the fence renews it as the batch
+   * starts).
+   */
+  private MongoCollection<BsonDocument> timed() {
+    return raw.withTimeout(Math.max(1, leaseMillis - Math.max(1, leaseMillis / 10)),
+        TimeUnit.MILLISECONDS);
   }
 
-  private void deleteJournalDocuments(int parts) {
+  /** A fence: renews the lease and applies {@code more}, or fails with a duplicate key. */
+  private WriteModel<BsonDocument> fence(String token, @Nullable Bson more) {
+    Bson update = Updates.combine(Updates.currentDate(RENEWED), Updates.set(LEASE, leaseMillis));
+    if (more != null) {
+      update = Updates.combine(update, more);
+    }
+    return new UpdateOneModel<>(and(eq("_id", LOCK_ID), eq(OWNER, token)), update,
+        new UpdateOptions().upsert(true));
+  }
+
+  /**
+   * A claim: takes the lock if it is still free at version {@code known} and nobody waits (or if
+   * this token already took it: a resent claim), or fails with a duplicate key.
+   */
+  private WriteModel<BsonDocument> claimStatement(Quiet known, String token, long v, String what,
+      @Nullable Bson more) {
+    Bson free = and(eq(EPOCH, known.epoch()), eq(VERSION, known.version()), eq(OWNER, null),
+        in(WAITING, BsonNull.VALUE, new BsonDocument()), eq(STUCK, null));
+    Bson update = take(token, what, Updates.set(VERSION, v));
+    if (more != null) {
+      update = Updates.combine(update, more);
+    }
+    return new UpdateOneModel<>(and(eq("_id", LOCK_ID), or(free, eq(OWNER, token))), update,
+        new UpdateOptions().upsert(true));
+  }
+
+  /** The kind of command the driver sends a statement in: 0 update, 1 insert, 2 delete. */
+  private static int kind(Statement s) {
+    WriteModel<BsonDocument> m = s.model();
+    return m instanceof InsertOneModel ? 1
+        : m instanceof DeleteManyModel || m instanceof DeleteOneModel ? 2 : 0;
+  }
+
+  /** {@code filter}, matching only while the server's clock is before {@code deadline}. */
+  private static BsonDocument before(Bson filter, long deadline) {
+    return new BsonDocument("$and", new BsonArray(List.of(
+        filter.toBsonDocument(BsonDocument.class, com.mongodb.MongoClientSettings
+            .getDefaultCodecRegistry()),
+        new BsonDocument("$expr", new BsonDocument("$lt", new BsonArray(List.of(
+            new BsonString("$$NOW"), new BsonDateTime(deadline))))))));
+  }
+
+  /** A statement that applies only while the server's clock is before {@code deadline}. */
+  private static WriteModel<BsonDocument> withDeadline(WriteModel<BsonDocument> m,
+      long deadline) {
+    if (m instanceof UpdateOneModel<BsonDocument> u) {
+      if (u.getOptions().isUpsert() && isInsert(u.getFilter())) {
+        return u; // an insert of a node: runs once whatever the clock (see the class javadoc)
+      }
+      return u.getUpdatePipeline() != null
+          ? new UpdateOneModel<>(before(u.getFilter(), deadline), u.getUpdatePipeline(),
+              u.getOptions())
+          : new UpdateOneModel<>(before(u.getFilter(), deadline), u.getUpdate(), u.getOptions());
+    }
+    if (m instanceof UpdateManyModel<BsonDocument> u) {
+      return u.getUpdatePipeline() != null
+          ? new UpdateManyModel<>(before(u.getFilter(), deadline), u.getUpdatePipeline(),
+              u.getOptions())
+          : new UpdateManyModel<>(before(u.getFilter(), deadline), u.getUpdate(),
+              u.getOptions());
+    }
+    if (m instanceof DeleteManyModel<BsonDocument> d) {
+      return new DeleteManyModel<>(before(d.getFilter(), deadline), d.getOptions());
+    }
+    if (m instanceof DeleteOneModel<BsonDocument> d) {
+      return new DeleteOneModel<>(before(d.getFilter(), deadline), d.getOptions());
+    }
+    return m;
+  }
+
+  /** Whether an upsert's filter is that of an insert step: {@code _id} of a node alone. */
+  private static boolean isInsert(Bson filter) {
+    BsonDocument f = filter.toBsonDocument(BsonDocument.class,
+        com.mongodb.MongoClientSettings.getDefaultCodecRegistry());
+    return f.size() == 1 && f.containsKey("_id") && !f.get("_id").isDocument();
+  }
+
+  /**
+   * The sending of one program.
+   *
+   * <p>On a server that stops an ordered bulk write at its first error (MongoDB), statements go
+   * in ordered bulk writes of one kind each: updates (with the lead, the journal, inserts as
+   * upserts, the release) led by a fence, so that the server stops before the first data write
+   * when this caller no longer holds the lock; deletes, which the driver sends as a command of
+   * their own, guarded so that one that arrives late deletes nothing a later change wrote.
+   *
+   * <p>On a server that goes on after a failed statement (mongo-java-server), each batch is
+   * preceded by a fence of its own ({@code findOneAndUpdate}), which tells the server's time of
+   * the renewal; every update and delete of the batch then applies only before that time plus the
+   * lease, and the batch ends with a fence bounded the same way: a batch sent late changes
+   * nothing, and is sent again behind a new fence if this caller still holds the lock.
+   */
+  private final class Execution {
+    final String token;
+    final @Nullable Quiet claim;
+    final long v;
+    final String what;
+    final List<Step> steps;
+    final List<Statement> program;
+    final int commitPoint;
+    final boolean journaled;
+    final @Nullable Hold hold;
+    final boolean orderedServer = ordered();
+    boolean committed;
+    boolean uncertain;
+    long deleted;
+    /** On a server that goes on after errors: when the lease of the last fence ends. */
+    long deadline;
+    /** Insert fences used by this acquisition so far, when no hold counts them. */
+    int insertFences;
+    /** When the last lone fence was sent (local clock), 0: never. */
+    long fencedAt;
+
+    Execution(String token, @Nullable Quiet claim, long v, String what, List<Step> steps,
+        List<Statement> program, int commitPoint, boolean journaled, @Nullable Hold hold) {
+      this.token = token;
+      this.claim = claim;
+      this.v = v;
+      this.what = what;
+      this.steps = steps;
+      this.program = program;
+      this.commitPoint = commitPoint;
+      this.journaled = journaled;
+      this.hold = hold;
+    }
+
+    /** The acquisition this execution writes under, which its insert fences name. */
+    private long writer() {
+      return hold != null ? hold.version : v;
+    }
+
+    private int nextInsertFence() {
+      return hold != null ? hold.insertFences++ : insertFences++;
+    }
+
+    long execute() {
+      long start = timing.nanoTime();
+      int next = 0;
+      while (next < program.size()) {
+        int kind = kind(program.get(next));
+        boolean fresh = fencedAt != 0 && timing.nanoTime() - fencedAt
+            < TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3;
+        if (!orderedServer && (next == 0 || (kind != 1 && !fresh))) {
+          next = loneFence(next, start);
+          if (next >= program.size()) {
+            break;
+          }
+          kind = kind(program.get(next));
+        }
+        List<Statement> batch = new ArrayList<>();
+        List<Integer> index = new ArrayList<>();
+        if (kind == 1) {
+          // An insert command is led by an insert fence, which a caller who took the lock over
+          // has taken first: then the command stops before its first insert.
+          batch.add(new Statement(new InsertOneModel<>(new BsonDocument("_id",
+              insertFence(writer(), nextInsertFence()))), 0));
+          index.add(-1);
+        } else if (orderedServer) {
+          if (next == 0) {
+            batch.add(program.get(0));
+            index.add(0);
+            next = 1;
+          } else if (kind == 0 && next != program.size() - 1) {
+            batch.add(new Statement(fence(token, null), 0));
+            index.add(-1);
+          }
+        }
+        long bytes = 0;
+        while (next < program.size() && batch.size() < batchStatements
+            && kind(program.get(next)) == kind) {
+          Statement s = program.get(next);
+          long size = s.isStep() ? steps.get(s.step() - 1).size() : 1_024;
+          if (batch.size() > 1 && bytes + size > Encoded.MAX_BATCH) {
+            break;
+          }
+          batch.add(orderedServer || kind == 1 ? s
+              : new Statement(withDeadline(s.model(), deadline), s.step()));
+          index.add(next);
+          bytes += size;
+          next++;
+        }
+        if (kind == 2 && next == program.size() - 1) {
+          // the release follows the last deletes in the same call (a command of its own), and
+          // closes the batch
+          batch.add(orderedServer ? program.get(next) : new Statement(
+              withDeadline(program.get(next).model(), deadline), 0));
+          index.add(next);
+          next++;
+        }
+        if (!orderedServer && kind != 1 && index.get(index.size() - 1) != program.size() - 1) {
+          // closes the batch: it fails if the batch ran on past the lease
+          batch.add(new Statement(new UpdateOneModel<>(before(and(eq("_id", LOCK_ID),
+              eq(OWNER, token)), deadline), Updates.currentDate(RENEWED),
+              new UpdateOptions().upsert(true)), 0));
+          index.add(-2);
+        }
+        int resume = send(batch, index, start);
+        if (resume >= 0) {
+          next = resume;
+        }
+        if (hold != null) {
+          hold.renewed();
+        }
+      }
+      return deleted;
+    }
+
+    /**
+     * On a server that goes on after errors: sends the lead (at the start) or a renewal as a
+     * command of its own, and learns from it until when the lease holds.
+     *
+     * @return the program index to go on from
+     */
+    private int loneFence(int next, long start) {
+      UpdateOneModel<BsonDocument> m = (UpdateOneModel<BsonDocument>) (next == 0
+          ? program.get(0).model() : fence(token, null));
+      for (;;) {
+        try {
+          fencedAt = timing.nanoTime();
+          BsonDocument after = sender.fence(timed(), m.getFilter(), m.getUpdate());
+          State s = new State(after);
+          deadline = s.renewed + leaseMillis;
+          if (hold != null) {
+            hold.renewed();
+          }
+          if (next == 0) {
+            if (commitPoint == 0) {
+              committed = true;
+            }
+            return 1;
+          }
+          return next;
+        } catch (MongoCommandException | MongoWriteException e) {
+          if (!duplicateKey(e)) {
+            throw e;
+          }
+          if (next == 0 && claim != null && !uncertain) {
+            throw new ClaimRefused();
+          }
+          return settleLost();
+        } catch (MongoException e) {
+          if (!transientError(e)) {
+            throw e;
+          }
+          if (next == 0) {
+            uncertain = true; // the lead may have gone through
+          }
+          retryAfter(e, start);
+        } catch (IllegalStateException e) { // the client was closed under the change
+          throw interrupted(e, next == 0 && commitPoint == 0);
+        }
+      }
+    }
+
+    private void retryAfter(MongoException e, long start) {
+      if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
+        throw interrupted(e, false);
+      }
+      sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
+    }
+
+    /**
+     * Sends one batch.
+     *
+     * @return the program index to go on from, or -1 to go on after the batch
+     */
+    private int send(List<Statement> batch, List<Integer> index, long start) {
+      int first = -1;
+      for (int i : index) {
+        if (i >= 0) {
+          first = i;
+          break;
+        }
+      }
+      int last = -1;
+      for (int i : index) {
+        last = Math.max(last, i);
+      }
+      try {
+        BulkWriteResult r = sender.send(timed(), new Batch(batch));
+        deleted += r.getDeletedCount();
+        if (last >= commitPoint) {
+          committed = true;
+        }
+        return -1;
+      } catch (MongoBulkWriteException e) {
+        deleted += e.getWriteResult().getDeletedCount();
+        BulkWriteError error = e.getWriteErrors().get(0);
+        int i = error.getIndex();
+        int at = index.get(i);
+        if (at > commitPoint && journaled) {
+          committed = true;
+        }
+        if (at == -2 || (!orderedServer && at == program.size() - 1)) {
+          // The closing fence of a batch on a server that goes on after errors: the batch ran
+          // past the lease (its late statements changed nothing) or the lock was lost.
+          if (duplicateKey(error.getCode()) && stillHeld()) {
+            return first; // behind a new fence, all of it again: its steps are guarded
+          }
+          if (!duplicateKey(error.getCode())) {
+            throw e;
+          }
+          return settleLost();
+        }
+        if (i == 0 && at == -1 && kind(batch.get(0)) == 1) {
+          if (!duplicateKey(error.getCode())) {
+            throw e;
+          }
+          return settleLost(); // the insert fence was taken: another caller took the lock over
+        }
+        if (i == 0 && (at == 0 || at == -1)) {
+          if (at == 0 && claim != null && !uncertain && duplicateKey(error.getCode())) {
+            throw new ClaimRefused();
+          }
+          if (!duplicateKey(error.getCode())) {
+            throw e;
+          }
+          return settleLost();
+        }
+        Statement s = batch.get(i);
+        if (!s.isStep()) {
+          if (duplicateKey(error.getCode())) {
+            return settleLost(); // the release after the steps: the change is done
+          }
+          throw e;
+        }
+        if (kind(s) == 1 && duplicateKey(error.getCode()) && (uncertain || replaying())) {
+          return at + 1; // inserted by an earlier send, or by the change being replayed
+        }
+        return failStep(s.step(), error, e);
+      } catch (MongoException e) {
+        if (!transientError(e)) {
+          throw e;
+        }
+        if (last >= commitPoint) {
+          uncertain = true;
+        }
+        retryAfter(e, start);
+        return first;
+      } catch (IllegalStateException e) { // the client was closed under the change
+        throw interrupted(e, last >= commitPoint);
+      }
+    }
+
+    /** The change cannot go on: says what became of it, as far as this caller can tell. */
+    private ChangeInterruptedException interrupted(RuntimeException e, boolean sentCommit) {
+      Outcome outcome = committed ? Outcome.COMMITTED
+          : uncertain || sentCommit ? Outcome.UNKNOWN : Outcome.NOT_APPLIED;
+      return new ChangeInterruptedException("Could not complete '" + what + "' on tree '" + tree
+          + "': " + e.getMessage() + (outcome == Outcome.COMMITTED
+              ? "; its journal is stored and the next access to the tree completes it" : ""),
+          outcome, e);
+    }
+
+    /** Whether this caller's token still holds the lock (its lease may have run out). */
+    private boolean stillHeld() {
+      BsonDocument d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(OWNER))
+          .first();
+      return d != null && new State(d).owner != null && new State(d).owner.equals(token);
+    }
+
+    private boolean replaying() {
+      return claim == null && hold != null && hold.version != v;
+    }
+
+    /** The fence met a duplicate key: another caller holds the lock. */
+    private int settleLost() {
+      if (journaled && committed) {
+        awaitCompletion(v, what);
+        throw new Completed();
+      }
+      if (journaled) {
+        State s = read();
+        if (s.op == v) {
+          awaitCompletion(v, what);
+          throw new Completed();
+        }
+        if (s.done.contains(v)) {
+          throw new Completed(); // its commit went through; the caller who took over completed it
+        }
+      } else if (committed || appliedAlone()) {
+        // committed: the batch with the single step was acknowledged whole, so the step ran
+        // inside the lease (on a server that goes on after errors, the batch's closing deadline
+        // fence matched after it). Later changes may have re-marked the document since.
+        throw new Completed();
+      }
+      throw lost(what);
+    }
+
+    /** Whether the single step of an unjournaled change is in the tree (its mark says so). */
+    private boolean appliedAlone() {
+      Step step = steps.get(0);
+      BsonDocument filter = step instanceof Step.Insert i ? new BsonDocument("_id", i.id())
+          : step instanceof Step.Update u ? u.filter() : ((Step.Delete) step).filter();
+      BsonDocument d = raw.find(filter).first();
+      if (step instanceof Step.Delete) {
+        return d == null;
+      }
+      return d != null && d.isDocument(Step.MARK)
+          && d.getDocument(Step.MARK).isNumber("v")
+          && d.getDocument(Step.MARK).getNumber("v").longValue() == v;
+    }
+
+    /** A step the server refuses. */
+    private int failStep(int step, BulkWriteError error, MongoBulkWriteException e) {
+      String reason = "step " + step + " of " + steps.size() + " of '" + what + "' was refused"
+          + " by the server: " + error.getMessage();
+      if (!journaled) {
+        release(token);
+        throw new TreeException("Tree '" + tree + "': " + reason + "; nothing was written", e);
+      }
+      Step s = steps.get(step - 1);
+      boolean single = s instanceof Step.Insert || (s instanceof Step.Update u && !u.multi());
+      if (step == 1 && single && !uncertain && !replaying()) {
+        release(token); // clears the journal: nothing of the change was written
+        throw new TreeException("Tree '" + tree + "': " + reason + "; nothing was written", e);
+      }
+      BsonDocument stuck = new BsonDocument("v", new BsonInt64(v))
+          .append("what", new BsonString(what)).append("step", new BsonInt32(step))
+          .append("steps", new BsonInt32(steps.size()))
+          .append("error", new BsonString(error.getMessage()));
+      raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)), Updates.combine(
+          Updates.set(STUCK, stuck), Updates.set(OWNER, null), Updates.inc(VERSION, 1L)));
+      log.error("Tree '{}' is stuck: {}; repair() completes it once the cause is removed", tree,
+          reason);
+      throw stuck(stuck);
+    }
+  }
+
+  private void release(String token) {
+    raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)), releaseUpdate());
+  }
+
+  /**
+   * Waits until the journal of change {@code v} is no longer pending, finishing it if its holder
+   * stopped.
+   */
+  private void awaitCompletion(long v, String what) {
+    long start = timing.nanoTime();
+    for (int attempt = 0; ; attempt++) {
+      State s = read();
+      if (s.stuck != null && s.stuck.isNumber("v") && s.stuck.getNumber("v").longValue() == v) {
+        throw stuck(s.stuck);
+      }
+      if (s.op != v) {
+        return;
+      }
+      if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
+        throw new ChangeInterruptedException("'" + what + "' on tree '" + tree + "' is committed"
+            + " but another caller is still completing it", Outcome.COMMITTED, null);
+      }
+      pause(attempt, start, s);
+    }
+  }
+
+  /** Replays the journal of change {@code op} under the hold, then clears it. */
+  private void replay(Hold h, long op) {
+    BsonDocument d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(JOURNAL))
+        .first();
+    BsonDocument journal = d == null ? null : d.getDocument(JOURNAL, null);
+    if (journal == null || !journal.isNumber("v") || journal.getNumber("v").longValue() != op) {
+      raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, h.token)), Updates.unset(OP));
+      return;
+    }
+    log.info("Tree '{}': completing the journal of '{}' (change {}), left by a holder that"
+        + " stopped", tree, journal.get("what") instanceof BsonString w ? w.getValue() : "?", op);
+    List<Step> steps = new ArrayList<>();
+    int parts = journal.getInt32("parts", new BsonInt32(0)).getValue();
+    if (parts == 0) {
+      for (BsonValue step : journal.getArray("steps", new BsonArray())) {
+        steps.add(Step.decode(step.asDocument()));
+      }
+    } else {
+      List<BsonValue> ids = new ArrayList<>();
+      for (int p = 0; p < parts; p++) {
+        ids.add(partId(op, p));
+      }
+      Map<BsonValue, BsonDocument> found = new LinkedHashMap<>();
+      for (BsonDocument part : raw.find(in("_id", ids))) {
+        found.put(part.get("_id"), part);
+      }
+      for (BsonValue id : ids) {
+        BsonDocument part = found.get(id);
+        if (part == null) {
+          throw new TreeException("Tree '" + tree + "': the journal of '"
+              + journal.getString("what", new BsonString("?")).getValue()
+              + "' lacks its part " + id + "; run repair()");
+        }
+        for (BsonValue step : part.getArray("steps")) {
+          steps.add(Step.decode(step.asDocument()));
+        }
+      }
+    }
+    String what = journal.getString("what", new BsonString("a change")).getValue();
+    run(h.token, null, op, what, steps, false, false, h);
+    onCommitted.accept(op);
     if (parts > 0) {
-      // Only the lock holder journals, so every journal document is this operation's or
-      // garbage from a crash between writing a journal and naming it in the lock.
-      raw.deleteMany(eq("_id.arbor", "journal"));
+      List<BsonValue> ids = new ArrayList<>();
+      for (int p = 0; p < parts; p++) {
+        ids.add(partId(op, p));
+      }
+      raw.deleteMany(in("_id", ids));
+    }
+  }
+
+  // ------------------------------------------------------------------ loads
+
+  /**
+   * Starts a bulk load under the hold: a journal whose only step deletes every document this load
+   * inserts (they carry its mark), so that a load interrupted half-way is undone by the next
+   * access. The documents then go in with {@link #loadBatch}, one fenced batch at a time.
+   */
+  void beginLoad(Hold h) {
+    Step undo = new Step.Delete(new BsonDocument(Step.MARK + ".v", new BsonInt64(h.version)),
+        true);
+    BsonDocument header = new BsonDocument("v", new BsonInt64(h.version))
+        .append("what", new BsonString(h.what)).append("parts", new BsonInt32(0))
+        .append("steps", new BsonArray(List.of(undo.encode())));
+    sendFenced(h, List.of(fence(h.token, Updates.combine(Updates.set(JOURNAL, header),
+        Updates.set(OP, h.version)))));
+  }
+
+  /**
+   * The id of the {@code b}-th insert fence of change {@code v}: a load's insert commands start
+   * with the insert of the next one, so that a caller who takes the lock over can stop the rest by
+   * taking the next number first ({@link #revokeInserts}).
+   */
+  private static BsonDocument insertFence(long v, int b) {
+    return new BsonDocument("arbor", new BsonString("fence")).append("v", new BsonInt64(v))
+        .append("b", new BsonInt32(b));
+  }
+
+  /**
+   * Inserts one batch of a load, marked, in one insert command led by the next insert fence of
+   * this load; the lease is renewed first when a third of it has passed.
+   */
+  void loadBatch(Hold h, List<BsonDocument> documents) {
+    h.renewIfDue();
+    List<WriteModel<BsonDocument>> inserts = new ArrayList<>(documents.size() + 1);
+    inserts.add(new InsertOneModel<>(new BsonDocument("_id", insertFence(h.version,
+        h.insertFences++))));
+    for (BsonDocument d : documents) {
+      BsonDocument marked = d.clone();
+      marked.put(Step.MARK, Step.mark(h.version, 0));
+      inserts.add(new InsertOneModel<>(marked));
+    }
+    sendFenced(h, inserts);
+  }
+
+  /** Completes a load: clears its journal and its insert fences, frees the lock. */
+  void endLoad(Hold h) {
+    try {
+      sendFenced(h, List.of(fence(h.token, null)));
+      raw.deleteMany(and(Filters.gte("_id", insertFence(h.version, Integer.MIN_VALUE)),
+          Filters.lte("_id", insertFence(h.version, Integer.MAX_VALUE))));
+      sendFenced(h, List.of(fence(h.token, releaseUpdate())));
+    } finally {
+      h.close();
+    }
+    onCommitted.accept(h.version);
+  }
+
+  /** Abandons a load that failed: its documents are deleted, the lock freed. */
+  void abortLoad(Hold h) {
+    h.close();
+    try {
+      raw.bulkWrite(List.of(fence(h.token, null)));
+      raw.deleteMany(new BsonDocument(Step.MARK + ".v", new BsonInt64(h.version)));
+      raw.bulkWrite(List.of(fence(h.token, releaseUpdate())));
+    } catch (MongoException e) {
+      // the journal undoes the load at the next access
     }
   }
 
   /**
-   * Replays an interrupted operation's journal from its first step, then clears it.
-   *
-   * @param lock the lock document as the previous holder left it
+   * Stops the insert commands that the holder of change {@code v} may still have in flight: takes
+   * the next number of its insert fences, so that its next insert command fails before writing.
    */
-  private void replay(BsonDocument lock) {
-    String op = lock.getString("op").getValue();
-    int parts = lock.getInt32("parts", new BsonInt32(0)).getValue();
-    List<WriteModel<Document>> steps = new ArrayList<>();
-    if (parts == 0) {
-      for (BsonValue step : lock.getArray("steps", new BsonArray())) {
-        steps.add(decode(step.asDocument()));
-      }
-    } else {
-      for (BsonDocument part : raw.find(and(eq("_id.arbor", "journal"), eq("_id.op", op)))
-          .sort(new BsonDocument("_id.part", new BsonInt32(1)))) {
-        for (BsonValue step : part.getArray("steps")) {
-          steps.add(decode(step.asDocument()));
-        }
-      }
-    }
-    // An insert already done fails with a duplicate key; run steps one by one to skip those.
-    for (WriteModel<Document> step : steps) {
+  private void revokeInserts(long v) {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      BsonDocument last = raw.find(and(Filters.gte("_id", insertFence(v, Integer.MIN_VALUE)),
+              Filters.lte("_id", insertFence(v, Integer.MAX_VALUE))))
+          .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
+      int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
       try {
-        collection.bulkWrite(List.of(step));
-      } catch (com.mongodb.MongoBulkWriteException e) {
-        if (e.getWriteErrors().isEmpty() || ErrorCategory.fromErrorCode(
-            e.getWriteErrors().get(0).getCode()) != ErrorCategory.DUPLICATE_KEY) {
+        raw.insertOne(new BsonDocument("_id", insertFence(v, next)));
+        return;
+      } catch (MongoWriteException e) {
+        if (!duplicateKey(e)) {
           throw e;
         }
       }
     }
-    finish(parts);
   }
 
-  // ------------------------------------------------------------------ guarded steps
-
-  /** The guard of step {@code k}: documents not yet written by step k or later of {@code op}. */
-  private static Bson notYet(String op, int k) {
-    return or(ne(MARK + ".id", op), lt(MARK + ".step", k));
-  }
-
-  private static Document mark(String op, int k) {
-    return new Document("id", op).append("step", k);
-  }
-
-  /** Adds the guard and the mark to every write. */
-  private List<WriteModel<Document>> guard(String op, List<WriteModel<Document>> writes) {
-    List<WriteModel<Document>> steps = new ArrayList<>(writes.size());
-    int k = 0;
-    for (WriteModel<Document> w : writes) {
-      k++;
-      Bson guard = notYet(op, k);
-      Document mark = mark(op, k);
-      if (w instanceof InsertOneModel<Document> i) {
-        Document d = new Document(i.getDocument());
-        d.put(MARK, mark);
-        steps.add(new InsertOneModel<>(d));
-      } else if (w instanceof UpdateOneModel<Document> u) {
-        steps.add(u.getUpdatePipeline() != null
-            ? new UpdateOneModel<>(and(u.getFilter(), guard), markPipeline(u.getUpdatePipeline(), mark))
-            : new UpdateOneModel<>(and(u.getFilter(), guard),
-                Updates.combine(u.getUpdate(), Updates.set(MARK, mark))));
-      } else if (w instanceof UpdateManyModel<Document> u) {
-        steps.add(u.getUpdatePipeline() != null
-            ? new UpdateManyModel<>(and(u.getFilter(), guard), markPipeline(u.getUpdatePipeline(), mark))
-            : new UpdateManyModel<>(and(u.getFilter(), guard),
-                Updates.combine(u.getUpdate(), Updates.set(MARK, mark))));
-      } else if (w instanceof DeleteManyModel<Document> d) {
-        steps.add(new DeleteManyModel<>(and(d.getFilter(), guard)));
-      } else if (w instanceof DeleteOneModel<Document> d) {
-        steps.add(new DeleteOneModel<>(and(d.getFilter(), guard)));
-      } else {
-        throw new IllegalArgumentException("unsupported write " + w);
-      }
+  private void sendFenced(Hold h, List<WriteModel<BsonDocument>> writes) {
+    List<Statement> batch = new ArrayList<>();
+    for (WriteModel<BsonDocument> w : writes) {
+      batch.add(new Statement(w, w instanceof InsertOneModel ? 1 : 0));
     }
-    return steps;
-  }
-
-  private static List<Bson> markPipeline(List<? extends Bson> pipeline, Document mark) {
-    List<Bson> marked = new ArrayList<>(pipeline);
-    marked.add(new Document("$set", new Document(MARK, new Document("$literal", mark))));
-    return marked;
-  }
-
-  private static boolean isSingleDocument(WriteModel<Document> w) {
-    return w instanceof InsertOneModel || w instanceof UpdateOneModel
-        || w instanceof DeleteOneModel;
-  }
-
-  private BsonDocument bson(Bson b) {
-    return b.toBsonDocument(Document.class, collection.getCodecRegistry());
-  }
-
-  private BsonDocument encode(WriteModel<Document> w) {
-    BsonDocument step = new BsonDocument();
-    if (w instanceof InsertOneModel<Document> i) {
-      step.append("kind", new BsonString("insertOne"))
-          .append("document", bson(i.getDocument()));
-    } else if (w instanceof UpdateOneModel<Document> u) {
-      step.append("kind", new BsonString("updateOne")).append("filter", bson(u.getFilter()));
-      appendUpdate(step, u.getUpdate(), u.getUpdatePipeline());
-    } else if (w instanceof UpdateManyModel<Document> u) {
-      step.append("kind", new BsonString("updateMany")).append("filter", bson(u.getFilter()));
-      appendUpdate(step, u.getUpdate(), u.getUpdatePipeline());
-    } else if (w instanceof DeleteManyModel<Document> d) {
-      step.append("kind", new BsonString("deleteMany")).append("filter", bson(d.getFilter()));
-    } else if (w instanceof DeleteOneModel<Document> d) {
-      step.append("kind", new BsonString("deleteOne")).append("filter", bson(d.getFilter()));
-    }
-    return step;
-  }
-
-  private void appendUpdate(BsonDocument step, Bson update, List<? extends Bson> pipeline) {
-    if (pipeline != null) {
-      BsonArray stages = new BsonArray();
-      for (Bson stage : pipeline) {
-        stages.add(bson(stage));
-      }
-      step.append("pipeline", stages);
-    } else {
-      step.append("update", bson(update));
-    }
-  }
-
-  private WriteModel<Document> decode(BsonDocument step) {
-    String kind = step.getString("kind").getValue();
-    switch (kind) {
-      case "insertOne":
-        return new InsertOneModel<>(collection.getCodecRegistry().get(Document.class).decode(
-            new org.bson.BsonDocumentReader(step.getDocument("document")),
-            org.bson.codecs.DecoderContext.builder().build()));
-      case "deleteMany":
-        return new DeleteManyModel<>(step.getDocument("filter"));
-      case "deleteOne":
-        return new DeleteOneModel<>(step.getDocument("filter"));
-      case "updateOne":
-      case "updateMany": {
-        Bson filter = step.getDocument("filter");
-        if (step.containsKey("pipeline")) {
-          List<Bson> stages = new ArrayList<>();
-          for (BsonValue s : step.getArray("pipeline")) {
-            stages.add(s.asDocument());
-          }
-          return kind.equals("updateOne") ? new UpdateOneModel<>(filter, stages)
-              : new UpdateManyModel<>(filter, stages);
+    long start = timing.nanoTime();
+    for (;;) {
+      try {
+        sender.send(timed(), new Batch(batch));
+        if (!(writes.get(0) instanceof InsertOneModel)) {
+          h.renewed();
         }
-        Bson update = step.getDocument("update");
-        return kind.equals("updateOne") ? new UpdateOneModel<>(filter, update,
-            new UpdateOptions()) : new UpdateManyModel<>(filter, update);
+        return;
+      } catch (MongoBulkWriteException e) {
+        BulkWriteError error = e.getWriteErrors().get(0);
+        if (error.getIndex() == 0 && duplicateKey(error.getCode())) {
+          throw lost(h.what);
+        }
+        throw e;
+      } catch (MongoException e) {
+        if (!transientError(e)
+            || timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
+          throw e;
+        }
+        sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
       }
-      default:
-        throw new TreeException("Unknown journal step kind '" + kind + "'");
     }
+  }
+
+  // ------------------------------------------------------------------ stuck journals
+
+  private TreeException stuck(BsonDocument stuck) {
+    return new TreeException("Tree '" + tree + "' is stuck: the change '"
+        + stuck.getString("what", new BsonString("?")).getValue() + "' (version "
+        + stuck.get("v") + ") stopped at step " + stuck.get("step") + " of "
+        + stuck.get("steps") + ", which the server refuses: "
+        + stuck.getString("error", new BsonString("?")).getValue()
+        + ". Nothing can read or change the tree until it is settled: remove the cause (for"
+        + " example a validator or a unique index that refuses the step) and call repair(),"
+        + " which completes the change");
+  }
+
+  /**
+   * Completes a stuck journal if the server now accepts its steps.
+   *
+   * @return null when the tree is not (or no longer) stuck, else what still stops it
+   */
+  @Nullable String retryStuck() {
+    State s = read();
+    if (s.stuck == null) {
+      return null;
+    }
+    String token = newToken();
+    BsonDocument before = raw.findOneAndUpdate(
+        and(eq("_id", LOCK_ID), eq(VERSION, s.version), eq(OWNER, null)),
+        take(token, "repair", Updates.inc(VERSION, 1L)),
+        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.BEFORE)
+            .projection(Projections.include(STATE)));
+    if (before == null) {
+      return "the lock document changed while repair() ran; call it again";
+    }
+    Hold h = new Hold(token, s.epoch, s.version + 1, "repair");
+    try {
+      replay(h, s.op);
+    } catch (TreeException e) {
+      return e.getMessage();
+    } finally {
+      h.close();
+    }
+    raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)), Updates.combine(
+        Updates.unset(STUCK), releaseUpdate()));
+    return null;
+  }
+
+  // ------------------------------------------------------------------ errors
+
+  static boolean duplicateKey(int code) {
+    return ErrorCategory.fromErrorCode(code) == ErrorCategory.DUPLICATE_KEY;
+  }
+
+  static boolean duplicateKey(MongoException e) {
+    if (e instanceof MongoWriteException w) {
+      return w.getError().getCategory() == ErrorCategory.DUPLICATE_KEY;
+    }
+    return duplicateKey(e.getCode());
+  }
+
+  /** Errors after which the same fenced batch may be sent again. */
+  static boolean transientError(MongoException e) {
+    return e instanceof MongoSocketException || e instanceof MongoTimeoutException
+        || e instanceof MongoOperationTimeoutException
+        || e instanceof MongoExecutionTimeoutException
+        || e instanceof MongoNotPrimaryException || e instanceof MongoNodeIsRecoveringException
+        || e instanceof MongoWriteConcernException
+        || e.hasErrorLabel(MongoException.RETRYABLE_ERROR_LABEL)
+        || e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL);
   }
 }

@@ -3,7 +3,11 @@ package dev.arbor.mongo;
 import static java.util.Objects.requireNonNull;
 
 import com.mongodb.client.MongoClient;
+import dev.arbor.core.TreeListener;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Options of a store opened with {@link TreePattern#open(com.mongodb.client.MongoCollection,
@@ -25,22 +29,26 @@ import java.time.Duration;
  * <tr><td>{@link #withLease lease}<td>30 s<td>how long a dead lock holder blocks the tree
  * <tr><td>{@link #withLockWait lock wait}<td>60 s<td>how long a call waits for the lock before
  *     throwing {@link dev.arbor.core.TreeException}
+ * <tr><td>{@link #withListener listeners}<td>none<td>told of each committed change
  * </table>
  */
 public final class TreeOptions {
-  private static final TreeOptions DEFAULTS = new TreeOptions(null, true, 30_000, 60_000);
+  private static final TreeOptions DEFAULTS = new TreeOptions(null, true, 30_000, 60_000,
+      List.of());
 
-  private final MongoClient client;
+  private final @Nullable MongoClient client;
   private final boolean isolatedReads;
   private final long leaseMillis;
   private final long waitMillis;
+  private final List<TreeListener> listeners;
 
-  private TreeOptions(MongoClient client, boolean isolatedReads, long leaseMillis,
-      long waitMillis) {
+  private TreeOptions(@Nullable MongoClient client, boolean isolatedReads, long leaseMillis,
+      long waitMillis, List<TreeListener> listeners) {
     this.client = client;
     this.isolatedReads = isolatedReads;
     this.leaseMillis = leaseMillis;
     this.waitMillis = waitMillis;
+    this.listeners = listeners;
   }
 
   /** The defaults: lock and journal, isolated reads, 30 s lease, 60 s lock wait. */
@@ -51,22 +59,35 @@ public final class TreeOptions {
   /** Runs each change in a transaction of {@code client} where the server runs transactions. */
   public TreeOptions withTransactions(MongoClient client) {
     return new TreeOptions(requireNonNull(client, "client"), isolatedReads, leaseMillis,
-        waitMillis);
+        waitMillis, listeners);
   }
 
   /** Whether reads are isolated from concurrent changes made with the lock and journal. */
   public TreeOptions withIsolatedReads(boolean isolatedReads) {
-    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis);
+    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners);
   }
 
   /** How long the lock is held at most by a holder that stopped answering. */
   public TreeOptions withLease(Duration lease) {
-    return new TreeOptions(client, isolatedReads, positive(lease, "lease"), waitMillis);
+    return new TreeOptions(client, isolatedReads, positive(lease, "lease"), waitMillis,
+        listeners);
   }
 
   /** How long a call waits for the lock. */
   public TreeOptions withLockWait(Duration wait) {
-    return new TreeOptions(client, isolatedReads, leaseMillis, positive(wait, "lock wait"));
+    return new TreeOptions(client, isolatedReads, leaseMillis, positive(wait, "lock wait"),
+        listeners);
+  }
+
+  /**
+   * Adds a listener told after each committed change made through the store (see {@link
+   * TreeListener}); listeners are called in the order they were added.
+   */
+  public TreeOptions withListener(TreeListener listener) {
+    requireNonNull(listener, "listener");
+    List<TreeListener> more = new ArrayList<>(listeners);
+    more.add(listener);
+    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, List.copyOf(more));
   }
 
   private static long positive(Duration d, String what) {
@@ -79,7 +100,7 @@ public final class TreeOptions {
 
   ServerCapabilities capabilities(com.mongodb.client.MongoCollection<org.bson.Document> c) {
     return ServerCapabilities.probing(c).client(client).isolatedReads(isolatedReads)
-        .lease(leaseMillis, waitMillis);
+        .lease(leaseMillis, waitMillis).listeners(listeners);
   }
 
   @Override

@@ -11,7 +11,8 @@ import org.bson.Document;
 
 /**
  * The five ways the MongoDB manual (Data Models, section 4.2 "Model Tree Structures") stores a
- * tree, each as a {@link TreeStore} over one collection with one document per node.
+ * tree, each as a {@link TreeStore} over one collection with one document per node: a {@link
+ * MongoTree}, which adds the reads that take the driver's filters.
  *
  * <h2>Which one do I need?</h2>
  *
@@ -28,17 +29,20 @@ import org.bson.Document;
  *
  * <p>Each store's class documentation shows its document shape, its indexes and its costs; the
  * {@code tree-bench} module measures them side by side. The round trips above are the pattern's
- * own; making changes all-or-nothing adds a constant: with the lock and journal (the default), 3
- * per change (2 when it writes one document) and 2 per isolated read; with transactions ({@link
- * #open(MongoClient, MongoCollection)}), the transaction's commands.
+ * own; making changes all-or-nothing adds a constant: with the lock and journal (the default), one
+ * round trip for a change whose plan is one update command (fence, journal and release travel with
+ * the steps; three when it deletes), one more when the lock must be taken before planning, and
+ * one per isolated read (none for a read that is one query by {@code _id}); with transactions
+ * ({@link #open(MongoClient, MongoCollection)}), the transaction's commands.
  *
  * <h2>Documents Arbor adds</h2>
  *
  * <p>Besides one document per node, a store keeps a lock document {@code {_id: {arbor: "lock"}}}
- * and, while a change is in flight, journal documents {@code {_id: {arbor: "journal", ...}}} in
- * the same collection; their ids are not strings, so they never collide with a node, and every
- * query of the store excludes them. Documents written by a change carry {@code arborOp: {id,
- * step}}. See {@code TreeLock} and the README's "Guarantees".
+ * and, while a change is in flight, journal documents {@code {_id: {arbor: "journal", ...}}} and
+ * insert fences {@code {_id: {arbor: "fence", ...}}} in the same collection; their ids are not
+ * strings, so they never collide with a node, and every query of the store excludes them.
+ * Documents written by a change carry {@code arborOp: {v, s}} (the change's version and step). See
+ * the README's "Guarantees".
  */
 public enum TreePattern {
   /** Each node stores its parent's id in {@code parent} (manual §4.2.1). */
@@ -62,7 +66,7 @@ public enum TreePattern {
    * multi-document transactions where the server has them, use {@link #open(MongoClient,
    * MongoCollection)}.
    */
-  public TreeStore open(MongoCollection<Document> collection) {
+  public MongoTree open(MongoCollection<Document> collection) {
     requireNonNull(collection, "collection");
     return open(collection, ServerCapabilities.probing(collection));
   }
@@ -73,14 +77,14 @@ public enum TreePattern {
    * sets, sharded clusters; probed on first change), and otherwise uses the same lock-and-journal
    * protocol as {@link #open(MongoCollection)}.
    */
-  public TreeStore open(MongoClient client, MongoCollection<Document> collection) {
+  public MongoTree open(MongoClient client, MongoCollection<Document> collection) {
     requireNonNull(client, "client");
     requireNonNull(collection, "collection");
     return open(collection, TreeOptions.defaults().withTransactions(client));
   }
 
   /** Opens a store of this pattern over {@code collection} with the given options. */
-  public TreeStore open(MongoCollection<Document> collection, TreeOptions options) {
+  public MongoTree open(MongoCollection<Document> collection, TreeOptions options) {
     requireNonNull(collection, "collection");
     requireNonNull(options, "options");
     return open(collection, options.capabilities(collection));
@@ -112,7 +116,7 @@ public enum TreePattern {
    * Why {@code name} is refused as the name of an attribute of a node of this pattern ({@code
    * attribute} true) or as a key inside an attribute's value ({@code attribute} false), or empty
    * if it is accepted. Attributes may not take {@code _id}, the pattern's structural fields or
-   * {@code arborOp} ({@link #reservedNames()}); at any depth, MongoDB field names cannot be
+   * Arbor's own names ({@link #reservedNames()}); at any depth, MongoDB field names cannot be
    * empty, start with {@code $} or contain {@code .} or NUL. Stores refuse such attributes with an
    * {@link IllegalArgumentException} before writing; this lets a reader of another format refuse
    * them first, where it can say where they are.
@@ -128,14 +132,15 @@ public enum TreePattern {
 
   /**
    * The attribute names stores of this pattern keep for themselves, sorted: {@code _id}, the
-   * pattern's structural fields (see the README's table) and {@code arborOp}, the mark a change
-   * leaves on the documents it writes.
+   * pattern's structural fields (see the README's table), {@code arborOp}, the mark a change
+   * leaves on the documents it writes, and {@code arborLock} and {@code arborJournal}, the fields
+   * of the lock and journal documents.
    */
   public Set<String> reservedNames() {
     return AttributeNames.reserved(this);
   }
 
-  TreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
+  MongoTree open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
     switch (this) {
       case PARENT_REFERENCES:
         return new ParentReferenceTreeStore(collection, capabilities);

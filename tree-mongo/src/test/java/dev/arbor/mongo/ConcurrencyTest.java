@@ -8,6 +8,7 @@ import com.mongodb.client.MongoClients;
 import dev.arbor.core.Fixtures;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.InvalidMoveException;
+import dev.arbor.core.LockLostException;
 import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.Position;
 import dev.arbor.core.Problem;
@@ -27,21 +28,62 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Four writer threads on two separate clients do random inserts, moves and deletes on one tree
- * while a reader checks it. Afterwards {@code check()} is empty and the tree equals the reference
- * replayed in the order the operations took the lock, each with the same outcome; every read
- * during the run saw a sound tree.
+ * Writer threads on two separate clients do random inserts, moves and deletes on one tree while a
+ * reader checks it. Afterwards {@code check()} is empty and the tree equals the reference replayed
+ * in the order the operations took effect, each with the same outcome; every tree a reader saw
+ * during the run is one the replay went through. In the second test every holder's lease is far
+ * shorter than its changes, which stall at random: holders lose their locks half-way, and a call
+ * that lost its lock before its change was committed throws {@link LockLostException} and is left
+ * out of the replay.
  */
 class ConcurrencyTest {
-  private static final int THREADS = 4;
-  private static final int OPS_PER_THREAD = 40;
-
   /** One operation as it ran: its lock version, what it did, and how it ended. */
   record Done(long version, String what, Consumer<TreeStore> op, Class<?> outcome) {}
 
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void concurrentWritersSerializeAndReadersSeeSoundTrees(TreePattern pattern) throws Exception {
+    run(pattern, 4, 40, 30_000, 0);
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void holdersSlowerThanTheirLeaseNeverInterleave(TreePattern pattern) throws Exception {
+    run(pattern, 3, 16, 100, 0.3);
+  }
+
+  /** Sleeps up to 250 ms before a fraction of the batches it sends. */
+  private static TreeLock.Sender stalling(Random random, double stalls, int shortest) {
+    return new TreeLock.Sender() {
+      private void maybeStall() {
+        if (random.nextDouble() < stalls) {
+          try {
+            Thread.sleep(shortest + random.nextInt(250 - shortest));
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+
+      @Override
+      public com.mongodb.bulk.BulkWriteResult send(
+          com.mongodb.client.MongoCollection<org.bson.BsonDocument> c, TreeLock.Batch batch) {
+        maybeStall();
+        return TreeLock.BULK.send(c, batch);
+      }
+
+      @Override
+      public org.bson.BsonDocument fence(
+          com.mongodb.client.MongoCollection<org.bson.BsonDocument> c,
+          org.bson.conversions.Bson filter, org.bson.conversions.Bson update) {
+        maybeStall();
+        return TreeLock.BULK.fence(c, filter, update);
+      }
+    };
+  }
+
+  private void run(TreePattern pattern, int threads, int opsPerThread, long lease,
+      double stalls) throws Exception {
     String name = MongoTestServer.get().freshCollection().getNamespace().getCollectionName();
     String uri = MongoTestServer.get().uri();
     String db = MongoTestServer.get().database().getName();
@@ -52,19 +94,33 @@ class ConcurrencyTest {
       List<String> known = new CopyOnWriteArrayList<>(initial.ids());
       List<Done> done = new CopyOnWriteArrayList<>();
       List<String> readerFailures = new CopyOnWriteArrayList<>();
+      List<MongoTreeStore> stores = new CopyOnWriteArrayList<>();
+      java.util.concurrent.atomic.AtomicInteger lost = new java.util.concurrent.atomic
+          .AtomicInteger();
       AtomicBoolean writing = new AtomicBoolean(true);
-      ExecutorService pool = Executors.newFixedThreadPool(THREADS + 1);
+      ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
       List<Future<?>> writers = new ArrayList<>();
-      for (int t = 0; t < THREADS; t++) {
+      for (int t = 0; t < threads; t++) {
         MongoClient client = t % 2 == 0 ? one : two;
-        MongoTreeStore store = (MongoTreeStore) pattern.open(client.getDatabase(db)
-            .getCollection(name));
+        com.mongodb.client.MongoCollection<org.bson.Document> c = client.getDatabase(db)
+            .getCollection(name);
+        MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+            .lease(lease, 60_000));
+        stores.add(store);
         ThreadLocal<Long> version = new ThreadLocal<>();
-        store.lock.onLocked = version::set;
+        store.onSettled = version::set;
         int thread = t;
+        if (stalls > 0) {
+          store.lock.sender = stalling(new Random(thread * 31L), stalls,
+              thread == 0 ? 150 : 0);
+          store.lock.batchStatements = 3;
+          // Even writers stall as a paused process does (their leases expire and are taken
+          // over); odd writers are merely slow, and keep their locks alive in the background.
+          store.lock.keepAlive = thread % 2 == 1;
+        }
         writers.add(pool.submit(() -> {
           Random random = new Random(thread * 7919L);
-          for (int i = 0; i < OPS_PER_THREAD; i++) {
+          for (int i = 0; i < opsPerThread; i++) {
             String x = known.get(random.nextInt(known.size()));
             String y = known.get(random.nextInt(known.size()));
             int kind = random.nextInt(100);
@@ -85,29 +141,35 @@ class ConcurrencyTest {
               op = s -> s.delete(x);
             }
             Class<?> outcome = null;
+            version.set(null);
+            if (stalls > 0 && thread == 0) {
+              store.forget(); // plans under the lock: its stalls hold the lock
+            }
             try {
               op.accept(store);
-            } catch (NodeNotFoundException | InvalidMoveException e) {
+            } catch (NodeNotFoundException | InvalidMoveException | LockLostException e) {
               outcome = e.getClass();
             }
-            done.add(new Done(version.get(), what, op, outcome));
+            if (outcome != LockLostException.class) {
+              done.add(new Done(version.get(), what, op, outcome));
+            } else {
+              lost.incrementAndGet();
+            }
           }
           return null;
         }));
       }
-      TreeStore reader = pattern.open(two.getDatabase(db).getCollection(name));
+      MongoTreeStore reader = (MongoTreeStore) pattern.open(two.getDatabase(db)
+          .getCollection(name));
+      stores.add(reader);
+      List<Tree> seen = new CopyOnWriteArrayList<>();
       Future<?> reading = pool.submit(() -> {
         while (writing.get()) {
           List<Problem> problems = reader.check();
           if (!problems.isEmpty()) {
             readerFailures.add(problems.toString());
           }
-          Tree seen = reader.snapshot();
-          for (String root : seen.roots()) {
-            if (!seen.get(root).id().equals(root)) {
-              readerFailures.add("bad snapshot");
-            }
-          }
+          seen.add(reader.snapshot());
         }
         return null;
       });
@@ -123,11 +185,20 @@ class ConcurrencyTest {
       assertEquals(List.of(), store.check());
       List<Done> ordered = new ArrayList<>(done);
       ordered.sort(Comparator.comparingLong(Done::version));
-      assertEquals(THREADS * OPS_PER_THREAD, ordered.size());
-      assertEquals(ordered.size(), ordered.stream().mapToLong(Done::version).distinct().count(),
-          "every operation took the lock once");
+      assertEquals(threads * opsPerThread, ordered.size() + lost.get());
+      if (stalls > 0) {
+        long takeovers = stores.stream().mapToLong(st -> st.lock.takeovers.get()).sum();
+        System.out.println(pattern + " with a " + lease + " ms lease: " + takeovers
+            + " takeovers, " + lost.get() + " of " + threads * opsPerThread
+            + " calls lost their lock before committing");
+        assertTrue(takeovers >= 1, "stalled holders were taken over");
+      }
+      List<Done> succeeded = ordered.stream().filter(d -> d.outcome() == null).toList();
+      java.util.Set<Long> changeVersions = new java.util.HashSet<>();
       InMemoryTreeStore reference = new InMemoryTreeStore();
       reference.load(initial);
+      java.util.Set<Tree> existed = new java.util.HashSet<>();
+      existed.add(reference.snapshot());
       for (Done d : ordered) {
         Class<?> outcome = null;
         try {
@@ -136,13 +207,24 @@ class ConcurrencyTest {
           outcome = e.getClass();
         }
         assertEquals(d.outcome(), outcome, () -> "outcome of " + d.what() + " (version "
-            + d.version() + ")");
+            + d.version() + ") in " + ordered.stream().map(o -> o.version() + " " + o.what()
+            + " " + (o.outcome() == null ? "ok" : o.outcome().getSimpleName())).toList());
+        if (existed.add(reference.snapshot()) || outcome == null && d.what().startsWith("insert")) {
+          // a call that changed the tree took effect at a version of its own
+          assertTrue(changeVersions.add(d.version()), () -> d.what() + " shares version "
+              + d.version());
+        }
       }
       assertEquals(reference.snapshot(), store.snapshot());
-      long succeeded = ordered.stream().filter(d -> d.outcome() == null).count();
+      // Every tree a reader saw during the run is one the serial replay went through.
+      for (Tree t : seen) {
+        assertTrue(existed.contains(t), () -> "a read returned a tree that never existed:\n" + t);
+      }
+      assertTrue(seen.size() >= 2, "reads during the run: " + seen.size());
       // Deletes remove whole subtrees, so later operations often name deleted nodes (how many
       // depends on the interleaving); the run must still have done real work.
-      assertTrue(succeeded >= 20, "operations that succeeded: " + succeeded);
+      assertTrue(succeeded.size() >= threads * opsPerThread / 8,
+          "operations that succeeded: " + succeeded.size());
     }
   }
 }

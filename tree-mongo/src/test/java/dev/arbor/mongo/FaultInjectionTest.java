@@ -4,28 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.DeleteManyModel;
-import com.mongodb.client.model.DeleteOneModel;
-import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.InsertOneModel;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.UpdateManyModel;
-import com.mongodb.client.model.UpdateOneModel;
-import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.List;
 import java.util.function.Consumer;
-import org.bson.BsonDocument;
 import org.bson.Document;
-import org.bson.conversions.Bson;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
@@ -34,10 +21,11 @@ import org.junit.jupiter.api.TestFactory;
  * write — every k, not a sample — and recovers: afterwards the tree equals either the tree before
  * or the tree after the operation, {@code check()} is empty and no node is lost.
  *
- * <p>The crash is injected by an executor that applies each planned step document by document
- * (an {@code updateMany} becomes one {@code updateOne} per matching document, which is what the
- * server does too) and throws after the k-th document. Recovery is what the next user of the
- * collection does: a new store (another process) reads, or repairs.
+ * <p>The crash is injected by a {@link StepwiseSender} that applies each planned step document by
+ * document and throws before the k-th document write, leaving the lock held; the crashing store's
+ * lease is a few milliseconds, as if it had died. Recovery is what the next user of the
+ * collection does: a new store (another process) reads, takes the expired lock over, and replays
+ * the journal.
  */
 class FaultInjectionTest {
   private static final String FIXTURE = "a(b(c d(e f)) g(h)) i(j k)";
@@ -59,84 +47,35 @@ class FaultInjectionTest {
       new Op("move h before(c)", s -> s.move("h", Position.before("c"))),
       new Op("move i firstChildOf(f)", s -> s.move("i", Position.firstChildOf("f"))),
       new Op("delete b", s -> s.delete("b")),
-      new Op("delete j", s -> s.delete("j")));
-
-  /** Thrown by the executor to simulate a crash. */
-  static final class Crash extends RuntimeException {
-    Crash(int k) {
-      super("injected crash after " + k + " document writes");
-    }
-  }
-
-  /** Applies steps document by document, crashing after {@code limit} writes (-1: never). */
-  static final class FaultyExecutor implements TreeLock.Executor {
-    final int limit;
-    int writes;
-
-    FaultyExecutor(int limit) {
-      this.limit = limit;
-    }
-
-    private void tick() {
-      if (writes == limit) {
-        throw new Crash(limit);
-      }
-      writes++;
-    }
-
-    @Override
-    public BulkWriteResult execute(MongoCollection<Document> c, List<WriteModel<Document>> steps) {
-      int inserted = 0;
-      int deleted = 0;
-      int modified = 0;
-      for (WriteModel<Document> step : steps) {
-        if (step instanceof InsertOneModel<Document> i) {
-          tick();
-          c.insertOne(i.getDocument());
-          inserted++;
-        } else if (step instanceof UpdateOneModel<Document> u) {
-          for (Object id : ids(c, u.getFilter(), 1)) {
-            tick();
-            modified += (int) c.updateOne(and(id, u.getFilter()), u.getUpdate()).getModifiedCount();
-          }
-        } else if (step instanceof UpdateManyModel<Document> u) {
-          for (Object id : ids(c, u.getFilter(), 0)) {
-            tick();
-            modified += (int) c.updateOne(and(id, u.getFilter()), u.getUpdate()).getModifiedCount();
-          }
-        } else if (step instanceof DeleteManyModel<Document> d) {
-          for (Object id : ids(c, d.getFilter(), 0)) {
-            tick();
-            deleted += (int) c.deleteOne(and(id, d.getFilter())).getDeletedCount();
-          }
-        } else if (step instanceof DeleteOneModel<Document> d) {
-          for (Object id : ids(c, d.getFilter(), 1)) {
-            tick();
-            deleted += (int) c.deleteOne(and(id, d.getFilter())).getDeletedCount();
-          }
-        } else {
-          throw new AssertionError(step);
-        }
-      }
-      return BulkWriteResult.acknowledged(inserted, modified, deleted, modified, List.of(),
-          List.of());
-    }
-
-    private static List<Object> ids(MongoCollection<Document> c, Bson filter, int limit) {
-      List<Object> ids = new ArrayList<>();
-      for (Document d : c.find(filter).projection(Projections.include("_id")).limit(limit)) {
-        ids.add(d.get("_id"));
-      }
-      return ids;
-    }
-
-    private static Bson and(Object id, Bson filter) {
-      return Filters.and(Filters.eq("_id", id), filter);
-    }
-  }
+      new Op("delete j", s -> s.delete("j")),
+      new Op("delete b lifting its children",
+          s -> s.delete("b", dev.arbor.core.Deletion.LIFT_CHILDREN)),
+      new Op("delete i lifting its children",
+          s -> s.delete("i", dev.arbor.core.Deletion.LIFT_CHILDREN)));
 
   private static MongoTreeStore open(TreePattern pattern, MongoCollection<Document> c) {
     return (MongoTreeStore) pattern.open(c);
+  }
+
+  /**
+   * A store that rewrites subtrees with pipeline updates (MongoDB 4.2+), each pipeline run by
+   * {@link PipelineEmulator} as its sender writes document by document.
+   */
+  private static MongoTreeStore openWithPipelines(TreePattern pattern,
+      MongoCollection<Document> c) {
+    MongoTreeStore s = (MongoTreeStore) pattern.open(c, new ServerCapabilities(c,
+        ServerCapabilities.Mode.PROBE, ServerCapabilities.Mode.ON));
+    s.lock.sender = StepwiseSender.crashingAfter(-1);
+    return s;
+  }
+
+  /**
+   * As if the time of a lease had passed since the holder stopped: its last renewal is moved to
+   * the epoch, so that the next caller finds the lease expired by the server's clock.
+   */
+  static void expireLease(MongoCollection<Document> c) {
+    c.updateOne(com.mongodb.client.model.Filters.eq("_id", TreeLock.LOCK_ID),
+        com.mongodb.client.model.Updates.set(TreeLock.STATE + ".renewed", new java.util.Date(0)));
   }
 
   private static Tree after(Op op) {
@@ -159,39 +98,57 @@ class FaultInjectionTest {
         tests.add(DynamicTest.dynamicTest(pattern + ": " + op + ", journal documents",
             () -> crashEverywhere(pattern, op, 0)));
       }
+      if (pattern == TreePattern.ARRAY_OF_ANCESTORS || pattern == TreePattern.MATERIALIZED_PATHS) {
+        // The pipeline path: subtree moves as one pipeline updateMany, replayed from the journal.
+        for (Op op : OPS.subList(3, 7)) {
+          for (int inline : new int[] {4_000_000, 0}) {
+            tests.add(DynamicTest.dynamicTest(pattern + ": " + op + ", pipeline updates"
+                + (inline == 0 ? ", journal documents" : ""),
+                () -> crashEverywhere(pattern, op, inline, true)));
+          }
+        }
+      }
       tests.add(DynamicTest.dynamicTest(pattern + ": load", () -> crashLoadEverywhere(pattern)));
     }
     return tests;
   }
 
   private void crashEverywhere(TreePattern pattern, Op op, int inlineJournalBytes) {
+    crashEverywhere(pattern, op, inlineJournalBytes, false);
+  }
+
+  private void crashEverywhere(TreePattern pattern, Op op, int inlineJournalBytes,
+      boolean pipelines) {
+    java.util.function.BiFunction<TreePattern, MongoCollection<Document>, MongoTreeStore> open =
+        pipelines ? FaultInjectionTest::openWithPipelines : FaultInjectionTest::open;
     Tree before = Tree.parse(FIXTURE);
     Tree after = after(op);
     // A clean run counts the document writes of the operation.
     MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
-    MongoTreeStore counting = open(pattern, clean);
+    MongoTreeStore counting = open.apply(pattern, clean);
     counting.load(before);
-    FaultyExecutor counter = new FaultyExecutor(-1);
-    counting.lock.executor = counter;
+    StepwiseSender counter = StepwiseSender.crashingAfter(-1);
+    counting.lock.sender = counter;
     op.run().accept(counting);
     assertEquals(after, counting.snapshot());
-    int total = counter.writes;
+    int total = counter.written;
     assertTrue(total >= 1, "the operation writes something");
     for (int k = 0; k <= total; k++) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-      MongoTreeStore crashing = open(pattern, c);
+      MongoTreeStore crashing = open.apply(pattern, c);
       crashing.load(before);
-      crashing.lock.executor = new FaultyExecutor(k);
+      crashing.lock.sender = StepwiseSender.crashingAfter(k);
       crashing.lock.inlineJournalBytes = inlineJournalBytes;
       int crashAt = k;
       if (k < total) {
-        assertThrows(Crash.class, () -> op.run().accept(crashing),
+        assertThrows(StepwiseSender.Crash.class, () -> op.run().accept(crashing),
             () -> "crash after " + crashAt + " of " + total + " writes");
+        expireLease(c); // the crashed holder is dead
       } else {
-        op.run().accept(crashing); // the executor never reaches the limit
+        op.run().accept(crashing); // the sender never reaches the limit
       }
       // Another process opens the collection; its first read finishes the interrupted change.
-      MongoTreeStore next = open(pattern, c);
+      MongoTreeStore next = open.apply(pattern, c);
       Tree recovered = next.snapshot();
       String where = pattern + " " + op + ", crash after " + k + " of " + total + " writes";
       assertTrue(recovered.equals(before) || recovered.equals(after),
@@ -212,13 +169,60 @@ class FaultInjectionTest {
     for (int k = 0; k < tree.size(); k++) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection();
       MongoTreeStore crashing = open(pattern, c);
-      crashing.lock.executor = new FaultyExecutor(k);
-      assertThrows(Crash.class, () -> crashing.load(tree));
+      crashing.lock.sender = StepwiseSender.crashingAfter(k);
+      assertThrows(StepwiseSender.Crash.class, () -> crashing.load(tree));
+      expireLease(c);
       MongoTreeStore next = open(pattern, c);
       assertEquals(Tree.empty(), next.snapshot(), pattern + " load crashed after " + k);
       next.load(tree);
       assertEquals(tree, next.snapshot());
     }
+  }
+
+  @TestFactory
+  List<DynamicTest> aClientClosedMidChangeSaysWhatBecameOfIt() {
+    List<DynamicTest> tests = new ArrayList<>();
+    for (TreePattern pattern : TreePattern.values()) {
+      tests.add(DynamicTest.dynamicTest(pattern.toString(), () -> {
+        Op op = OPS.get(3); // move d lastChildOf(i)
+        Tree before = Tree.parse(FIXTURE);
+        Tree after = after(op);
+        MongoTreeStore counting = open(pattern, MongoTestServer.get().freshCollection());
+        counting.load(before);
+        StepwiseSender counter = StepwiseSender.crashingAfter(-1);
+        counting.lock.sender = counter;
+        op.run().accept(counting);
+        for (int k = 0; k < counter.written; k++) {
+          MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+          open(pattern, c).load(before);
+          com.mongodb.client.MongoClient own = com.mongodb.client.MongoClients.create(
+              MongoTestServer.settings(MongoTestServer.get().uri()));
+          MongoCollection<Document> mine = own.getDatabase(c.getNamespace().getDatabaseName())
+              .getCollection(c.getNamespace().getCollectionName());
+          MongoTreeStore closing = (MongoTreeStore) pattern.open(mine,
+              ServerCapabilities.probing(mine).lease(200, 60_000));
+          int closeAt = k;
+          closing.lock.sender = new StepwiseSender(written -> {
+            if (written == closeAt) {
+              own.close();
+            }
+          });
+          dev.arbor.core.ChangeInterruptedException e = org.junit.jupiter.api.Assertions
+              .assertThrows(dev.arbor.core.ChangeInterruptedException.class,
+                  () -> op.run().accept(closing));
+          // The next access (after the closed client's lease) finishes or forgets the change.
+          Tree now = open(pattern, c).snapshot();
+          String where = pattern + ", client closed before write " + k + ": " + e.getMessage();
+          switch (e.outcome()) {
+            case NOT_APPLIED -> assertEquals(before, now, where);
+            case COMMITTED -> assertEquals(after, now, where);
+            default -> assertTrue(now.equals(before) || now.equals(after), where);
+          }
+          assertEquals(List.of(), open(pattern, c).check(), where);
+        }
+      }));
+    }
+    return tests;
   }
 
   @TestFactory
@@ -228,16 +232,26 @@ class FaultInjectionTest {
       tests.add(DynamicTest.dynamicTest(pattern.toString(), () -> {
         Op op = OPS.get(7); // delete b: a multi-document change in every pattern
         MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-        MongoTreeStore crashing = open(pattern, c);
+        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c,
+            ServerCapabilities.probing(c).lease(300, 60_000));
         crashing.load(Tree.parse(FIXTURE));
-        crashing.lock.executor = new FaultyExecutor(1);
-        assertThrows(Crash.class, () -> op.run().accept(crashing));
-        // As if the holder had died holding the lock: an owner whose lease has run out.
-        c.withDocumentClass(BsonDocument.class).updateOne(
-            Filters.eq("_id", TreeLock.LOCK_ID), Updates.combine(Updates.set("owner", "dead"),
-                Updates.set("expires", new Date(System.currentTimeMillis() - 1))));
+        crashing.lock.sender = StepwiseSender.crashingAfter(1);
+        assertThrows(StepwiseSender.Crash.class, () -> op.run().accept(crashing));
+        // The holder died holding the lock; a writer waits for its lease, takes the lock over
+        // and finishes the delete before its own insert.
         MongoTreeStore next = open(pattern, c);
-        next.insert("z", Position.lastRoot()); // a writer takes over and finishes the delete
+        RecordingLogger log = new RecordingLogger();
+        next.lock.log = log;
+        long start = System.nanoTime();
+        next.insert("z", Position.lastRoot());
+        assertTrue(System.nanoTime() - start >= 200_000_000L, "waited for the lease");
+        // One line each: the takeover, and the completion of the journal it left.
+        assertEquals(2, log.lines.size(), log.lines.toString());
+        assertTrue(log.lines.get(0).startsWith("WARN Tree '" + c.getNamespace().getFullName()
+            + "': took the lock over") && log.lines.get(0).contains("300 ms")
+            && log.lines.get(0).contains("delete 'b'"), log.lines.get(0));
+        assertTrue(log.lines.get(1).startsWith("INFO Tree '") && log.lines.get(1).contains(
+            "completing the journal of 'delete 'b''"), log.lines.get(1));
         InMemoryTreeStore expected = new InMemoryTreeStore();
         expected.load(Tree.parse(FIXTURE));
         op.run().accept(expected);

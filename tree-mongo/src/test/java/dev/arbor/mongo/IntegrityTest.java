@@ -5,11 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
-import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.Fixtures;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.Position;
@@ -42,16 +40,13 @@ class IntegrityTest {
   }
 
   /** Blocks a change after its first document write until released. */
-  private static final class Paused implements TreeLock.Executor {
+  private static final class Paused implements StepwiseSender.Hook {
     final CountDownLatch reached = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
 
     @Override
-    public BulkWriteResult execute(MongoCollection<Document> c, List<WriteModel<Document>> steps) {
-      FaultInjectionTest.FaultyExecutor first = new FaultInjectionTest.FaultyExecutor(1);
-      try {
-        first.execute(c, steps);
-      } catch (FaultInjectionTest.Crash stop) {
+    public void beforeWrite(int written) {
+      if (written == 1) {
         reached.countDown();
         try {
           release.await(10, TimeUnit.SECONDS);
@@ -59,7 +54,6 @@ class IntegrityTest {
           Thread.currentThread().interrupt();
         }
       }
-      return c.bulkWrite(steps); // the guards skip what is done
     }
   }
 
@@ -78,7 +72,7 @@ class IntegrityTest {
     MongoTreeStore writer = (MongoTreeStore) pattern.open(c);
     writer.load(Fixtures.categories());
     Paused paused = new Paused();
-    writer.lock.executor = paused;
+    writer.lock.sender = new StepwiseSender(paused);
     CompletableFuture<Void> move = CompletableFuture.runAsync(
         () -> writer.move("Databases", Position.firstRoot()));
     assertTrue(paused.reached.await(10, TimeUnit.SECONDS));
@@ -175,5 +169,52 @@ class IntegrityTest {
     assertFalse(wrong.check().isEmpty());
     assertEquals(before, c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>()),
         "nothing written");
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void anInsertTheServerRefusesWritesNothing(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeStore store = pattern.open(c);
+    store.load(Fixtures.categories());
+    c.createIndex(new Document("sku", 1), new com.mongodb.client.model.IndexOptions()
+        .unique(true).sparse(true));
+    store.insert("x", Position.lastChildOf("Databases"), java.util.Map.of("sku", 7));
+    Tree before = store.snapshot();
+    TreeException e = assertThrows(TreeException.class, () -> store.insert("y",
+        Position.firstChildOf("Programming"), java.util.Map.of("sku", 7)));
+    assertTrue(e.getMessage().contains("nothing was written"), e.getMessage());
+    assertEquals(before, store.snapshot());
+    assertEquals(List.of(), store.check());
+  }
+
+  @Test
+  void aJournalTheServerRefusesLeavesTheTreeStuckUntilRepairCompletesIt() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTreeStore store = (MongoTreeStore) TreePattern.NESTED_SETS.open(c);
+    store.load(Fixtures.categories());
+    // An index of the application's that the server enforces half-way through a step: unique
+    // marks refuse the second document a step writes.
+    c.updateMany(Filters.exists("_id.arbor", false), Updates.unset(Step.MARK));
+    c.createIndex(new Document(Step.MARK, 1), new com.mongodb.client.model.IndexOptions()
+        .unique(true).sparse(true));
+    store.lock.sender = new StepwiseSender(written -> {}); // stops at the first error
+    store.forget();
+    TreeException first = assertThrows(TreeException.class,
+        () -> store.move("Databases", Position.firstRoot()));
+    assertTrue(first.getMessage().contains("stuck"), first.getMessage());
+    // Another process; its writes stop at the first error as MongoDB's do (mongo-java-server's
+    // run on after a refused statement, see the README's limits).
+    MongoTreeStore other = (MongoTreeStore) TreePattern.NESTED_SETS.open(c);
+    other.lock.sender = new StepwiseSender(written -> {});
+    TreeException stuck = assertThrows(TreeException.class, other::snapshot);
+    assertTrue(stuck.getMessage().contains("move 'Databases'")
+        && stuck.getMessage().contains("repair()"), stuck.getMessage());
+    assertThrows(TreeException.class, () -> other.insert("x", Position.lastRoot()));
+    assertFalse(other.repair().isEmpty(), "repair() says what still stops the change");
+    c.dropIndex(new Document(Step.MARK, 1));
+    assertEquals(List.of(), other.repair());
+    assertEquals(moved(Fixtures.categories()), other.snapshot());
+    assertEquals(List.of(), other.check());
   }
 }

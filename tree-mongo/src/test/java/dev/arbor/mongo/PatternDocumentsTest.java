@@ -180,7 +180,18 @@ class PatternDocumentsTest {
           () -> store.insert("new", Position.lastChildOf("Books"), Map.of(name, 1)));
       assertTrue(e.getMessage().contains("'" + name + "'") && e.getMessage().contains("'new'"),
           e.getMessage());
+      e = assertThrows(IllegalArgumentException.class,
+          () -> store.update("dbm", Map.of(name, 1)));
+      assertTrue(e.getMessage().contains("'" + name + "'") && e.getMessage().contains("'dbm'"),
+          e.getMessage());
+      Map<String, Object> removal = new java.util.HashMap<>();
+      removal.put(name, null);
+      removal.put("fine", 1);
+      e = assertThrows(IllegalArgumentException.class, () -> store.update("dbm", removal));
+      assertTrue(e.getMessage().contains("'" + name + "'"), e.getMessage());
     }
+    assertThrows(IllegalArgumentException.class,
+        () -> store.update("dbm", Map.of("thing", new Object())));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> store.insert("new", Position.lastRoot(), Map.of("thing", new Object())));
     assertTrue(e.getMessage().contains("'thing'"), e.getMessage());

@@ -5,6 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import dev.arbor.core.Deletion;
+import dev.arbor.core.Node;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -16,17 +24,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
+import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The README's first program, taken from the README as it stands, compiled and run as a new user
  * would: it must compile against the modules alone, run to the end, and print what its comments
- * say it prints.
+ * say it prints; and the README's other examples, run here and shown in the README verbatim.
  */
 class ReadmeExampleTest {
   private static final String CLASS = "FirstTree";
@@ -61,6 +71,59 @@ class ReadmeExampleTest {
       System.setOut(out);
     }
     assertEquals(expectedOutput(source), printed.toString(UTF_8).lines().toList());
+  }
+
+  @Test
+  void nodeDataExample() {
+    String uri = MongoTestServer.get().uri();
+    String db = MongoTestServer.get().database().getName();
+    // README-data:begin
+    try (MongoClient client = MongoClients.create(uri)) {
+      MongoCollection<Document> products = client.getDatabase(db).getCollection("products");
+      MongoTree shop = TreePattern.ARRAY_OF_ANCESTORS.open(products);
+      shop.ensureIndexes();
+      shop.insert("Books", Position.lastRoot(), Map.of("title", "Books"));
+      shop.insert("Databases", Position.lastChildOf("Books"), Map.of("title", "Databases"));
+      shop.insert("MongoDB in Action", Position.lastChildOf("Databases"), Map.of("price", 35));
+      shop.insert("dbm notes", Position.lastChildOf("Databases"), Map.of("price", 5));
+
+      shop.update("Databases", Map.of("title", "Storage"));        // one document written
+      Tree page = shop.subtree("Books", 1);                         // Books and its children
+      List<Node> crumbs = shop.ancestorNodes("dbm notes");          // Books, Storage: with data
+      List<Node> cheap = shop.descendantNodes("Books", Integer.MAX_VALUE, Filters.lt("price", 10));
+      List<Node> first = shop.childNodes("Databases", null, 1);     // a page of one child
+      List<Node> next = shop.childNodes("Databases", first.get(0).id(), 1);  // the page after it
+      long inBooks = products.countDocuments(shop.subtreeFilter("Books"));  // your own query
+      shop.delete("Databases", Deletion.LIFT_CHILDREN);             // its children take its place
+      // README-data:end
+      assertEquals(List.of("Books", "Databases"), page.ids());
+      assertEquals("Storage", page.get("Databases").attributes().get("title"));
+      assertEquals(List.of("Books", "Storage"),
+          crumbs.stream().map(n -> n.attributes().get("title")).toList());
+      assertEquals(List.of(new Node("dbm notes", "Databases", 2, Map.of("price", 5))), cheap);
+      assertEquals("MongoDB in Action", first.get(0).id());
+      assertEquals("dbm notes", next.get(0).id());
+      assertEquals(4, inBooks);
+      assertEquals(List.of("MongoDB in Action", "dbm notes"), shop.children("Books"));
+    }
+  }
+
+  @Test
+  void readmeShowsTheOtherExamples() throws IOException {
+    Path readme = Path.of("..", "README.md");
+    String text = Files.readString(readme);
+    String source = Files.readString(
+        Path.of("src/test/java/dev/arbor/mongo/ReadmeExampleTest.java"));
+    for (String marker : List.of("README-data")) {
+      String begin = "// " + marker + ":begin";
+      String snippet = source.substring(source.indexOf(begin) + begin.length() + 1,
+          source.indexOf("      // " + marker + ":end"));
+      for (String line : snippet.split("\n")) {
+        String trimmed = line.strip();
+        assertTrue(trimmed.isEmpty() || text.contains(trimmed),
+            "README.md lacks the example line: " + trimmed);
+      }
+    }
   }
 
   /** The Java block of the README that declares the first program. */

@@ -1,6 +1,7 @@
 package dev.arbor.core.json;
 
 import dev.arbor.core.TreeException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Thrown when a nested-JSON tree file is malformed: a JSON syntax error, a node without an {@code
@@ -37,7 +38,7 @@ public class TreeJsonException extends TreeException {
    * @param reason what is wrong, in words, without the position
    * @param cause the underlying exception, or {@code null}
    */
-  public TreeJsonException(int line, int column, String reason, Throwable cause) {
+  public TreeJsonException(int line, int column, String reason, @Nullable Throwable cause) {
     super(position(line, column) + reason, cause);
     this.line = line;
     this.column = column;

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads a forest in the nested-JSON format one node at a time, in preorder, without recursion: the
@@ -51,11 +52,11 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
 
   private final JsonParser parser;
   private final Deque<String> parents = new ArrayDeque<>(); // nodes whose children list is open
-  private Set<String> seen; // ids read so far, when reading node by node
+  private @Nullable Set<String> seen; // ids read so far, when reading node by node
   private boolean started;
   private boolean done;
   private boolean readingAll;
-  private Tree.Entry next;
+  private Tree.@Nullable Entry next;
   private volatile long count;
   private int idLine = -1;
   private int idColumn = -1;
@@ -176,7 +177,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
 
   // ---------------------------------------------------------------------------------- parsing
 
-  private Tree.Entry advance() {
+  private Tree.@Nullable Entry advance() {
     if (!started) {
       started = true;
       JsonToken t = token();
@@ -219,7 +220,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
   private Tree.Entry readNode() {
     JsonLocation start = parser.currentTokenLocation();
     String id = null;
-    Map<String, Object> attributes = Map.of();
+    Map<String, @Nullable Object> attributes = Map.of();
     while (true) {
       JsonToken t = token();
       if (t == JsonToken.END_OBJECT) {
@@ -273,15 +274,16 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
     }
   }
 
-  private Tree.Entry entry(String id, Map<String, Object> attributes) {
+  private Tree.Entry entry(String id, Map<String, @Nullable Object> attributes) {
     Tree.Entry e = new Tree.Entry(id, parents.peek(), parents.size(), attributes);
     count++;
     return e;
   }
 
   /** Reads an object's members after its '{'; {@code attribute} is null for the attributes map. */
-  private Map<String, Object> readObject(String id, String attribute, int nesting) {
-    Map<String, Object> map = new LinkedHashMap<>();
+  private Map<String, @Nullable Object> readObject(@Nullable String id,
+      @Nullable String attribute, int nesting) {
+    Map<String, @Nullable Object> map = new LinkedHashMap<>();
     JsonToken t;
     while ((t = token()) == JsonToken.FIELD_NAME) {
       String key = name();
@@ -303,7 +305,8 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
     return map;
   }
 
-  private Object readValue(JsonToken t, String id, String attribute, int nesting) {
+  private @Nullable Object readValue(@Nullable JsonToken t, @Nullable String id,
+      @Nullable String attribute, int nesting) {
     if (t == null) {
       throw error("unexpected end of input in attribute '" + attribute + "' of " + nodeName(id));
     }
@@ -323,7 +326,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
       case START_OBJECT: {
         checkNesting(id, attribute, nesting);
         JsonLocation start = parser.currentTokenLocation();
-        Map<String, Object> map = readObject(id, attribute, nesting + 1);
+        Map<String, @Nullable Object> map = readObject(id, attribute, nesting + 1);
         return unwrap(map, start, id, attribute);
       }
       case START_ARRAY: {
@@ -341,14 +344,14 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
     }
   }
 
-  private void checkNesting(String id, String attribute, int nesting) {
+  private void checkNesting(@Nullable String id, @Nullable String attribute, int nesting) {
     if (nesting > TreeJsonWriter.MAX_VALUE_DEPTH) {
       throw error("attribute '" + attribute + "' of " + nodeName(id) + " nests deeper than "
           + TreeJsonWriter.MAX_VALUE_DEPTH + " levels");
     }
   }
 
-  private Object integer(String id, String attribute) {
+  private Object integer(@Nullable String id, @Nullable String attribute) {
     try {
       switch (parser.getNumberType()) {
         case INT:
@@ -366,7 +369,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
     }
   }
 
-  private Object floating(String id, String attribute) {
+  private Object floating(@Nullable String id, @Nullable String attribute) {
     try {
       double d = parser.getDoubleValue();
       if (Double.isInfinite(d)) {
@@ -382,7 +385,8 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
   }
 
   /** Turns the typed wrappers {@code {"$numberLong": "5"}} and {@code $numberDouble} to numbers. */
-  private Object unwrap(Map<String, Object> map, JsonLocation start, String id, String attribute) {
+  private @Nullable Object unwrap(Map<String, @Nullable Object> map, JsonLocation start,
+      @Nullable String id, @Nullable String attribute) {
     boolean isLong = map.containsKey(TreeJson.NUMBER_LONG);
     boolean isDouble = map.containsKey(TreeJson.NUMBER_DOUBLE);
     if (!isLong && !isDouble) {
@@ -420,7 +424,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
 
   // ---------------------------------------------------------------------------------- helpers
 
-  private JsonToken token() {
+  private @Nullable JsonToken token() {
     try {
       return parser.nextToken();
     } catch (JsonProcessingException e) {
@@ -470,7 +474,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
     return new TreeJsonException(at.getLineNr(), at.getColumnNr(), reason);
   }
 
-  private TreeJsonException unknownField(String field, String id) {
+  private TreeJsonException unknownField(String field, @Nullable String id) {
     return error("unknown field " + quote(field) + " in " + nodeName(id)
         + " (a node has only 'id', 'attributes' and 'children')");
   }
@@ -480,11 +484,11 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
         + quote(parents.peek());
   }
 
-  private String nodeName(String id) {
+  private String nodeName(@Nullable String id) {
     return id == null ? "a node (before its 'id')" : "node " + quote(id);
   }
 
-  private String describe(JsonToken t) {
+  private String describe(@Nullable JsonToken t) {
     if (t == null) {
       return "the end of the input";
     }

@@ -15,6 +15,7 @@ import java.io.Writer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Writes a forest in the nested-JSON format one node at a time, in preorder, holding only the path
@@ -56,7 +57,7 @@ public final class TreeJsonWriter implements Closeable, Flushable {
   private final OutputStream stream;
   private final Writer out;
   private final List<String> path = new ArrayList<>(); // ids from the root to the pending node
-  private Tree.Entry pending; // written except for its children and closing brace
+  private Tree.@Nullable Entry pending; // written except for its children and closing brace
   private boolean started;
   private boolean finished;
   private long count;
@@ -209,8 +210,8 @@ public final class TreeJsonWriter implements Closeable, Flushable {
 
   // ------------------------------------------------------------------------------------ values
 
-  private static void appendValue(StringBuilder sb, Object value, String id, String attribute,
-      int nesting) {
+  private static void appendValue(StringBuilder sb, @Nullable Object value, String id,
+      @Nullable String attribute, int nesting) {
     if (nesting > MAX_VALUE_DEPTH) {
       throw new IllegalArgumentException("attribute '" + attribute + "' of node '" + id
           + "' nests deeper than " + MAX_VALUE_DEPTH + " levels");

@@ -7,6 +7,10 @@
  * dev.arbor.core.json.TreeJsonWriter} do the same one node at a time. Format errors are {@link
  * dev.arbor.core.json.TreeJsonException}s naming the line and column.
  *
- * <p>Parameters and return values are non-null unless documented otherwise.
+ * <p>Nullness is stated with JSpecify annotations: the package is {@code @NullMarked}, so
+ * parameters, return values and components are non-null unless annotated {@code @Nullable}.
  */
+@NullMarked
 package dev.arbor.core.json;
+
+import org.jspecify.annotations.NullMarked;

@@ -184,7 +184,10 @@ class TreeJsonTest {
       builder.add(id, previous, Map.of("label", id));
       previous = id;
     }
-    builder.add("lone \ud800 high", null, Map.of("low", "low \udc00 pair \ud83c\udf33 \u2028"));
+    // Ids cannot hold an unpaired surrogate (UTF-8 cannot); attribute strings travel escaped.
+    assertThrows(IllegalArgumentException.class, () -> Tree.builder().add("lone \ud800", null));
+    builder.add("lone high", null, Map.of("low", "low \udc00 pair \ud83c\udf33 \u2028",
+        "high", "lone \ud800 high"));
     Tree tree = builder.build();
     byte[] bytes = bytes(tree);
     Tree back = TreeJson.read(new ByteArrayInputStream(bytes));

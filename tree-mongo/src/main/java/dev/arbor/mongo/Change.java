@@ -1,0 +1,101 @@
+package dev.arbor.mongo;
+
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoCollection;
+import java.util.ArrayList;
+import java.util.List;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.Document;
+import org.bson.codecs.configuration.CodecRegistry;
+import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The explicit context of one structural change, handed to the store's planner: the reads it may
+ * make (in the change's session, from the primary, with the lease renewed when due) and the steps
+ * it plans. The planner writes nothing itself; the protocol journals, fences and runs the steps
+ * once the plan is complete.
+ */
+final class Change extends Reads {
+  private final long version;
+  private final CodecRegistry registry;
+  private final List<Step> steps = new ArrayList<>();
+
+  /**
+   * @param version the version of the change: its fencing token, which marks every document it
+   *     writes
+   */
+  Change(MongoCollection<Document> collection, @Nullable ClientSession session,
+      Runnable beforeQuery,
+      long version) {
+    super(collection, session, beforeQuery, false);
+    this.version = version;
+    this.registry = collection.getCodecRegistry();
+  }
+
+  /** The version of the change. */
+  long version() {
+    return version;
+  }
+
+  /** The steps planned so far, in order. */
+  List<Step> steps() {
+    return steps;
+  }
+
+  private BsonDocument bson(Bson b) {
+    return b.toBsonDocument(BsonDocument.class, registry);
+  }
+
+  private BsonArray pipeline(List<? extends Bson> stages) {
+    BsonArray array = new BsonArray();
+    for (Bson stage : stages) {
+      array.add(bson(stage));
+    }
+    return array;
+  }
+
+  /** Plans the insert of a new document. */
+  void insert(Document document) {
+    steps.add(new Step.Insert(bson(document)));
+  }
+
+  /**
+   * Plans an update of the document {@code id} that only sets or unsets absolute values
+   * ({@code $set}, {@code $unset}): it needs no guard, running it again changes nothing.
+   */
+  void set(Object id, Bson update) {
+    BsonValue key = id instanceof String s ? new BsonString(s)
+        : bson(new Document(MongoTreeStore.ID, id)).get(MongoTreeStore.ID);
+    steps.add(new Step.Update(new BsonDocument(MongoTreeStore.ID, key), bson(update), false,
+        true));
+  }
+
+  /** Plans an update of the first document {@code filter} selects. */
+  void updateOne(Bson filter, Bson update) {
+    steps.add(new Step.Update(bson(filter), bson(update), false, false));
+  }
+
+  /** Plans an update, with an aggregation pipeline, of the first document {@code filter} selects. */
+  void updateOne(Bson filter, List<? extends Bson> pipeline) {
+    steps.add(new Step.Update(bson(filter), pipeline(pipeline), false, false));
+  }
+
+  /** Plans an update of every document {@code filter} selects. */
+  void updateMany(Bson filter, Bson update) {
+    steps.add(new Step.Update(bson(filter), bson(update), true, false));
+  }
+
+  /** Plans an update, with an aggregation pipeline, of every document {@code filter} selects. */
+  void updateMany(Bson filter, List<? extends Bson> pipeline) {
+    steps.add(new Step.Update(bson(filter), pipeline(pipeline), true, false));
+  }
+
+  /** Plans the delete of every document {@code filter} selects. */
+  void deleteMany(Bson filter) {
+    steps.add(new Step.Delete(bson(filter), true));
+  }
+}

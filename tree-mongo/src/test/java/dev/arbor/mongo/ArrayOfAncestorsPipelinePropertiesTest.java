@@ -1,0 +1,34 @@
+package dev.arbor.mongo;
+
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.TreeStore;
+import org.bson.Document;
+
+/**
+ * The property test for {@link TreePattern#ARRAY_OF_ANCESTORS} with pipeline updates forced on, each
+ * pipeline run by {@link PipelineEmulator} (see {@link ArrayOfAncestorsPipelineContractTest}).
+ */
+class ArrayOfAncestorsPipelinePropertiesTest extends MongoStoreProperties {
+  @Override
+  TreePattern pattern() {
+    return TreePattern.ARRAY_OF_ANCESTORS;
+  }
+
+  @Override
+  ServerCapabilities capabilities(MongoCollection<Document> collection) {
+    return new ServerCapabilities(collection, ServerCapabilities.Mode.PROBE,
+        ServerCapabilities.Mode.ON).client(MongoTestServer.get().client()).isolatedReads(false);
+  }
+
+  @Override
+  protected TreeStore newStore() {
+    MongoTreeStore store = (MongoTreeStore) super.newStore();
+    store.lock.sender = StepwiseSender.crashingAfter(-1);
+    return store;
+  }
+
+  @Override
+  protected int examples() {
+    return Integer.getInteger("arbor.qt.examples", 30);
+  }
+}

@@ -1,0 +1,353 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.InMemoryTreeStore;
+import dev.arbor.core.LockLostException;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.bson.BsonDocument;
+import org.bson.Document;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * A live holder slower than its lease never corrupts a tree. Writer A, with a short lease, stalls
+ * before sending, or after the answer to, each of its round trips in turn (a GC pause, a stalled
+ * network); meanwhile writer B makes a conflicting change, which waits for A's lease to expire by
+ * the server's clock and takes the lock over. Then A resumes. Either A's change had been committed
+ * (its journal written) and it is in the tree before B's, and A's call returns normally; or it had
+ * not, nothing of it was written, and A's call throws {@link LockLostException}. The tree equals
+ * the serial replay of the calls that succeeded, B's outcome included, and {@code check()} is
+ * empty. A's changes run with batches of three statements, so that they span several round trips.
+ */
+class FencingTest {
+  private static final String FIXTURE = "a(b(c d(e f)) g(h)) i(j k)";
+  private static final long LEASE = 100;
+
+  /** A named operation on a store. */
+  record Op(String name, Consumer<TreeStore> run) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  /** A change of A's, and a conflicting one of B's. */
+  record Pair(Op a, Op b) {}
+
+  static final List<Pair> PAIRS = List.of(
+      // The two moves that, interleaved, made a cycle.
+      new Pair(new Op("move d lastChildOf(i)", s -> s.move("d", Position.lastChildOf("i"))),
+          new Op("move i lastChildOf(e)", s -> s.move("i", Position.lastChildOf("e")))),
+      // An insert under a node the other deletes.
+      new Pair(new Op("delete b", s -> s.delete("b")),
+          new Op("insert x lastChildOf(d)", s -> s.insert("x", Position.lastChildOf("d")))));
+
+  /** Stalls before sending its {@code at}-th batch, or after that batch's answer came back. */
+  static final class StallingSender implements TreeLock.Sender {
+    final int at;
+    final boolean after;
+    final CountDownLatch stalled = new CountDownLatch(1);
+    final CountDownLatch resume = new CountDownLatch(1);
+    int calls;
+
+    StallingSender(int at, boolean after) {
+      this.at = at;
+      this.after = after;
+    }
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
+      int k = calls++;
+      if (k == at && !after) {
+        stall();
+      }
+      BulkWriteResult r = TreeLock.BULK.send(collection, batch);
+      if (k == at && after) {
+        stall();
+      }
+      return r;
+    }
+
+    @Override
+    public BsonDocument fence(MongoCollection<BsonDocument> collection,
+        org.bson.conversions.Bson filter, org.bson.conversions.Bson update) {
+      int k = calls++;
+      if (k == at && !after) {
+        stall();
+      }
+      BsonDocument r = TreeLock.BULK.fence(collection, filter, update);
+      if (k == at && after) {
+        stall();
+      }
+      return r;
+    }
+
+    private void stall() {
+      stalled.countDown();
+      try {
+        resume.await(20, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c) {
+    MongoTreeStore s = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(LEASE, 20_000));
+    s.lock.batchStatements = 3;
+    s.loadBatchSize = 4;
+    s.lock.keepAlive = false; // a stalled holder here is a paused process: nothing renews
+    return s;
+  }
+
+  /**
+   * The lease of the slow-but-live holders: long enough that a loaded machine still runs their
+   * background renewal (every third of it) in time; their round trips are slowed past half of it.
+   */
+  private static final long LIVE_LEASE = 400;
+
+  /** A holder that is slow but alive: its lease is renewed in the background. */
+  private static MongoTreeStore live(TreePattern pattern, MongoCollection<Document> c) {
+    MongoTreeStore s = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(LIVE_LEASE, 20_000));
+    s.lock.batchStatements = 3;
+    s.loadBatchSize = 4;
+    return s;
+  }
+
+  static volatile Throwable lastFailure;
+
+  private static Class<?> outcome(Runnable call) {
+    try {
+      call.run();
+      return null;
+    } catch (TreeException e) {
+      lastFailure = e;
+      return e.getClass();
+    }
+  }
+
+  @TestFactory
+  List<DynamicTest> aStalledHolderLosesItsLockAndNothingInterleaves() {
+    List<DynamicTest> tests = new ArrayList<>();
+    for (TreePattern pattern : TreePattern.values()) {
+      for (Pair pair : PAIRS) {
+        for (boolean optimistic : List.of(false, true)) {
+          tests.add(DynamicTest.dynamicTest(pattern + ": A " + pair.a() + ", B " + pair.b()
+              + (optimistic ? ", A plans without the lock" : ""),
+              () -> stallEverywhere(pattern, pair, optimistic)));
+        }
+      }
+      tests.add(DynamicTest.dynamicTest(pattern + ": load", () -> stallLoadEverywhere(pattern)));
+    }
+    return tests;
+  }
+
+  /** The batches A sends for its change when nobody interferes. */
+  private static int batches(TreePattern pattern, Pair pair, boolean optimistic) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    pattern.open(c).load(Tree.parse(FIXTURE));
+    MongoTreeStore a = slow(pattern, c);
+    if (optimistic) {
+      a.snapshot();
+    }
+    StallingSender count = new StallingSender(-1, false);
+    a.lock.sender = count;
+    pair.a().run().accept(a);
+    return count.calls;
+  }
+
+  private void stallEverywhere(TreePattern pattern, Pair pair, boolean optimistic)
+      throws Exception {
+    int total = batches(pattern, pair, optimistic);
+    assertTrue(total >= 2, "A's change spans several batches: " + total);
+    for (int at = 0; at < total; at++) {
+      for (boolean after : List.of(false, true)) {
+        MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+        pattern.open(c).load(Tree.parse(FIXTURE));
+        MongoTreeStore a = slow(pattern, c);
+        if (optimistic) {
+          a.snapshot(); // A knows a quiet version: it plans without the lock
+        }
+        StallingSender stall = new StallingSender(at, after);
+        a.lock.sender = stall;
+        java.util.concurrent.atomic.AtomicLong versionA = new java.util.concurrent.atomic
+            .AtomicLong(-1);
+        a.onSettled = versionA::set;
+        CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
+            () -> outcome(() -> pair.a().run().accept(a)));
+        if (!stall.stalled.await(10, TimeUnit.SECONDS)) {
+          fail("A did not reach batch " + at);
+        }
+        String where = pattern + " " + pair + ", A stalled " + (after ? "after" : "before")
+            + " batch " + at + (optimistic ? ", optimistic" : "");
+        MongoTreeStore b = (MongoTreeStore) pattern.open(c);
+        long[] versionB = {-1};
+        b.onSettled = v -> versionB[0] = v;
+        Class<?> outcomeB = outcome(() -> pair.b().run().accept(b));
+        stall.resume.countDown();
+        Class<?> outcomeA = runA.get(20, TimeUnit.SECONDS);
+        assertTrue(outcomeA != dev.arbor.core.ChangeInterruptedException.class,
+            () -> where + ": A ended with " + lastFailure);
+        // The serial replay, in the order the calls took effect, of A (unless its lock was lost:
+        // then nothing of it was written) and B, each with the outcome it had.
+        InMemoryTreeStore reference = new InMemoryTreeStore();
+        reference.load(Tree.parse(FIXTURE));
+        boolean aFirst = versionA.get() < versionB[0];
+        if (outcomeA != LockLostException.class && aFirst) {
+          assertEquals(outcomeA, outcome(() -> pair.a().run().accept(reference)), where
+              + ": A's outcome");
+        }
+        assertEquals(outcomeB, outcome(() -> pair.b().run().accept(reference)), where
+            + ": B's outcome");
+        if (outcomeA != LockLostException.class && !aFirst) {
+          assertEquals(outcomeA, outcome(() -> pair.a().run().accept(reference)), where
+              + ": A's outcome");
+        }
+        assertEquals(List.of(), b.check(), where);
+        assertEquals(reference.snapshot(), b.snapshot(), where);
+        // the tree is usable again, by both
+        a.insert("z", Position.lastRoot());
+        assertEquals(List.of(), b.check(), where);
+      }
+    }
+  }
+
+  private void stallLoadEverywhere(TreePattern pattern) throws Exception {
+    Tree.Builder builder = Tree.builder();
+    for (int i = 0; i < 14; i++) {
+      builder.add("n" + i, i == 0 ? null : "n" + ((i - 1) / 2));
+    }
+    Tree tree = builder.build();
+    StallingSender count = new StallingSender(-1, false);
+    MongoTreeStore counting = slow(pattern, MongoTestServer.get().freshCollection());
+    counting.lock.sender = count;
+    counting.load(tree);
+    int total = count.calls;
+    assertTrue(total >= 4, "the load spans several batches: " + total);
+    for (int at = 0; at < total; at++) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      MongoTreeStore a = slow(pattern, c);
+      StallingSender stall = new StallingSender(at, false);
+      a.lock.sender = stall;
+      CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
+          () -> outcome(() -> a.load(tree)));
+      if (!stall.stalled.await(10, TimeUnit.SECONDS)) {
+        fail("the load did not reach batch " + at);
+      }
+      // A reader comes by after the lease: it takes the lock over and undoes the load.
+      MongoTreeStore b = (MongoTreeStore) pattern.open(c);
+      Tree seen = b.snapshot();
+      stall.resume.countDown();
+      Class<?> outcomeA = runA.get(20, TimeUnit.SECONDS);
+      String where = pattern + " load stalled before batch " + at;
+      assertEquals(Tree.empty(), seen, where + ": the reader saw a half-done load");
+      assertEquals(LockLostException.class, outcomeA, where);
+      assertEquals(Tree.empty(), b.snapshot(), where + ": the load left documents behind");
+      assertEquals(0, c.countDocuments(MongoTreeStore.NODES), where);
+      assertEquals(List.of(), b.check(), where);
+      b.load(tree);
+      assertEquals(tree, b.snapshot(), where);
+    }
+  }
+
+  @TestFactory
+  List<DynamicTest> aLiveHolderKeepsItsLockLongerThanItsLease() {
+    List<DynamicTest> tests = new ArrayList<>();
+    for (TreePattern pattern : TreePattern.values()) {
+      tests.add(DynamicTest.dynamicTest(pattern + ": a slow load", () -> {
+        MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+        MongoTreeStore loader = live(pattern, c);
+        loader.lock.sender = new TreeLock.Sender() {
+          @Override
+          public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch b) {
+            if (b.statements().get(0).model() instanceof com.mongodb.client.model.InsertOneModel) {
+              sleep(LIVE_LEASE * 3 / 2); // the load's insert batch takes one and a half leases
+            }
+            return TreeLock.BULK.send(coll, b);
+          }
+        };
+        Tree.Builder builder = Tree.builder();
+        for (int i = 0; i < 4; i++) {
+          builder.add("n" + i, i == 0 ? null : "n" + ((i - 1) / 3));
+        }
+        Tree tree = builder.build();
+        CompletableFuture<Void> load = CompletableFuture.runAsync(() -> loader.load(tree));
+        MongoTreeStore reader = (MongoTreeStore) pattern.open(c);
+        List<Tree> seen = new ArrayList<>();
+        while (!load.isDone()) {
+          seen.add(reader.snapshot());
+        }
+        load.get(30, TimeUnit.SECONDS);
+        assertEquals(0, reader.lock.takeovers.get(), "the reader took a live loader over");
+        for (Tree t : seen) {
+          assertTrue(t.isEmpty() || t.equals(tree), "a read saw a half-done load");
+        }
+        assertEquals(tree, reader.snapshot());
+      }));
+      tests.add(DynamicTest.dynamicTest(pattern + ": slow reads while planning", () -> {
+        MongoCollection<Document> base = MongoTestServer.get().freshCollection();
+        pattern.open(base).load(Tree.parse(FIXTURE));
+        // The holder's first read of nodes by id, made while it holds the lock (a fresh store
+        // plans under the lock), takes one and a half leases.
+        java.util.concurrent.atomic.AtomicBoolean slowed = new java.util.concurrent.atomic
+            .AtomicBoolean();
+        com.mongodb.event.CommandListener slowFinds = new com.mongodb.event.CommandListener() {
+          @Override
+          public void commandStarted(com.mongodb.event.CommandStartedEvent event) {
+            if (event.getCommandName().equals("find")
+                && event.getCommand().toJson().contains("\"$in\"")
+                && slowed.compareAndSet(false, true)) {
+              sleep(LIVE_LEASE * 3 / 2);
+            }
+          }
+        };
+        try (com.mongodb.client.MongoClient client = com.mongodb.client.MongoClients.create(
+            com.mongodb.MongoClientSettings.builder()
+                .applyConnectionString(new com.mongodb.ConnectionString(
+                    MongoTestServer.get().uri())).addCommandListener(slowFinds).build())) {
+          MongoCollection<Document> c = client.getDatabase(base.getNamespace().getDatabaseName())
+              .getCollection(base.getNamespace().getCollectionName());
+          MongoTreeStore a = live(pattern, c);
+          CompletableFuture<Void> move = CompletableFuture.runAsync(
+              () -> a.move("d", Position.lastChildOf("i")));
+          MongoTreeStore b = (MongoTreeStore) pattern.open(base);
+          sleep(LIVE_LEASE / 4);
+          b.insert("z", Position.lastRoot()); // waits for A, which stays alive
+          move.get(30, TimeUnit.SECONDS);
+          assertTrue(slowed.get(), "the holder's read was slowed");
+          assertEquals(0, b.lock.takeovers.get(), "B took a live holder over");
+          InMemoryTreeStore reference = new InMemoryTreeStore();
+          reference.load(Tree.parse(FIXTURE));
+          reference.move("d", Position.lastChildOf("i"));
+          reference.insert("z", Position.lastRoot());
+          assertEquals(reference.snapshot(), b.snapshot());
+        }
+      }));
+    }
+    return tests;
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,157 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.mongodb.MongoDatabaseFactory;
+import org.springframework.data.mongodb.MongoTransactionManager;
+import org.springframework.data.mongodb.core.MongoTemplate;
+import org.springframework.data.mongodb.core.SimpleMongoClientDatabaseFactory;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.SimpleTransactionStatus;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * A tree change in a transaction of Spring's {@code MongoTransactionManager}, beside a
+ * MongoTemplate write: both commit or neither does. The README shows the example verbatim. On a
+ * server that runs transactions (run the suite with {@code -Darbor.mongo.uri=mongodb://…} of a
+ * replica set) the example runs; elsewhere it is skipped, as in {@link CallersSessionTest}.
+ */
+class SpringTransactionExampleTest {
+
+  @Test
+  void theTreeChangeCommitsAndRollsBackWithTheSpringTransaction() {
+    assumeTrue(CallersSessionTest.transactions(), "the server runs no transactions");
+    MongoCollection<Document> productsCollection = MongoTestServer.get().freshCollection();
+    productsCollection.insertOne(new Document("_id", "seed")); // exists before the transaction
+    String products = productsCollection.getNamespace().getCollectionName();
+    MongoTree categories = TreePattern.ARRAY_OF_ANCESTORS.open(
+        MongoTestServer.get().freshCollection());
+    categories.load(Tree.parse("Books Programming(Databases)"));
+    MongoDatabaseFactory databaseFactory = new SimpleMongoClientDatabaseFactory(
+        MongoTestServer.get().client(), MongoTestServer.get().database().getName());
+    MongoTemplate mongoTemplate = new MongoTemplate(databaseFactory);
+
+    // README-spring:begin
+    MongoTransactionManager transactionManager = new MongoTransactionManager(databaseFactory);
+    TransactionTemplate inTransaction = new TransactionTemplate(transactionManager);
+    inTransaction.executeWithoutResult(status -> {
+      mongoTemplate.insert(new Document("_id", "p1").append("category", "Databases"), products);
+      ClientSession session = SpringSessions.of(status);  // the transaction's session
+      categories.withSession(session).move("Databases", Position.lastChildOf("Books"));
+    });
+    // README-spring:end
+    assertEquals(List.of("Books"), categories.ancestors("Databases"));
+    assertEquals(1, productsCollection.countDocuments(new Document("_id", "p1")));
+
+    Tree before = categories.snapshot();
+    assertThrows(IllegalStateException.class, () -> inTransaction.executeWithoutResult(status -> {
+      mongoTemplate.insert(new Document("_id", "p2").append("category", "Programming"),
+          products);
+      categories.withSession(SpringSessions.of(status))
+          .move("Programming", Position.lastChildOf("Books"));
+      throw new IllegalStateException("the application changes its mind");
+    }));
+    assertEquals(before, categories.snapshot(), "a rolled back transaction leaves the tree");
+    assertEquals(0, productsCollection.countDocuments(new Document("_id", "p2")));
+    assertEquals(List.of(), categories.check());
+  }
+
+  /**
+   * Without a server: a factory whose sessions do nothing shows that the session found is the one
+   * Spring's transaction runs in, that a joining scope finds the same and a new transaction
+   * another.
+   */
+  @Test
+  void theSessionFoundIsTheTransactionsSession() {
+    List<ClientSession> started = new ArrayList<>();
+    MongoDatabaseFactory factory = fake(MongoDatabaseFactory.class, method -> {
+      if (method.getName().equals("getSession")) {
+        started.add(fake(ClientSession.class, m -> null));
+        return started.get(started.size() - 1);
+      }
+      return null;
+    });
+    MongoTransactionManager manager = new MongoTransactionManager(factory);
+    TransactionTemplate required = new TransactionTemplate(manager);
+    TransactionTemplate requiresNew = new TransactionTemplate(manager);
+    requiresNew.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+    List<ClientSession> found = new ArrayList<>();
+    required.executeWithoutResult(status -> {
+      found.add(SpringSessions.of(status));
+      required.executeWithoutResult(joined -> found.add(SpringSessions.of(joined)));
+      requiresNew.executeWithoutResult(other -> found.add(SpringSessions.of(other)));
+      found.add(SpringSessions.of(status));
+    });
+    assertEquals(2, started.size());
+    assertEquals(List.of(started.get(0), started.get(0), started.get(1), started.get(0)), found);
+  }
+
+  /** A proxy of {@code type} answering {@code answer}'s value, or the return type's default. */
+  private static <T> T fake(Class<T> type, Function<Method, Object> answer) {
+    return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+        (proxy, method, args) -> {
+          switch (method.getName()) {
+            case "equals":
+              return proxy == args[0];
+            case "hashCode":
+              return System.identityHashCode(proxy);
+            case "toString":
+              return type.getSimpleName() + "@" + System.identityHashCode(proxy);
+            default:
+              Object value = answer.apply(method);
+              if (value == null && method.getReturnType() == boolean.class) {
+                return false;
+              }
+              if (value == null && method.getReturnType().isPrimitive()
+                  && method.getReturnType() != void.class) {
+                return 0;
+              }
+              return value;
+          }
+        }));
+  }
+
+  @Test
+  void outsideAMongoTransactionThereIsNoSession() {
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> SpringSessions.of(new SimpleTransactionStatus()));
+    assertTrue(e.getMessage().contains("MongoTransactionManager"), e.getMessage());
+  }
+
+  @Test
+  void readmeShowsTheExample() throws IOException {
+    String readme = Files.readString(Path.of("..", "README.md"));
+    String dir = "src/test/java/dev/arbor/mongo/";
+    for (String[] marked : List.of(
+        new String[] {dir + "SpringTransactionExampleTest.java", "README-spring"},
+        new String[] {dir + "SpringSessions.java", "README-spring-sessions"})) {
+      String source = Files.readString(Path.of(marked[0]));
+      String begin = "// " + marked[1] + ":begin\n";
+      String end = "// " + marked[1] + ":end";
+      String snippet = source.substring(source.indexOf(begin) + begin.length(),
+          source.indexOf(end));
+      for (String line : snippet.split("\n")) {
+        String trimmed = line.strip();
+        assertTrue(trimmed.isEmpty() || readme.contains(trimmed),
+            "README.md lacks the example line: " + trimmed);
+      }
+    }
+  }
+}
