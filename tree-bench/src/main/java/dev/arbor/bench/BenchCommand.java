@@ -69,7 +69,7 @@ public final class BenchCommand implements Callable<Integer> {
   private List<String> workloads;
 
   @Option(names = "--mix", split = ",", paramLabel = "R/W",
-      description = "A workload of your own: R% reads and W% edits, e.g. 70/30 (with the"
+      description = "A workload of your own: R%% reads and W%% edits, e.g. 70/30 (with the"
           + " balanced workload's kinds of read and edit; exact on every shape and size)."
           + " Without --workload, only these are run.")
   private List<String> mixes;
@@ -99,9 +99,9 @@ public final class BenchCommand implements Callable<Integer> {
   private double cellSeconds;
 
   @Option(names = "--isolated-reads", paramLabel = "BOOL", defaultValue = "true",
-      arity = "1", description = "Whether reads check the store's lock before and after, the"
-          + " library's default (default: ${DEFAULT-VALUE}); false measures the patterns' own"
-          + " queries.")
+      arity = "1", description = "Whether the measured stores isolate their reads by the lock document,"
+          + " the library's default (default: ${DEFAULT-VALUE}); false measures the patterns' own"
+          + " queries. Reads are also timed with the other setting, for the overhead tables.")
   private boolean isolatedReads;
 
   @Option(names = "--transactions", description = "Open the stores with the benchmark's client"
@@ -111,7 +111,7 @@ public final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--rank-by", paramLabel = "FIGURE", defaultValue = "auto",
       description = "What ranks the patterns per workload: time (median ms/op, ties where the"
-          + " 95% intervals overlap), counts (round trips and documents written per op, the same"
+          + " 95%% intervals overlap), counts (round trips and documents written per op, the same"
           + " on any server) or auto (default: counts on the embedded server, whose latencies"
           + " mostly count scans, time on a real one).")
   private String rankBy;

@@ -34,12 +34,16 @@ import java.util.List;
  * @param baselineQuery the hand-written query beside a read, or null
  * @param baselineMedianMicros the baseline's median latency, or null
  * @param baselineRoundTrips the baseline's commands, or null
- * @param overhead median latency of the store over the baseline's, or null
+ * @param overhead the median, over the timed invocations, of the store's latency over the
+ *     baseline's timed beside it (the same read, store and baseline back to back), or null
  * @param avgDocBytes average document size of the collection after loading, or null
  * @param dataBytes total document size of the collection, or null
  * @param indexBytes total index size, or null where the server does not report it in bytes
  * @param note anything that qualifies the row (a failure, a baseline disagreeing), or empty
  * @param samplesMicros the latency per operation of each timed invocation, in microseconds
+ * @param overheadRatios each timed invocation's store latency over the baseline's beside it
+ * @param otherOverheadRatios the same for a store of the same collection with the other read
+ *     isolation ({@code --isolated-reads}), timed in the same rounds; empty for a change
  */
 record Measurement(TreePattern pattern, Shape shape, int size, String kind, String name,
     String subject, long subjectSize, long resultSize, int steps, int reads, int samples,
@@ -48,7 +52,8 @@ record Measurement(TreePattern pattern, Shape shape, int size, String kind, Stri
     double lockDocsWritten, Double docsExamined,
     Double keysExamined, String baselineQuery, Double baselineMedianMicros,
     Double baselineRoundTrips, Double overhead, Double avgDocBytes, Long dataBytes,
-    Long indexBytes, String note, List<Double> samplesMicros) {
+    Long indexBytes, String note, List<Double> samplesMicros, List<Double> overheadRatios,
+    List<Double> otherOverheadRatios) {
 
   /** Rounds of the bootstrap that gives a median its interval. */
   static final int BOOTSTRAP_ROUNDS = 2_000;
@@ -56,6 +61,19 @@ record Measurement(TreePattern pattern, Shape shape, int size, String kind, Stri
   /** Copies the samples. */
   Measurement {
     samplesMicros = List.copyOf(samplesMicros);
+    overheadRatios = List.copyOf(overheadRatios);
+    otherOverheadRatios = List.copyOf(otherOverheadRatios);
+  }
+
+  /** The median of {@link #otherOverheadRatios}, or null for a change. */
+  Double otherOverhead() {
+    return otherOverheadRatios.isEmpty() ? null : median(otherOverheadRatios);
+  }
+
+  static double median(List<Double> values) {
+    double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    int n = v.length;
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   }
 
   /**

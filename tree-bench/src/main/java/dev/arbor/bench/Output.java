@@ -34,7 +34,8 @@ final class Output {
       "p95_us", "round_trips", "docs_returned", "docs_written", "bytes_sent", "bytes_received",
       "lock_round_trips", "lock_docs_written",
       "docs_examined", "keys_examined", "examined_per_returned", "baseline_query",
-      "baseline_median_us", "baseline_round_trips", "overhead", "avg_doc_bytes", "data_bytes",
+      "baseline_median_us", "baseline_round_trips", "overhead", "overhead_other_isolation",
+      "avg_doc_bytes", "data_bytes",
       "index_bytes", "note");
 
   private Output() {}
@@ -99,7 +100,8 @@ final class Output {
           nullable(m.docsExamined()), nullable(m.keysExamined()),
           nullable(m.examinedPerReturned()), nullable(m.baselineQuery()),
           nullable(m.baselineMedianMicros()), nullable(m.baselineRoundTrips()),
-          nullable(m.overhead()), nullable(m.avgDocBytes()), nullable(m.dataBytes()),
+          nullable(m.overhead()), nullable(m.otherOverhead()), nullable(m.avgDocBytes()),
+          nullable(m.dataBytes()),
           nullable(m.indexBytes()), m.note());
       List<String> out = new ArrayList<>();
       for (Object c : cells) {
@@ -187,6 +189,7 @@ final class Output {
           .append("baselineMedianMicros", m.baselineMedianMicros())
           .append("baselineRoundTrips", m.baselineRoundTrips())
           .append("overhead", m.overhead())
+          .append("overheadOtherIsolation", m.otherOverhead())
           .append("avgDocBytes", m.avgDocBytes())
           .append("dataBytes", m.dataBytes())
           .append("indexBytes", m.indexBytes())

@@ -297,12 +297,20 @@ final class Report {
     b.add(new Heading(3, "Of which the lock and journal protocol"));
     b.add(new Text("Each store makes structural changes all-or-nothing with a lock document and a"
         + " journal in its collection, and" + (results.settings().isolatedReads()
-            ? " reads the lock before and after each read (isolated reads)."
+            ? " checks the lock document after each read (isolated reads; in the read's own"
+                + " query where that is by _id)."
             : " here reads without checking the lock (--isolated-reads false).")
         + " These are the round trips of that protocol, included above; the difference is the"
         + " pattern's own queries."));
-    b.add(new TableBlock(byPattern(size, results.names(),
-        rangeOf(Measurement::lockRoundTrips))));
+    b.add(new Text("In brackets, the protocol's share of all round trips of the operation (means"
+        + " over the shapes)."));
+    b.add(new TableBlock(byPattern(size, results.names(), (p, name, sz) -> {
+      double[] r = analysis.range(p, name, sz, Measurement::lockRoundTrips);
+      double all = analysis.mean(p, name, sz, Measurement::roundTrips);
+      double lock = analysis.mean(p, name, sz, Measurement::lockRoundTrips);
+      return Double.isNaN(r[0]) ? "-" : Format.range(r[0], r[1])
+          + (all > 0 ? String.format(java.util.Locale.ROOT, " (%.0f%%)", 100 * lock / all) : "");
+    })));
     b.add(new Heading(2, "Documents written per operation" + at));
     b.add(new Text("As the replies report them (inserted, modified, removed), lock and journal"
         + " documents included: see below."));
@@ -429,17 +437,29 @@ final class Report {
     if (reads.isEmpty()) {
       return;
     }
+    boolean isolated = results.settings().isolatedReads();
     b.add(new Heading(2, "Library overhead" + at));
-    b.add(new Text("Each read's median over the median of the hand-written query from the manual,"
-        + " timed alternately in the same run (geometric mean over shapes). Above 1, the store"
-        + " spends more: " + (results.settings().isolatedReads()
-            ? "the two lock reads around each read (isolated reads), " : "")
-        + "ordering results, checking the node exists, decoding fields; below 1, the store"
-        + " found a cheaper plan than the manual's query."));
+    b.add(new Text("Each read's time over the hand-written query from the manual that returns the"
+        + " same ids, both timed back to back in every round (in alternating order), with and"
+        + " without isolated reads in the same rounds: the median of the per-round ratios,"
+        + " geometric mean over the shapes, and its 95% bootstrap interval. Above 1 the store"
+        + " spends more (the check of the lock document that isolates a read, ordering results,"
+        + " checking the node exists, decoding fields); below 1 it found a cheaper plan than the"
+        + " manual's query."));
+    b.add(new Heading(3, "Isolated reads (the default)"));
+    b.add(new TableBlock(byPattern(size, reads,
+        ratioCell(isolated ? Measurement::overheadRatios : Measurement::otherOverheadRatios))));
+    b.add(new Heading(3, "Without isolation (TreeOptions.withIsolatedReads(false))"));
+    b.add(new TableBlock(byPattern(size, reads,
+        ratioCell(isolated ? Measurement::otherOverheadRatios : Measurement::overheadRatios))));
+    b.add(new Text("Round trips of the store" + (isolated ? " (isolated)" : "")
+        + " / of the hand-written query:"));
     b.add(new TableBlock(byPattern(size, reads, (p, name, sz) -> {
-      double g = Analysis.geomean(analysis.acrossShapes(p, name, sz),
-          m -> m.overhead() == null ? Double.NaN : m.overhead());
-      return Format.ratio(g);
+      double[] store = analysis.range(p, name, sz, Measurement::roundTrips);
+      double[] hand = analysis.range(p, name, sz,
+          m -> m.baselineRoundTrips() == null ? Double.NaN : m.baselineRoundTrips());
+      return Double.isNaN(hand[0]) ? "-"
+          : Format.range(store[0], store[1]) + " / " + Format.range(hand[0], hand[1]);
     })));
     b.add(new Text("The hand-written queries:"));
     b.add(new TableBlock(byPattern(size, reads, (p, name, sz) -> {
@@ -450,6 +470,32 @@ final class Report {
       }
       return "-";
     })));
+  }
+
+  /**
+   * A ratio to the hand-written query: the geometric mean over shapes of each shape's median
+   * ratio, and the 95% bootstrap interval of that mean.
+   */
+  Cell ratioCell(java.util.function.Function<Measurement, List<Double>> ratios) {
+    return (p, name, sz) -> {
+      List<List<Double>> groups = new ArrayList<>();
+      for (Measurement m : analysis.acrossShapes(p, name, sz)) {
+        if (!ratios.apply(m).isEmpty()) {
+          groups.add(ratios.apply(m));
+        }
+      }
+      if (groups.isEmpty()) {
+        return "-";
+      }
+      double logs = 0;
+      for (List<Double> g : groups) {
+        logs += Math.log(Math.max(Measurement.median(g), 1e-3));
+      }
+      double[] ci = Stats.bootstrapInterval(groups, results.settings().seed() * 17 + p.ordinal(),
+          Measurement.BOOTSTRAP_ROUNDS);
+      return Format.ratio(Math.exp(logs / groups.size())) + " (" + Format.ratio(ci[0]) + "-"
+          + Format.ratio(ci[1]) + ")";
+    };
   }
 
   private void growth(List<Block> b) {

@@ -159,6 +159,10 @@ final class Runner {
     }
     TreeStore store = pattern.open(collection, options);
     Cell cellContext = new Cell(pattern, shape, size, tree, store, collection);
+    // The same collection read with the other isolation, timed beside every read: both ratios
+    // to the hand-written query come from one run.
+    cellContext.other = pattern.open(collection,
+        options.withIsolatedReads(!settings.isolatedReads()));
     List<Measurement> out = new ArrayList<>();
     if (settings.ops().contains(Operation.LOAD)) {
       out.add(measureLoad(cellContext));
@@ -214,6 +218,8 @@ final class Runner {
     final int size;
     final Tree tree;
     final TreeStore store;
+    /** A store of the same collection with the other read isolation: reads only. */
+    TreeStore other;
     final MongoCollection<Document> collection;
     Server.Storage storage;
     HandWritten baseline;
@@ -263,7 +269,7 @@ final class Runner {
       c.reloadNanos = Math.round(Stats.median(samples));
       c.storage = server.storage(c.collection);
       Measurement m = row(c, Measurement.OPERATION, name, "whole tree", c.size, c.size, 1, 0,
-          samples, counts, null, null, null, List.of(), "");
+          samples, counts, null, null, null, List.of(), List.of(), "");
       end(m);
       return m;
     } catch (RuntimeException e) {
@@ -290,6 +296,7 @@ final class Runner {
         }
         if (read != null) {
           c.baseline.run(read);
+          script.run(c.other);
         }
         if (overBudget(cellStart)) {
           break;
@@ -315,16 +322,21 @@ final class Runner {
       }
       List<Long> samples = new ArrayList<>();
       List<Long> baselineSamples = new ArrayList<>();
+      List<Long> otherSamples = new ArrayList<>();
       int repeat = warmingUp ? Math.min(2, settings.repeat()) : settings.repeat();
       while (samples.size() < repeat) {
+        // A read is timed beside its hand-written query and the other isolation's store, in an
+        // order that alternates so that neither profits from coming second.
+        boolean storeFirst = samples.size() % 2 == 0;
+        if (read != null && !storeFirst) {
+          timeBaselineAndOther(c, script, read, baselineSamples, otherSamples);
+        }
         long t0 = System.nanoTime();
         script.run(c.store);
         samples.add(System.nanoTime() - t0);
         restore(c, script, reload);
-        if (read != null) {
-          t0 = System.nanoTime();
-          c.baseline.run(read);
-          baselineSamples.add(System.nanoTime() - t0);
+        if (read != null && storeFirst) {
+          timeBaselineAndOther(c, script, read, baselineSamples, otherSamples);
         }
         if (overBudget(cellStart)) {
           break;
@@ -332,7 +344,8 @@ final class Runner {
       }
       Measurement m = row(c, kind, name, script.subject(), script.subjectSize(), result,
           script.length(), script.reads(), samples, counts, explained,
-          read == null ? null : c.baseline.describe(read), baselineCounts, baselineSamples, note);
+          read == null ? null : c.baseline.describe(read), baselineCounts, baselineSamples,
+          otherSamples, note);
       end(m);
       return m;
     } catch (RuntimeException e) {
@@ -343,6 +356,28 @@ final class Runner {
       }
       return failed(c, kind, name, e);
     }
+  }
+
+  private static void timeBaselineAndOther(Cell c, Script script, Script.Read read,
+      List<Long> baselineSamples, List<Long> otherSamples) {
+    long t0 = System.nanoTime();
+    c.baseline.run(read);
+    baselineSamples.add(System.nanoTime() - t0);
+    t0 = System.nanoTime();
+    script.run(c.other);
+    otherSamples.add(System.nanoTime() - t0);
+  }
+
+  /** Each round's {@code samples} per operation over the baseline's of the same round. */
+  private static List<Double> ratios(List<Long> samples, List<Long> baselineSamples,
+      double perOp) {
+    List<Double> out = new ArrayList<>();
+    for (int i = 0; i < Math.min(samples.size(), baselineSamples.size()); i++) {
+      if (baselineSamples.get(i) > 0) {
+        out.add(samples.get(i) / perOp / baselineSamples.get(i));
+      }
+    }
+    return out;
   }
 
   private void restore(Cell c, Script script, boolean reload) {
@@ -363,15 +398,15 @@ final class Runner {
   private Measurement row(Cell c, String kind, String name, String subject, long subjectSize,
       long result, int steps, int reads, List<Long> samples, Counts counts,
       Explainer.Explained explained, String baselineQuery, Counts baselineCounts,
-      List<Long> baselineSamples, String note) {
+      List<Long> baselineSamples, List<Long> otherSamples, String note) {
     double perOp = steps;
     double min = Stats.min(samples) / 1e3 / perOp;
     double median = Stats.median(samples) / 1e3 / perOp;
     double p95 = Stats.p95(samples) / 1e3 / perOp;
     Double baselineMedian = baselineSamples.isEmpty() ? null
         : Stats.median(baselineSamples) / 1e3;
-    Double overhead = baselineMedian == null || baselineMedian <= 0 ? null
-        : median / baselineMedian;
+    List<Double> overheadRatios = ratios(samples, baselineSamples, perOp);
+    Double overhead = overheadRatios.isEmpty() ? null : Measurement.median(overheadRatios);
     Server.Storage s = c.storage;
     return new Measurement(c.pattern, c.shape, c.size, kind, name, subject, subjectSize, result,
         steps, reads, samples.size(), min, median, p95, counts.roundTrips() / perOp,
@@ -384,7 +419,8 @@ final class Runner {
         baselineCounts == null ? null : (double) baselineCounts.roundTrips(), overhead,
         s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
         s == null ? null : s.indexBytes(), note,
-        samples.stream().map(t -> t / 1e3 / perOp).toList());
+        samples.stream().map(t -> t / 1e3 / perOp).toList(), overheadRatios,
+        ratios(otherSamples, baselineSamples, perOp));
   }
 
   private Measurement failed(Cell c, String kind, String name, RuntimeException e) {
@@ -397,7 +433,7 @@ final class Runner {
     return new Measurement(c.pattern, c.shape, c.size, kind, name, "", 0, 0, 0, 0, 0, nan, nan, nan,
         nan, nan, nan, nan, nan, nan, nan, null, null, null, null, null, null,
         s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
-        s == null ? null : s.indexBytes(), "failed: " + e, List.of());
+        s == null ? null : s.indexBytes(), "failed: " + e, List.of(), List.of(), List.of());
   }
 
   private static String where(Cell c) {

@@ -145,7 +145,7 @@ class AnalysisTest {
     double median = Stats.median(samples.stream().map(Math::round).toList());
     return new Measurement(p, Shape.RANDOM, 1_000, Measurement.WORKLOAD, "balanced", "", 20, 0,
         20, 10, samples.size(), median, median, median, roundTrips, 5, written, 0, 0, 0, 0, null,
-        null, null, null, null, null, null, null, null, "", samples);
+        null, null, null, null, null, null, null, null, "", samples, List.of(), List.of());
   }
 
   private static Analysis.Ranked ranked(TreePattern p, double micros, double roundTrips,

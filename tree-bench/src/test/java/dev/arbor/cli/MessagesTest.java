@@ -172,6 +172,22 @@ class MessagesTest {
   }
 
   @Test
+  void everyHelpTextFormatsWithoutWarnings() {
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream before = System.err;
+    System.setErr(new java.io.PrintStream(err, true, UTF_8));
+    try {
+      for (String command : List.of("bench", "import", "export", "convert", "check", "repair")) {
+        assertEquals(0, Cli.run(command, "--help").exit(), command);
+      }
+    } finally {
+      System.setErr(before);
+    }
+    // picocli reports a description it cannot format (a lone %) on System.err
+    assertEquals("", err.toString(UTF_8));
+  }
+
+  @Test
   void progressSaysHowManyNodesOfHowManyAndTheShareDone() {
     Tree.Builder b = Tree.builder();
     for (int i = 0; i < 5_000; i++) {
