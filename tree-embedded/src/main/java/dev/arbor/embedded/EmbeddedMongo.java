@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.MVStoreException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A MongoDB server inside this JVM, on a free loopback port, for tests, demos and tools that
@@ -74,13 +75,13 @@ public final class EmbeddedMongo implements AutoCloseable {
   public static final String DATA_FILE = "arbor.mv";
 
   private final MongoServer server;
-  private final MVStore store; // null in memory
-  private final Path dataDir;
+  private final @Nullable MVStore store; // null in memory
+  private final @Nullable Path dataDir;
   private final String uri;
-  private MongoClient client;
+  private @Nullable MongoClient client;
   private boolean closed;
 
-  private EmbeddedMongo(MongoBackend backend, MVStore store, Path dataDir) {
+  private EmbeddedMongo(MongoBackend backend, @Nullable MVStore store, @Nullable Path dataDir) {
     this.store = store;
     this.dataDir = dataDir;
     this.server = new MongoServer(backend);
@@ -223,7 +224,7 @@ public final class EmbeddedMongo implements AutoCloseable {
     return "EmbeddedMongo[" + uri + (dataDir == null ? ", in memory" : ", " + dataDir) + "]";
   }
 
-  private static String firstLine(String s) {
+  private static String firstLine(@Nullable String s) {
     if (s == null) {
       return "";
     }

@@ -4,4 +4,7 @@
  *
  * <p>Parameters and return values are non-null unless documented otherwise.
  */
+@NullMarked
 package dev.arbor.embedded;
+
+import org.jspecify.annotations.NullMarked;
