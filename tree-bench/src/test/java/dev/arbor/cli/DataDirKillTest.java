@@ -81,7 +81,9 @@ class DataDirKillTest {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String classpath = System.getProperty("surefire.test.class.path",
         System.getProperty("java.class.path"));
-    List<String> command = new ArrayList<>(List.of(java, "-cp", classpath, Arbor.class.getName()));
+    // A quick-starting JVM (C1 only, serial GC), as a short command-line run is.
+    List<String> command = new ArrayList<>(List.of(java, "-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC", "-cp", classpath, Arbor.class.getName()));
     command.addAll(List.of(args("import", file.toString(), "--replace", "--data-dir",
         data.toString(), "--progress-interval", "10")));
     Process p = new ProcessBuilder(command).redirectErrorStream(true)

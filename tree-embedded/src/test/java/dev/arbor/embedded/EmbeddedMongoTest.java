@@ -124,8 +124,10 @@ class EmbeddedMongoTest {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String classpath = System.getProperty("surefire.test.class.path",
         System.getProperty("java.class.path"));
-    Process p = new ProcessBuilder(java, "-cp", classpath, Writer.class.getName(),
-        data.toString()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    // A quick-starting JVM (C1 only, serial GC): the writer runs for a second or two.
+    Process p = new ProcessBuilder(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp",
+        classpath, Writer.class.getName(), data.toString())
+        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
     int saved = 0;
     List<String> seen = new ArrayList<>();
     try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
