@@ -117,4 +117,13 @@ public interface MongoTree extends TreeStore {
    * @throws NullPointerException if {@code session} is null
    */
   MongoTree withSession(ClientSession session);
+
+  /**
+   * A view of this tree whose nodes are the application's type {@code T} (a record or a POJO),
+   * encoded and decoded by the codec registry of the collection this store was opened on. See
+   * {@link TypedTree} for how a {@code T} maps to a node.
+   *
+   * @throws IllegalArgumentException if the registry has no codec for {@code documentClass}
+   */
+  <T> TypedTree<T> withDocumentClass(Class<T> documentClass);
 }

@@ -156,6 +156,11 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     }
   }
 
+  @Override
+  public final <T> TypedTree<T> withDocumentClass(Class<T> documentClass) {
+    return new TypedMongoTree<>(this, documentClass, collection.getCodecRegistry());
+  }
+
   /** Whether this is a view whose session is in a transaction of the caller's. */
   private boolean inCallersTransaction() {
     return session != null && session.hasActiveTransaction();

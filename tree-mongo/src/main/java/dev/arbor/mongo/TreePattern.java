@@ -91,6 +91,25 @@ public enum TreePattern {
   }
 
   /**
+   * Opens a store of this pattern over {@code collection} whose nodes are the collection's
+   * document class {@code T} (a record or a POJO), encoded and decoded by the collection's codec
+   * registry; as {@link #open(MongoCollection)} otherwise. See {@link TypedTree}.
+   *
+   * @throws IllegalArgumentException if the registry has no codec for the document class
+   */
+  public <T> TypedTree<T> openTyped(MongoCollection<T> collection) {
+    return openTyped(collection, TreeOptions.defaults());
+  }
+
+  /** As {@link #openTyped(MongoCollection)}, with the given options. */
+  public <T> TypedTree<T> openTyped(MongoCollection<T> collection, TreeOptions options) {
+    requireNonNull(collection, "collection");
+    requireNonNull(options, "options");
+    return open(collection.withDocumentClass(Document.class), options)
+        .withDocumentClass(collection.getDocumentClass());
+  }
+
+  /**
    * Says which pattern the tree in {@code collection} is laid out in, from the structural fields
    * of a few of its node documents (at most {@value Layouts#SAMPLE}; documents with string {@code
    * _id}s, the lock and journal documents have others): {@code parent} for parent references,

@@ -30,6 +30,7 @@ import java.util.regex.Pattern;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
 import org.bson.Document;
+import org.bson.codecs.pojo.annotations.BsonId;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -108,13 +109,47 @@ class ReadmeExampleTest {
     }
   }
 
+  /** The README's record, as the typed example declares it. */
+  public record Category(@BsonId String id, String title, List<String> tags) {}
+
+  @Test
+  void typedExample() throws IOException {
+    String uri = MongoTestServer.get().uri();
+    String db = MongoTestServer.get().database().getName();
+    // README-typed:begin
+    try (MongoClient client = MongoClients.create(uri)) {
+      MongoCollection<Category> categories =
+          client.getDatabase(db).getCollection("categories", Category.class);
+      TypedTree<Category> shop = TreePattern.MATERIALIZED_PATHS.openTyped(categories);
+      shop.tree().ensureIndexes();
+      shop.insert(new Category("Books", "Books", List.of()), Position.lastRoot());
+      shop.insert(new Category("Databases", "Databases", List.of("tech")),
+          Position.lastChildOf("Books"));
+      shop.insert(new Category("MongoDB", "MongoDB", List.of("tech", "nosql")),
+          Position.lastChildOf("Databases"));
+
+      List<Category> crumbs = shop.ancestors("MongoDB");             // Books, Databases
+      List<Category> tech = shop.descendants("Books", Integer.MAX_VALUE, Filters.eq("tags", "nosql"));
+      shop.update(new Category("Databases", "Storage", List.of("tech")));  // one document written
+      shop.tree().move("MongoDB", Position.lastRoot());              // the structure, by id
+      // README-typed:end
+      assertEquals(List.of(new Category("Books", "Books", List.of()),
+          new Category("Databases", "Databases", List.of("tech"))), crumbs);
+      assertEquals(List.of("MongoDB"), tech.stream().map(Category::id).toList());
+      assertEquals(List.of(), shop.ancestors("MongoDB"));
+      assertEquals("Storage", shop.find("Databases").orElseThrow().title());
+    }
+    assertTrue(Files.readString(Path.of("..", "README.md")).contains(
+        "public record Category(@BsonId String id, String title, List<String> tags) {}"));
+  }
+
   @Test
   void readmeShowsTheOtherExamples() throws IOException {
     Path readme = Path.of("..", "README.md");
     String text = Files.readString(readme);
     String source = Files.readString(
         Path.of("src/test/java/dev/arbor/mongo/ReadmeExampleTest.java"));
-    for (String marker : List.of("README-data")) {
+    for (String marker : List.of("README-data", "README-typed")) {
       String begin = "// " + marker + ":begin";
       String snippet = source.substring(source.indexOf(begin) + begin.length() + 1,
           source.indexOf("      // " + marker + ":end"));
