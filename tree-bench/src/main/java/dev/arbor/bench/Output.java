@@ -265,7 +265,8 @@ final class Output {
     out.println("Round trips per operation" + at + " (a range spans the shapes)");
     out.print(report.roundTrips(size).text());
     out.println("(including the stores' lock and journal protocol"
-        + (r.settings().isolatedReads() ? ": 2 per read with isolated reads," : ",")
+        + (r.settings().isolatedReads() ? ": a lock check per isolated read, none where it is"
+            + " folded into a query by _id," : ",")
         + " more per change; report.md splits it out)");
     out.println();
     out.println("Documents written per operation" + at);

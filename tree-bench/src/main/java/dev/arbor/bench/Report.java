@@ -430,7 +430,7 @@ final class Report {
   private void overhead(List<Block> b, int size, String at) {
     List<String> reads = new ArrayList<>();
     for (Operation op : results.settings().ops()) {
-      if (op.read()) {
+      if (op.baseline()) {
         reads.add(Names.of(op));
       }
     }

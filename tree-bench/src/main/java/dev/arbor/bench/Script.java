@@ -154,6 +154,25 @@ final class Script {
       case DESCENDANTS_MEDIUM -> subtreeRead(f, s.medium(), Integer.MAX_VALUE);
       case DESCENDANTS_LARGE -> subtreeRead(f, s.large(), Integer.MAX_VALUE);
       case DESCENDANTS_LIMITED -> subtreeRead(f, s.large(), Operation.LIMITED_DEPTH);
+      case CHILD_NODES -> {
+        String id = f.id(s.widest());
+        yield read(id + " (" + f.childCount[s.widest()] + " children)",
+            Math.min(Operation.PAGE, f.childCount[s.widest()]), null,
+            named("childNodes(" + id + ", null, " + Operation.PAGE + ")",
+                store -> store.childNodes(id, null, Operation.PAGE).size()));
+      }
+      case ANCESTOR_NODES -> {
+        String id = f.id(s.deepLeaf());
+        yield read(id + " (depth " + f.depth[s.deepLeaf()] + ")", f.depth[s.deepLeaf()], null,
+            named("ancestorNodes(" + id + ")", store -> store.ancestorNodes(id).size()));
+      }
+      case SUBTREE -> {
+        String id = f.id(s.large());
+        yield read(id + " (subtree of " + f.subtreeSize[s.large()] + ", "
+            + Operation.LIMITED_DEPTH + " levels)", f.subtreeSize[s.large()], null,
+            named("subtree(" + id + ", " + Operation.LIMITED_DEPTH + ")",
+                store -> store.subtree(id, Operation.LIMITED_DEPTH).size()));
+      }
       case MOVE_LEAF -> {
         int leaf = s.movedLeaf();
         yield new Script(f.id(leaf) + " -> " + s.leafTarget(), 1,
@@ -185,6 +204,7 @@ final class Script {
     };
   }
 
+  /** A read; {@code read} says what the hand-written baseline asks, null for none. */
   private static Script read(String subject, long size, Read read, Action action) {
     return new Script(subject, size, read, List.of(action), List.of(), false, 1);
   }
