@@ -105,6 +105,30 @@ class MessagesTest {
   }
 
   @Test
+  void aTreeTooDeepForThePatternIsRefusedInOneLineNamingTheNodeAndWhatHoldsIt()
+      throws IOException {
+    // A chain of 2 500 nodes with 8 000-character ids: near depth 2 090 an array of ancestors
+    // passes 16 MB.
+    StringBuilder json = new StringBuilder();
+    for (int i = 0; i < 2_500; i++) {
+      json.append(i == 0 ? "[" : ", \"children\": [").append("{\"id\": \"")
+          .append(String.format("%08000d", i)).append('"');
+    }
+    json.append("}]".repeat(2_500)).append('\n');
+    Path file = dir.resolve("deep.json");
+    Files.writeString(file, json);
+    Cli.Result r = Cli.run(onServer("import", file.toString(), "-c", "deep", "-p",
+        "array-of-ancestors"));
+    assertEquals(Arbor.EXIT_FAILURE, r.exit(), r::toString);
+    assertEquals(1, r.errLines().size(), r::toString);
+    String line = r.errLines().get(0);
+    assertTrue(line.startsWith("arbor import: Cannot store node '") && line.contains("(depth 20")
+        && line.contains("16 MB") && line.contains(
+            "PARENT_REFERENCES, CHILD_REFERENCES, NESTED_SETS hold this tree"), line);
+    assertEquals(0, MongoTestServer.get().database().getCollection("deep").countDocuments());
+  }
+
+  @Test
   void attributeNamesAreRefusedWithTheirLineAndColumn() throws IOException {
     Path file = dir.resolve("names.json");
     Files.writeString(file, "[\n  {\"id\": \"a\", \"children\": [\n"

@@ -316,21 +316,32 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
   @Override
   Iterable<Document> documentsFor(Tree tree) {
-    Map<String, List<String>> ancestors = new HashMap<>();
-    Map<String, Long> nextRank = new HashMap<>();
-    List<Document> docs = new ArrayList<>(tree.size());
-    for (Tree.Entry e : tree.entries()) {
-      List<String> chain = new ArrayList<>();
-      if (e.parentId() != null) {
-        chain.addAll(ancestors.get(e.parentId()));
-        chain.add(e.parentId());
+    // Built one at a time in preorder from a stack of the current node's ancestors: the
+    // documents' total grows with depth squared, memory here only with depth.
+    return () -> new java.util.Iterator<>() {
+      private final java.util.Iterator<Tree.Entry> entries = tree.entries().iterator();
+      private final List<String> stack = new ArrayList<>();
+      private final Map<String, Long> nextRank = new HashMap<>();
+
+      @Override
+      public boolean hasNext() {
+        return entries.hasNext();
       }
-      ancestors.put(e.id(), chain);
-      long rank = nextRank.merge(e.parentId(), Ranks.GAP, Long::sum) - Ranks.GAP;
-      docs.add(newDocument(e.id(), new Document(PARENT, e.parentId()).append(ANCESTORS, chain)
-          .append(RANK, rank), e.attributes()));
-    }
-    return docs;
+
+      @Override
+      public Document next() {
+        Tree.Entry e = entries.next();
+        String parent = e.parentId();
+        while (!stack.isEmpty() && !stack.get(stack.size() - 1).equals(parent)) {
+          stack.remove(stack.size() - 1);
+        }
+        List<String> chain = new ArrayList<>(stack);
+        stack.add(e.id());
+        long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
+        return newDocument(e.id(), new Document(PARENT, parent).append(ANCESTORS, chain)
+            .append(RANK, rank), e.attributes());
+      }
+    };
   }
 
   @Override

@@ -58,9 +58,22 @@ final class Change extends Reads {
     return array;
   }
 
-  /** Plans the insert of a new document. */
+  /**
+   * Plans the insert of a new document.
+   *
+   * @throws NodeTooLargeException if it would pass MongoDB's 16 MB limit
+   */
   void insert(Document document) {
-    steps.add(new Step.Insert(bson(document)));
+    BsonDocument d = bson(document);
+    int size = Encoded.size(d);
+    if (size > Fits.MAX_NODE) {
+      Object id = document.get(MongoTreeStore.ID);
+      throw new NodeTooLargeException(String.valueOf(id), size, "Cannot write node '" + id
+          + "': its document would be " + size + " bytes of BSON, past MongoDB's 16 MB limit"
+          + " (an array of ancestors or a path grows with the node's depth; parent references"
+          + " and nested sets do not). Nothing was written.");
+    }
+    steps.add(new Step.Insert(d));
   }
 
   /**

@@ -407,17 +407,37 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
 
   @Override
   Iterable<Document> documentsFor(Tree tree) {
-    Map<String, String> paths = new HashMap<>();
-    Map<String, Long> nextRank = new HashMap<>();
-    List<Document> docs = new ArrayList<>(tree.size());
-    for (Tree.Entry e : tree.entries()) {
-      String path = e.parentId() == null ? null
-          : childPath(paths.get(e.parentId()), e.parentId());
-      paths.put(e.id(), path);
-      long rank = nextRank.merge(e.parentId(), Ranks.GAP, Long::sum) - Ranks.GAP;
-      docs.add(newDocument(e.id(), new Document(PATH, path).append(RANK, rank), e.attributes()));
-    }
-    return docs;
+    // Built one at a time in preorder: {@code prefix} is the path of the children of the node on
+    // top of the stack, and the stack keeps each level's id and the prefix's length below it, so
+    // memory grows with the depth and the length of one path, not with the tree.
+    return () -> new java.util.Iterator<>() {
+      private final java.util.Iterator<Tree.Entry> entries = tree.entries().iterator();
+      private final List<String> ids = new ArrayList<>();
+      private final List<Integer> lengths = new ArrayList<>();
+      private final StringBuilder prefix = new StringBuilder();
+      private final Map<String, Long> nextRank = new HashMap<>();
+
+      @Override
+      public boolean hasNext() {
+        return entries.hasNext();
+      }
+
+      @Override
+      public Document next() {
+        Tree.Entry e = entries.next();
+        String parent = e.parentId();
+        while (!ids.isEmpty() && !ids.get(ids.size() - 1).equals(parent)) {
+          ids.remove(ids.size() - 1);
+          prefix.setLength(lengths.remove(lengths.size() - 1));
+        }
+        String path = parent == null ? null : prefix.toString();
+        ids.add(e.id());
+        lengths.add(prefix.length());
+        prefix.append(prefix.length() == 0 ? "," : "").append(escape(e.id())).append(',');
+        long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
+        return newDocument(e.id(), new Document(PATH, path).append(RANK, rank), e.attributes());
+      }
+    };
   }
 
   @Override

@@ -1012,6 +1012,10 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     for (Tree.Entry e : tree.entries()) {
       checkAttributes(e.id(), e.attributes());
     }
+    NodeTooLargeException tooLarge = Fits.check(pattern(), tree, collection.getCodecRegistry());
+    if (tooLarge != null) {
+      throw tooLarge; // before a document is built: their total grows with depth squared
+    }
     requireLayout();
     if (inCallersTransaction()) {
       // In the caller's transaction: one change of inserts, committed or aborted by the caller.

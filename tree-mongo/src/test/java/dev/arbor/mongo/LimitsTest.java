@@ -8,6 +8,7 @@ import com.mongodb.client.MongoCollection;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeStore;
 import java.util.List;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -35,5 +36,91 @@ class LimitsTest {
     assertEquals(List.of(), store.check());
     store.insert("small", Position.lastChildOf("p")); // a short id still fits
     assertEquals(tree.size() + 1, store.size());
+  }
+
+  /** A chain of {@code n} nodes whose ids are {@code width} characters long. */
+  private static Tree chain(int n, int width) {
+    Tree.Builder b = Tree.builder();
+    String parent = null;
+    for (int i = 0; i < n; i++) {
+      String id = String.format("%0" + width + "d", i);
+      b.add(id, parent);
+      parent = id;
+    }
+    return b.build();
+  }
+
+  @Test
+  void aTreeTooDeepForItsPatternIsRefusedBeforeAnythingIsBuiltOrWritten() {
+    Tree deep = chain(2_500, 8_000); // documents of ancestors and paths pass 16 MB near depth 2 090
+    for (TreePattern pattern : List.of(TreePattern.ARRAY_OF_ANCESTORS,
+        TreePattern.MATERIALIZED_PATHS)) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      long t0 = System.nanoTime();
+      NodeTooLargeException e = assertThrows(NodeTooLargeException.class,
+          () -> pattern.open(c).load(deep));
+      assertTrue(System.nanoTime() - t0 < 10_000_000_000L, "refused quickly");
+      String message = e.getMessage();
+      assertTrue(message.contains("(depth 2 0") || message.matches(".*\\(depth 20[0-9]{2}\\).*"),
+          message);
+      assertTrue(message.contains(pattern + " pattern") && message.contains("16 MB")
+          && message.contains("PARENT_REFERENCES, CHILD_REFERENCES, NESTED_SETS hold this tree"),
+          message);
+      assertTrue(e.bytes() > Fits.MAX_NODE, message);
+      assertEquals(deep.ids().get(Integer.parseInt(e.nodeId())), e.nodeId());
+      assertEquals(0, c.countDocuments(), "nothing written, not even the lock");
+    }
+    // What the message says holds it, holds it.
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreePattern.PARENT_REFERENCES.open(c).load(deep);
+    assertEquals(deep.size(), TreePattern.PARENT_REFERENCES.open(c).size());
+  }
+
+  @Test
+  void theEstimateMatchesTheDocumentsAStoreWrites() {
+    // Just under and just over the limit, for the patterns whose documents grow with depth:
+    // the first refused depth by the estimate is the first the insert itself refuses.
+    for (TreePattern pattern : List.of(TreePattern.ARRAY_OF_ANCESTORS,
+        TreePattern.MATERIALIZED_PATHS)) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      TreeStore store = pattern.open(c);
+      int width = 4_500_000;
+      Tree three = chain(4, width);
+      NodeTooLargeException estimated = Fits.check(pattern, three,
+          c.getCodecRegistry());
+      assertTrue(estimated != null, pattern.toString());
+      int refusedDepth = Integer.parseInt(estimated.nodeId());
+      String parent = null;
+      for (int depth = 0; depth < refusedDepth; depth++) {
+        String id = three.ids().get(depth);
+        store.insert(id, parent == null ? Position.lastRoot() : Position.lastChildOf(parent));
+        parent = id;
+      }
+      String tooDeep = three.ids().get(refusedDepth);
+      String under = parent;
+      NodeTooLargeException e = assertThrows(NodeTooLargeException.class,
+          () -> store.insert(tooDeep, Position.lastChildOf(under)));
+      assertEquals(tooDeep, e.nodeId());
+      assertEquals(refusedDepth, store.size(), "nothing written by the refused insert");
+      assertEquals(List.of(), store.check());
+    }
+  }
+
+  @Test
+  void attributesTooLargeForOneDocumentAreRefusedNamingTheNode() {
+    for (TreePattern pattern : TreePattern.values()) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      TreeStore store = pattern.open(c);
+      store.insert("a", Position.lastRoot());
+      java.util.Map<String, Object> huge = java.util.Map.of("text", "z".repeat(17_000_000));
+      NodeTooLargeException e = assertThrows(NodeTooLargeException.class,
+          () -> store.insert("b", Position.lastChildOf("a"), huge));
+      assertEquals("b", e.nodeId());
+      NodeTooLargeException load = assertThrows(NodeTooLargeException.class,
+          () -> pattern.open(MongoTestServer.get().freshCollection())
+              .load(Tree.builder().add("b", null, huge).build()));
+      assertTrue(load.getMessage().contains("attributes alone"), load.getMessage());
+      assertEquals(1, store.size());
+    }
   }
 }
