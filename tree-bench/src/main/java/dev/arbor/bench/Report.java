@@ -326,6 +326,7 @@ final class Report {
     b.add(new TableBlock(latency(size)));
 
     overhead(b, size, at);
+    loadBaseline(b, size, at);
     if (results.explain()) {
       b.add(new Heading(2, "Documents examined per document returned (explain)" + at));
       b.add(new TableBlock(byPattern(size, results.names(), (p, name, sz) -> {
@@ -470,6 +471,19 @@ final class Report {
       }
       return "-";
     })));
+  }
+
+  private void loadBaseline(List<Block> b, int size, String at) {
+    if (!results.settings().ops().contains(Operation.LOAD)) {
+      return;
+    }
+    b.add(new Heading(2, "Load throughput against insertMany" + at));
+    b.add(new Text("The store's load (lock, journal, fenced batches, then indexes) against "
+        + Runner.LOAD_BASELINE + ", timed in the same rounds: the store's throughput as a share"
+        + " of insertMany's (1 is as fast; the median of the per-round ratios, geometric mean over"
+        + " the shapes, 95% bootstrap interval)."));
+    b.add(new TableBlock(byPattern(size, List.of(Names.of(Operation.LOAD)),
+        ratioCell(m -> m.overheadRatios().stream().map(r -> 1 / r).toList()))));
   }
 
   /**

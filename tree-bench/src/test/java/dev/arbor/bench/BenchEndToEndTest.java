@@ -146,6 +146,14 @@ class BenchEndToEndTest {
     String perOperation = md.substring(md.indexOf("## Per operation, across patterns"));
     assertTrue(perOperation.contains("### move-subtree\n\n| shape |"), "tables in Markdown");
     assertTrue(md.contains("## Library overhead"), md);
+    // Every read with a baseline has both ratios, with intervals; loads have insertMany's.
+    String overhead = md.substring(md.indexOf("### Isolated reads"));
+    assertTrue(overhead.matches("(?s).*\\| children \\| [0-9.]+ \\([0-9.]+-[0-9.]+\\) \\|.*"),
+        overhead);
+    assertTrue(md.contains("## Load throughput against insertMany"), md);
+    String load = md.substring(md.indexOf("## Load throughput against insertMany"));
+    assertTrue(load.matches("(?s).*\\| load \\| [0-9.]+ \\([0-9.]+-[0-9.]+\\) \\|.*"), load);
+    assertTrue(md.contains(" (50%) |") || md.contains(" (33%) |"), "the protocol's share");
     String html = Files.readString(dir.resolve(Output.HTML));
     assertTrue(html.startsWith("<!DOCTYPE html>"));
     assertTrue(html.contains("<svg"), "inline charts");
