@@ -91,6 +91,24 @@ public enum TreePattern {
   }
 
   /**
+   * A schema validator for a collection of this pattern, to install with {@code createCollection}
+   * or {@code collMod} (MongoDB's schema validation): node documents must have a string {@code
+   * _id} and this pattern's structural fields with their types (a {@code parent} that is a
+   * string or null, {@code ancestors} an array of strings, numeric {@code rank}, {@code left},
+   * {@code right} and {@code depth}, ...); Arbor's lock, journal and fence documents, whose
+   * {@code _id} is a document, pass. Every document Arbor writes satisfies it, at every step of
+   * every change. Attributes are not constrained. A fresh document each call.
+   *
+   * <pre>{@code
+   * database.createCollection("categories", new CreateCollectionOptions().validationOptions(
+   *     new ValidationOptions().validator(TreePattern.ARRAY_OF_ANCESTORS.validator())));
+   * }</pre>
+   */
+  public Document validator() {
+    return Validators.of(this);
+  }
+
+  /**
    * Opens a store of this pattern over {@code collection} whose nodes are the collection's
    * document class {@code T} (a record or a POJO), encoded and decoded by the collection's codec
    * registry; as {@link #open(MongoCollection)} otherwise. See {@link TypedTree}.

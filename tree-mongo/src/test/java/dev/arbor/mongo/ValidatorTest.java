@@ -1,0 +1,96 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Deletion;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.bson.BsonDocument;
+import org.bson.Document;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Every document Arbor writes passes its pattern's validator: after every change, and at every
+ * step of every change (a crash after each write leaves the collection as a validating server
+ * would have had to accept it, journal and fence documents included).
+ */
+class ValidatorTest {
+  private static final String FIXTURE = "a(b(c d) e(f)) g(h)";
+
+  private static final List<Consumer<MongoTreeStore>> CHANGES = List.of(
+      s -> s.insert("x", Position.lastChildOf("b"), Map.of("title", "X")),
+      s -> s.move("b", Position.lastChildOf("g")),
+      s -> s.move("e", Position.firstRoot()),
+      s -> s.update("c", Map.of("title", "C")),
+      s -> s.delete("b"),
+      s -> s.delete("e", Deletion.LIFT_CHILDREN));
+
+  private static void assertAllValid(TreePattern pattern, MongoCollection<Document> c,
+      String where) {
+    Document validator = pattern.validator();
+    for (BsonDocument d : c.withDocumentClass(BsonDocument.class).find()
+        .into(new ArrayList<>())) {
+      assertNull(SchemaCheck.problem(validator, d), () -> where + ": " + d.toJson());
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void everyStepOfEveryChangeWritesDocumentsTheValidatorAccepts(TreePattern pattern) {
+    for (int i = 0; i < CHANGES.size(); i++) {
+      Consumer<MongoTreeStore> change = CHANGES.get(i);
+      MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
+      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean);
+      counting.load(Tree.parse(FIXTURE));
+      assertAllValid(pattern, clean, pattern + " after load");
+      StepwiseSender counter = StepwiseSender.crashingAfter(-1);
+      counting.lock.sender = counter;
+      change.accept(counting);
+      assertAllValid(pattern, clean, pattern + " change " + i);
+      for (int k = 0; k < counter.written; k++) {
+        MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c);
+        crashing.load(Tree.parse(FIXTURE));
+        crashing.lock.sender = StepwiseSender.crashingAfter(k);
+        assertThrows(StepwiseSender.Crash.class, () -> change.accept(crashing));
+        assertAllValid(pattern, c, pattern + " change " + i + ", crashed after " + k + " writes");
+      }
+    }
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c);
+    store.load(Tree.parse(FIXTURE));
+    store.repair();
+    assertAllValid(pattern, c, pattern + " after repair");
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void theValidatorRefusesWhatIsNotANodeOfThePattern(TreePattern pattern) {
+    Document validator = pattern.validator();
+    assertNotNull(SchemaCheck.problem(validator, BsonDocument.parse("{_id: 7, parent: null}")));
+    assertNotNull(SchemaCheck.problem(validator, BsonDocument.parse("{_id: 'x', title: 'X'}")));
+    assertNull(SchemaCheck.problem(validator, BsonDocument.parse(
+        "{_id: {arbor: 'lock'}, arborLock: {version: 1}}")));
+    String shaped = switch (pattern) {
+      case PARENT_REFERENCES -> "{_id: 'x', parent: 5, rank: 0}";
+      case CHILD_REFERENCES -> "{_id: 'x', children: [1, 2]}";
+      case ARRAY_OF_ANCESTORS -> "{_id: 'x', parent: 'p', ancestors: 'p', rank: 0}";
+      case MATERIALIZED_PATHS -> "{_id: 'x', path: ',p,', rank: 'first'}";
+      case NESTED_SETS -> "{_id: 'x', parent: null, left: '1', right: 2, depth: 0}";
+    };
+    String problem = SchemaCheck.problem(validator, BsonDocument.parse(shaped));
+    assertNotNull(problem, shaped);
+    assertTrue(problem.contains("is not"), problem);
+    assertEquals(pattern.validator(), validator, "a fresh, equal document each call");
+  }
+}
