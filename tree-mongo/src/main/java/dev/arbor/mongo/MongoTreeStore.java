@@ -1048,8 +1048,12 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       journaled = true;
       List<BsonDocument> batch = new ArrayList<>();
       long bytes = 0;
+      org.bson.codecs.Codec<Document> codec = collection.getCodecRegistry().get(Document.class);
+      BsonDocument mark = Step.mark(h.version, 0);
       for (Document d : documentsFor(tree)) {
-        BsonDocument b = d.toBsonDocument(BsonDocument.class, collection.getCodecRegistry());
+        // Marked and encoded once: the driver sends the bytes as they are.
+        d.put(Step.MARK, mark);
+        BsonDocument b = new org.bson.RawBsonDocument(d, codec);
         int size = Encoded.size(b);
         if (!batch.isEmpty() && (batch.size() >= loadBatchSize
             || bytes + size > Encoded.MAX_BATCH)) {

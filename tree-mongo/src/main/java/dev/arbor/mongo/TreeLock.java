@@ -1379,7 +1379,7 @@ final class TreeLock {
   }
 
   /**
-   * Inserts one batch of a load, marked, in one insert command led by the next insert fence of
+   * Inserts one batch of a load, marked by the caller, in one insert command led by the next insert fence of
    * this load; the lease is renewed first when a third of it has passed.
    */
   void loadBatch(Hold h, List<BsonDocument> documents) {
@@ -1388,9 +1388,7 @@ final class TreeLock {
     inserts.add(new InsertOneModel<>(new BsonDocument("_id", insertFence(h.version,
         h.insertFences++))));
     for (BsonDocument d : documents) {
-      BsonDocument marked = d.clone();
-      marked.put(Step.MARK, Step.mark(h.version, 0));
-      inserts.add(new InsertOneModel<>(marked));
+      inserts.add(new InsertOneModel<>(d)); // marked by the caller
     }
     sendFenced(h, inserts);
   }

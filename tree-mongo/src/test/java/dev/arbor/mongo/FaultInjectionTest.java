@@ -245,7 +245,9 @@ class FaultInjectionTest {
         long start = System.nanoTime();
         next.insert("z", Position.lastRoot());
         assertTrue(System.nanoTime() - start >= 200_000_000L, "waited for the lease");
-        // One line each: the takeover, and the completion of the journal it left.
+        // One line each: the takeover, and the completion of the journal it left (and, on a
+        // busy machine, the line that says a wait for the lock passed a second).
+        log.lines.removeIf(l -> l.startsWith("INFO ") && l.contains("': waited "));
         assertEquals(2, log.lines.size(), log.lines.toString());
         assertTrue(log.lines.get(0).startsWith("WARN Tree '" + c.getNamespace().getFullName()
             + "': took the lock over") && log.lines.get(0).contains("300 ms")
