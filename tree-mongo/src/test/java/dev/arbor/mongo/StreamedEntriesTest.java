@@ -1,0 +1,114 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeChangedException;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * {@link MongoTreeStore#entries()}: the snapshot's preorder across slice boundaries (more siblings
+ * than a slice, in a rank order unlike their id order), down a chain of 300 levels, with
+ * attributes; and a change that takes effect while a stream is read makes it throw instead of
+ * ending.
+ */
+class StreamedEntriesTest {
+
+  /** Wide and deep: 2 500 children of one root in reverse id order, some with children, a chain. */
+  static Tree wideAndDeep() {
+    Tree.Builder b = Tree.builder();
+    b.add("root", null, Map.of("kind", "root"));
+    for (int i = 0; i < 2_500; i++) {
+      String child = "c" + (9_999 - i); // rank order is the reverse of id order
+      b.add(child, "root", Map.of("i", i, "name", "child " + i));
+      if (i % 100 == 0) {
+        for (int k = 0; k < 3; k++) {
+          b.add(child + "/" + k, child, Map.of());
+        }
+      }
+    }
+    b.add("second root", null);
+    String parent = "second root";
+    for (int d = 0; d < 300; d++) {
+      String id = "chain," + d;
+      b.add(id, parent, Map.of("d", (long) d));
+      parent = id;
+    }
+    b.add("third", null);
+    return b.build();
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void streamsTheSnapshotsPreorder(TreePattern pattern) {
+    Tree tree = wideAndDeep();
+    MongoTree store = pattern.open(MongoTestServer.get().freshCollection());
+    store.ensureIndexes();
+    store.load(tree);
+    try (Stream<Tree.Entry> entries = store.entries()) {
+      assertEquals(tree.entries(), entries.toList());
+    }
+    assertEquals(tree, store.snapshot());
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void anEmptyTreeStreamsNothing(TreePattern pattern) {
+    MongoTree store = pattern.open(MongoTestServer.get().freshCollection());
+    try (Stream<Tree.Entry> entries = store.entries()) {
+      assertEquals(List.of(), entries.toList());
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aChangeWhileStreamingMakesTheStreamThrow(TreePattern pattern) {
+    MongoTree store = pattern.open(MongoTestServer.get().freshCollection());
+    store.load(Tree.parse("a(b c(d e) f) g(h)"));
+    MongoTree other = pattern.open(MongoTestServer.get().database()
+        .getCollection(((MongoTreeStore) store).collectionName));
+    try (Stream<Tree.Entry> entries = store.entries()) {
+      Iterator<Tree.Entry> it = entries.iterator();
+      assertEquals("a", it.next().id());
+      other.insert("x", Position.lastChildOf("g"));
+      TreeChangedException e = assertThrows(TreeChangedException.class, () -> {
+        while (it.hasNext()) {
+          it.next();
+        }
+      });
+      assertTrue(e.getMessage().contains("read it again"), e.getMessage());
+    }
+    try (Stream<Tree.Entry> again = store.entries()) {
+      assertEquals(Tree.parse("a(b c(d e) f) g(h x)").entries(), again.toList());
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aStreamClosedEarlyLeavesTheStoreUsable(TreePattern pattern) {
+    MongoTree store = pattern.open(MongoTestServer.get().freshCollection());
+    Tree.Builder wide = Tree.builder().add("root", null).add("third", null);
+    for (int i = 0; i < 2_500; i++) {
+      wide.add("c" + (9_999 - i), "root");
+    }
+    wide.add("c9999/0", "c9999");
+    store.load(wide.build());
+    try (Stream<Tree.Entry> entries = store.entries()) {
+      assertEquals(List.of("root", "c9999", "c9999/0"),
+          entries.limit(3).map(Tree.Entry::id).toList());
+    }
+    store.insert("new", Position.lastChildOf("third"));
+    try (Stream<Tree.Entry> entries = store.entries()) {
+      assertFalse(entries.noneMatch(e -> e.id().equals("new")));
+    }
+  }
+}
