@@ -111,4 +111,45 @@ class StreamedEntriesTest {
       assertFalse(entries.noneMatch(e -> e.id().equals("new")));
     }
   }
+
+  /**
+   * The round trips the README states: nested sets, one cursor (N / 1 000 batches); the per-parent
+   * walk, one query per node with children plus one per slice of siblings; two lock reads.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void roundTripsGrowWithNodesThatHaveChildrenNotWithNodes(TreePattern pattern) {
+    Tree.Builder b = Tree.builder().add("root", null);
+    for (int i = 0; i < 2_500; i++) {
+      b.add("c" + i, "root");
+      if (i % 100 == 0) {
+        for (int k = 0; k < 3; k++) {
+          b.add("c" + i + "/" + k, "c" + i);
+        }
+      }
+    }
+    Tree tree = b.build();
+    NodeDataTest.Recorder recorder = new NodeDataTest.Recorder();
+    try (com.mongodb.client.MongoClient client = com.mongodb.client.MongoClients.create(
+        com.mongodb.MongoClientSettings.builder()
+            .applyConnectionString(new com.mongodb.ConnectionString(MongoTestServer.get().uri()))
+            .addCommandListener(recorder).build())) {
+      MongoTree store = pattern.open(client.getDatabase(MongoTestServer.get().database().getName())
+          .getCollection(MongoTestServer.get().freshCollection().getNamespace()
+              .getCollectionName()));
+      store.load(tree);
+      recorder.armed = true;
+      try (Stream<Tree.Entry> entries = store.entries()) {
+        assertEquals(tree.size(), entries.count());
+      }
+      recorder.armed = false;
+    }
+    int withChildren = 1 + 25;
+    int slices = 1 + 3 + 25; // the roots, the root's 2 500 children, each small family
+    int expectedAtMost = pattern == TreePattern.NESTED_SETS ? 2 + 1 + 3
+        : 2 + 1 + withChildren + slices + 2; // lock reads, roots, children, slices, getMores
+    System.out.println(pattern + ": " + recorder.commands.size() + " commands");
+    assertTrue(recorder.commands.size() <= expectedAtMost,
+        recorder.commands.size() + " commands: " + recorder.commands);
+  }
 }
