@@ -4,6 +4,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
+import dev.arbor.core.TreeChangedException;
 import dev.arbor.core.TreeStore;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonWriter;
@@ -17,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
+import java.util.stream.Stream;
 import org.bson.Document;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -28,8 +30,13 @@ import picocli.CommandLine.Parameters;
     description = {
         "Write the tree of a collection as nested JSON, to FILE or to stdout.",
         "The same tree always gives the same bytes. A FILE is written aside and renamed into "
-            + "place when complete."})
+            + "place when complete. Nodes are streamed from the server in preorder: the "
+            + "client holds a bounded part of the tree, not all of it (the check before it, "
+            + "skipped with --no-check, reads the whole collection)."})
 final class ExportCommand extends ArborCommand {
+  /** Times a file export starts over when the tree changed while it was read. */
+  private static final int CHANGED_ATTEMPTS = 3;
+
   @Parameters(index = "0", arity = "0..1", paramLabel = "FILE", defaultValue = "-",
       description = "The JSON file to write (replaced if it exists), or - for stdout (default).")
   String file;
@@ -47,24 +54,27 @@ final class ExportCommand extends ArborCommand {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
-      Tree tree = snapshot(db, store.collection, store.pattern, !noCheck, connection, progress);
+      Source source = open(db, store.collection, store.pattern, !noCheck, connection, progress);
+      long written;
       if (file.equals("-")) {
-        write(tree, arbor.stdout(), progress);
+        written = write(source, arbor.stdout(), progress);
       } else {
-        writeFile(tree, Path.of(file), progress);
+        written = writeFile(source, Path.of(file), progress);
       }
-      progress.done("exported " + tree.size() + " nodes from " + where + " to "
+      progress.done("exported " + written + " nodes from " + where + " to "
           + (file.equals("-") ? "stdout" : file));
       return Arbor.EXIT_OK;
     }
   }
 
+  /** A collection to export: its store, its number of node documents and its name for messages. */
+  record Source(TreeStore store, long nodes, String where) {}
+
   /**
-   * Reads a whole tree, refusing a missing collection, one with structural problems (when {@code
-   * check}: a wrong {@code --pattern} or a damaged collection) and one whose documents do not all
-   * form the tree.
+   * Opens a collection to read its whole tree, refusing a missing collection and one with
+   * structural problems (when {@code check}: a wrong {@code --pattern} or a damaged collection).
    */
-  static Tree snapshot(MongoDatabase db, String collection, dev.arbor.mongo.TreePattern pattern,
+  static Source open(MongoDatabase db, String collection, dev.arbor.mongo.TreePattern pattern,
       boolean check, Connection connection, Progress progress) {
     String where = Loads.where(db, collection, pattern);
     connection.requireCollection(db, collection);
@@ -84,14 +94,31 @@ final class ExportCommand extends ArborCommand {
             + " what it can)");
       }
     }
-    progress.phase("reading " + where, reading(connection, nodes), nodes);
-    Tree tree = source.snapshot();
-    if (nodes != tree.size()) {
-      throw new CliException("collection " + where + " holds " + nodes + " nodes but only "
-          + tree.size() + " form a tree in this pattern: is --pattern right? 'arbor check' lists"
-          + " the problems");
-    }
+    return new Source(source, nodes, where);
+  }
+
+  /**
+   * Reads a whole tree, refusing a missing collection, one with structural problems (when {@code
+   * check}: a wrong {@code --pattern} or a damaged collection) and one whose documents do not all
+   * form the tree.
+   */
+  static Tree snapshot(MongoDatabase db, String collection, dev.arbor.mongo.TreePattern pattern,
+      boolean check, Connection connection, Progress progress) {
+    Source source = open(db, collection, pattern, check, connection, progress);
+    progress.phase("reading " + source.where(), reading(connection, source.nodes()),
+        source.nodes());
+    Tree tree = source.store().snapshot();
+    requireAll(source, tree.size());
     return tree;
+  }
+
+  /** Refuses a collection of which only {@code read} nodes formed the tree. */
+  private static void requireAll(Source source, long read) {
+    if (source.nodes() != read) {
+      throw new CliException("collection " + source.where() + " holds " + source.nodes()
+          + " nodes but only " + read + " form a tree in this pattern: is --pattern right?"
+          + " 'arbor check' lists the problems");
+    }
   }
 
   /** The documents read from now on, at most {@code nodes}: the progress of a scan. */
@@ -100,18 +127,28 @@ final class ExportCommand extends ArborCommand {
     return () -> Math.min(nodes, connection.documentsReturned() - before);
   }
 
-  private static void write(Tree tree, OutputStream out, Progress progress) {
+  /**
+   * Streams the tree in preorder into the JSON writer: the client holds a bounded part of the
+   * tree (see {@link TreeStore#entries()}), never all of it.
+   *
+   * @return the number of nodes written
+   */
+  private static long write(Source source, OutputStream out, Progress progress) {
     TreeJsonWriter writer = TreeJson.writer(out);
-    progress.phase("writing JSON", writer::count, tree.size());
-    writer.writeAll(tree);
+    progress.phase("exporting " + source.where(), writer::count, source.nodes());
+    try (Stream<Tree.Entry> entries = source.store().entries()) {
+      entries.forEach(writer::write);
+    }
+    requireAll(source, writer.count());
     writer.finish();
+    return writer.count();
   }
 
   /**
    * Writes the file beside the target under a name of its own and moves it into place when
    * complete; every failure names the target, never the file written beside it.
    */
-  private static void writeFile(Tree tree, Path target, Progress progress) {
+  private static long writeFile(Source source, Path target, Progress progress) {
     Path absolute = target.toAbsolutePath();
     Path directory = absolute.getParent();
     if (Files.isDirectory(absolute)) {
@@ -124,8 +161,16 @@ final class ExportCommand extends ArborCommand {
     Path aside = null;
     try {
       aside = Files.createTempFile(directory, ".arbor-export-", ".tmp");
-      try (OutputStream out = Files.newOutputStream(aside)) {
-        write(tree, out, progress);
+      long written = 0;
+      for (int attempt = 1; ; attempt++) {
+        try (OutputStream out = Files.newOutputStream(aside)) {
+          written = write(source, out, progress);
+          break;
+        } catch (TreeChangedException e) {
+          if (attempt == CHANGED_ATTEMPTS) {
+            throw e; // the file beside the target is deleted below
+          }
+        }
       }
       try {
         Files.move(aside, absolute, StandardCopyOption.REPLACE_EXISTING,
@@ -133,6 +178,7 @@ final class ExportCommand extends ArborCommand {
       } catch (AtomicMoveNotSupportedException e) {
         Files.move(aside, absolute, StandardCopyOption.REPLACE_EXISTING);
       }
+      return written;
     } catch (IOException | UncheckedIOException e) {
       IOException cause = e instanceof UncheckedIOException u ? u.getCause() : (IOException) e;
       String reason;

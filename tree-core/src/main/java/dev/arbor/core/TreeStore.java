@@ -6,6 +6,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -369,6 +370,32 @@ public interface TreeStore {
    * @throws TreeException if the store is not empty; nothing is written then
    */
   void load(Tree tree);
+
+  /**
+   * Every node of the forest, with attributes, in preorder (a parent before its children,
+   * siblings in order, each entry with its depth): exactly the entries of {@link #snapshot()}, but
+   * delivered one by one, so that a store that overrides it holds only a bounded part of the tree
+   * in client memory at any time. Close the stream when done (try-with-resources), as it may hold
+   * open server cursors:
+   *
+   * <pre>{@code
+   * try (Stream<Tree.Entry> entries = store.entries()) {
+   *   entries.forEach(writer::write);
+   * }
+   * }</pre>
+   *
+   * <p>The default implementation streams {@link #snapshot()}, so it holds the whole forest; the
+   * MongoDB stores override it with server-side sorted cursors (each store documents its memory
+   * and round trips, and what its stream guarantees when the tree changes meanwhile: a stream
+   * that delivered entries and then finds that a change took effect throws {@link
+   * TreeChangedException} rather than end normally).
+   *
+   * @throws TreeChangedException from the stream's terminal operation, if the tree changed while
+   *     it was read and the store cannot deliver a consistent preorder
+   */
+  default Stream<Tree.Entry> entries() {
+    return snapshot().entries().stream();
+  }
 
   /**
    * Reads the whole forest, with attributes, as one immutable value. The default implementation

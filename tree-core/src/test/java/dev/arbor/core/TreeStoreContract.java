@@ -70,6 +70,9 @@ public abstract class TreeStoreContract {
   public static void assertReadsAgree(TreeStore store, Tree expected) {
     assertEquals(expected.size(), store.size(), "size()");
     assertEquals(expected.roots(), store.roots(), "roots()");
+    try (java.util.stream.Stream<Tree.Entry> streamed = store.entries()) {
+      assertEquals(expected.entries(), streamed.toList(), "entries(): the snapshot's preorder");
+    }
     for (Tree.Entry e : expected.entries()) {
       String id = e.id();
       assertEquals(expected.children(id), store.children(id), () -> "children(" + id + ")");

@@ -268,6 +268,31 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
+  Preorder.Links links() {
+    return new Preorder.Links() {
+      @Override
+      public Bson roots() {
+        return isNull(PARENT);
+      }
+
+      @Override
+      public Bson order() {
+        return Sorts.ascending(RANK);
+      }
+
+      @Override
+      public Bson children(Document parent) {
+        return eq(PARENT, parent.getString(ID));
+      }
+
+      @Override
+      public java.util.Set<String> withChildren(Reads r, List<Document> siblings) {
+        return Preorder.keyedParents(r, siblings, PARENT, d -> d.getString(ID));
+      }
+    };
+  }
+
+  @Override
   List<String> childIds(Reads r, String id) {
     return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
   }

@@ -264,6 +264,43 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     return ids(r.find(ROOTS).projection(fields(ID)).sort(Sorts.ascending(RANK)));
   }
 
+  /** Children by {@code _id} in the order their parent lists them, in slices. */
+  @Override
+  Preorder.Links links() {
+    return new Preorder.Links() {
+      @Override
+      public Bson roots() {
+        return ROOTS;
+      }
+
+      @Override
+      public Bson order() {
+        return Sorts.ascending(RANK);
+      }
+
+      @Override
+      public @Nullable Bson children(Document parent) {
+        return null;
+      }
+
+      @Override
+      public List<String> listed(Document parent) {
+        return childrenOf(parent);
+      }
+
+      @Override
+      public java.util.Set<String> withChildren(Reads r, List<Document> siblings) {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        for (Document d : siblings) {
+          if (!childrenOf(d).isEmpty()) {
+            out.add(d.getString(ID));
+          }
+        }
+        return out;
+      }
+    };
+  }
+
   @Override
   List<String> childIds(Reads r, String id) {
     return childrenOf(r.require(id, fields(CHILDREN)));

@@ -372,6 +372,33 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
         .sort(Sorts.ascending(RANK)));
   }
 
+  /** Children by path equality in rank order; which siblings have children by their child path. */
+  @Override
+  Preorder.Links links() {
+    return new Preorder.Links() {
+      @Override
+      public Bson roots() {
+        return isNull(PATH);
+      }
+
+      @Override
+      public Bson order() {
+        return Sorts.ascending(RANK);
+      }
+
+      @Override
+      public Bson children(Document parent) {
+        return eq(PATH, childPath(parent.getString(PATH), parent.getString(ID)));
+      }
+
+      @Override
+      public Set<String> withChildren(Reads r, List<Document> siblings) {
+        return Preorder.keyedParents(r, siblings, PATH,
+            d -> childPath(d.getString(PATH), d.getString(ID)));
+      }
+    };
+  }
+
   @Override
   List<String> childIds(Reads r, String id) {
     Document d = r.require(id, fields(PATH));

@@ -1093,6 +1093,143 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     return read(r -> forest(r, true).toTree());
   }
 
+  /**
+   * Streams the forest in preorder from server-side sorted cursors (see {@link Preorder}; nested
+   * sets by one cursor in {@code left} order), holding at most a slice of documents per level in
+   * client memory.
+   *
+   * <p><b>What it guarantees.</b> Without isolated reads, nothing beyond each query's own. With
+   * them, the stream first waits, as every read does, until no change is in flight, and notes the
+   * version; when the last entry has been read it reads the lock document again. If a change took
+   * effect in between (or one is in flight), the entries delivered may mix the tree before and
+   * after it: the stream then throws {@link dev.arbor.core.TreeChangedException} instead of
+   * ending, and the caller reads again (an empty stream, which delivered nothing, retries by
+   * itself). A stream that ends normally delivered exactly the tree at the version noted first.
+   * A structure the walk cannot follow (a cycle) throws {@link TreeException}, or {@code
+   * TreeChangedException} if a change took effect meanwhile. In a transaction of the caller's,
+   * the forest is read whole, as {@link #snapshot()} does.
+   */
+  @Override
+  public java.util.stream.Stream<Tree.Entry> entries() {
+    if (inCallersTransaction()) {
+      return snapshot().entries().stream();
+    }
+    Streamed it = new Streamed();
+    return java.util.stream.StreamSupport.stream(java.util.Spliterators.spliteratorUnknownSize(
+        it, java.util.Spliterator.ORDERED | java.util.Spliterator.NONNULL), false)
+        .onClose(it::close);
+  }
+
+  /** The pattern's preorder walk over {@code r}. */
+  PreorderCursor preorder(Reads r) {
+    return new Preorder(r, links(), this::attributesOf);
+  }
+
+  /** How the pattern links parents to children, for {@link Preorder}. */
+  abstract Preorder.Links links();
+
+  /** A preorder walk between two checks of the lock document. */
+  private final class Streamed implements PreorderCursor {
+    private TreeLock.@Nullable Quiet before;
+    private PreorderCursor walk;
+    private long delivered;
+    private boolean ended;
+
+    Streamed() {
+      start();
+    }
+
+    private void start() {
+      if (isolatedReads) {
+        TreeLock.State s = lock.read();
+        lock.checkNotStuck(s);
+        if (!s.quiet()) {
+          String waiting = lock.readerToken();
+          try {
+            s = lock.awaitQuiet(waiting);
+          } finally {
+            lock.unregister(waiting);
+          }
+        }
+        before = s.asQuiet();
+        remember(before);
+      }
+      walk = preorder(new Reads(data, session, () -> {}, false));
+    }
+
+    @Override
+    public boolean hasNext() {
+      if (ended) {
+        return false;
+      }
+      for (;;) {
+        boolean more;
+        try {
+          more = walk.hasNext();
+        } catch (MongoException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          TreeLock.State now = changed();
+          if (now != null) {
+            throw changedWhileStreaming(now, e);
+          }
+          throw e;
+        }
+        if (more) {
+          return true;
+        }
+        walk.close();
+        TreeLock.State now = changed();
+        if (now == null) {
+          ended = true;
+          return false;
+        }
+        if (delivered > 0) {
+          throw changedWhileStreaming(now, null);
+        }
+        start(); // nothing delivered yet: read again
+      }
+    }
+
+    /** The lock's state if a change took effect since {@link #before}, else null. */
+    private TreeLock.@Nullable State changed() {
+      if (before == null) {
+        return null;
+      }
+      TreeLock.State now = lock.read();
+      return before.same(now) ? null : now;
+    }
+
+    private RuntimeException changedWhileStreaming(TreeLock.State now,
+        @Nullable Throwable cause) {
+      close();
+      RuntimeException e = new dev.arbor.core.TreeChangedException("the tree in collection '"
+          + collectionName + "' changed while it was streamed (version " + before.version()
+          + " when it started, " + now.version + (now.quiet() ? "" : " with a change in flight")
+          + " at the end), after " + delivered + " entries: they may mix the tree before and"
+          + " after the change; read it again");
+      if (cause != null) {
+        e.addSuppressed(cause);
+      }
+      return e;
+    }
+
+    @Override
+    public Tree.Entry next() {
+      if (!hasNext()) {
+        throw new java.util.NoSuchElementException();
+      }
+      delivered++;
+      return walk.next();
+    }
+
+    @Override
+    public void close() {
+      ended = true;
+      walk.close();
+    }
+  }
+
   /** Every node's structure (and attributes, if asked), decoded by the pattern from one scan. */
   abstract Forest forest(Reads r, boolean withAttributes);
 

@@ -284,6 +284,85 @@ final class NestedSetTreeStore extends MongoTreeStore {
         .sort(Sorts.ascending(LEFT)));
   }
 
+  /** Children by parent in {@code left} order; a node has children when right - left > 1. */
+  @Override
+  Preorder.Links links() {
+    return new Preorder.Links() {
+      @Override
+      public Bson roots() {
+        return isNull(PARENT);
+      }
+
+      @Override
+      public Bson order() {
+        return Sorts.ascending(LEFT);
+      }
+
+      @Override
+      public Bson children(Document parent) {
+        return eq(PARENT, parent.getString(ID));
+      }
+
+      @Override
+      public java.util.Set<String> withChildren(Reads r, List<Document> siblings) {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        for (Document d : siblings) {
+          if (num(d, RIGHT) - num(d, LEFT) > 1) {
+            out.add(d.getString(ID));
+          }
+        }
+        return out;
+      }
+    };
+  }
+
+  /**
+   * The whole forest by one cursor in {@code left} order, which is preorder: a stack of the open
+   * intervals (bounded by the depth) gives each node's parent and depth, and the stored {@code
+   * parent} must agree with it.
+   */
+  @Override
+  PreorderCursor preorder(Reads r) {
+    com.mongodb.client.MongoCursor<Document> cursor = r.find(NODES).sort(Sorts.ascending(LEFT))
+        .batchSize(Preorder.SLICE).cursor();
+    java.util.ArrayDeque<Document> open = new java.util.ArrayDeque<>();
+    return new PreorderCursor() {
+      @Override
+      public boolean hasNext() {
+        return cursor.hasNext();
+      }
+
+      @Override
+      public Tree.Entry next() {
+        Document d = cursor.next();
+        String id = d.getString(ID);
+        long left = num(d, LEFT);
+        long right = num(d, RIGHT);
+        while (!open.isEmpty() && num(open.peek(), RIGHT) < left) {
+          open.pop();
+        }
+        Document up = open.peek();
+        String parent = up == null ? null : up.getString(ID);
+        if (left >= right || (up != null && right > num(up, RIGHT))
+            || !java.util.Objects.equals(parent, d.get(PARENT))) {
+          throw new dev.arbor.core.TreeException("node '" + id + "' (left " + left
+              + ", right " + right + ", parent " + d.get(PARENT) + ") does not nest where its interval puts it"
+              + (up == null ? " (a root)" : " (under '" + parent + "')")
+              + ": check() lists the problems, repair() renumbers derivable intervals");
+        }
+        Tree.Entry e = new Tree.Entry(id, parent, open.size(), attributesOf(d));
+        // Only the interval is kept on the stack, not the attributes.
+        open.push(new Document(ID, id).append(LEFT, left).append(RIGHT, right));
+        return e;
+      }
+
+      @Override
+      public void close() {
+        cursor.close();
+      }
+    };
+  }
+
   @Override
   List<String> childIds(Reads r, String id) {
     return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(LEFT), id);

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
+import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -177,6 +178,31 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   List<String> rootIds(Reads r) {
     return ids(r.find(isNull(PARENT)).projection(fields(ID))
         .sort(Sorts.ascending(RANK)));
+  }
+
+  @Override
+  Preorder.Links links() {
+    return new Preorder.Links() {
+      @Override
+      public Bson roots() {
+        return isNull(PARENT);
+      }
+
+      @Override
+      public Bson order() {
+        return Sorts.ascending(RANK);
+      }
+
+      @Override
+      public Bson children(Document parent) {
+        return eq(PARENT, parent.getString(ID));
+      }
+
+      @Override
+      public java.util.Set<String> withChildren(Reads r, List<Document> siblings) {
+        return Preorder.keyedParents(r, siblings, PARENT, d -> d.getString(ID));
+      }
+    };
   }
 
   @Override

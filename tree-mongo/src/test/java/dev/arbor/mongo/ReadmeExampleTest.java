@@ -13,8 +13,11 @@ import dev.arbor.core.Deletion;
 import dev.arbor.core.Node;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
+import dev.arbor.core.json.TreeJson;
+import dev.arbor.core.json.TreeJsonWriter;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.StringWriter;
 import java.lang.reflect.Method;
@@ -27,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
 import org.bson.Document;
@@ -109,6 +113,28 @@ class ReadmeExampleTest {
     }
   }
 
+  @Test
+  void streamingExample() throws IOException {
+    MongoCollection<Document> collection = MongoTestServer.get().freshCollection();
+    TreePattern.NESTED_SETS.open(collection).load(Tree.parse("Books(Programming(MongoDB dbm))"));
+    Path file = Files.createTempFile("arbor-readme-", ".json");
+    try {
+      // README-stream:begin
+      MongoTree tree = TreePattern.NESTED_SETS.open(collection);
+      try (Stream<Tree.Entry> entries = tree.entries();             // preorder, from a cursor
+          OutputStream out = Files.newOutputStream(file)) {
+        TreeJsonWriter writer = TreeJson.writer(out);               // holds the path from the root
+        entries.forEach(writer::write);
+        writer.finish();
+      }
+      // README-stream:end
+      assertEquals(Tree.parse("Books(Programming(MongoDB dbm))"),
+          TreeJson.parse(Files.readString(file)));
+    } finally {
+      Files.delete(file);
+    }
+  }
+
   /** The README's record, as the typed example declares it. */
   public record Category(@BsonId String id, String title, List<String> tags) {}
 
@@ -149,7 +175,7 @@ class ReadmeExampleTest {
     String text = Files.readString(readme);
     String source = Files.readString(
         Path.of("src/test/java/dev/arbor/mongo/ReadmeExampleTest.java"));
-    for (String marker : List.of("README-data", "README-typed")) {
+    for (String marker : List.of("README-data", "README-typed", "README-stream")) {
       String begin = "// " + marker + ":begin";
       String snippet = source.substring(source.indexOf(begin) + begin.length() + 1,
           source.indexOf("      // " + marker + ":end"));
