@@ -116,6 +116,15 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     this.structuralFields = Set.copyOf(fields);
   }
 
+  /**
+   * Whether the store walks the tree with {@code $graphLookup}: where the server runs it
+   * correctly, and only for a collection that holds one tree (a scoped tree walks level by level
+   * with {@code $in} queries, each of which carries the scope).
+   */
+  final boolean walksWithGraphLookup() {
+    return scope == null && capabilities.graphLookup();
+  }
+
   /** The indexes this pattern's queries need. */
   abstract List<IndexModel> indexes();
 

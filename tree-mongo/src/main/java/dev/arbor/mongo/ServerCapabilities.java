@@ -135,11 +135,6 @@ final class ServerCapabilities {
     }
     String field = scopeField;
     String where = "withScope(\"" + field + "\", " + scopeValue + ")";
-    if (pattern == TreePattern.PARENT_REFERENCES || pattern == TreePattern.CHILD_REFERENCES) {
-      throw new IllegalArgumentException(where + ": " + pattern + " does not support several"
-          + " trees per collection yet (its $graphLookup walks are not scoped); use"
-          + " ARRAY_OF_ANCESTORS, MATERIALIZED_PATHS or NESTED_SETS, or one collection per tree");
-    }
     if (field.equals(MongoTreeStore.ID) || reserved.contains(field)
         || field.startsWith("arbor")) {
       throw new IllegalArgumentException(where + ": the scope field cannot be '" + field

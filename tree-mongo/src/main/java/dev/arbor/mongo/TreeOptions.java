@@ -106,10 +106,10 @@ public final class TreeOptions {
    * Opens one of several trees kept in one collection: the store sees, writes, locks, counts,
    * checks, repairs, snapshots and loads only the documents whose {@code field} equals {@code
    * value}, and has a lock and journal of its own, so writers of different trees never wait for
-   * each other. The same node id may exist in several trees. Supported by {@link
-   * TreePattern#ARRAY_OF_ANCESTORS}, {@link TreePattern#MATERIALIZED_PATHS} and {@link
-   * TreePattern#NESTED_SETS}; the README's "Several trees in one collection" says how the
-   * documents are stored, which indexes and which shard key to use.
+   * each other. The same node id may exist in several trees. Every pattern supports it (parent
+   * and child references then walk the tree level by level instead of with {@code
+   * $graphLookup}); the README's "Several trees in one collection" says how the documents are
+   * stored, which indexes and which shard key to use.
    *
    * <pre>{@code
    * MongoTree acme = TreePattern.MATERIALIZED_PATHS.open(categories,
@@ -121,7 +121,7 @@ public final class TreeOptions {
    * in BSON, and selectable by equality (not an array nor a regular expression).
    *
    * @throws IllegalArgumentException (at open) naming the option if the field or value is not
-   *     usable, or the pattern does not support scopes
+   *     usable
    */
   public TreeOptions withScope(String field, Object value) {
     requireNonNull(field, "withScope: field");

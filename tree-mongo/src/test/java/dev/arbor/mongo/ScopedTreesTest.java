@@ -49,8 +49,7 @@ class ScopedTreesTest {
   // ------------------------------------------------------------------ the option
 
   @ParameterizedTest
-  @EnumSource(value = TreePattern.class, names = {"ARRAY_OF_ANCESTORS", "MATERIALIZED_PATHS",
-      "NESTED_SETS"})
+  @EnumSource(TreePattern.class)
   void aFieldThePatternReservesIsRefusedAtOpen(TreePattern pattern) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     List<String> names = new ArrayList<>(pattern.reservedNames());
@@ -82,15 +81,6 @@ class ScopedTreesTest {
     }
   }
 
-  @ParameterizedTest
-  @EnumSource(value = TreePattern.class, names = {"PARENT_REFERENCES", "CHILD_REFERENCES"})
-  void patternsWithoutScopesRefuseOneAtOpen(TreePattern pattern) {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> pattern.open(MongoTestServer.get().freshCollection(), scoped("t")));
-    assertTrue(e.getMessage().contains("withScope") && e.getMessage().contains(pattern.name()),
-        e.getMessage());
-  }
-
   @Test
   void theScopeFieldIsReservedInTheScopedTree() {
     MongoTree t = TreePattern.NESTED_SETS.open(MongoTestServer.get().freshCollection(),
@@ -103,8 +93,7 @@ class ScopedTreesTest {
   // ------------------------------------------------------------------ isolation
 
   @ParameterizedTest
-  @EnumSource(value = TreePattern.class, names = {"ARRAY_OF_ANCESTORS", "MATERIALIZED_PATHS",
-      "NESTED_SETS"})
+  @EnumSource(TreePattern.class)
   void treesWithTheSameIdsDoNotSeeEachOther(TreePattern pattern) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     MongoTree a = pattern.open(c, scoped("A"));
@@ -131,8 +120,7 @@ class ScopedTreesTest {
   // ------------------------------------------------------------------ locks
 
   @ParameterizedTest
-  @EnumSource(value = TreePattern.class, names = {"ARRAY_OF_ANCESTORS", "MATERIALIZED_PATHS",
-      "NESTED_SETS"})
+  @EnumSource(TreePattern.class)
   void aWriterHoldingOneTreesLockDoesNotBlockAnother(TreePattern pattern) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     MongoTreeStore a = (MongoTreeStore) pattern.open(c, scoped("A"));
@@ -164,8 +152,7 @@ class ScopedTreesTest {
   // ------------------------------------------------------------------ commands
 
   @ParameterizedTest
-  @EnumSource(value = TreePattern.class, names = {"ARRAY_OF_ANCESTORS", "MATERIALIZED_PATHS",
-      "NESTED_SETS"})
+  @EnumSource(TreePattern.class)
   void everyCommandCarriesTheScope(TreePattern pattern) {
     ConcurrentLinkedQueue<BsonDocument> commands = new ConcurrentLinkedQueue<>();
     CommandListener listener = new CommandListener() {
