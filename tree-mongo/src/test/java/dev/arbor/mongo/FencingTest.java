@@ -215,7 +215,8 @@ class FencingTest {
         CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
             () -> outcome(() -> pair.a().run().accept(a)));
         if (!stall.stalled.await(10, TimeUnit.SECONDS)) {
-          fail("A did not reach batch " + at);
+          fail("A did not reach batch " + at + (runA.isDone() ? "; it ended with "
+              + runA.join() + ": " + lastFailure : "; it is still running"));
         }
         String where = pattern + " " + pair + ", A stalled " + (after ? "after" : "before")
             + " batch " + at + (optimistic ? ", optimistic" : "");
