@@ -275,6 +275,28 @@ class ScopedTreesTest {
     return false;
   }
 
+  /** A node type of the typed view. */
+  public record Forum(@org.bson.codecs.pojo.annotations.BsonId String id, String title) {}
+
+  @Test
+  void typedTreesOfOneCollectionKeepTheirOwnNodes() {
+    MongoCollection<Document> base = MongoTestServer.get().freshCollection();
+    MongoCollection<Forum> c = base.withDocumentClass(Forum.class);
+    TypedTree<Forum> acme = TreePattern.ARRAY_OF_ANCESTORS.openTyped(c, scoped("acme"));
+    TypedTree<Forum> globex = TreePattern.ARRAY_OF_ANCESTORS.openTyped(c, scoped("globex"));
+    acme.insert(new Forum("general", "Acme talk"), Position.lastRoot());
+    acme.insert(new Forum("help", "Acme help"), Position.lastChildOf("general"));
+    globex.insert(new Forum("general", "Globex talk"), Position.lastRoot());
+    assertEquals("Acme talk", acme.find("general").orElseThrow().title());
+    assertEquals("Globex talk", globex.find("general").orElseThrow().title());
+    assertEquals(List.of(new Forum("general", "Acme talk")), acme.ancestors("help"));
+    assertTrue(globex.find("help").isEmpty());
+    globex.update(new Forum("general", "Globex forum"));
+    assertEquals("Acme talk", acme.find("general").orElseThrow().title());
+    assertEquals(3, base.countDocuments(Filters.and(Filters.exists(FIELD),
+        Filters.exists("_id.id"))), "node documents");
+  }
+
   @Test
   void anUnscopedStoreKeepsItsLayout() {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
