@@ -28,10 +28,9 @@ final class Change extends Reads {
    * @param version the version of the change: its fencing token, which marks every document it
    *     writes
    */
-  Change(MongoCollection<Document> collection, @Nullable ClientSession session,
-      Runnable beforeQuery,
-      long version) {
-    super(collection, session, beforeQuery, false);
+  Change(MongoCollection<Document> collection, @Nullable Scope scope,
+      @Nullable ClientSession session, Runnable beforeQuery, long version) {
+    super(collection, scope, session, beforeQuery, false);
     this.version = version;
     this.registry = collection.getCodecRegistry();
   }
@@ -48,6 +47,11 @@ final class Change extends Reads {
 
   private BsonDocument bson(Bson b) {
     return b.toBsonDocument(BsonDocument.class, registry);
+  }
+
+  /** A filter of a step, restricted to the tree the change is made to. */
+  private BsonDocument filter(Bson b) {
+    return bson(scoped(b));
   }
 
   private BsonArray pipeline(List<? extends Bson> stages) {
@@ -73,7 +77,13 @@ final class Change extends Reads {
           + " (an array of ancestors or a path grows with the node's depth; parent references"
           + " and nested sets do not). Nothing was written.");
     }
-    steps.add(new Step.Insert(d));
+    if (scope == null) {
+      steps.add(new Step.Insert(d));
+    } else {
+      BsonDocument stored = scope.stored(d);
+      steps.add(new Step.Insert(stored, scope.equality().append(MongoTreeStore.ID,
+          stored.get(MongoTreeStore.ID))));
+    }
   }
 
   /**
@@ -83,32 +93,32 @@ final class Change extends Reads {
   void set(Object id, Bson update) {
     BsonValue key = id instanceof String s ? new BsonString(s)
         : bson(new Document(MongoTreeStore.ID, id)).get(MongoTreeStore.ID);
-    steps.add(new Step.Update(new BsonDocument(MongoTreeStore.ID, key), bson(update), false,
-        true));
+    steps.add(new Step.Update(filter(new BsonDocument(MongoTreeStore.ID, key)), bson(update),
+        false, true));
   }
 
   /** Plans an update of the first document {@code filter} selects. */
   void updateOne(Bson filter, Bson update) {
-    steps.add(new Step.Update(bson(filter), bson(update), false, false));
+    steps.add(new Step.Update(filter(filter), bson(update), false, false));
   }
 
   /** Plans an update, with an aggregation pipeline, of the first document {@code filter} selects. */
   void updateOne(Bson filter, List<? extends Bson> pipeline) {
-    steps.add(new Step.Update(bson(filter), pipeline(pipeline), false, false));
+    steps.add(new Step.Update(filter(filter), pipeline(pipeline), false, false));
   }
 
   /** Plans an update of every document {@code filter} selects. */
   void updateMany(Bson filter, Bson update) {
-    steps.add(new Step.Update(bson(filter), bson(update), true, false));
+    steps.add(new Step.Update(filter(filter), bson(update), true, false));
   }
 
   /** Plans an update, with an aggregation pipeline, of every document {@code filter} selects. */
   void updateMany(Bson filter, List<? extends Bson> pipeline) {
-    steps.add(new Step.Update(bson(filter), pipeline(pipeline), true, false));
+    steps.add(new Step.Update(filter(filter), pipeline(pipeline), true, false));
   }
 
   /** Plans the delete of every document {@code filter} selects. */
   void deleteMany(Bson filter) {
-    steps.add(new Step.Delete(bson(filter), true));
+    steps.add(new Step.Delete(filter(filter), true));
   }
 }

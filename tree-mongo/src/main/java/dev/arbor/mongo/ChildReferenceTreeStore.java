@@ -321,7 +321,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   List<String> ancestorsOf(Reads r, String id) {
     TreeStores.checkId(id);
     List<String> chain = new ArrayList<>();
-    if (capabilities.graphLookup()) {
+    if (walksWithGraphLookup()) {
       try {
         return ancestorsByGraphLookup(r, id);
       } catch (com.mongodb.MongoServerException e) {
@@ -381,7 +381,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     TreeStores.checkId(id);
     List<Document> docs = new ArrayList<>();
     boolean walk = true;
-    if (capabilities.graphLookup()) {
+    if (walksWithGraphLookup()) {
       try {
         docs.addAll(subtreeByGraphLookup(r, id, maxDepth));
         walk = false;

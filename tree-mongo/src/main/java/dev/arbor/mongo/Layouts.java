@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Tells which of the five patterns node documents are laid out in, from their structural fields
@@ -146,7 +147,13 @@ final class Layouts {
 
   /** Up to {@value #SAMPLE} node documents of the collection, in natural order. */
   static List<Document> sample(MongoCollection<Document> collection) {
-    return collection.find(MongoTreeStore.NODES).collation(Reads.SIMPLE).limit(SAMPLE)
+    return sample(collection, null);
+  }
+
+  /** Up to {@value #SAMPLE} node documents of one tree of the collection, in natural order. */
+  static List<Document> sample(MongoCollection<Document> collection, @Nullable Scope scope) {
+    return collection.find(scope == null ? MongoTreeStore.NODES
+            : scope.filter(MongoTreeStore.NODES, collection.getCodecRegistry())).collation(Reads.SIMPLE).limit(SAMPLE)
         .into(new ArrayList<>());
   }
 
@@ -204,7 +211,13 @@ final class Layouts {
    * @throws TreeException naming the pattern the collection is laid out in and a node
    */
   static boolean require(TreePattern pattern, MongoCollection<Document> collection) {
-    List<Document> docs = sample(collection);
+    return require(pattern, collection, null);
+  }
+
+  /** As {@link #require(TreePattern, MongoCollection)}, for one tree of the collection. */
+  static boolean require(TreePattern pattern, MongoCollection<Document> collection,
+      @Nullable Scope scope) {
+    List<Document> docs = sample(collection, scope);
     Mismatch m = mismatch(pattern, docs);
     if (m != null) {
       String message = m.describe(pattern, collection.getNamespace().getCollectionName(),

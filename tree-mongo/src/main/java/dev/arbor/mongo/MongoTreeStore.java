@@ -67,6 +67,8 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   final ServerCapabilities capabilities;
   /** The collection as Arbor reads it: from the primary, whatever the caller's preference. */
   final MongoCollection<Document> data;
+  /** The tree of the collection this store sees, or null: the collection holds one tree. */
+  final @Nullable Scope scope;
   final TreeLock lock;
   final Transactions transactions;
   private final boolean isolatedReads;
@@ -95,17 +97,32 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     this.collectionName = collection.getNamespace().getCollectionName();
     this.capabilities = capabilities;
     this.isolatedReads = capabilities.isolatedReads();
-    this.data = collection.withReadPreference(ReadPreference.primary());
+    capabilities.checkScope(pattern(), structuralFields);
+    this.scope = capabilities.scope();
+    MongoCollection<Document> primary = collection.withReadPreference(ReadPreference.primary());
+    this.data = scope == null ? primary : scope.collection(primary);
     this.lock = new TreeLock(collection.withDocumentClass(BsonDocument.class)
         .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY),
-        capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing());
+        scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing());
     this.transactions = new Transactions(capabilities.client(), data, lock);
     this.listeners = capabilities.listeners();
     Set<String> fields = new HashSet<>(structuralFields);
     fields.add(Step.MARK);
     fields.add(TreeLock.STATE);
     fields.add(TreeLock.JOURNAL);
+    if (scope != null) {
+      fields.add(scope.field());
+    }
     this.structuralFields = Set.copyOf(fields);
+  }
+
+  /**
+   * Whether the store walks the tree with {@code $graphLookup}: where the server runs it
+   * correctly, and only for a collection that holds one tree (a scoped tree walks level by level
+   * with {@code $in} queries, each of which carries the scope).
+   */
+  final boolean walksWithGraphLookup() {
+    return scope == null && capabilities.graphLookup();
   }
 
   /** The indexes this pattern's queries need. */
@@ -119,6 +136,18 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   @Override
   public void ensureIndexes() {
     List<IndexModel> indexes = indexes();
+    if (scope != null) {
+      // every index leads with the scope field: each tree's queries use it, and a collection
+      // sharded on the scope field keeps them local to one shard
+      List<IndexModel> scoped = new ArrayList<>();
+      for (IndexModel m : indexes) {
+        BsonDocument keys = new BsonDocument(scope.field(), new org.bson.BsonInt32(1));
+        keys.putAll(m.getKeys().toBsonDocument(BsonDocument.class,
+            collection.getCodecRegistry()));
+        scoped.add(new IndexModel(keys, m.getOptions()));
+      }
+      indexes = scoped;
+    }
     if (!indexes.isEmpty()) {
       collection.createIndexes(indexes);
     }
@@ -209,7 +238,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
         }
       }
       TreeLock.Hold h = lock.acquire(what);
-      Change c = new Change(data, session, h::renewIfDue, h.version);
+      Change c = new Change(data, scope, session, h::renewIfDue, h.version);
       try {
         planner.plan(c);
       } catch (RuntimeException e) {
@@ -238,7 +267,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * @return the outcome, or null if the tree changed since {@code k} (nothing was written)
    */
   private @Nullable Outcome optimistic(TreeLock.Quiet k, String what, Planner planner) {
-    Change c = new Change(data, session, () -> {}, k.version() + 1);
+    Change c = new Change(data, scope, session, () -> {}, k.version() + 1);
     try {
       planner.plan(c);
     } catch (MongoException e) {
@@ -274,7 +303,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    */
   private void requireLayout() {
     if (!layoutSeen) {
-      layoutSeen = Layouts.require(pattern(), data);
+      layoutSeen = Layouts.require(pattern(), data, scope);
     }
   }
 
@@ -308,7 +337,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       return transactions.readIn(session, body, isolatedReads);
     }
     if (!isolatedReads) {
-      return body.apply(new Reads(data, session, () -> {}, false));
+      return body.apply(new Reads(data, scope, session, () -> {}, false));
     }
     String waiting = null;
     try {
@@ -324,7 +353,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
           before = s.asQuiet();
           remember(before);
         }
-        Reads r = new Reads(data, session, () -> {}, true);
+        Reads r = new Reads(data, scope, session, () -> {}, true);
         T result = null;
         RuntimeException failed = null;
         try {
@@ -884,7 +913,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   @Override
   public final Bson subtreeFilter(String id) {
     TreeStores.checkId(id);
-    return read(r -> subtreeFilter(r, id));
+    return read(r -> r.scoped(subtreeFilter(r, id)));
   }
 
   /**
@@ -1039,7 +1068,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     }
     boolean journaled = false;
     try {
-      Reads r = new Reads(data, session, h::renewIfDue, false);
+      Reads r = new Reads(data, scope, session, h::renewIfDue, false);
       if (r.find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
         throw new TreeException("Cannot load into collection '" + collectionName
             + "': it is not empty (" + r.count(NODES) + " nodes)");
@@ -1053,7 +1082,8 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       for (Document d : documentsFor(tree)) {
         // Marked and encoded once: the driver sends the bytes as they are.
         d.put(Step.MARK, mark);
-        BsonDocument b = new org.bson.RawBsonDocument(d, codec);
+        BsonDocument b = scope == null ? new org.bson.RawBsonDocument(d, codec)
+            : scope.stored(d.toBsonDocument(BsonDocument.class, collection.getCodecRegistry()));
         int size = Encoded.size(b);
         if (!batch.isEmpty() && (batch.size() >= loadBatchSize
             || bytes + size > Encoded.MAX_BATCH)) {
@@ -1154,7 +1184,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
         before = s.asQuiet();
         remember(before);
       }
-      walk = preorder(new Reads(data, session, () -> {}, false));
+      walk = preorder(new Reads(data, scope, session, () -> {}, false));
     }
 
     @Override
@@ -1515,6 +1545,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
 
   @Override
   public String toString() {
-    return getClass().getSimpleName() + "[" + collection.getNamespace() + "]";
+    return getClass().getSimpleName() + "[" + collection.getNamespace()
+        + (scope == null ? "" : ", " + scope) + "]";
   }
 }

@@ -346,7 +346,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   }
 
   private boolean collectionHasGraphLookup() {
-    return capabilities.graphLookup();
+    return walksWithGraphLookup();
   }
 
   @Override

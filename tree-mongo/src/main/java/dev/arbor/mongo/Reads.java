@@ -44,6 +44,8 @@ class Reads {
       .builder().locale("simple").build();
 
   private final MongoCollection<Document> collection;
+  /** The tree of the collection this read sees, or null: the collection holds one tree. */
+  final @Nullable Scope scope;
   private final @Nullable ClientSession session;
   private final Runnable beforeQuery;
   private final boolean fold;
@@ -58,10 +60,10 @@ class Reads {
    * @param beforeQuery run before each query
    * @param fold whether the first query by {@code _id} also reads the lock document
    */
-  Reads(MongoCollection<Document> collection, @Nullable ClientSession session,
-      Runnable beforeQuery,
-      boolean fold) {
+  Reads(MongoCollection<Document> collection, @Nullable Scope scope,
+      @Nullable ClientSession session, Runnable beforeQuery, boolean fold) {
     this.collection = collection;
+    this.scope = scope;
     this.session = session;
     this.beforeQuery = beforeQuery;
     this.fold = fold;
@@ -69,7 +71,20 @@ class Reads {
 
   /** Reads with no session, no hook and no folding. */
   static Reads plain(MongoCollection<Document> collection) {
-    return new Reads(collection, null, () -> {}, false);
+    return new Reads(collection, null, null, () -> {}, false);
+  }
+
+  /**
+   * {@code filter} restricted to the tree this read sees (see {@link Scope#filter}); {@code
+   * filter} itself when the collection holds one tree.
+   */
+  final Bson scoped(Bson filter) {
+    return scope == null ? filter : scope.filter(filter, collection.getCodecRegistry());
+  }
+
+  /** The {@code _id} of the tree's lock document. */
+  final BsonDocument lockId() {
+    return scope == null ? TreeLock.LOCK_ID : scope.ownKey("lock");
   }
 
   /** The session of the operation, or null. */
@@ -83,22 +98,28 @@ class Reads {
   }
 
   /** A query. */
-  final FindIterable<Document> find(Bson filter) {
+  final FindIterable<Document> find(Bson query) {
     before();
+    Bson filter = scoped(query);
     return (session == null ? collection.find(filter) : collection.find(session, filter))
         .batchSize(BATCH).collation(SIMPLE);
   }
 
   /** An aggregation. */
-  final AggregateIterable<Document> aggregate(List<? extends Bson> pipeline) {
+  final AggregateIterable<Document> aggregate(List<? extends Bson> stages) {
     before();
+    List<Bson> pipeline = new ArrayList<>(stages);
+    if (scope != null) {
+      pipeline.add(0, new Document("$match", scope.equality()));
+    }
     return (session == null ? collection.aggregate(pipeline)
         : collection.aggregate(session, pipeline)).batchSize(BATCH).collation(SIMPLE);
   }
 
   /** A count of the documents {@code filter} selects. */
-  final long count(Bson filter) {
+  final long count(Bson query) {
     before();
+    Bson filter = scoped(query);
     com.mongodb.client.model.CountOptions o = new com.mongodb.client.model.CountOptions()
         .collation(SIMPLE);
     return session == null ? collection.countDocuments(filter, o)
@@ -117,12 +138,13 @@ class Reads {
     List<Object> keys = new ArrayList<>(ids);
     Bson p = projection;
     if (folding) {
-      keys.add(TreeLock.LOCK_ID);
+      keys.add(lockId());
       p = foldedProjection(projection);
     }
     Map<String, Document> out = new HashMap<>();
-    FindIterable<Document> found = session == null ? collection.find(in(MongoTreeStore.ID, keys))
-        : collection.find(session, in(MongoTreeStore.ID, keys));
+    Bson filter = scoped(in(MongoTreeStore.ID, keys));
+    FindIterable<Document> found = session == null ? collection.find(filter)
+        : collection.find(session, filter);
     for (Document d : found.projection(p).collation(SIMPLE)) {
       Object id = d.get(MongoTreeStore.ID);
       if (id instanceof String s) {
@@ -217,8 +239,8 @@ class Reads {
   /** Whether a document with this {@code _id} exists. */
   final boolean exists(BsonValue id) {
     before();
-    return (session == null ? collection.find(eq(MongoTreeStore.ID, id))
-        : collection.find(session, eq(MongoTreeStore.ID, id)))
+    Bson filter = scoped(eq(MongoTreeStore.ID, id));
+    return (session == null ? collection.find(filter) : collection.find(session, filter))
         .projection(MongoTreeStore.fields(MongoTreeStore.ID)).collation(SIMPLE).first() != null;
   }
 }

@@ -47,6 +47,9 @@ final class ServerCapabilities {
   private long leaseMillis = 30_000;
   private long waitMillis = 60_000;
   private Timing timing = Timing.SYSTEM;
+  private @Nullable Scope scope;
+  private @Nullable String scopeField;
+  private @Nullable Object scopeValue;
   private List<dev.arbor.core.TreeListener> listeners = List.of();
   private volatile @Nullable Boolean graphLookup;
   private volatile @Nullable Boolean pipelineUpdates;
@@ -107,6 +110,65 @@ final class ServerCapabilities {
     return listeners;
   }
 
+  /** The tree of the collection the store sees ({@link TreeOptions#withScope}), checked at open. */
+  ServerCapabilities scope(@Nullable String field, @Nullable Object value) {
+    this.scopeField = field;
+    this.scopeValue = value;
+    this.scope = null;
+    return this;
+  }
+
+  /** The scope, or null for a collection that holds one tree. */
+  @Nullable Scope scope() {
+    return scope;
+  }
+
+  /**
+   * Validates the scope option for a store of {@code pattern} whose structure takes {@code
+   * reserved} field names, and fixes the scope.
+   *
+   * @throws IllegalArgumentException naming the option if the field or value is not usable
+   */
+  void checkScope(TreePattern pattern, java.util.Set<String> reserved) {
+    if (scopeField == null) {
+      return;
+    }
+    String field = scopeField;
+    String where = "withScope(\"" + field + "\", " + scopeValue + ")";
+    if (field.equals(MongoTreeStore.ID) || reserved.contains(field)
+        || field.startsWith("arbor")) {
+      throw new IllegalArgumentException(where + ": the scope field cannot be '" + field
+          + "', a name " + pattern + " reserves for the structure (" + new java.util.TreeSet<>(
+              reserved) + ", _id and names starting with 'arbor')");
+    }
+    String problem = AttributeNames.fieldNameProblem(field);
+    if (problem != null) {
+      throw new IllegalArgumentException(where + ": the scope field '" + field
+          + "' is not a plain MongoDB field name (empty, starts with '$', contains '.' or NUL)");
+    }
+    if (scopeValue == null) {
+      throw new IllegalArgumentException(where + ": the scope value cannot be null");
+    }
+    org.bson.BsonValue v = Scope.encode(scopeValue, collection.getCodecRegistry());
+    switch (v.getBsonType()) {
+      case ARRAY, REGULAR_EXPRESSION, NULL, UNDEFINED, MIN_KEY, MAX_KEY, JAVASCRIPT,
+          JAVASCRIPT_WITH_SCOPE:
+        throw new IllegalArgumentException(where + ": the scope value cannot be a "
+            + v.getBsonType() + " (it must select by equality and be usable as a shard key)");
+      case DOCUMENT:
+        for (String k : v.asDocument().keySet()) {
+          if (k.startsWith("$")) {
+            throw new IllegalArgumentException(where + ": the scope value cannot hold an"
+                + " operator-like key '" + k + "'");
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    scope = new Scope(field, v);
+  }
+
   /** The local clock of the lock protocol (tests inject their own). */
   ServerCapabilities timing(Timing timing) {
     this.timing = timing;
@@ -164,7 +226,8 @@ final class ServerCapabilities {
       return known;
     }
     try {
-      collection.updateMany(MongoTreeStore.nothing(),
+      collection.updateMany(scope == null ? MongoTreeStore.nothing()
+              : scope.filter(MongoTreeStore.nothing(), collection.getCodecRegistry()),
           List.of(new Document("$set", new Document("arborProbe", "$_id"))),
           new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
       known = true;

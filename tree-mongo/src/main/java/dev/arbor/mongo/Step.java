@@ -59,7 +59,12 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
    * it travels in the same fenced command as the updates of its change, and so that running it
    * again changes nothing.
    */
-  record Insert(BsonDocument document) implements Step {
+  record Insert(BsonDocument document, BsonDocument key) implements Step {
+    /** Inserts {@code document}, selected by its {@code _id}. */
+    Insert(BsonDocument document) {
+      this(document, new BsonDocument("_id", document.get("_id")));
+    }
+
     @Override
     public boolean idempotent() {
       return true;
@@ -67,15 +72,21 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
 
     @Override
     public BsonDocument encode() {
-      return new BsonDocument("k", new BsonString("i")).append("d", document);
+      BsonDocument e = new BsonDocument("k", new BsonString("i")).append("d", document);
+      if (key.size() > 1) { // a scoped tree's node: the filter also carries the scope
+        e.append("q", key);
+      }
+      return e;
     }
 
     @Override
     public WriteModel<BsonDocument> model(long v, int s) {
       BsonDocument fields = document.clone();
-      BsonValue id = fields.remove("_id");
+      for (String k : key.keySet()) {
+        fields.remove(k);
+      }
       fields.put(MARK, mark(v, s));
-      return new UpdateOneModel<>(new BsonDocument("_id", id),
+      return new UpdateOneModel<>(key.clone(),
           new BsonDocument("$setOnInsert", fields),
           new UpdateOptions().upsert(true).collation(Reads.SIMPLE));
     }
@@ -159,7 +170,8 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
     String kind = step.getString("k", new BsonString("?")).getValue();
     switch (kind) {
       case "i":
-        return new Insert(step.getDocument("d"));
+        return step.containsKey("q") ? new Insert(step.getDocument("d"), step.getDocument("q"))
+            : new Insert(step.getDocument("d"));
       case "u":
         return new Update(step.getDocument("q"), step.get("u"),
             step.getBoolean("m").getValue(), step.getBoolean("x").getValue());

@@ -102,7 +102,7 @@ final class Transactions {
 
   private boolean probe() {
     try (ClientSession session = client.startSession()) {
-      session.withTransaction(() -> data.find(session, eq("_id", TreeLock.LOCK_ID)).first());
+      session.withTransaction(() -> data.find(session, lock.lockKey()).first());
       return true;
     } catch (MongoClientException e) {
       // The driver's own verdict that the server has no sessions (a standalone server without
@@ -212,7 +212,7 @@ final class Transactions {
   private MongoTreeStore.Outcome attempt(ClientSession session,
       MongoCollection<BsonDocument> raw, MongoTreeStore.Planner planner) {
     BsonDocument after = raw.findOneAndUpdate(session,
-        and(eq("_id", TreeLock.LOCK_ID), eq(TreeLock.STATE + ".owner", null),
+        and(lock.lockKey(), eq(TreeLock.STATE + ".owner", null),
             eq(TreeLock.STATE + ".stuck", null)),
         Updates.inc(TreeLock.STATE + ".version", 2L),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
@@ -221,7 +221,7 @@ final class Transactions {
       throw new Busy();
     }
     long v = new TreeLock.State(after).version - 1;
-    Change c = new Change(data, session, () -> {}, v);
+    Change c = new Change(data, lock.scope(), session, () -> {}, v);
     planner.plan(c);
     if (c.steps().size() > MAX_STEPS) {
       throw new TooLarge(c.steps().size() + " steps");
@@ -334,7 +334,7 @@ final class Transactions {
    */
   private long claimIn(ClientSession session, MongoCollection<BsonDocument> raw) {
     BsonDocument after = raw.findOneAndUpdate(session,
-        and(eq("_id", TreeLock.LOCK_ID), eq(TreeLock.STATE + ".owner", null),
+        and(lock.lockKey(), eq(TreeLock.STATE + ".owner", null),
             eq(TreeLock.STATE + ".stuck", null)),
         Updates.inc(TreeLock.STATE + ".version", 2L),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
@@ -368,7 +368,7 @@ final class Transactions {
     lock.read(); // the lock document exists before the transaction writes it
     MongoCollection<BsonDocument> raw = data.withDocumentClass(BsonDocument.class);
     long v = claimIn(session, raw);
-    Change c = new Change(data, session, () -> {}, v);
+    Change c = new Change(data, lock.scope(), session, () -> {}, v);
     planner.plan(c);
     if (c.steps().isEmpty()) {
       return new MongoTreeStore.Outcome(-1, 0);
@@ -387,10 +387,10 @@ final class Transactions {
    */
   <T> T readIn(ClientSession session, java.util.function.Function<Reads, T> body,
       boolean isolated) {
-    T result = body.apply(new Reads(data, session, () -> {}, false));
+    T result = body.apply(new Reads(data, lock.scope(), session, () -> {}, false));
     if (isolated) {
       BsonDocument d = data.withDocumentClass(BsonDocument.class)
-          .find(session, eq("_id", TreeLock.LOCK_ID))
+          .find(session, lock.lockKey())
           .projection(Projections.include(TreeLock.STATE)).first();
       if (d != null) {
         TreeLock.State s = new TreeLock.State(d);

@@ -74,6 +74,11 @@ import org.jspecify.annotations.Nullable;
  * { _id: {arbor: "journal", v: 41, part: 0}, steps: [ … ] }     only for journals over 4 MB
  * }</pre>
  *
+ * <p>A tree that shares its collection with others ({@link TreeOptions#withScope}) has its own
+ * lock, journal parts and insert fences: their {@code _id}s carry {@code s: <scope value>} after
+ * {@code arbor} ({@code {_id: {arbor: "lock", s: "acme"}, tenant: "acme", …}}), the documents
+ * carry the scope field, and every filter of the protocol leads with the scope equality.
+ *
  * <h2>Protocol</h2>
  *
  * <ol>
@@ -174,6 +179,8 @@ final class TreeLock {
   }
 
   private final MongoCollection<BsonDocument> raw;
+  private final @Nullable Scope scope;
+  private final BsonDocument lockId;
   private final String tree;
   private final long leaseMillis;
   private final long waitMillis;
@@ -203,8 +210,20 @@ final class TreeLock {
    * @param raw the tree's collection, with majority write concern and primary reads
    */
   TreeLock(MongoCollection<BsonDocument> raw, long leaseMillis, long waitMillis, Timing timing) {
+    this(raw, null, leaseMillis, waitMillis, timing);
+  }
+
+  /**
+   * @param raw the tree's collection, with majority write concern and primary reads
+   * @param scope the tree of the collection this lock is of, or null: the collection holds one
+   */
+  TreeLock(MongoCollection<BsonDocument> raw, @Nullable Scope scope, long leaseMillis,
+      long waitMillis, Timing timing) {
     this.raw = raw;
-    this.tree = raw.getNamespace().getFullName();
+    this.scope = scope;
+    this.lockId = scope == null ? LOCK_ID : scope.ownKey("lock");
+    this.tree = raw.getNamespace().getFullName()
+        + (scope == null ? "" : " [" + scope + "]");
     this.leaseMillis = leaseMillis;
     this.waitMillis = waitMillis;
     this.timing = timing;
@@ -212,6 +231,31 @@ final class TreeLock {
 
   long leaseMillis() {
     return leaseMillis;
+  }
+
+  /** The tree of the collection this lock is of, or null. */
+  @Nullable Scope scope() {
+    return scope;
+  }
+
+  /** The filter of the lock document (with the scope equality for a scoped tree). */
+  Bson lockKey() {
+    return scoped(eq("_id", lockId));
+  }
+
+  /** {@code filter} restricted to the tree's documents (itself for an unscoped tree). */
+  private Bson scoped(Bson filter) {
+    return scope == null ? filter : and(eq(scope.field(), scope.value()), filter);
+  }
+
+  /** The {@code _id} of one of the tree's own documents of this kind. */
+  private BsonDocument own(String kind) {
+    return scope == null ? new BsonDocument("arbor", new BsonString(kind)) : scope.ownKey(kind);
+  }
+
+  /** One of the tree's own documents, carrying the scope field in a scoped tree. */
+  private BsonDocument tagged(BsonDocument d) {
+    return scope == null ? d : scope.tagged(d);
   }
 
   // ------------------------------------------------------------------ state
@@ -304,13 +348,13 @@ final class TreeLock {
    * Reads the lock document (creating it on first use).
    */
   State read() {
-    BsonDocument d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(STATE)).first();
+    BsonDocument d = raw.find(lockKey()).projection(Projections.include(STATE)).first();
     if (d == null) {
-      raw.updateOne(eq("_id", LOCK_ID), Updates.combine(
+      raw.updateOne(lockKey(), Updates.combine(
               Updates.setOnInsert(EPOCH, UUID.randomUUID().toString()),
               Updates.setOnInsert(VERSION, 0L)),
           new UpdateOptions().upsert(true));
-      d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(STATE)).first();
+      d = raw.find(lockKey()).projection(Projections.include(STATE)).first();
     }
     return new State(d);
   }
@@ -377,7 +421,7 @@ final class TreeLock {
     }
 
     private boolean renewOnServer() {
-      if (raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)),
+      if (raw.updateOne(and(lockKey(), eq(OWNER, token)),
           Updates.currentDate(RENEWED)).getMatchedCount() == 0) {
         return false;
       }
@@ -453,7 +497,7 @@ final class TreeLock {
     String token = newToken();
     try {
       BsonDocument after = raw.findOneAndUpdate(
-          and(eq("_id", LOCK_ID), eq(OWNER, null), in(WAITING, BsonNull.VALUE, new BsonDocument()),
+          and(lockKey(), eq(OWNER, null), in(WAITING, BsonNull.VALUE, new BsonDocument()),
               eq(STUCK, null)),
           take(token, what, Updates.inc(VERSION, 1L),
               Updates.setOnInsert(EPOCH, UUID.randomUUID().toString())),
@@ -514,7 +558,7 @@ final class TreeLock {
       }
     }
     BsonDocument before = raw.findOneAndUpdate(
-        and(eq("_id", LOCK_ID), eq(VERSION, s.version), eq(OWNER, s.owner)),
+        and(lockKey(), eq(VERSION, s.version), eq(OWNER, s.owner)),
         take(token, what, updates.toArray(new Bson[0])),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.BEFORE)
             .projection(Projections.include(STATE)));
@@ -542,7 +586,7 @@ final class TreeLock {
 
   /** Joins or stays in the queue: refreshes this caller's entry and reads the lock document. */
   private State poll(String token, boolean reader) {
-    BsonDocument d = raw.findOneAndUpdate(eq("_id", LOCK_ID), Updates.combine(
+    BsonDocument d = raw.findOneAndUpdate(lockKey(), Updates.combine(
             Updates.currentDate(WAITING + "." + token + ".at"),
             Updates.set(WAITING + "." + token + ".r", reader),
             Updates.set(WAITING + "." + token + ".l", leaseMillis)),
@@ -554,7 +598,7 @@ final class TreeLock {
   /** Leaves the queue. */
   void unregister(String token) {
     try {
-      raw.updateOne(eq("_id", LOCK_ID), Updates.unset(WAITING + "." + token));
+      raw.updateOne(lockKey(), Updates.unset(WAITING + "." + token));
     } catch (MongoException e) {
       // best effort: an entry that is not refreshed is skipped once its lease has passed
     }
@@ -588,7 +632,7 @@ final class TreeLock {
   /** Frees the lock, clearing a journal that is not to be completed. */
   void release(Hold h) {
     h.close();
-    raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, h.token)), releaseUpdate());
+    raw.updateOne(and(lockKey(), eq(OWNER, h.token)), releaseUpdate());
   }
 
   private static Bson releaseUpdate() {
@@ -683,18 +727,18 @@ final class TreeLock {
       String token = newToken();
       try {
         raw.bulkWrite(List.of(
-            new UpdateOneModel<>(and(eq("_id", LOCK_ID), eq(OWNER, "probe-" + token)),
+            new UpdateOneModel<>(and(lockKey(), eq(OWNER, "probe-" + token)),
                 Updates.set(STATE + ".probe", token), new UpdateOptions().upsert(true)),
-            new UpdateOneModel<>(eq("_id", LOCK_ID), Updates.set(PROBE, token))));
+            new UpdateOneModel<>(lockKey(), Updates.set(PROBE, token))));
       } catch (MongoBulkWriteException expected) {
         // the fence failed, as intended
       }
-      BsonDocument d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(PROBE))
+      BsonDocument d = raw.find(lockKey()).projection(Projections.include(PROBE))
           .first();
       boolean ranOn = d != null && d.isString(PROBE) && d.getString(PROBE).getValue()
           .equals(token);
       if (ranOn) {
-        raw.updateOne(eq("_id", LOCK_ID), Updates.unset(PROBE));
+        raw.updateOne(lockKey(), Updates.unset(PROBE));
       }
       known = !ranOn;
       ordered = known;
@@ -803,7 +847,7 @@ final class TreeLock {
       for (BsonDocument part : parts) {
         ids.add(part.get("_id"));
       }
-      raw.deleteMany(in("_id", ids));
+      raw.deleteMany(scoped(in("_id", ids)));
     }
     return new Result(v, deleted);
   }
@@ -827,13 +871,13 @@ final class TreeLock {
     return parts;
   }
 
-  private static BsonDocument partId(long v, int part) {
-    return new BsonDocument("arbor", new BsonString("journal")).append("v", new BsonInt64(v))
+  private BsonDocument partId(long v, int part) {
+    return own("journal").append("v", new BsonInt64(v))
         .append("part", new BsonInt32(part));
   }
 
-  private static BsonDocument journalPart(long v, int part, BsonArray steps) {
-    return new BsonDocument("_id", partId(v, part)).append("steps", steps);
+  private BsonDocument journalPart(long v, int part, BsonArray steps) {
+    return tagged(new BsonDocument("_id", partId(v, part)).append("steps", steps));
   }
 
   /**
@@ -852,7 +896,7 @@ final class TreeLock {
     if (more != null) {
       update = Updates.combine(update, more);
     }
-    return new UpdateOneModel<>(and(eq("_id", LOCK_ID), eq(OWNER, token)), update,
+    return new UpdateOneModel<>(and(lockKey(), eq(OWNER, token)), update,
         new UpdateOptions().upsert(true));
   }
 
@@ -868,7 +912,7 @@ final class TreeLock {
     if (more != null) {
       update = Updates.combine(update, more);
     }
-    return new UpdateOneModel<>(and(eq("_id", LOCK_ID), or(free, eq(OWNER, token))), update,
+    return new UpdateOneModel<>(and(lockKey(), or(free, eq(OWNER, token))), update,
         new UpdateOptions().upsert(true));
   }
 
@@ -920,7 +964,14 @@ final class TreeLock {
   private static boolean isInsert(Bson filter) {
     BsonDocument f = filter.toBsonDocument(BsonDocument.class,
         com.mongodb.MongoClientSettings.getDefaultCodecRegistry());
-    return f.size() == 1 && f.containsKey("_id") && !f.get("_id").isDocument();
+    if (!f.containsKey("_id") || f.size() > 2) {
+      return false;
+    }
+    BsonValue id = f.get("_id");
+    boolean node = !id.isDocument()
+        || id.asDocument().containsKey(Scope.NODE) && !id.asDocument().containsKey("arbor");
+    // a scoped tree's insert also carries the scope equality
+    return node && (f.size() == 1 || f.keySet().stream().allMatch(k -> !k.startsWith("$")));
   }
 
   /**
@@ -1000,8 +1051,8 @@ final class TreeLock {
         if (kind == 1) {
           // An insert command is led by an insert fence, which a caller who took the lock over
           // has taken first: then the command stops before its first insert.
-          batch.add(new Statement(new InsertOneModel<>(new BsonDocument("_id",
-              insertFence(writer(), nextInsertFence()))), 0));
+          batch.add(new Statement(new InsertOneModel<>(tagged(new BsonDocument("_id",
+              insertFence(writer(), nextInsertFence())))), 0));
           index.add(-1);
         } else if (orderedServer) {
           if (next == 0) {
@@ -1037,7 +1088,7 @@ final class TreeLock {
         }
         if (!orderedServer && kind != 1 && index.get(index.size() - 1) != program.size() - 1) {
           // closes the batch: it fails if the batch ran on past the lease
-          batch.add(new Statement(new UpdateOneModel<>(before(and(eq("_id", LOCK_ID),
+          batch.add(new Statement(new UpdateOneModel<>(before(and(lockKey(),
               eq(OWNER, token)), deadline), Updates.currentDate(RENEWED),
               new UpdateOptions().upsert(true)), 0));
           index.add(-2);
@@ -1202,7 +1253,7 @@ final class TreeLock {
 
     /** Whether this caller's token still holds the lock (its lease may have run out). */
     private boolean stillHeld() {
-      BsonDocument d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(OWNER))
+      BsonDocument d = raw.find(lockKey()).projection(Projections.include(OWNER))
           .first();
       return d != null && new State(d).owner != null && new State(d).owner.equals(token);
     }
@@ -1238,7 +1289,7 @@ final class TreeLock {
     /** Whether the single step of an unjournaled change is in the tree (its mark says so). */
     private boolean appliedAlone() {
       Step step = steps.get(0);
-      BsonDocument filter = step instanceof Step.Insert i ? new BsonDocument("_id", i.id())
+      BsonDocument filter = step instanceof Step.Insert i ? i.key()
           : step instanceof Step.Update u ? u.filter() : ((Step.Delete) step).filter();
       BsonDocument d = raw.find(filter).first();
       if (step instanceof Step.Delete) {
@@ -1267,7 +1318,7 @@ final class TreeLock {
           .append("what", new BsonString(what)).append("step", new BsonInt32(step))
           .append("steps", new BsonInt32(steps.size()))
           .append("error", new BsonString(error.getMessage()));
-      raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)), Updates.combine(
+      raw.updateOne(and(lockKey(), eq(OWNER, token)), Updates.combine(
           Updates.set(STUCK, stuck), Updates.set(OWNER, null), Updates.inc(VERSION, 1L)));
       log.error("Tree '{}' is stuck: {}; repair() completes it once the cause is removed", tree,
           reason);
@@ -1276,7 +1327,7 @@ final class TreeLock {
   }
 
   private void release(String token) {
-    raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)), releaseUpdate());
+    raw.updateOne(and(lockKey(), eq(OWNER, token)), releaseUpdate());
   }
 
   /**
@@ -1303,11 +1354,11 @@ final class TreeLock {
 
   /** Replays the journal of change {@code op} under the hold, then clears it. */
   private void replay(Hold h, long op) {
-    BsonDocument d = raw.find(eq("_id", LOCK_ID)).projection(Projections.include(JOURNAL))
+    BsonDocument d = raw.find(lockKey()).projection(Projections.include(JOURNAL))
         .first();
     BsonDocument journal = d == null ? null : d.getDocument(JOURNAL, null);
     if (journal == null || !journal.isNumber("v") || journal.getNumber("v").longValue() != op) {
-      raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, h.token)), Updates.unset(OP));
+      raw.updateOne(and(lockKey(), eq(OWNER, h.token)), Updates.unset(OP));
       return;
     }
     log.info("Tree '{}': completing the journal of '{}' (change {}), left by a holder that"
@@ -1324,7 +1375,7 @@ final class TreeLock {
         ids.add(partId(op, p));
       }
       Map<BsonValue, BsonDocument> found = new LinkedHashMap<>();
-      for (BsonDocument part : raw.find(in("_id", ids))) {
+      for (BsonDocument part : raw.find(scoped(in("_id", ids)))) {
         found.put(part.get("_id"), part);
       }
       for (BsonValue id : ids) {
@@ -1347,7 +1398,7 @@ final class TreeLock {
       for (int p = 0; p < parts; p++) {
         ids.add(partId(op, p));
       }
-      raw.deleteMany(in("_id", ids));
+      raw.deleteMany(scoped(in("_id", ids)));
     }
   }
 
@@ -1359,8 +1410,9 @@ final class TreeLock {
    * access. The documents then go in with {@link #loadBatch}, one fenced batch at a time.
    */
   void beginLoad(Hold h) {
-    Step undo = new Step.Delete(new BsonDocument(Step.MARK + ".v", new BsonInt64(h.version)),
-        true);
+    BsonDocument loaded = new BsonDocument(Step.MARK + ".v", new BsonInt64(h.version));
+    Step undo = new Step.Delete(scope == null ? loaded : scope.equality().append("$and",
+        new BsonArray(List.of(loaded))), true);
     BsonDocument header = new BsonDocument("v", new BsonInt64(h.version))
         .append("what", new BsonString(h.what)).append("parts", new BsonInt32(0))
         .append("steps", new BsonArray(List.of(undo.encode())));
@@ -1373,8 +1425,8 @@ final class TreeLock {
    * with the insert of the next one, so that a caller who takes the lock over can stop the rest by
    * taking the next number first ({@link #revokeInserts}).
    */
-  private static BsonDocument insertFence(long v, int b) {
-    return new BsonDocument("arbor", new BsonString("fence")).append("v", new BsonInt64(v))
+  private BsonDocument insertFence(long v, int b) {
+    return own("fence").append("v", new BsonInt64(v))
         .append("b", new BsonInt32(b));
   }
 
@@ -1385,8 +1437,8 @@ final class TreeLock {
   void loadBatch(Hold h, List<BsonDocument> documents) {
     h.renewIfDue();
     List<WriteModel<BsonDocument>> inserts = new ArrayList<>(documents.size() + 1);
-    inserts.add(new InsertOneModel<>(new BsonDocument("_id", insertFence(h.version,
-        h.insertFences++))));
+    inserts.add(new InsertOneModel<>(tagged(new BsonDocument("_id", insertFence(h.version,
+        h.insertFences++)))));
     for (BsonDocument d : documents) {
       inserts.add(new InsertOneModel<>(d)); // marked by the caller
     }
@@ -1397,8 +1449,8 @@ final class TreeLock {
   void endLoad(Hold h) {
     try {
       sendFenced(h, List.of(fence(h.token, null)));
-      raw.deleteMany(and(Filters.gte("_id", insertFence(h.version, Integer.MIN_VALUE)),
-          Filters.lte("_id", insertFence(h.version, Integer.MAX_VALUE))));
+      raw.deleteMany(scoped(and(Filters.gte("_id", insertFence(h.version, Integer.MIN_VALUE)),
+          Filters.lte("_id", insertFence(h.version, Integer.MAX_VALUE)))));
       sendFenced(h, List.of(fence(h.token, releaseUpdate())));
     } finally {
       h.close();
@@ -1411,7 +1463,7 @@ final class TreeLock {
     h.close();
     try {
       raw.bulkWrite(List.of(fence(h.token, null)));
-      raw.deleteMany(new BsonDocument(Step.MARK + ".v", new BsonInt64(h.version)));
+      raw.deleteMany(scoped(new BsonDocument(Step.MARK + ".v", new BsonInt64(h.version))));
       raw.bulkWrite(List.of(fence(h.token, releaseUpdate())));
     } catch (MongoException e) {
       // the journal undoes the load at the next access
@@ -1424,12 +1476,12 @@ final class TreeLock {
    */
   private void revokeInserts(long v) {
     for (int attempt = 0; attempt < 100; attempt++) {
-      BsonDocument last = raw.find(and(Filters.gte("_id", insertFence(v, Integer.MIN_VALUE)),
-              Filters.lte("_id", insertFence(v, Integer.MAX_VALUE))))
+      BsonDocument last = raw.find(scoped(and(Filters.gte("_id", insertFence(v, Integer.MIN_VALUE)),
+              Filters.lte("_id", insertFence(v, Integer.MAX_VALUE)))))
           .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
       int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
       try {
-        raw.insertOne(new BsonDocument("_id", insertFence(v, next)));
+        raw.insertOne(tagged(new BsonDocument("_id", insertFence(v, next))));
         return;
       } catch (MongoWriteException e) {
         if (!duplicateKey(e)) {
@@ -1493,7 +1545,7 @@ final class TreeLock {
     }
     String token = newToken();
     BsonDocument before = raw.findOneAndUpdate(
-        and(eq("_id", LOCK_ID), eq(VERSION, s.version), eq(OWNER, null)),
+        and(lockKey(), eq(VERSION, s.version), eq(OWNER, null)),
         take(token, "repair", Updates.inc(VERSION, 1L)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.BEFORE)
             .projection(Projections.include(STATE)));
@@ -1508,7 +1560,7 @@ final class TreeLock {
     } finally {
       h.close();
     }
-    raw.updateOne(and(eq("_id", LOCK_ID), eq(OWNER, token)), Updates.combine(
+    raw.updateOne(and(lockKey(), eq(OWNER, token)), Updates.combine(
         Updates.unset(STUCK), releaseUpdate()));
     return null;
   }

@@ -30,20 +30,27 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>{@link #withLockWait lock wait}<td>60 s<td>how long a call waits for the lock before
  *     throwing {@link dev.arbor.core.TreeException}
  * <tr><td>{@link #withListener listeners}<td>none<td>told of each committed change
+ * <tr><td>{@link #withScope scope}<td>none: one tree per collection<td>the store sees one of
+ *     several trees kept in the collection, with a lock of its own
  * </table>
  */
 public final class TreeOptions {
   private static final TreeOptions DEFAULTS = new TreeOptions(null, true, 30_000, 60_000,
-      List.of());
+      List.of(), null, null);
 
   private final @Nullable MongoClient client;
   private final boolean isolatedReads;
   private final long leaseMillis;
   private final long waitMillis;
   private final List<TreeListener> listeners;
+  private final @Nullable String scopeField;
+  private final @Nullable Object scopeValue;
 
   private TreeOptions(@Nullable MongoClient client, boolean isolatedReads, long leaseMillis,
-      long waitMillis, List<TreeListener> listeners) {
+      long waitMillis, List<TreeListener> listeners, @Nullable String scopeField,
+      @Nullable Object scopeValue) {
+    this.scopeField = scopeField;
+    this.scopeValue = scopeValue;
     this.client = client;
     this.isolatedReads = isolatedReads;
     this.leaseMillis = leaseMillis;
@@ -59,24 +66,28 @@ public final class TreeOptions {
   /** Runs each change in a transaction of {@code client} where the server runs transactions. */
   public TreeOptions withTransactions(MongoClient client) {
     return new TreeOptions(requireNonNull(client, "client"), isolatedReads, leaseMillis,
-        waitMillis, listeners);
+        waitMillis, listeners,
+        scopeField, scopeValue);
   }
 
   /** Whether reads are isolated from concurrent changes made with the lock and journal. */
   public TreeOptions withIsolatedReads(boolean isolatedReads) {
-    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners);
+    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
+        scopeField, scopeValue);
   }
 
   /** How long the lock is held at most by a holder that stopped answering. */
   public TreeOptions withLease(Duration lease) {
     return new TreeOptions(client, isolatedReads, positive(lease, "lease"), waitMillis,
-        listeners);
+        listeners,
+        scopeField, scopeValue);
   }
 
   /** How long a call waits for the lock. */
   public TreeOptions withLockWait(Duration wait) {
     return new TreeOptions(client, isolatedReads, leaseMillis, positive(wait, "lock wait"),
-        listeners);
+        listeners,
+        scopeField, scopeValue);
   }
 
   /**
@@ -87,7 +98,39 @@ public final class TreeOptions {
     requireNonNull(listener, "listener");
     List<TreeListener> more = new ArrayList<>(listeners);
     more.add(listener);
-    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, List.copyOf(more));
+    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, List.copyOf(more),
+        scopeField, scopeValue);
+  }
+
+  /**
+   * Opens one of several trees kept in one collection: the store sees, writes, locks, counts,
+   * checks, repairs, snapshots and loads only the documents whose {@code field} equals {@code
+   * value}, and has a lock and journal of its own, so writers of different trees never wait for
+   * each other. The same node id may exist in several trees. Every pattern supports it (parent
+   * and child references then walk the tree level by level instead of with {@code
+   * $graphLookup}); the README's "Several trees in one collection" says how the documents are
+   * stored, which indexes and which shard key to use.
+   *
+   * <pre>{@code
+   * MongoTree acme = TreePattern.MATERIALIZED_PATHS.open(categories,
+   *     TreeOptions.defaults().withScope("tenant", "acme"));
+   * }</pre>
+   *
+   * <p>Checked when the store is opened: the field must be a plain field name that the pattern
+   * does not reserve (not {@code _id}, no {@code arbor} prefix), the value non-null, encodable
+   * in BSON, and selectable by equality (not an array nor a regular expression).
+   *
+   * @throws IllegalArgumentException (at open) naming the option if the field or value is not
+   *     usable
+   */
+  public TreeOptions withScope(String field, Object value) {
+    requireNonNull(field, "withScope: field");
+    if (value == null) {
+      throw new IllegalArgumentException("withScope(\"" + field + "\", null): the scope value"
+          + " cannot be null");
+    }
+    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners, field,
+        value);
   }
 
   private static long positive(Duration d, String what) {
@@ -100,12 +143,13 @@ public final class TreeOptions {
 
   ServerCapabilities capabilities(com.mongodb.client.MongoCollection<org.bson.Document> c) {
     return ServerCapabilities.probing(c).client(client).isolatedReads(isolatedReads)
-        .lease(leaseMillis, waitMillis).listeners(listeners);
+        .lease(leaseMillis, waitMillis).listeners(listeners).scope(scopeField, scopeValue);
   }
 
   @Override
   public String toString() {
     return "TreeOptions[transactions=" + (client != null) + ", isolatedReads=" + isolatedReads
-        + ", lease=" + leaseMillis + "ms, lockWait=" + waitMillis + "ms]";
+        + ", lease=" + leaseMillis + "ms, lockWait=" + waitMillis + "ms"
+        + (scopeField == null ? "" : ", scope=" + scopeField + ":" + scopeValue) + "]";
   }
 }

@@ -42,7 +42,9 @@ import org.bson.Document;
  * insert fences {@code {_id: {arbor: "fence", ...}}} in the same collection; their ids are not
  * strings, so they never collide with a node, and every query of the store excludes them.
  * Documents written by a change carry {@code arborOp: {v, s}} (the change's version and step). See
- * the README's "Guarantees".
+ * the README's "Guarantees". A collection may hold several trees, each opened with {@link
+ * TreeOptions#withScope}: then a node's {@code _id} is {@code {s: <scope value>, id: <node id>}}
+ * and Arbor's own documents have {@code s} in their {@code _id} too.
  */
 public enum TreePattern {
   /** Each node stores its parent's id in {@code parent} (manual §4.2.1). */

@@ -106,8 +106,31 @@ class FencingTest {
     }
   }
 
-  private static MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c) {
-    MongoTreeStore s = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+  /** The options of every store of the test; {@link ScopedFencingTest} adds a scope. */
+  ServerCapabilities options(ServerCapabilities capabilities) {
+    return capabilities;
+  }
+
+  /** A store of the tree under test with the default lease. */
+  MongoTree open(TreePattern pattern, MongoCollection<Document> c) {
+    return pattern.open(c, options(ServerCapabilities.probing(c)));
+  }
+
+  /** A fresh collection for one case. */
+  MongoCollection<Document> fresh() {
+    return MongoTestServer.get().freshCollection();
+  }
+
+  /** The node documents of the tree under test. */
+  long nodes(MongoCollection<Document> c) {
+    return c.countDocuments(MongoTreeStore.NODES);
+  }
+
+  /** Checks what else the collection holds after a case; nothing here. */
+  void verifyOthers(MongoCollection<Document> c) {}
+
+  private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c) {
+    MongoTreeStore s = (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
         .lease(LEASE, 20_000));
     s.lock.batchStatements = 3;
     s.loadBatchSize = 4;
@@ -122,8 +145,8 @@ class FencingTest {
   private static final long LIVE_LEASE = 400;
 
   /** A holder that is slow but alive: its lease is renewed in the background. */
-  private static MongoTreeStore live(TreePattern pattern, MongoCollection<Document> c) {
-    MongoTreeStore s = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+  private MongoTreeStore live(TreePattern pattern, MongoCollection<Document> c) {
+    MongoTreeStore s = (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
         .lease(LIVE_LEASE, 20_000));
     s.lock.batchStatements = 3;
     s.loadBatchSize = 4;
@@ -159,9 +182,9 @@ class FencingTest {
   }
 
   /** The batches A sends for its change when nobody interferes. */
-  private static int batches(TreePattern pattern, Pair pair, boolean optimistic) {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    pattern.open(c).load(Tree.parse(FIXTURE));
+  private int batches(TreePattern pattern, Pair pair, boolean optimistic) {
+    MongoCollection<Document> c = fresh();
+    open(pattern, c).load(Tree.parse(FIXTURE));
     MongoTreeStore a = slow(pattern, c);
     if (optimistic) {
       a.snapshot();
@@ -178,8 +201,8 @@ class FencingTest {
     assertTrue(total >= 2, "A's change spans several batches: " + total);
     for (int at = 0; at < total; at++) {
       for (boolean after : List.of(false, true)) {
-        MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-        pattern.open(c).load(Tree.parse(FIXTURE));
+        MongoCollection<Document> c = fresh();
+        open(pattern, c).load(Tree.parse(FIXTURE));
         MongoTreeStore a = slow(pattern, c);
         if (optimistic) {
           a.snapshot(); // A knows a quiet version: it plans without the lock
@@ -192,11 +215,12 @@ class FencingTest {
         CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
             () -> outcome(() -> pair.a().run().accept(a)));
         if (!stall.stalled.await(10, TimeUnit.SECONDS)) {
-          fail("A did not reach batch " + at);
+          fail("A did not reach batch " + at + (runA.isDone() ? "; it ended with "
+              + runA.join() + ": " + lastFailure : "; it is still running"));
         }
         String where = pattern + " " + pair + ", A stalled " + (after ? "after" : "before")
             + " batch " + at + (optimistic ? ", optimistic" : "");
-        MongoTreeStore b = (MongoTreeStore) pattern.open(c);
+        MongoTreeStore b = (MongoTreeStore) open(pattern, c);
         long[] versionB = {-1};
         b.onSettled = v -> versionB[0] = v;
         Class<?> outcomeB = outcome(() -> pair.b().run().accept(b));
@@ -224,6 +248,7 @@ class FencingTest {
         // the tree is usable again, by both
         a.insert("z", Position.lastRoot());
         assertEquals(List.of(), b.check(), where);
+        verifyOthers(c);
       }
     }
   }
@@ -235,13 +260,13 @@ class FencingTest {
     }
     Tree tree = builder.build();
     StallingSender count = new StallingSender(-1, false);
-    MongoTreeStore counting = slow(pattern, MongoTestServer.get().freshCollection());
+    MongoTreeStore counting = slow(pattern, fresh());
     counting.lock.sender = count;
     counting.load(tree);
     int total = count.calls;
     assertTrue(total >= 4, "the load spans several batches: " + total);
     for (int at = 0; at < total; at++) {
-      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      MongoCollection<Document> c = fresh();
       MongoTreeStore a = slow(pattern, c);
       StallingSender stall = new StallingSender(at, false);
       a.lock.sender = stall;
@@ -251,7 +276,7 @@ class FencingTest {
         fail("the load did not reach batch " + at);
       }
       // A reader comes by after the lease: it takes the lock over and undoes the load.
-      MongoTreeStore b = (MongoTreeStore) pattern.open(c);
+      MongoTreeStore b = (MongoTreeStore) open(pattern, c);
       Tree seen = b.snapshot();
       stall.resume.countDown();
       Class<?> outcomeA = runA.get(20, TimeUnit.SECONDS);
@@ -259,10 +284,11 @@ class FencingTest {
       assertEquals(Tree.empty(), seen, where + ": the reader saw a half-done load");
       assertEquals(LockLostException.class, outcomeA, where);
       assertEquals(Tree.empty(), b.snapshot(), where + ": the load left documents behind");
-      assertEquals(0, c.countDocuments(MongoTreeStore.NODES), where);
+      assertEquals(0, nodes(c), where);
       assertEquals(List.of(), b.check(), where);
       b.load(tree);
       assertEquals(tree, b.snapshot(), where);
+      verifyOthers(c);
     }
   }
 
@@ -271,7 +297,7 @@ class FencingTest {
     List<DynamicTest> tests = new ArrayList<>();
     for (TreePattern pattern : TreePattern.values()) {
       tests.add(DynamicTest.dynamicTest(pattern + ": a slow load", () -> {
-        MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+        MongoCollection<Document> c = fresh();
         MongoTreeStore loader = live(pattern, c);
         loader.lock.sender = new TreeLock.Sender() {
           @Override
@@ -288,7 +314,7 @@ class FencingTest {
         }
         Tree tree = builder.build();
         CompletableFuture<Void> load = CompletableFuture.runAsync(() -> loader.load(tree));
-        MongoTreeStore reader = (MongoTreeStore) pattern.open(c);
+        MongoTreeStore reader = (MongoTreeStore) open(pattern, c);
         List<Tree> seen = new ArrayList<>();
         while (!load.isDone()) {
           seen.add(reader.snapshot());
@@ -301,8 +327,8 @@ class FencingTest {
         assertEquals(tree, reader.snapshot());
       }));
       tests.add(DynamicTest.dynamicTest(pattern + ": slow reads while planning", () -> {
-        MongoCollection<Document> base = MongoTestServer.get().freshCollection();
-        pattern.open(base).load(Tree.parse(FIXTURE));
+        MongoCollection<Document> base = fresh();
+        open(pattern, base).load(Tree.parse(FIXTURE));
         // The holder's first read of nodes by id, made while it holds the lock (a fresh store
         // plans under the lock), takes one and a half leases.
         java.util.concurrent.atomic.AtomicBoolean slowed = new java.util.concurrent.atomic
@@ -326,7 +352,7 @@ class FencingTest {
           MongoTreeStore a = live(pattern, c);
           CompletableFuture<Void> move = CompletableFuture.runAsync(
               () -> a.move("d", Position.lastChildOf("i")));
-          MongoTreeStore b = (MongoTreeStore) pattern.open(base);
+          MongoTreeStore b = (MongoTreeStore) open(pattern, base);
           sleep(LIVE_LEASE / 4);
           b.insert("z", Position.lastRoot()); // waits for A, which stays alive
           move.get(30, TimeUnit.SECONDS);

@@ -135,6 +135,35 @@ class ReadmeExampleTest {
     }
   }
 
+  @Test
+  void scopeExample() {
+    String uri = MongoTestServer.get().uri();
+    String db = MongoTestServer.get().database().getName();
+    // README-scope:begin
+    try (MongoClient client = MongoClients.create(uri)) {
+      MongoCollection<Document> forums = client.getDatabase(db).getCollection("forums");
+      MongoTree acme = TreePattern.MATERIALIZED_PATHS.open(forums,
+          TreeOptions.defaults().withScope("tenant", "acme"));
+      MongoTree globex = TreePattern.MATERIALIZED_PATHS.open(forums,
+          TreeOptions.defaults().withScope("tenant", "globex"));
+      acme.ensureIndexes();                                         // each index led by "tenant"
+      acme.insert("General", Position.lastRoot());
+      acme.insert("Help", Position.lastChildOf("General"));
+      globex.insert("General", Position.lastRoot());                // the same id, another tree
+      globex.move("General", Position.lastRoot());                  // never waits for acme's lock
+      long inGeneral = forums.countDocuments(acme.subtreeFilter("General"));  // 2: acme's only
+      // README-scope:end
+      assertEquals(2, inGeneral);
+      assertEquals(List.of("Help"), acme.children("General"));
+      assertEquals(List.of(), globex.children("General"));
+      assertEquals(1, globex.size());
+      Document stored = forums.find(Filters.and(Filters.eq("tenant", "acme"),
+          Filters.eq("_id.id", "Help"))).first();
+      assertNotNull(stored);
+      assertEquals(",General,", stored.getString("path"));
+    }
+  }
+
   /** The README's record, as the typed example declares it. */
   public record Category(@BsonId String id, String title, List<String> tags) {}
 
@@ -175,7 +204,8 @@ class ReadmeExampleTest {
     String text = Files.readString(readme);
     String source = Files.readString(
         Path.of("src/test/java/dev/arbor/mongo/ReadmeExampleTest.java"));
-    for (String marker : List.of("README-data", "README-typed", "README-stream")) {
+    for (String marker : List.of("README-data", "README-typed", "README-stream",
+        "README-scope")) {
       String begin = "// " + marker + ":begin";
       String snippet = source.substring(source.indexOf(begin) + begin.length() + 1,
           source.indexOf("      // " + marker + ":end"));

@@ -21,8 +21,13 @@ final class StoredLayout {
 
   /** Asserts that the raw documents of {@code collection} hold {@code tree} in the pattern. */
   static void assertLayout(TreePattern pattern, Tree tree, MongoCollection<Document> collection) {
+    assertLayout(pattern, tree, collection.find(MongoTreeStore.NODES));
+  }
+
+  /** Asserts that the node documents {@code nodes} (ids as node ids) hold {@code tree}. */
+  static void assertLayout(TreePattern pattern, Tree tree, Iterable<Document> nodes) {
     Map<String, Document> docs = new HashMap<>();
-    for (Document d : collection.find(MongoTreeStore.NODES)) {
+    for (Document d : nodes) {
       docs.put(d.getString("_id"), d);
     }
     assertEquals(tree.size(), docs.size(), "number of documents");

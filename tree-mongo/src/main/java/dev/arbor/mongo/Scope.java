@@ -1,0 +1,248 @@
+package dev.arbor.mongo;
+
+import com.mongodb.client.MongoCollection;
+import java.util.List;
+import java.util.Set;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonDocumentWriter;
+import org.bson.BsonReader;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.BsonWriter;
+import org.bson.Document;
+import org.bson.codecs.CollectibleCodec;
+import org.bson.codecs.DecoderContext;
+import org.bson.codecs.EncoderContext;
+import org.bson.codecs.configuration.CodecRegistries;
+import org.bson.codecs.configuration.CodecRegistry;
+import org.bson.conversions.Bson;
+
+/**
+ * One tree of a collection that holds several ({@link TreeOptions#withScope}): the one place that
+ * knows how a scoped tree is stored. Every node document of the tree carries {@code field: value}
+ * and has the {@code _id} {@code {s: value, id: nodeId}}, so the same node id may exist in two
+ * trees; the tree's lock, journal parts and insert fences carry the field too and have {@code s:
+ * value} in their {@code _id}.
+ *
+ * <p>Stores keep building their queries on {@code _id} = the node id: {@link #filter} rewrites
+ * each filter to the stored form and adds the scope equality, and the collection a scoped store
+ * reads through ({@link #collection}) decodes node documents back to {@code _id} = the node id,
+ * without the scope field.
+ */
+final class Scope {
+  /** The key of the scope value in scoped {@code _id}s. */
+  static final String S = "s";
+  /** The key of the node id in a scoped node's {@code _id}. */
+  static final String NODE = "id";
+
+  private static final Set<String> LOGICAL = Set.of("$and", "$or", "$nor");
+  private static final Set<String> MAPPED = Set.of("$in", "$nin", "$eq", "$ne");
+
+  private final String field;
+  private final BsonValue value;
+
+  Scope(String field, BsonValue value) {
+    this.field = field;
+    this.value = value;
+  }
+
+  /** The scope field. */
+  String field() {
+    return field;
+  }
+
+  /** The scope value. */
+  BsonValue value() {
+    return value;
+  }
+
+  /** The scope equality alone. */
+  BsonDocument equality() {
+    return new BsonDocument(field, value);
+  }
+
+  /** The stored {@code _id} of node {@code id}. */
+  BsonDocument nodeKey(String id) {
+    return new BsonDocument(S, value).append(NODE, new BsonString(id));
+  }
+
+  /** The {@code _id} of one of Arbor's own documents ({@code arbor: kind}) of this tree. */
+  BsonDocument ownKey(String kind) {
+    return new BsonDocument("arbor", new BsonString(kind)).append(S, value);
+  }
+
+  /**
+   * {@code filter} as it selects this tree's documents: the scope equality first, then the
+   * filter with every condition on {@code _id} that names node ids rewritten to the stored keys
+   * (equality and {@code $in}-like lists of strings), or to {@code _id.id} (other operators).
+   */
+  BsonDocument filter(Bson filter, CodecRegistry registry) {
+    BsonDocument f = filter.toBsonDocument(BsonDocument.class, registry);
+    BsonDocument out = equality();
+    if (!f.isEmpty()) {
+      out.append("$and", new BsonArray(List.of(rewrite(f))));
+    }
+    return out;
+  }
+
+  private BsonDocument rewrite(BsonDocument f) {
+    BsonDocument out = new BsonDocument();
+    for (var e : f.entrySet()) {
+      String k = e.getKey();
+      BsonValue v = e.getValue();
+      if (LOGICAL.contains(k) && v.isArray()) {
+        BsonArray a = new BsonArray();
+        for (BsonValue each : v.asArray()) {
+          a.add(each.isDocument() ? rewrite(each.asDocument()) : each);
+        }
+        out.put(k, a);
+      } else if (k.equals(MongoTreeStore.ID)) {
+        if (v.isString()) {
+          out.put(k, nodeKey(v.asString().getValue()));
+        } else if (isOperators(v) && MAPPED.containsAll(v.asDocument().keySet())) {
+          BsonDocument ops = new BsonDocument();
+          for (var op : v.asDocument().entrySet()) {
+            ops.put(op.getKey(), keys(op.getValue()));
+          }
+          out.put(k, ops);
+        } else if (isOperators(v)) {
+          out.put(MongoTreeStore.ID + "." + NODE, v);
+        } else {
+          out.put(k, v); // one of Arbor's own documents, or an id that is no node id
+        }
+      } else {
+        out.put(k, v);
+      }
+    }
+    return out;
+  }
+
+  private BsonValue keys(BsonValue v) {
+    if (v.isString()) {
+      return nodeKey(v.asString().getValue());
+    }
+    if (v.isArray()) {
+      BsonArray a = new BsonArray();
+      for (BsonValue each : v.asArray()) {
+        a.add(each.isString() ? nodeKey(each.asString().getValue()) : each);
+      }
+      return a;
+    }
+    return v;
+  }
+
+  private static boolean isOperators(BsonValue v) {
+    return v.isDocument() && !v.asDocument().isEmpty()
+        && v.asDocument().getFirstKey().startsWith("$");
+  }
+
+  /** A node document as it is stored: the scoped {@code _id}, then the scope field. */
+  BsonDocument stored(BsonDocument document) {
+    BsonDocument out = new BsonDocument();
+    BsonValue id = document.get(MongoTreeStore.ID);
+    out.put(MongoTreeStore.ID, id != null && id.isString() ? nodeKey(id.asString().getValue())
+        : id);
+    out.put(field, value);
+    for (var e : document.entrySet()) {
+      if (!e.getKey().equals(MongoTreeStore.ID) && !e.getKey().equals(field)) {
+        out.put(e.getKey(), e.getValue());
+      }
+    }
+    return out;
+  }
+
+  /** {@code document} with {@code field: value} added (for Arbor's own documents). */
+  BsonDocument tagged(BsonDocument document) {
+    BsonDocument out = document.clone();
+    out.put(field, value);
+    return out;
+  }
+
+  /**
+   * {@code collection} reading node documents as the stores expect them: a scoped {@code _id}
+   * decodes to the node id, and the scope field is dropped.
+   */
+  MongoCollection<Document> collection(MongoCollection<Document> collection) {
+    CodecRegistry base = collection.getCodecRegistry();
+    @SuppressWarnings("unchecked")
+    CollectibleCodec<Document> codec = (CollectibleCodec<Document>) base.get(Document.class);
+    return collection.withCodecRegistry(CodecRegistries.fromRegistries(
+        CodecRegistries.fromCodecs(new Decoding(codec)), base));
+  }
+
+  /** A node document as the stores read it, or {@code d} itself if it is not a scoped node. */
+  Document decoded(Document d) {
+    if (d.get(MongoTreeStore.ID) instanceof Document key && key.containsKey(NODE)
+        && !key.containsKey("arbor") && key.get(NODE) instanceof String id) {
+      Document out = new Document(MongoTreeStore.ID, id);
+      for (var e : d.entrySet()) {
+        if (!e.getKey().equals(MongoTreeStore.ID) && !e.getKey().equals(field)) {
+          out.put(e.getKey(), e.getValue());
+        }
+      }
+      return out;
+    }
+    return d;
+  }
+
+  private final class Decoding implements CollectibleCodec<Document> {
+    private final CollectibleCodec<Document> codec;
+
+    Decoding(CollectibleCodec<Document> codec) {
+      this.codec = codec;
+    }
+
+    @Override
+    public Document decode(BsonReader reader, DecoderContext context) {
+      return decoded(codec.decode(reader, context));
+    }
+
+    @Override
+    public void encode(BsonWriter writer, Document document, EncoderContext context) {
+      codec.encode(writer, document, context);
+    }
+
+    @Override
+    public Class<Document> getEncoderClass() {
+      return Document.class;
+    }
+
+    @Override
+    public Document generateIdIfAbsentFromDocument(Document document) {
+      return codec.generateIdIfAbsentFromDocument(document);
+    }
+
+    @Override
+    public boolean documentHasId(Document document) {
+      return codec.documentHasId(document);
+    }
+
+    @Override
+    public BsonValue getDocumentId(Document document) {
+      return codec.getDocumentId(document);
+    }
+  }
+
+  /**
+   * Encodes a scope value, for {@link TreeOptions#withScope}.
+   *
+   * @throws IllegalArgumentException naming the option if it cannot be stored in BSON
+   */
+  static BsonValue encode(Object value, CodecRegistry registry) {
+    try {
+      BsonDocument holder = new BsonDocument();
+      registry.get(Document.class).encode(new BsonDocumentWriter(holder),
+          new Document("v", value), EncoderContext.builder().build());
+      return holder.get("v");
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("withScope: the value " + value + " ("
+          + value.getClass().getName() + ") cannot be stored in BSON: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return field + "=" + value;
+  }
+}
