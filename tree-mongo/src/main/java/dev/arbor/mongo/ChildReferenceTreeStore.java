@@ -615,10 +615,16 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   /**
    * Refuses, before anything is written, to add {@code id} to the {@code children} array of
-   * {@code parent} when the parent's document would pass MongoDB's 16 MB limit (measured in
-   * encoded BSON; the whole document is read only when the array alone is over 8 MB).
+   * {@code parent} when the array would pass the bound of {@link TreeOptions#withMaxChildren}, or
+   * the parent's document MongoDB's 16 MB limit (measured in encoded BSON; the whole document is
+   * read only when the array alone is over 8 MB).
    */
-  private static void checkRoom(Change c, String parent, List<String> children, String id) {
+  private void checkRoom(Change c, String parent, List<String> children, String id) {
+    if (children.size() >= capabilities.maxChildren()) {
+      throw new dev.arbor.core.TreeException("Cannot add '" + id + "' to the children of '"
+          + parent + "': it has " + children.size() + " children, the most"
+          + " TreeOptions.withMaxChildren allows (" + capabilities.maxChildren() + "); " + WIDER);
+    }
     org.bson.BsonArray array = new org.bson.BsonArray();
     for (String child : children) {
       array.add(new org.bson.BsonString(child));
@@ -635,6 +641,22 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
           + parent + "': its document would be " + size + " bytes of BSON, past MongoDB's 16 MB"
           + " limit (" + children.size() + " children); a parent with this many children needs"
           + " parent references, an array of ancestors or materialized paths");
+    }
+  }
+
+  private static final String WIDER = "a node with this many children needs parent references,"
+      + " an array of ancestors or materialized paths, which keep each child in its own document";
+
+  /** A load refuses a node with more children than the bound, before anything is written. */
+  @Override
+  void checkLoad(Tree tree) {
+    for (Tree.Entry e : tree.entries()) {
+      int n = tree.children(e.id()).size();
+      if (n > capabilities.maxChildren()) {
+        throw new dev.arbor.core.TreeException("Cannot load the tree: '" + e.id() + "' has " + n
+            + " children, more than TreeOptions.withMaxChildren allows ("
+            + capabilities.maxChildren() + "); " + WIDER);
+      }
     }
   }
 

@@ -1041,6 +1041,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     for (Tree.Entry e : tree.entries()) {
       checkAttributes(e.id(), e.attributes());
     }
+    checkLoad(tree);
     NodeTooLargeException tooLarge = Fits.check(pattern(), tree, collection.getCodecRegistry());
     if (tooLarge != null) {
       throw tooLarge; // before a document is built: their total grows with depth squared
@@ -1114,6 +1115,14 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       h.close();
     }
   }
+
+  /**
+   * Checks, before anything is written, that the pattern can store {@code tree}; by default it
+   * can.
+   *
+   * @throws TreeException naming the node it cannot store
+   */
+  void checkLoad(Tree tree) {}
 
   /** The documents of a whole tree, derived fields computed in one pass over its preorder. */
   abstract Iterable<Document> documentsFor(Tree tree);

@@ -51,6 +51,7 @@ final class ServerCapabilities {
   private @Nullable String scopeField;
   private @Nullable Object scopeValue;
   private List<dev.arbor.core.TreeListener> listeners = List.of();
+  private int maxChildren = TreeOptions.DEFAULT_MAX_CHILDREN;
   private volatile @Nullable Boolean graphLookup;
   private volatile @Nullable Boolean pipelineUpdates;
 
@@ -167,6 +168,16 @@ final class ServerCapabilities {
         break;
     }
     scope = new Scope(field, v);
+  }
+
+  /** The most children a {@code children} array may hold (child references). */
+  ServerCapabilities maxChildren(int maxChildren) {
+    this.maxChildren = maxChildren;
+    return this;
+  }
+
+  int maxChildren() {
+    return maxChildren;
   }
 
   /** The local clock of the lock protocol (tests inject their own). */

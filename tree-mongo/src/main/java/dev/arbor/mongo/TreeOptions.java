@@ -32,11 +32,30 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>{@link #withListener listeners}<td>none<td>told of each committed change
  * <tr><td>{@link #withScope scope}<td>none: one tree per collection<td>the store sees one of
  *     several trees kept in the collection, with a lock of its own
+ * <tr><td>{@link #withMaxChildren max children}<td>{@value #DEFAULT_MAX_CHILDREN}<td>child
+ *     references only: the most children a node's {@code children} array may hold
  * </table>
+ *
+ * <p>Options are checked when set, and against the pattern when the store is opened: an option
+ * a pattern has no use for is refused then, naming the option.
  */
 public final class TreeOptions {
+  /**
+   * The default bound of a {@code children} array: 100 000 children. An element of the array
+   * takes 12 bytes of BSON besides the id (type, index key of up to 6 bytes, length,
+   * terminator), so 100 000 children of 36-character ids (UUIDs) make a parent of about 4.8 MB,
+   * under a third of MongoDB's 16 MB document limit, which the byte check enforces whatever the
+   * bound (it takes over for ids longer than about 150 characters). The bound is a count rather
+   * than bytes because that is what the cost grows with: every insert, move and page of children
+   * under the parent reads or rewrites the whole array, and the multikey index on {@code
+   * children} holds one entry per element. Lower it where a parent that wide is a mistake.
+   */
+  public static final int DEFAULT_MAX_CHILDREN = 100_000;
+  /** The largest bound accepted: a million ids of one character already take 8 MB of BSON. */
+  static final int MAX_MAX_CHILDREN = 1_000_000;
+  private static final int UNSET = -1;
   private static final TreeOptions DEFAULTS = new TreeOptions(null, true, 30_000, 60_000,
-      List.of(), null, null);
+      List.of(), null, null, UNSET);
 
   private final @Nullable MongoClient client;
   private final boolean isolatedReads;
@@ -45,10 +64,11 @@ public final class TreeOptions {
   private final List<TreeListener> listeners;
   private final @Nullable String scopeField;
   private final @Nullable Object scopeValue;
+  private final int maxChildren;
 
   private TreeOptions(@Nullable MongoClient client, boolean isolatedReads, long leaseMillis,
       long waitMillis, List<TreeListener> listeners, @Nullable String scopeField,
-      @Nullable Object scopeValue) {
+      @Nullable Object scopeValue, int maxChildren) {
     this.scopeField = scopeField;
     this.scopeValue = scopeValue;
     this.client = client;
@@ -56,6 +76,7 @@ public final class TreeOptions {
     this.leaseMillis = leaseMillis;
     this.waitMillis = waitMillis;
     this.listeners = listeners;
+    this.maxChildren = maxChildren;
   }
 
   /** The defaults: lock and journal, isolated reads, 30 s lease, 60 s lock wait. */
@@ -67,27 +88,27 @@ public final class TreeOptions {
   public TreeOptions withTransactions(MongoClient client) {
     return new TreeOptions(requireNonNull(client, "client"), isolatedReads, leaseMillis,
         waitMillis, listeners,
-        scopeField, scopeValue);
+        scopeField, scopeValue, maxChildren);
   }
 
   /** Whether reads are isolated from concurrent changes made with the lock and journal. */
   public TreeOptions withIsolatedReads(boolean isolatedReads) {
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
-        scopeField, scopeValue);
+        scopeField, scopeValue, maxChildren);
   }
 
   /** How long the lock is held at most by a holder that stopped answering. */
   public TreeOptions withLease(Duration lease) {
     return new TreeOptions(client, isolatedReads, positive(lease, "lease"), waitMillis,
         listeners,
-        scopeField, scopeValue);
+        scopeField, scopeValue, maxChildren);
   }
 
   /** How long a call waits for the lock. */
   public TreeOptions withLockWait(Duration wait) {
     return new TreeOptions(client, isolatedReads, leaseMillis, positive(wait, "lock wait"),
         listeners,
-        scopeField, scopeValue);
+        scopeField, scopeValue, maxChildren);
   }
 
   /**
@@ -99,7 +120,7 @@ public final class TreeOptions {
     List<TreeListener> more = new ArrayList<>(listeners);
     more.add(listener);
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, List.copyOf(more),
-        scopeField, scopeValue);
+        scopeField, scopeValue, maxChildren);
   }
 
   /**
@@ -130,7 +151,41 @@ public final class TreeOptions {
           + " cannot be null");
     }
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners, field,
-        value);
+        value, maxChildren);
+  }
+
+  /**
+   * {@link TreePattern#CHILD_REFERENCES} only: the most children one node may have, that is the
+   * longest {@code children} array the store writes (default {@value #DEFAULT_MAX_CHILDREN}; see
+   * {@link #DEFAULT_MAX_CHILDREN} for why). An insert, move or delete lifting children that would
+   * give a node more, and a load of a tree with a wider node, throw {@link
+   * dev.arbor.core.TreeException} naming the parent, and nothing is written. Whatever the bound,
+   * a {@code children} array that would pass MongoDB's 16 MB document limit (measured in encoded
+   * BSON) is refused the same way. A node that needs more children than this needs another
+   * pattern: parent references, an array of ancestors or materialized paths keep each child in
+   * its own document.
+   *
+   * @throws IllegalArgumentException if {@code maxChildren} is not between 1 and 1 000 000
+   */
+  public TreeOptions withMaxChildren(int maxChildren) {
+    if (maxChildren < 1 || maxChildren > MAX_MAX_CHILDREN) {
+      throw new IllegalArgumentException("maxChildren must be between 1 and " + MAX_MAX_CHILDREN
+          + ": " + maxChildren);
+    }
+    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
+        scopeField, scopeValue, maxChildren);
+  }
+
+  /**
+   * Checks the options against the pattern a store is opened with.
+   *
+   * @throws IllegalArgumentException naming an option the pattern has no use for
+   */
+  void checkFor(TreePattern pattern) {
+    if (maxChildren != UNSET && pattern != TreePattern.CHILD_REFERENCES) {
+      throw new IllegalArgumentException("TreeOptions.withMaxChildren applies to "
+          + TreePattern.CHILD_REFERENCES + " only: " + pattern + " keeps no children array");
+    }
   }
 
   private static long positive(Duration d, String what) {
@@ -143,13 +198,15 @@ public final class TreeOptions {
 
   ServerCapabilities capabilities(com.mongodb.client.MongoCollection<org.bson.Document> c) {
     return ServerCapabilities.probing(c).client(client).isolatedReads(isolatedReads)
-        .lease(leaseMillis, waitMillis).listeners(listeners).scope(scopeField, scopeValue);
+        .lease(leaseMillis, waitMillis).listeners(listeners).scope(scopeField, scopeValue)
+        .maxChildren(maxChildren == UNSET ? DEFAULT_MAX_CHILDREN : maxChildren);
   }
 
   @Override
   public String toString() {
     return "TreeOptions[transactions=" + (client != null) + ", isolatedReads=" + isolatedReads
         + ", lease=" + leaseMillis + "ms, lockWait=" + waitMillis + "ms"
-        + (scopeField == null ? "" : ", scope=" + scopeField + ":" + scopeValue) + "]";
+        + (scopeField == null ? "" : ", scope=" + scopeField + ":" + scopeValue)
+        + (maxChildren == UNSET ? "" : ", maxChildren=" + maxChildren) + "]";
   }
 }

@@ -89,6 +89,7 @@ public enum TreePattern {
   public MongoTree open(MongoCollection<Document> collection, TreeOptions options) {
     requireNonNull(collection, "collection");
     requireNonNull(options, "options");
+    options.checkFor(this);
     return open(collection, options.capabilities(collection));
   }
 

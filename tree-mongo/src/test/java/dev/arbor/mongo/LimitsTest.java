@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Deletion;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
@@ -121,6 +122,94 @@ class LimitsTest {
               .load(Tree.builder().add("b", null, huge).build()));
       assertTrue(load.getMessage().contains("attributes alone"), load.getMessage());
       assertEquals(1, store.size());
+    }
+  }
+
+  /** A store of child references bounded to 3 children, loaded with {@code outline}. */
+  private static MongoTree bounded(String outline) {
+    MongoTree store = TreePattern.CHILD_REFERENCES.open(MongoTestServer.get().freshCollection(),
+        TreeOptions.defaults().withMaxChildren(3));
+    store.load(Tree.parse(outline));
+    return store;
+  }
+
+  private static void assertRefused(MongoTree store, String parent, Runnable call) {
+    Tree before = store.snapshot();
+    TreeException e = assertThrows(TreeException.class, call::run);
+    assertTrue(e.getMessage().contains("children of '" + parent + "'")
+        && e.getMessage().contains("withMaxChildren"), e.getMessage());
+    assertEquals(before, store.snapshot(), "nothing was written");
+    assertEquals(List.of(), store.check());
+  }
+
+  @Test
+  void aFullParentRefusesAnInsertBeforeAnythingIsWritten() {
+    MongoTree store = bounded("p(a b c) q");
+    assertRefused(store, "p", () -> store.insert("d", Position.lastChildOf("p")));
+    assertRefused(store, "p", () -> store.insert("d", Position.before("b")));
+    store.insert("d", Position.lastChildOf("q")); // another parent has room
+    store.insert("r", Position.lastRoot()); // roots are not an array
+  }
+
+  @Test
+  void aMoveIntoAFullParentIsRefusedAndAMoveWithinItIsNot() {
+    MongoTree store = bounded("p(a b c) q(x)");
+    assertRefused(store, "p", () -> store.move("x", Position.firstChildOf("p")));
+    assertRefused(store, "p", () -> store.move("q", Position.after("c")));
+    store.move("a", Position.after("c")); // the same three children in another order
+    assertEquals(List.of("b", "c", "a"), store.children("p"));
+    store.move("c", Position.lastChildOf("x"));
+    store.move("x", Position.lastChildOf("p")); // room again
+  }
+
+  @Test
+  void liftingChildrenIntoAFullParentIsRefused() {
+    MongoTree store = bounded("p(a(a1 a2) b c)");
+    assertRefused(store, "p", () -> store.delete("a", Deletion.LIFT_CHILDREN));
+  }
+
+  @Test
+  void aLoadOfATooWideTreeWritesNothing() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTree store = TreePattern.CHILD_REFERENCES.open(c,
+        TreeOptions.defaults().withMaxChildren(3));
+    TreeException e = assertThrows(TreeException.class,
+        () -> store.load(Tree.parse("r(p(a b c d))")));
+    assertTrue(e.getMessage().contains("'p' has 4 children")
+        && e.getMessage().contains("withMaxChildren"), e.getMessage());
+    assertEquals(0, c.countDocuments(), "not even a lock document");
+  }
+
+  @Test
+  void theDefaultBoundIsAHundredThousandChildren() {
+    assertEquals(100_000, TreeOptions.DEFAULT_MAX_CHILDREN);
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    assertEquals(TreeOptions.DEFAULT_MAX_CHILDREN,
+        TreeOptions.defaults().capabilities(c).maxChildren());
+    assertEquals(7, TreeOptions.defaults().withMaxChildren(7).capabilities(c).maxChildren());
+    // 100 000 UUID-sized ids: the parent stays under a third of the 16 MB limit.
+    org.bson.BsonArray children = new org.bson.BsonArray();
+    for (int i = 0; i < TreeOptions.DEFAULT_MAX_CHILDREN; i++) {
+      children.add(new org.bson.BsonString(java.util.UUID.randomUUID().toString()));
+    }
+    long bytes = Encoded.size(new org.bson.BsonDocument("children", children));
+    assertTrue(bytes < Encoded.MAX_DOCUMENT / 3, bytes + " bytes");
+  }
+
+  @Test
+  void theBoundIsCheckedWhenSetAndAgainstThePatternWhenOpened() {
+    for (int bad : new int[] {0, -1, 1_000_001}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> TreeOptions.defaults().withMaxChildren(bad));
+      assertTrue(e.getMessage().contains("maxChildren"), e.getMessage());
+    }
+    for (TreePattern p : TreePattern.values()) {
+      if (p != TreePattern.CHILD_REFERENCES) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> p.open(MongoTestServer.get().freshCollection(),
+                TreeOptions.defaults().withMaxChildren(5)));
+        assertTrue(e.getMessage().contains("withMaxChildren"), e.getMessage());
+      }
     }
   }
 }
