@@ -511,9 +511,14 @@ final class TreeLock {
       }
     }
     long start = timing.nanoTime();
+    long seen = -1;
     try {
       for (int attempt = 0; ; attempt++) {
         State s = poll(token, false);
+        if (s.version != seen) {
+          seen = s.version; // the line moved: poll soon again, it may be this caller's turn
+          attempt = 0;
+        }
         long now = s.waiting.get(token).at();
         if (s.stuck != null) {
           throw stuck(s.stuck);
@@ -611,13 +616,21 @@ final class TreeLock {
     }
   }
 
+  /**
+   * The longest pause between two polls of a waiting caller. Pauses start at 1 ms and double
+   * while the lock stays as it was; they start again at 1 ms each time the lock changes hands,
+   * so that a caller next in line notices its turn within a few ms of a short change.
+   */
+  static final long MAX_PAUSE_MILLIS = 16;
+
   private void pause(int attempt, long start, State s) {
     if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
       throw new TreeException("Tree '" + tree + "' stayed locked for more than " + waitMillis
           + " ms (" + (s.owner == null ? "waiting for earlier callers" : "holder doing: "
               + s.what) + ")");
     }
-    sleep(Math.max(1, Math.min(Math.min(50, leaseMillis / 4), 1L << Math.min(attempt, 6))));
+    sleep(Math.max(1, Math.min(Math.min(MAX_PAUSE_MILLIS, leaseMillis / 4),
+        1L << Math.min(attempt, 6))));
   }
 
   private void sleep(long millis) {
@@ -653,8 +666,13 @@ final class TreeLock {
    */
   State awaitQuiet(String token) {
     long start = timing.nanoTime();
+    long seen = -1;
     for (int attempt = 0; ; attempt++) {
       State s = poll(token, true);
+      if (s.version != seen) {
+        seen = s.version;
+        attempt = 0;
+      }
       if (s.stuck != null) {
         throw stuck(s.stuck);
       }
@@ -724,21 +742,23 @@ final class TreeLock {
     Boolean known = ordered;
     if (known == null) {
       read(); // the lock document exists from here on
+      // Each probe writes a field of its own: probes of other stores (or threads) sent at the
+      // same time neither hide nor fake this one's harmless update.
       String token = newToken();
+      String mine = PROBE + "." + token;
       try {
         raw.bulkWrite(List.of(
             new UpdateOneModel<>(and(lockKey(), eq(OWNER, "probe-" + token)),
                 Updates.set(STATE + ".probe", token), new UpdateOptions().upsert(true)),
-            new UpdateOneModel<>(lockKey(), Updates.set(PROBE, token))));
+            new UpdateOneModel<>(lockKey(), Updates.set(mine, true))));
       } catch (MongoBulkWriteException expected) {
         // the fence failed, as intended
       }
-      BsonDocument d = raw.find(lockKey()).projection(Projections.include(PROBE))
-          .first();
-      boolean ranOn = d != null && d.isString(PROBE) && d.getString(PROBE).getValue()
-          .equals(token);
+      BsonDocument d = raw.find(lockKey()).projection(Projections.include(mine)).first();
+      boolean ranOn = d != null && d.isDocument(PROBE) && d.getDocument(PROBE)
+          .containsKey(token);
       if (ranOn) {
-        raw.updateOne(lockKey(), Updates.unset(PROBE));
+        raw.updateOne(lockKey(), Updates.unset(mine));
       }
       known = !ranOn;
       ordered = known;

@@ -43,13 +43,20 @@ class ConcurrencyTest {
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void concurrentWritersSerializeAndReadersSeeSoundTrees(TreePattern pattern) throws Exception {
-    run(pattern, 4, 40, 30_000, 0);
+    run(pattern, 4, 40, 30_000, 0, false);
+  }
+
+  /** Threads of one application share one store (and its last known quiet version). */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void writersSharingOneStoreSerialize(TreePattern pattern) throws Exception {
+    run(pattern, 4, 40, 30_000, 0, true);
   }
 
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void holdersSlowerThanTheirLeaseNeverInterleave(TreePattern pattern) throws Exception {
-    run(pattern, 3, 16, 100, 0.3);
+    run(pattern, 3, 16, 100, 0.3, false);
   }
 
   /** Sleeps up to 250 ms before a fraction of the batches it sends. */
@@ -83,7 +90,7 @@ class ConcurrencyTest {
   }
 
   private void run(TreePattern pattern, int threads, int opsPerThread, long lease,
-      double stalls) throws Exception {
+      double stalls, boolean shared) throws Exception {
     String name = MongoTestServer.get().freshCollection().getNamespace().getCollectionName();
     String uri = MongoTestServer.get().uri();
     String db = MongoTestServer.get().database().getName();
@@ -100,14 +107,16 @@ class ConcurrencyTest {
       AtomicBoolean writing = new AtomicBoolean(true);
       ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
       List<Future<?>> writers = new ArrayList<>();
+      ThreadLocal<Long> version = new ThreadLocal<>();
+      MongoTreeStore one0 = null;
       for (int t = 0; t < threads; t++) {
         MongoClient client = t % 2 == 0 ? one : two;
         com.mongodb.client.MongoCollection<org.bson.Document> c = client.getDatabase(db)
             .getCollection(name);
-        MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-            .lease(lease, 60_000));
+        MongoTreeStore store = shared && one0 != null ? one0 : (MongoTreeStore) pattern.open(c,
+            ServerCapabilities.probing(c).lease(lease, 60_000));
+        one0 = store;
         stores.add(store);
-        ThreadLocal<Long> version = new ThreadLocal<>();
         store.onSettled = version::set;
         int thread = t;
         if (stalls > 0) {
