@@ -862,6 +862,15 @@ final class TreeLock {
     } catch (Completed c) {
       deleted = -1; // completed by another caller: the count is not known here
     }
+    if (!x.fences.isEmpty() && !x.resent) {
+      // Every command these fences guarded was answered (none was resent after an I/O error),
+      // so none can still arrive: they guard nothing now.
+      try {
+        raw.deleteMany(scoped(in("_id", x.fences)));
+      } catch (MongoException e) {
+        // left in place: harmless, and skipped by every query of nodes
+      }
+    }
     if (!parts.isEmpty()) {
       List<BsonValue> ids = new ArrayList<>();
       for (BsonDocument part : parts) {
@@ -1029,6 +1038,10 @@ final class TreeLock {
     int insertFences;
     /** When the last lone fence was sent (local clock), 0: never. */
     long fencedAt;
+    /** The ids of the insert fences this execution inserted. */
+    final List<BsonValue> fences = new ArrayList<>();
+    /** Whether a command was sent again after an I/O error (the first may still arrive). */
+    boolean resent;
 
     Execution(String token, @Nullable Quiet claim, long v, String what, List<Step> steps,
         List<Statement> program, int commitPoint, boolean journaled, @Nullable Hold hold) {
@@ -1071,8 +1084,10 @@ final class TreeLock {
         if (kind == 1) {
           // An insert command is led by an insert fence, which a caller who took the lock over
           // has taken first: then the command stops before its first insert.
+          BsonDocument fenceId = insertFence(writer(), nextInsertFence());
+          fences.add(fenceId);
           batch.add(new Statement(new InsertOneModel<>(tagged(new BsonDocument("_id",
-              insertFence(writer(), nextInsertFence())))), 0));
+              fenceId))), 0));
           index.add(-1);
         } else if (orderedServer) {
           if (next == 0) {
@@ -1172,6 +1187,7 @@ final class TreeLock {
     }
 
     private void retryAfter(MongoException e, long start) {
+      resent = true;
       if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
         throw interrupted(e, false);
       }

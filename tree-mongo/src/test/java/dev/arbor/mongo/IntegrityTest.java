@@ -25,6 +25,33 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /** Protocol choice, read isolation, repair of hand-written collections, foreign layouts. */
 class IntegrityTest {
+  /**
+   * On the embedded server inserts are fenced by insert fences; once a change is done they are
+   * removed: after many changes the collection holds its nodes and the lock document, plus
+   * nothing, in every pattern and for a scoped tree.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void changesLeaveNothingButNodesAndTheLock(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeStore plain = pattern.open(c);
+    TreeStore scoped = pattern.open(c, TreeOptions.defaults().withScope("tenant", "acme"));
+    for (TreeStore s : List.of(plain, scoped)) {
+      s.load(Tree.parse("r(a b)"));
+      for (int i = 0; i < 10; i++) {
+        s.insert("x" + i, Position.lastChildOf(i % 2 == 0 ? "a" : "b"));
+        s.move("x" + i, Position.firstChildOf("r"));
+      }
+      s.delete("x0");
+      s.insert("y", Position.lastChildOf("x1"));
+    }
+    assertEquals(2 * (3 + 9 + 1), c.countDocuments(Filters.type("_id", "string"))
+        + c.countDocuments(Filters.type("_id.id", "string")));
+    List<Document> others = c.find(Filters.and(Filters.not(Filters.type("_id", "string")),
+        Filters.not(Filters.type("_id.id", "string")))).into(new java.util.ArrayList<>());
+    assertEquals(2, others.size(), others::toString); // the two trees' lock documents
+  }
+
 
   @Test
   void withoutSessionsTheStoreChoosesTheLockAndJournal() {
