@@ -864,12 +864,8 @@ final class TreeLock {
     }
     if (!x.fences.isEmpty() && !x.resent) {
       // Every command these fences guarded was answered (none was resent after an I/O error),
-      // so none can still arrive: they guard nothing now.
-      try {
-        raw.deleteMany(scoped(in("_id", x.fences)));
-      } catch (MongoException e) {
-        // left in place: harmless, and skipped by every query of nodes
-      }
+      // so none can still arrive: they guard nothing now, and go in the next sweep.
+      sweep(x.fences);
     }
     if (!parts.isEmpty()) {
       List<BsonValue> ids = new ArrayList<>();
@@ -879,6 +875,34 @@ final class TreeLock {
       raw.deleteMany(scoped(in("_id", ids)));
     }
     return new Result(v, deleted);
+  }
+
+  /**
+   * Insert fences that guard nothing any more are deleted {@value #FENCE_SWEEP} at a time, in one
+   * command: a change on the embedded server pays no round trip of its own for them.
+   */
+  static final int FENCE_SWEEP = 32;
+
+  private final java.util.concurrent.ConcurrentLinkedQueue<BsonValue> spentFences =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+  private void sweep(List<BsonValue> fences) {
+    spentFences.addAll(fences);
+    if (spentFences.size() < FENCE_SWEEP) {
+      return;
+    }
+    List<BsonValue> ids = new ArrayList<>();
+    for (BsonValue id; ids.size() < 4 * FENCE_SWEEP && (id = spentFences.poll()) != null; ) {
+      ids.add(id);
+    }
+    if (ids.isEmpty()) {
+      return;
+    }
+    try {
+      raw.deleteMany(scoped(in("_id", ids)));
+    } catch (MongoException e) {
+      // left in place: harmless, and skipped by every query of nodes
+    }
   }
 
   private List<BsonDocument> journalParts(long v, BsonArray encoded) {
