@@ -404,7 +404,8 @@ final class StreamLoad {
         encode(s);
         ids.add(s.id);
       }
-      Document clash = reads.find(and(MongoTreeStore.NODES, in(MongoTreeStore.ID, ids)))
+      // _id alone (a list of strings selects nodes only), so that the _id index serves it
+      Document clash = reads.find(in(MongoTreeStore.ID, ids))
           .projection(MongoTreeStore.fields(MongoTreeStore.ID)).limit(1).first();
       if (clash != null) {
         throw new DuplicateNodeException(clash.getString(MongoTreeStore.ID));
