@@ -349,7 +349,9 @@ final class StreamLoad {
       encode(f.slot);
     } else {
       BsonValue v = value instanceof Long l ? new BsonInt64(l) : strings(f.children);
-      late.add(new UpdateOneModel<>(new BsonDocument(MongoTreeStore.ID, key(f.id)),
+      // by _id and this load's mark: a stale holder's update never reaches a later node
+      late.add(new UpdateOneModel<>(new BsonDocument(MongoTreeStore.ID, key(f.id))
+          .append(Step.MARK + ".v", new BsonInt64(version)),
           new BsonDocument("$set", new BsonDocument(field, v)), Step.simpleUpdate()));
     }
     f.slot = null;
