@@ -217,6 +217,44 @@ public final class InMemoryTreeStore implements TreeStore {
     }
   }
 
+  /** Collects the entries while holding the store, so that the load is one change. */
+  @Override
+  public synchronized long load(java.util.Iterator<? extends Tree.Entry> entries) {
+    Tree tree = TreeStores.collect(entries);
+    load(tree);
+    return tree.size();
+  }
+
+  /** Checks the parent and every id first, then adds the nodes: all or nothing. */
+  @Override
+  public synchronized long graft(@Nullable String parentId, Tree tree) {
+    requireNonNull(tree, "tree");
+    if (parentId != null) {
+      entry(parentId);
+    }
+    for (Tree.Entry e : tree.entries()) {
+      if (nodes.containsKey(e.id())) {
+        throw new DuplicateNodeException(e.id());
+      }
+    }
+    for (Tree.Entry e : tree.entries()) {
+      String parent = e.parentId() != null ? e.parentId() : parentId;
+      nodes.put(e.id(), new Entry(parent, e.attributes()));
+      group(parent).add(e.id());
+    }
+    return tree.size();
+  }
+
+  @Override
+  public synchronized long graft(@Nullable String parentId,
+      java.util.Iterator<? extends Tree.Entry> entries) {
+    requireNonNull(entries, "entries");
+    if (parentId != null) {
+      entry(parentId); // an unknown parent is named before the stream is read
+    }
+    return graft(parentId, TreeStores.collect(entries));
+  }
+
   @Override
   public synchronized Tree snapshot() {
     return TreeStore.super.snapshot();

@@ -20,6 +20,8 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>{@link Kind#DELETE}<td>the deleted node<td>its parent before<td>null<td>null<td>the
  *     nodes deleted
  * <tr><td>{@link Kind#LOAD}<td>null<td>null<td>null<td>null<td>the nodes loaded
+ * <tr><td>{@link Kind#GRAFT}<td>null<td>null<td>the node grafted under (null: new roots)<td>null
+ *     <td>the nodes grafted
  * <tr><td>{@link Kind#REPAIR}<td>null<td>null<td>null<td>null<td>the documents it rewrote (a
  *     repair that finds nothing to rewrite tells nothing)
  * </table>
@@ -48,6 +50,8 @@ public record TreeEvent(Kind kind, @Nullable String id, @Nullable String oldPare
     DELETE,
     /** A whole tree was loaded into an empty store. */
     LOAD,
+    /** A forest was grafted under a node, or as new roots, of a tree. */
+    GRAFT,
     /** The tree's derived fields were rewritten by a repair. */
     REPAIR
   }

@@ -3,6 +3,7 @@ package dev.arbor.core;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -370,6 +371,100 @@ public interface TreeStore {
    * @throws TreeException if the store is not empty; nothing is written then
    */
   void load(Tree tree);
+
+  /**
+   * Writes a whole forest read from {@code entries} into this store, which must be empty,
+   * all-or-nothing: either every entry is stored or, after any exception, the store is empty
+   * again. The entries come in preorder, as {@link #entries()}, {@link Tree#entries()} and {@link
+   * dev.arbor.core.json.TreeJsonReader} give them: each entry's parent before it, and a node's
+   * subtree before its next sibling; an entry's {@link Tree.Entry#depth() depth} is not read (its
+   * parent places it). So a tree is copied from store to store without being held whole:
+   *
+   * <pre>{@code
+   * try (Stream<Tree.Entry> entries = source.entries()) {
+   *   target.load(entries.iterator());
+   * }
+   * }</pre>
+   *
+   * <p>The default implementation collects the entries into a {@link Tree} and calls {@link
+   * #load(Tree)}; the MongoDB stores write in batches as the entries come, holding one batch and
+   * the path from a root to the current entry, never the whole tree.
+   *
+   * @return the number of nodes written
+   * @throws TreeException if the store is not empty, if an entry's parent is not on the path from
+   *     a root to the entry before it (not preorder, or a parent that is not in the stream), or if
+   *     an entry cannot be stored by this store (for example, its document would pass a size
+   *     limit); nothing is left written then
+   * @throws DuplicateNodeException if an id appears twice; nothing is left written then
+   */
+  default long load(Iterator<? extends Tree.Entry> entries) {
+    Tree tree = TreeStores.collect(entries);
+    load(tree);
+    return tree.size();
+  }
+
+  /**
+   * Adds a forest to this store, all-or-nothing: the roots of {@code tree} become the last
+   * children of {@code parentId}, in their order (the last roots of the forest if {@code parentId}
+   * is null), and the other nodes keep their parents and order. The store need not be empty; every
+   * id of {@code tree} must be new.
+   *
+   * <pre>{@code
+   *   a                 graft("a", Tree.parse("x(y) z"))        a
+   *   ├─ b              ─────────────────────────────────▶      ├─ b
+   *   └─ c                                                      ├─ c
+   *                                                             ├─ x
+   *                                                             │  └─ y
+   *                                                             └─ z
+   * }</pre>
+   *
+   * <p>The default implementation checks the parent and every id, then inserts node by node (a
+   * change each, so that a failure between them leaves part of the forest); the reference and
+   * the MongoDB stores override it with one change.
+   *
+   * @param parentId the existing node to graft under, or null to add new roots
+   * @return the number of nodes added
+   * @throws NodeNotFoundException if {@code parentId} does not exist
+   * @throws DuplicateNodeException if an id of {@code tree} exists in the store; nothing is
+   *     written then
+   * @throws TreeException if a node cannot be stored by this store; nothing is written then
+   */
+  default long graft(@Nullable String parentId, Tree tree) {
+    java.util.Objects.requireNonNull(tree, "tree");
+    if (parentId != null) {
+      TreeStores.checkId(parentId);
+      find(parentId).orElseThrow(() -> new NodeNotFoundException(parentId));
+    }
+    for (Tree.Entry e : tree.entries()) {
+      if (find(e.id()).isPresent()) {
+        throw new DuplicateNodeException(e.id());
+      }
+    }
+    for (Tree.Entry e : tree.entries()) {
+      Position at = e.parentId() != null ? Position.lastChildOf(e.parentId())
+          : parentId != null ? Position.lastChildOf(parentId) : Position.lastRoot();
+      insert(e.id(), at, e.attributes());
+    }
+    return tree.size();
+  }
+
+  /**
+   * Adds a forest read from {@code entries} (in preorder, as for {@link #load(Iterator)}) as
+   * {@link #graft(String, Tree)} does, all-or-nothing. The MongoDB stores write it in batches as
+   * the entries come, in bounded memory, and make it part of the tree in one last step; the
+   * default implementation collects the entries into a {@link Tree} first.
+   *
+   * @param parentId the existing node to graft under, or null to add new roots
+   * @return the number of nodes added
+   * @throws NodeNotFoundException if {@code parentId} does not exist
+   * @throws DuplicateNodeException if an id of the entries exists in the store or appears twice;
+   *     nothing is left written then
+   * @throws TreeException if the entries are not in preorder, or a node cannot be stored by this
+   *     store; nothing is left written then
+   */
+  default long graft(@Nullable String parentId, Iterator<? extends Tree.Entry> entries) {
+    return graft(parentId, TreeStores.collect(entries));
+  }
 
   /**
    * Every node of the forest, with attributes, in preorder (a parent before its children,

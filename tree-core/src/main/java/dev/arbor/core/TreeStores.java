@@ -102,4 +102,43 @@ public final class TreeStores {
     }
     return value;
   }
+
+  /**
+   * The exception for an entry of a stream whose parent is not on the path from a root to the
+   * entry before it: the stream is not in preorder, or names a parent that is not in it.
+   *
+   * @param index the entry's position in the stream, from 0
+   */
+  public static TreeException notInPreorder(Tree.Entry entry, long index) {
+    return new TreeException("Entry " + index + " ('" + entry.id() + "') names the parent '"
+        + entry.parentId() + "', which is not on the path from a root to the entry before it:"
+        + " entries must come in preorder (a parent before its children, a subtree before its"
+        + " next sibling) and name parents among the entries before them; nothing was written");
+  }
+
+  /**
+   * Reads a stream of entries in preorder into a {@link Tree}, checking the order.
+   *
+   * @throws TreeException naming the first entry out of preorder
+   * @throws DuplicateNodeException if an id appears twice
+   */
+  public static Tree collect(java.util.Iterator<? extends Tree.Entry> entries) {
+    requireNonNull(entries, "entries");
+    Tree.Builder builder = Tree.builder();
+    java.util.ArrayDeque<String> path = new java.util.ArrayDeque<>();
+    long index = 0;
+    while (entries.hasNext()) {
+      Tree.Entry e = requireNonNull(entries.next(), "entry");
+      while (!path.isEmpty() && !path.peek().equals(e.parentId())) {
+        path.pop();
+      }
+      if (e.parentId() != null && path.isEmpty()) {
+        throw notInPreorder(e, index);
+      }
+      builder.add(e.id(), e.parentId(), e.attributes());
+      path.push(e.id());
+      index++;
+    }
+    return builder.build();
+  }
 }

@@ -926,4 +926,175 @@ public abstract class TreeStoreContract {
     assertEquals(expected, store.children("p"));
     assertEquals(300, store.descendants("p", 1).size());
   }
+
+  // ---------------------------------------------------------------- loads from entries and grafts
+
+  /** A forest with attributes, several roots and levels. */
+  private static Tree streamed() {
+    return Tree.builder()
+        .add("r1", null, Map.of("title", "first"))
+        .add("c1", "r1", Map.of("n", 1))
+        .add("g1", "c1", Map.of("tags", List.of("x", "y")))
+        .add("g2", "c1")
+        .add("c2", "r1", Map.of("n", 2))
+        .add("r2", null)
+        .add("c3", "r2")
+        .add("r3", null, Map.of("deep", Map.of("k", "v")))
+        .build();
+  }
+
+  private static Tree.Entry entry(String id, String parentId) {
+    return new Tree.Entry(id, parentId, 0, Map.of());
+  }
+
+  @Test
+  void loadFromEntries() {
+    Tree tree = streamed();
+    assertEquals(tree.size(), store.load(tree.entries().iterator()));
+    assertEquals(tree, store.snapshot());
+    store.insert("c4", lastChildOf("r2"));
+    store.move("g2", firstChildOf("r3"));
+    assertTree("r1(c1(g1) c2) r2(c3 c4) r3(g2)");
+  }
+
+  @Test
+  void loadFromAnotherStoresEntries() {
+    Tree tree = streamed();
+    TreeStore source = newStore();
+    source.ensureIndexes();
+    source.load(tree);
+    source.insert("c5", lastChildOf("c2"));
+    Tree expected = source.snapshot();
+    try (java.util.stream.Stream<Tree.Entry> entries = source.entries()) {
+      assertEquals(expected.size(), store.load(entries.iterator()));
+    }
+    assertEquals(expected, store.snapshot());
+  }
+
+  @Test
+  void loadFromEntriesOutOfPreorderLeavesNothing() {
+    List<Tree.Entry> unknownParent = List.of(entry("a", null), entry("b", "a"),
+        entry("c", "nope"));
+    TreeException e = assertRefused(TreeException.class,
+        () -> store.load(unknownParent.iterator()));
+    assertTrue(e.getMessage().contains("'c'") && e.getMessage().contains("preorder"),
+        e.getMessage());
+    List<Tree.Entry> closedParent = List.of(entry("a", null), entry("b", "a"), entry("c", null),
+        entry("d", "b"));
+    assertRefused(TreeException.class, () -> store.load(closedParent.iterator()));
+    assertEquals(0, store.size());
+  }
+
+  @Test
+  void loadFromEntriesWithARepeatedIdLeavesNothing() {
+    List<Tree.Entry> repeated = List.of(entry("a", null), entry("b", "a"), entry("c", "b"),
+        entry("b", null));
+    DuplicateNodeException e = assertRefused(DuplicateNodeException.class,
+        () -> store.load(repeated.iterator()));
+    assertEquals("b", e.id());
+    assertEquals(0, store.size());
+  }
+
+  @Test
+  void loadFromEntriesIntoANonEmptyStoreIsRefused() {
+    given("a");
+    assertRefused(TreeException.class, () -> store.load(streamed().entries().iterator()));
+  }
+
+  @Test
+  void loadFromNoEntries() {
+    assertEquals(0, store.load(List.<Tree.Entry>of().iterator()));
+    assertEquals(0, store.size());
+  }
+
+  @Test
+  void graftUnderANodeWithChildrenKeepsSiblingOrder() {
+    given("a(b(x) c) d");
+    assertEquals(3, store.graft("b", Tree.parse("n(m) o")));
+    assertTree("a(b(x n(m) o) c) d");
+    Tree sub = streamed();
+    assertEquals(sub.size(), store.graft("c", sub.entries().iterator()));
+    assertTree("a(b(x n(m) o) c(r1(c1(g1 g2) c2) r2(c3) r3)) d");
+    assertEquals(Map.of("tags", List.of("x", "y")), store.find("g1").orElseThrow().attributes());
+    assertEquals(Optional.of("c1"), store.find("g1").map(Node::parentId));
+    assertEquals(4, store.depth("g1"));
+    assertEquals(List.of("a", "c", "r1", "c1"), store.ancestors("g1"));
+    assertTrue(store.isDescendant("g2", "a"));
+    assertEquals(List.of("x", "n", "m", "o"), store.descendants("b"));
+    // later changes place themselves among the grafted nodes
+    store.insert("p", after("o"));
+    store.move("r2", firstChildOf("x"));
+    store.insert("q", lastChildOf("c"));
+    store.insert("s", before("n"));
+    assertTree("a(b(x(r2(c3)) s n(m) o p) c(r1(c1(g1 g2) c2) r3 q)) d");
+    store.delete("c1");
+    assertTree("a(b(x(r2(c3)) s n(m) o p) c(r1(c2) r3 q)) d");
+  }
+
+  @Test
+  void graftUnderADeepLeafAndInTheMiddle() {
+    given("a(b(c(d)) e(f)) g(h)");
+    store.graft("d", Tree.parse("x(y(z))"));
+    store.graft("b", List.of(entry("u", null), entry("v", "u")).iterator());
+    assertTree("a(b(c(d(x(y(z)))) u(v)) e(f)) g(h)");
+    assertEquals(6, store.depth("z"));
+    assertEquals(List.of("a", "b", "c", "d", "x", "y"), store.ancestors("z"));
+    assertEquals(List.of("c", "d", "x", "y", "z", "u", "v"), store.descendants("b"));
+    assertEquals(List.of("f"), store.descendants("e"));
+  }
+
+  @Test
+  void graftAsNewRoots() {
+    given("a(b)");
+    assertEquals(2, store.graft(null, Tree.parse("x(y)").entries().iterator()));
+    assertEquals(1, store.graft(null, Tree.parse("z")));
+    assertTree("a(b) x(y) z");
+    store.insert("w", firstRoot());
+    store.move("a", lastRoot());
+    assertTree("w x(y) z a(b)");
+  }
+
+  @Test
+  void graftIntoAnEmptyStoreAsRoots() {
+    Tree tree = streamed();
+    assertEquals(tree.size(), store.graft(null, tree.entries().iterator()));
+    assertEquals(tree, store.snapshot());
+  }
+
+  @Test
+  void graftOfNothingChangesNothing() {
+    given("a(b)");
+    assertEquals(0, store.graft("a", List.<Tree.Entry>of().iterator()));
+    assertEquals(0, store.graft(null, Tree.builder().build()));
+    assertTree("a(b)");
+  }
+
+  @Test
+  void graftThatCannotBeDoneLeavesTheTree() {
+    given("a(b) c");
+    NodeNotFoundException n = assertRefused(NodeNotFoundException.class,
+        () -> store.graft("nope", Tree.parse("x")));
+    assertEquals("nope", n.id());
+    n = assertRefused(NodeNotFoundException.class,
+        () -> store.graft("nope", Tree.parse("x").entries().iterator()));
+    assertEquals("nope", n.id());
+    DuplicateNodeException d = assertRefused(DuplicateNodeException.class,
+        () -> store.graft("a", Tree.parse("x(y b)")));
+    assertEquals("b", d.id());
+    d = assertRefused(DuplicateNodeException.class,
+        () -> store.graft("c", Tree.parse("x(y c)").entries().iterator()));
+    assertEquals("c", d.id());
+    d = assertRefused(DuplicateNodeException.class,
+        () -> store.graft(null, Tree.parse("a")));
+    assertEquals("a", d.id());
+    TreeException e = assertRefused(TreeException.class, () -> store.graft("a",
+        List.of(entry("x", null), entry("y", "x"), entry("z", "b")).iterator()));
+    assertTrue(e.getMessage().contains("'z'") && e.getMessage().contains("preorder"),
+        e.getMessage());
+    d = assertRefused(DuplicateNodeException.class, () -> store.graft(null,
+        List.of(entry("x", null), entry("y", "x"), entry("x", null)).iterator()));
+    assertEquals("x", d.id());
+    assertRefused(NullPointerException.class, () -> store.graft("a", (Tree) null));
+    assertTree("a(b) c");
+  }
 }

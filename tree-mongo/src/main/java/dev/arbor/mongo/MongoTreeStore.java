@@ -1117,6 +1117,175 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   }
 
   /**
+   * Loads entries in preorder into the empty store as they come, in bounded client memory: the
+   * documents of one batch of {@code loadBatchSize} and the path from a root to the current entry
+   * (with, for child references, the children of the open nodes), never the whole tree. Under the
+   * lock with the undo journal of {@link #load(Tree)}: each batch is one fenced insert command
+   * (led by one query that its ids are new), and the fields known only when a subtree is complete
+   * (a nested set's {@code right}, a {@code children} array) go into documents still in hand or,
+   * for those already sent, into idempotent updates sent with a later batch. A refusal met
+   * midway (an entry out of preorder, a repeated id, a document too large) undoes what was
+   * written: the store is empty again. In the caller's transaction, the entries are collected
+   * and loaded as a {@link Tree}.
+   */
+  @Override
+  public long load(java.util.Iterator<? extends Tree.Entry> entries) {
+    requireNonNull(entries, "entries");
+    if (inCallersTransaction()) {
+      Tree tree = TreeStores.collect(entries);
+      load(tree);
+      return tree.size();
+    }
+    return write(null, false, entries);
+  }
+
+  /**
+   * Grafts a tree as {@link #graft(String, java.util.Iterator)} does, after checking the whole
+   * tree first (attributes, {@code TreeOptions.withMaxChildren}, document sizes), so that a tree
+   * that cannot be stored is refused before anything is written. In the caller's transaction,
+   * the nodes are inserted one by one in it (all-or-nothing by the transaction).
+   */
+  @Override
+  public long graft(@Nullable String parentId, Tree tree) {
+    requireNonNull(tree, "tree");
+    if (parentId != null) {
+      TreeStores.checkId(parentId);
+    }
+    for (Tree.Entry e : tree.entries()) {
+      checkAttributes(e.id(), e.attributes());
+    }
+    checkLoad(tree);
+    NodeTooLargeException tooLarge = Fits.check(pattern(), tree, collection.getCodecRegistry());
+    if (tooLarge != null) {
+      throw tooLarge;
+    }
+    if (inCallersTransaction()) {
+      return MongoTree.super.graft(parentId, tree);
+    }
+    return write(parentId, true, tree.entries().iterator());
+  }
+
+  /**
+   * Grafts entries in preorder under {@code parentId} (or as new roots) in bounded client memory
+   * and O(n / batch) round trips, all-or-nothing under the lock: the new documents go in as a
+   * streamed {@link #load(java.util.Iterator)} writes them (marked, under the load's undo
+   * journal), their derived fields computed from the graft point (ranks after the existing
+   * siblings, ancestors and paths from the parent's, nested-set numbers from the parent's {@code
+   * right}); then the writes of existing documents that make them part of the tree (the parent's
+   * {@code children} array; one shift of the nested-set numbers right of the graft point) replace
+   * the undo as the journal, the commit point, and run. Parent references, the array of
+   * ancestors and materialized paths write no existing document: the load's end is the commit.
+   * An id that exists is refused when its batch is checked, and the graft undone. In the
+   * caller's transaction, the entries are collected and grafted as a {@link Tree}.
+   */
+  @Override
+  public long graft(@Nullable String parentId,
+      java.util.Iterator<? extends Tree.Entry> entries) {
+    requireNonNull(entries, "entries");
+    if (parentId != null) {
+      TreeStores.checkId(parentId);
+    }
+    if (inCallersTransaction()) {
+      return graft(parentId, TreeStores.collect(entries));
+    }
+    return write(parentId, true, entries);
+  }
+
+  /**
+   * Writes a streamed load ({@code graft} false: the store must be empty) or a graft under the
+   * lock, with the load's undo journal.
+   */
+  private long write(@Nullable String parentId, boolean graft,
+      java.util.Iterator<? extends Tree.Entry> entries) {
+    requireLayout();
+    String what = (graft ? "graft" : "load") + " a stream of nodes" + (!graft ? ""
+        : parentId == null ? " as roots" : " under '" + parentId + "'");
+    TreeLock.Hold h;
+    try {
+      h = lock.acquire(what);
+    } catch (RuntimeException e) {
+      throw translate(e, null);
+    }
+    boolean journaled = false;
+    boolean committing = false;
+    try {
+      Reads r = new Reads(data, scope, session, h::renewIfDue, false);
+      Document parent = null;
+      boolean empty = r.find(NODES).projection(Projections.include(ID)).limit(1).first() == null;
+      if (!graft && !empty) {
+        throw new TreeException("Cannot load into collection '" + collectionName
+            + "': it is not empty (" + r.count(NODES) + " nodes)");
+      }
+      if (parentId != null) {
+        parent = r.require(parentId, null);
+        String problem = layoutProblem(parent);
+        if (problem != null) {
+          throw new TreeException("Cannot graft under node '" + parentId + "': it is not in the "
+              + pattern() + " layout: " + problem + " (run check() to see all problems,"
+              + " repair() to complete derivable fields)");
+        }
+      }
+      lock.beginLoad(h);
+      journaled = true;
+      StreamLoad load = new StreamLoad(this, r, parent, empty, h.version, loadBatchSize,
+          new StreamLoad.Sink() {
+            @Override
+            public void insert(List<BsonDocument> documents, List<String> ids) {
+              try {
+                lock.loadBatch(h, documents);
+              } catch (MongoBulkWriteException e) {
+                com.mongodb.bulk.BulkWriteError error = e.getWriteErrors().get(0);
+                int at = error.getIndex() - 1; // led by its insert fence
+                if (ErrorCategory.fromErrorCode(error.getCode()) == ErrorCategory.DUPLICATE_KEY
+                    && at >= 0 && at < ids.size()) {
+                  throw new DuplicateNodeException(ids.get(at));
+                }
+                throw e;
+              }
+            }
+
+            @Override
+            public void update(List<com.mongodb.client.model.WriteModel<BsonDocument>> updates) {
+              lock.loadUpdates(h, updates);
+            }
+          });
+      while (entries.hasNext()) {
+        load.add(requireNonNull(entries.next(), "entry"));
+      }
+      load.finish();
+      List<Step> fixes = load.fixes();
+      committing = true;
+      long version;
+      if (fixes.isEmpty()) {
+        lock.endLoad(h);
+        version = h.version;
+      } else {
+        version = lock.commitLoad(h, fixes).version();
+      }
+      layoutSeen = true;
+      remember(new TreeLock.Quiet(h.epoch, version + 1));
+      long n = load.count();
+      tell(new TreeEvent(graft ? TreeEvent.Kind.GRAFT : TreeEvent.Kind.LOAD, null, null,
+          parentId, null, n, version));
+      return n;
+    } catch (dev.arbor.core.LockLostException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      if (committing) {
+        throw translate(e, null); // the journal, undo or redo, settles it at the next access
+      }
+      if (journaled) {
+        lock.abortLoad(h);
+      } else {
+        lock.release(h);
+      }
+      throw translate(e, null);
+    } finally {
+      h.close();
+    }
+  }
+
+  /**
    * Checks, before anything is written, that the pattern can store {@code tree}; by default it
    * can.
    *

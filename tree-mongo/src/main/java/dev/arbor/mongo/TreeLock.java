@@ -802,8 +802,13 @@ final class TreeLock {
 
   private Result run(String token, @Nullable Quiet claim, long v, String what, List<Step> steps,
       boolean journal, boolean release, @Nullable Hold hold) {
+    return run(token, claim, v, what, steps, journal, release, hold, false);
+  }
+
+  private Result run(String token, @Nullable Quiet claim, long v, String what, List<Step> steps,
+      boolean journal, boolean release, @Nullable Hold hold, boolean alwaysJournal) {
     // A replay (journal false, release false) runs a journal that is already stored.
-    boolean writeJournal = journal && !atomic(steps);
+    boolean writeJournal = journal && (alwaysJournal || !atomic(steps));
     boolean journaled = writeJournal || !release;
     List<Statement> program = new ArrayList<>();
     List<BsonDocument> parts = new ArrayList<>();
@@ -1505,6 +1510,37 @@ final class TreeLock {
     sendFenced(h, inserts);
   }
 
+  /**
+   * Sends updates of documents this load inserted earlier (a nested set's {@code right}, the rest
+   * of a {@code children} array), in one update command led by a fence; each update must be
+   * idempotent, as a command is sent again after a transient error.
+   */
+  void loadUpdates(Hold h, List<WriteModel<BsonDocument>> updates) {
+    h.renewIfDue();
+    List<WriteModel<BsonDocument>> writes = new ArrayList<>(updates.size() + 1);
+    writes.add(fence(h.token, null));
+    writes.addAll(updates);
+    sendFenced(h, writes);
+  }
+
+  /**
+   * Completes a graft: its documents are in, under the load's undo journal; the journal of {@code
+   * steps} (the writes of existing documents that make the new ones part of the tree) replaces the
+   * undo in one fenced write, the commit point, and the steps run as a change's do. Before the
+   * commit point an interrupted graft is undone by the next access; after it, completed.
+   */
+  Result commitLoad(Hold h, List<Step> steps) {
+    raw.deleteMany(scoped(and(Filters.gte("_id", insertFence(h.version, Integer.MIN_VALUE)),
+        Filters.lte("_id", insertFence(h.version, Integer.MAX_VALUE)))));
+    try {
+      Result r = run(h.token, null, h.version, h.what, steps, true, true, h, true);
+      onCommitted.accept(r.version());
+      return r;
+    } finally {
+      h.close();
+    }
+  }
+
   /** Completes a load: clears its journal and its insert fences, frees the lock. */
   void endLoad(Hold h) {
     try {
@@ -1554,7 +1590,8 @@ final class TreeLock {
   private void sendFenced(Hold h, List<WriteModel<BsonDocument>> writes) {
     List<Statement> batch = new ArrayList<>();
     for (WriteModel<BsonDocument> w : writes) {
-      batch.add(new Statement(w, w instanceof InsertOneModel ? 1 : 0));
+      // The first statement is a fence; a load's documents and late updates follow it.
+      batch.add(new Statement(w, w instanceof InsertOneModel || !batch.isEmpty() ? 1 : 0));
     }
     long start = timing.nanoTime();
     for (;;) {

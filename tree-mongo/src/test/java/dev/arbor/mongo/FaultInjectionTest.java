@@ -109,6 +109,12 @@ class FaultInjectionTest {
         }
       }
       tests.add(DynamicTest.dynamicTest(pattern + ": load", () -> crashLoadEverywhere(pattern)));
+      tests.add(DynamicTest.dynamicTest(pattern + ": streamed load",
+          () -> crashStreamEverywhere(pattern, null)));
+      tests.add(DynamicTest.dynamicTest(pattern + ": streamed graft under a node",
+          () -> crashStreamEverywhere(pattern, "d")));
+      tests.add(DynamicTest.dynamicTest(pattern + ": streamed graft as roots",
+          () -> crashStreamEverywhere(pattern, "")));
     }
     return tests;
   }
@@ -176,6 +182,74 @@ class FaultInjectionTest {
       assertEquals(Tree.empty(), next.snapshot(), pattern + " load crashed after " + k);
       next.load(tree);
       assertEquals(tree, next.snapshot());
+    }
+  }
+
+  /** What the streamed tests graft: two top nodes, one with a subtree. */
+  private static final String GRAFTED = "x(y(z1 z2) w) v";
+
+  /**
+   * Crashes a streamed load ({@code under} null) or graft (under a node, or "" for new roots),
+   * written in batches of two documents so that late updates (a nested set's {@code right}, the
+   * rest of a {@code children} array) and the graft's commit are crossed, after each of its
+   * document writes; the next user finds the tree before or after it, never between.
+   */
+  private void crashStreamEverywhere(TreePattern pattern, String under) {
+    Tree before = under == null ? Tree.empty() : Tree.parse(FIXTURE);
+    Tree stream = under == null ? Tree.parse(FIXTURE) : Tree.parse(GRAFTED);
+    String parent = under == null || under.isEmpty() ? null : under;
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(before);
+    reference.graft(parent, stream);
+    Tree after = reference.snapshot();
+    java.util.function.Function<MongoCollection<Document>, MongoTreeStore> run = c -> {
+      MongoTreeStore s = open(pattern, c);
+      s.load(before);
+      s.loadBatchSize = 2;
+      return s;
+    };
+    java.util.function.Consumer<MongoTreeStore> op = s -> {
+      if (under == null) {
+        s.load(stream.entries().iterator());
+      } else {
+        s.graft(parent, stream.entries().iterator());
+      }
+    };
+    MongoTreeStore counting = run.apply(MongoTestServer.get().freshCollection());
+    StepwiseSender counter = StepwiseSender.crashingAfter(-1);
+    counting.lock.sender = counter;
+    op.accept(counting);
+    assertEquals(after, counting.snapshot());
+    int total = counter.written;
+    boolean late = pattern == TreePattern.NESTED_SETS || pattern == TreePattern.CHILD_REFERENCES;
+    assertTrue(late ? total > stream.size() : total >= stream.size(),
+        "the inserts, and late updates or a commit where the pattern needs them: " + total);
+    for (int k = 0; k < total; k++) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      MongoTreeStore crashing = run.apply(c);
+      crashing.lock.sender = StepwiseSender.crashingAfter(k);
+      assertThrows(StepwiseSender.Crash.class, () -> op.accept(crashing));
+      expireLease(c);
+      MongoTreeStore next = open(pattern, c);
+      Tree recovered = next.snapshot();
+      String where = pattern + " " + (under == null ? "load" : "graft under '" + under + "'")
+          + ", crash after " + k + " of " + total + " writes";
+      if (under == null) {
+        assertEquals(Tree.empty(), recovered, where);
+      } else {
+        assertTrue(recovered.equals(before) || recovered.equals(after),
+            () -> where + ": neither before nor after:\n" + recovered);
+      }
+      assertEquals(List.of(), next.check(), where);
+      assertEquals(recovered.size(), c.countDocuments(MongoTreeStore.NODES), where);
+      assertEquals(0, c.countDocuments(com.mongodb.client.model.Filters.eq("_id.arbor",
+          "journal")), where + ": journal documents left");
+      if (recovered.equals(before)) {
+        op.accept(next); // the tree takes the same stream again
+        assertEquals(after, next.snapshot(), where);
+      }
+      next.insert("zz", Position.lastRoot());
+      assertEquals(List.of(), next.check(), where);
     }
   }
 

@@ -75,6 +75,38 @@ class ValidatorTest {
 
   @ParameterizedTest
   @EnumSource(TreePattern.class)
+  void everyWriteOfAStreamedGraftAndLoadIsAccepted(TreePattern pattern) {
+    Tree grafted = Tree.parse("x(y(z1 z2) w) v");
+    for (String under : new String[] {"b", null}) {
+      MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
+      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean);
+      counting.load(Tree.parse(FIXTURE));
+      counting.loadBatchSize = 2;
+      StepwiseSender counter = StepwiseSender.crashingAfter(-1);
+      counting.lock.sender = counter;
+      counting.graft(under, grafted.entries().iterator());
+      assertAllValid(pattern, clean, pattern + " after a graft under " + under);
+      for (int k = 0; k < counter.written; k++) {
+        MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c);
+        crashing.load(Tree.parse(FIXTURE));
+        crashing.loadBatchSize = 2;
+        crashing.lock.sender = StepwiseSender.crashingAfter(k);
+        assertThrows(StepwiseSender.Crash.class,
+            () -> crashing.graft(under, grafted.entries().iterator()));
+        assertAllValid(pattern, c, pattern + " graft under " + under + ", crashed after " + k
+            + " writes");
+      }
+    }
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c);
+    store.loadBatchSize = 2;
+    store.load(Tree.parse(FIXTURE).entries().iterator());
+    assertAllValid(pattern, c, pattern + " after a streamed load");
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
   void theValidatorRefusesWhatIsNotANodeOfThePattern(TreePattern pattern) {
     Document validator = pattern.validator();
     assertNotNull(SchemaCheck.problem(validator, BsonDocument.parse("{_id: 7, parent: null}")));

@@ -1,0 +1,491 @@
+package dev.arbor.mongo;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.gte;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.nor;
+
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+import dev.arbor.core.DuplicateNodeException;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeStores;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.Document;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.Codec;
+import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Turns entries in preorder into a pattern's documents for a streamed load or graft, holding only
+ * the path from the top of the stream to the current entry (one {@link Frame} per open node) and
+ * the documents of one batch, never the whole tree. What a document needs from its ancestors (its
+ * parent, rank, array of ancestors, path, depth, left number) comes from the frames; what it
+ * learns only once its subtree is complete (a nested set's {@code right}, a {@code children}
+ * array) is put into it if it is still in hand, else written by an idempotent late update ({@code
+ * $set} by {@code _id}) sent with a later batch.
+ *
+ * <p>Each new document is marked with the load's version and step 0, so that the load's undo
+ * (delete what it marked) removes it. A graft under an existing node needs writes of existing
+ * documents too (the parent's {@code children} array, the nested-set numbers after the graft
+ * point): {@link #fixes()} gives them, to run as the commit of the load, leaving out the new
+ * documents.
+ */
+final class StreamLoad {
+  /** Where documents go: inserted in one command per batch, and late updates of sent ones. */
+  interface Sink {
+    /** Inserts {@code documents} (whose ids are {@code ids}) in one fenced command. */
+    void insert(List<BsonDocument> documents, List<String> ids);
+
+    /** Sends updates of documents inserted earlier, in one fenced command. */
+    void update(List<WriteModel<BsonDocument>> updates);
+  }
+
+  /** One new node whose subtree is still open. */
+  private static final class Frame {
+    final String id;
+    final int depth;
+    long nextRank;
+    /** The node's document while not sent (null once it is). */
+    @Nullable Slot slot;
+    /** Materialized paths: the length of the prefix before this node's segment. */
+    int prefixLength;
+    /** Nested sets: the left number. */
+    long left;
+    /** Child references: its children so far, and their bytes in an array. */
+    @Nullable List<String> children;
+    long childBytes;
+
+    Frame(String id, int depth) {
+      this.id = id;
+      this.depth = depth;
+    }
+  }
+
+  /** A document of the batch in hand: built, and encoded once final (or sent). */
+  private static final class Slot {
+    final String id;
+    @Nullable Document doc;
+    @Nullable BsonDocument encoded;
+
+    Slot(String id, Document doc) {
+      this.id = id;
+      this.doc = doc;
+    }
+  }
+
+  private final MongoTreeStore store;
+  private final TreePattern pattern;
+  private final Reads reads;
+  private final Sink sink;
+  private final BsonDocument mark;
+  private final long version;
+  private final int batchSize;
+  private final Codec<Document> codec;
+  private final ArrayDeque<Frame> path = new ArrayDeque<>();
+  private final List<Slot> batch = new ArrayList<>();
+  private final List<WriteModel<BsonDocument>> late = new ArrayList<>();
+  private long batchBytes;
+
+  /** The node grafted under, null for new roots. */
+  private final @Nullable String parent;
+  private final int baseDepth;
+  private long baseNextRank;
+  /** Array of ancestors: the ancestors of a top entry. */
+  private final List<String> baseAncestors;
+  /** Materialized paths: the path of the top frame's children (of top entries at the base). */
+  private final StringBuilder prefix = new StringBuilder();
+  /** Nested sets: the last number given; the first number of the graft. */
+  private long counter;
+  private final long graftPoint;
+  /** Child references: the top entries under {@link #parent}, and how many it had. */
+  private final List<String> baseChildren = new ArrayList<>();
+  private long baseChildBytes;
+  private final int existingChildren;
+  private long count;
+
+  /**
+   * @param parentDoc the document of the node grafted under, null for new roots (or a load)
+   * @param load whether this is a load into an empty store (nothing to read for the base)
+   */
+  StreamLoad(MongoTreeStore store, Reads r, @Nullable Document parentDoc, boolean load,
+      long version, int batchSize, Sink sink) {
+    this.store = store;
+    this.pattern = store.pattern();
+    this.reads = r;
+    this.sink = sink;
+    this.version = version;
+    this.mark = Step.mark(version, 0);
+    this.batchSize = Math.max(1, batchSize);
+    this.codec = store.collection.getCodecRegistry().get(Document.class);
+    this.parent = parentDoc == null ? null : parentDoc.getString(MongoTreeStore.ID);
+    List<String> ancestors = new ArrayList<>();
+    int depth = 0;
+    long point = 0;
+    int existing = 0;
+    if (parentDoc != null) {
+      switch (pattern) {
+        case ARRAY_OF_ANCESTORS -> {
+          for (Object a : parentDoc.getList(ArrayOfAncestorsTreeStore.ANCESTORS, Object.class,
+              List.of())) {
+            ancestors.add(String.valueOf(a));
+          }
+          ancestors.add(parent);
+        }
+        case MATERIALIZED_PATHS -> {
+          String p = parentDoc.getString(MaterializedPathTreeStore.PATH);
+          prefix.append(p == null ? "," : p).append(MaterializedPathTreeStore.escape(parent))
+              .append(',');
+        }
+        case NESTED_SETS -> {
+          point = ((Number) parentDoc.get(NestedSetTreeStore.RIGHT)).longValue();
+          depth = (int) ((Number) parentDoc.get(NestedSetTreeStore.DEPTH)).longValue() + 1;
+        }
+        case CHILD_REFERENCES -> existing = parentDoc.getList(ChildReferenceTreeStore.CHILDREN,
+            Object.class, List.of()).size();
+        default -> { }
+      }
+    } else if (pattern == TreePattern.NESTED_SETS && !load) {
+      Document last = r.find(MongoTreeStore.NODES)
+          .projection(MongoTreeStore.fields(NestedSetTreeStore.RIGHT))
+          .sort(Sorts.descending(NestedSetTreeStore.RIGHT)).limit(1).first();
+      point = last == null ? 1 : ((Number) last.get(NestedSetTreeStore.RIGHT)).longValue() + 1;
+    } else if (pattern == TreePattern.NESTED_SETS) {
+      point = 1;
+    }
+    this.baseAncestors = ancestors;
+    this.baseDepth = depth;
+    this.graftPoint = point;
+    this.counter = point - 1;
+    this.existingChildren = existing;
+    this.baseNextRank = load || pattern == TreePattern.NESTED_SETS
+        || (pattern == TreePattern.CHILD_REFERENCES && parent != null) ? 0 : rankAfter(r);
+  }
+
+  /** The rank after the last sibling the new top entries join, 0 in an empty group. */
+  private long rankAfter(Reads r) {
+    Bson group = switch (pattern) {
+      case MATERIALIZED_PATHS -> eq(MaterializedPathTreeStore.PATH,
+          parent == null ? null : prefix.toString());
+      case CHILD_REFERENCES -> exists(Ranks.RANK); // the roots, and any stale rank: all before
+      default -> eq(ParentReferenceTreeStore.PARENT, parent);
+    };
+    Document last = r.find(and(MongoTreeStore.NODES, group))
+        .projection(MongoTreeStore.fields(Ranks.RANK)).sort(Sorts.descending(Ranks.RANK))
+        .limit(1).first();
+    return last != null && last.get(Ranks.RANK) instanceof Number n ? n.longValue() + Ranks.GAP
+        : 0;
+  }
+
+  /** The number of entries taken. */
+  long count() {
+    return count;
+  }
+
+  /**
+   * Takes the next entry: checks its attributes and its place, builds its document, and sends a
+   * batch when one is full.
+   *
+   * @throws TreeException if the entry is out of preorder, or cannot be stored
+   */
+  void add(Tree.Entry e) {
+    TreeStores.checkId(e.id());
+    store.checkAttributes(e.id(), e.attributes());
+    while (!path.isEmpty() && !path.peek().id.equals(e.parentId())) {
+      close(path.pop());
+    }
+    Frame up = e.parentId() == null ? null : path.peek();
+    if (e.parentId() != null && up == null) {
+      throw TreeStores.notInPreorder(e, count);
+    }
+    Frame f = new Frame(e.id(), up == null ? baseDepth : up.depth + 1);
+    long rank;
+    if (up == null) {
+      rank = baseNextRank;
+      baseNextRank += Ranks.GAP;
+    } else {
+      rank = up.nextRank;
+      up.nextRank += Ranks.GAP;
+    }
+    String parentId = up == null ? parent : up.id;
+    Document structure = new Document();
+    switch (pattern) {
+      case PARENT_REFERENCES -> structure.append(ParentReferenceTreeStore.PARENT, parentId)
+          .append(Ranks.RANK, rank);
+      case ARRAY_OF_ANCESTORS -> {
+        List<String> ancestors = new ArrayList<>(baseAncestors.size() + path.size());
+        ancestors.addAll(baseAncestors);
+        var down = path.descendingIterator();
+        while (down.hasNext()) {
+          ancestors.add(down.next().id);
+        }
+        structure.append(ArrayOfAncestorsTreeStore.PARENT, parentId)
+            .append(ArrayOfAncestorsTreeStore.ANCESTORS, ancestors).append(Ranks.RANK, rank);
+      }
+      case MATERIALIZED_PATHS -> {
+        String p = parentId == null ? null : prefix.toString();
+        f.prefixLength = prefix.length();
+        prefix.append(prefix.length() == 0 ? "," : "")
+            .append(MaterializedPathTreeStore.escape(e.id())).append(',');
+        structure.append(MaterializedPathTreeStore.PATH, p).append(Ranks.RANK, rank);
+      }
+      case NESTED_SETS -> {
+        f.left = ++counter;
+        structure.append(NestedSetTreeStore.PARENT, parentId)
+            .append(NestedSetTreeStore.LEFT, f.left).append(NestedSetTreeStore.RIGHT, 0L)
+            .append(NestedSetTreeStore.DEPTH, (long) f.depth);
+      }
+      case CHILD_REFERENCES -> {
+        addChild(up, e.id());
+        structure.append(ChildReferenceTreeStore.CHILDREN, List.of());
+        if (parentId == null) {
+          structure.append(Ranks.RANK, rank);
+        }
+      }
+    }
+    Document d = store.newDocument(e.id(), structure, e.attributes());
+    d.put(Step.MARK, mark);
+    Slot slot = new Slot(e.id(), d);
+    f.slot = slot;
+    path.push(f);
+    batch.add(slot);
+    count++;
+    if (!lateFields()) {
+      encode(slot);
+    }
+    if (batch.size() >= batchSize || batchBytes > Encoded.MAX_BATCH) {
+      flush();
+    }
+  }
+
+  /** Whether the pattern's documents get a field when their subtree closes. */
+  private boolean lateFields() {
+    return pattern == TreePattern.NESTED_SETS || pattern == TreePattern.CHILD_REFERENCES;
+  }
+
+  private void addChild(@Nullable Frame up, String id) {
+    int max = store.capabilities.maxChildren();
+    long bytes = 1 + 7 + 1 + 4 + utf8(id) + 1;
+    if (up == null) {
+      if (parent == null) {
+        return; // a root
+      }
+      if (existingChildren + baseChildren.size() >= max) {
+        throw tooManyChildren(parent, existingChildren + baseChildren.size() + 1, max);
+      }
+      baseChildren.add(id);
+      baseChildBytes += bytes;
+      if (baseChildBytes > Fits.MAX_NODE) {
+        throw arrayTooLarge(parent, baseChildBytes);
+      }
+      return;
+    }
+    if (up.children == null) {
+      up.children = new ArrayList<>();
+    }
+    if (up.children.size() >= max) {
+      throw tooManyChildren(up.id, up.children.size() + 1, max);
+    }
+    up.children.add(id);
+    up.childBytes += bytes;
+    if (up.childBytes > Fits.MAX_NODE) {
+      throw arrayTooLarge(up.id, up.childBytes);
+    }
+  }
+
+  private static TreeException tooManyChildren(String id, long n, int max) {
+    return new TreeException("Cannot store the entries: '" + id + "' would have " + n
+        + " children, more than TreeOptions.withMaxChildren allows (" + max + "); a node with"
+        + " this many children needs parent references, an array of ancestors, materialized"
+        + " paths or nested sets. Nothing was written.");
+  }
+
+  private NodeTooLargeException arrayTooLarge(String id, long bytes) {
+    return new NodeTooLargeException(id, bytes, "Cannot store node '" + id + "' in the "
+        + pattern + " pattern: its children array would be at least " + bytes + " bytes of"
+        + " BSON, past MongoDB's 16 MB limit; PARENT_REFERENCES, ARRAY_OF_ANCESTORS,"
+        + " MATERIALIZED_PATHS, NESTED_SETS hold such a node. Nothing was written.");
+  }
+
+  /** The node of {@code f} has no more children coming: its late fields are known. */
+  private void close(Frame f) {
+    if (pattern == TreePattern.MATERIALIZED_PATHS) {
+      prefix.setLength(f.prefixLength);
+      return;
+    }
+    if (!lateFields()) {
+      return;
+    }
+    String field;
+    Object value;
+    if (pattern == TreePattern.NESTED_SETS) {
+      field = NestedSetTreeStore.RIGHT;
+      value = ++counter;
+    } else {
+      if (f.children == null) {
+        if (f.slot != null) {
+          encode(f.slot);
+        }
+        return;
+      }
+      field = ChildReferenceTreeStore.CHILDREN;
+      value = f.children;
+    }
+    if (f.slot != null && f.slot.doc != null) {
+      f.slot.doc.put(field, value);
+      encode(f.slot);
+    } else {
+      BsonValue v = value instanceof Long l ? new BsonInt64(l) : strings(f.children);
+      // by _id and this load's mark: a stale holder's update never reaches a later node
+      late.add(new UpdateOneModel<>(new BsonDocument(MongoTreeStore.ID, key(f.id))
+          .append(Step.MARK + ".v", new BsonInt64(version)),
+          new BsonDocument("$set", new BsonDocument(field, v)), Step.simpleUpdate()));
+    }
+    f.slot = null;
+  }
+
+  private static BsonArray strings(List<String> ids) {
+    BsonArray a = new BsonArray();
+    for (String id : ids) {
+      a.add(new BsonString(id));
+    }
+    return a;
+  }
+
+  /** The stored {@code _id} of node {@code id}. */
+  private BsonValue key(String id) {
+    return store.scope == null ? new BsonString(id) : store.scope.nodeKey(id);
+  }
+
+  /** Encodes a slot's document once, checking its size. */
+  private void encode(Slot s) {
+    Document d = s.doc;
+    if (d == null) {
+      return;
+    }
+    BsonDocument b = store.scope == null ? new RawBsonDocument(d, codec)
+        : store.scope.stored(d.toBsonDocument(BsonDocument.class,
+            store.collection.getCodecRegistry()));
+    int size = Encoded.size(b);
+    if (size > Fits.MAX_NODE) {
+      throw new NodeTooLargeException(s.id, size, "Cannot store node '" + s.id + "' in the "
+          + pattern + " pattern: its document would be " + size + " bytes of BSON, past"
+          + " MongoDB's 16 MB limit" + (pattern == TreePattern.ARRAY_OF_ANCESTORS
+              || pattern == TreePattern.MATERIALIZED_PATHS ? " (its "
+              + (pattern == TreePattern.ARRAY_OF_ANCESTORS ? "array of ancestors" : "path")
+              + " grows with its depth; PARENT_REFERENCES, CHILD_REFERENCES and NESTED_SETS do"
+              + " not)" : "") + ". Nothing was written.");
+    }
+    s.encoded = b;
+    s.doc = null;
+    batchBytes += size;
+  }
+
+  /**
+   * Sends the batch in hand: the ids are first checked not to exist (one query), then the
+   * documents go in insert commands of at most {@link Encoded#MAX_BATCH} bytes, then the late
+   * updates; the open nodes' documents are sent with placeholders, completed later.
+   */
+  void flush() {
+    if (!batch.isEmpty()) {
+      List<String> ids = new ArrayList<>(batch.size());
+      for (Slot s : batch) {
+        encode(s);
+        ids.add(s.id);
+      }
+      // _id alone (a list of strings selects nodes only), so that the _id index serves it
+      Document clash = reads.find(in(MongoTreeStore.ID, ids))
+          .projection(MongoTreeStore.fields(MongoTreeStore.ID)).limit(1).first();
+      if (clash != null) {
+        throw new DuplicateNodeException(clash.getString(MongoTreeStore.ID));
+      }
+      List<BsonDocument> docs = new ArrayList<>();
+      List<String> names = new ArrayList<>();
+      long bytes = 0;
+      for (Slot s : batch) {
+        int size = Encoded.size(s.encoded);
+        if (!docs.isEmpty() && bytes + size > Encoded.MAX_BATCH) {
+          sink.insert(docs, names);
+          docs = new ArrayList<>();
+          names = new ArrayList<>();
+          bytes = 0;
+        }
+        docs.add(s.encoded);
+        names.add(s.id);
+        bytes += size;
+      }
+      sink.insert(docs, names);
+      for (Frame f : path) {
+        f.slot = null;
+      }
+      batch.clear();
+      batchBytes = 0;
+    }
+    int most = Math.max(1, Math.min(batchSize, Encoded.MAX_BATCH_COUNT - 1));
+    for (int from = 0; from < late.size(); from += most) {
+      sink.update(new ArrayList<>(late.subList(from, Math.min(late.size(), from + most))));
+    }
+    late.clear();
+  }
+
+  /** The end of the stream: closes every open node and sends what is in hand. */
+  void finish() {
+    while (!path.isEmpty()) {
+      close(path.pop());
+    }
+    flush();
+  }
+
+  /**
+   * The writes of existing documents that make the new ones part of the tree, leaving the new
+   * documents out: the parent's {@code children} array gets the top entries (child references);
+   * every number from the graft point on moves right by twice the nodes grafted (nested sets).
+   * Empty for the other patterns, and for new roots.
+   */
+  List<Step> fixes() {
+    List<Step> steps = new ArrayList<>();
+    if (parent == null || count == 0) {
+      return steps;
+    }
+    Bson old = nor(and(eq(Step.MARK + ".v", version), eq(Step.MARK + ".s", 0)));
+    if (pattern == TreePattern.CHILD_REFERENCES) {
+      steps.add(new Step.Update(filter(and(eq(MongoTreeStore.ID, parent), old)),
+          bson(Updates.pushEach(ChildReferenceTreeStore.CHILDREN, baseChildren)), false,
+          false));
+    } else if (pattern == TreePattern.NESTED_SETS) {
+      long shift = 2 * count;
+      for (String f : List.of(NestedSetTreeStore.LEFT, NestedSetTreeStore.RIGHT)) {
+        steps.add(new Step.Update(filter(and(MongoTreeStore.NODES, gte(f, graftPoint), old)),
+            bson(Updates.inc(f, shift)), true, false));
+      }
+    }
+    return steps;
+  }
+
+  private BsonDocument filter(Bson f) {
+    return store.scope == null ? bson(f)
+        : store.scope.filter(f, store.collection.getCodecRegistry());
+  }
+
+  private BsonDocument bson(Bson b) {
+    return b.toBsonDocument(BsonDocument.class, store.collection.getCodecRegistry());
+  }
+
+  /** The bytes of {@code s} in UTF-8. */
+  private static long utf8(String s) {
+    return s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+  }
+}
