@@ -4,6 +4,7 @@ import com.mongodb.client.MongoDatabase;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.TreePattern;
 import java.nio.file.Path;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -12,8 +13,9 @@ import picocli.CommandLine.ParameterException;
 /** {@code arbor convert}: a tree copied from one collection and pattern to another. */
 @Command(name = "convert", mixinStandardHelpOptions = true,
     description = {
-        "Copy the tree of a collection into another collection in another pattern: read whole "
-            + "with one scan, written with the target pattern's bulk loader.",
+        "Copy the tree of a collection into another collection in another pattern: streamed in "
+            + "preorder from the source and written in batches by the target pattern's loader, in "
+            + "bounded memory; a failure undoes what was written.",
         "The target must be empty unless --replace is given; then the tree is loaded beside it "
             + "and renamed over it in one step, which also allows converting a collection in "
             + "place (leave out --to-collection).",
@@ -85,12 +87,22 @@ final class ConvertCommand extends ArborCommand {
       }
       from.requireCollection(sourceDb, source.collection);
       Loads.checkTarget(targetDb, targetCollection, toPattern, replace); // fail before reading
-      Tree tree = ExportCommand.snapshot(sourceDb, source.collection, source.pattern, !noCheck,
-          from, progress);
+      ExportCommand.Source from0 = ExportCommand.open(sourceDb, source.collection,
+          source.pattern, !noCheck, from, progress);
       Connection target = sameServer ? from : to;
-      Loads.write(tree, target, targetDb, targetCollection, toPattern, replace, progress);
+      long n;
+      try (Stream<Tree.Entry> entries = from0.store().entries()) {
+        // fails at the end of the stream, so that the load is undone, unless every node of the
+        // source formed the tree
+        Loads.Counted counted = new Loads.Counted(entries.iterator(), from0.nodes(),
+            read -> ExportCommand.notAll(from0, read));
+        progress.phase(String.format(java.util.Locale.ROOT, "converting %,d nodes from %s to %s",
+            from0.nodes(), sourceWhere, targetWhere), counted::count, from0.nodes());
+        n = Loads.write(counted, -1, target, targetDb, targetCollection, toPattern, replace,
+            progress);
+      }
       target.save(progress);
-      progress.done("converted " + tree.size() + " nodes from " + sourceWhere + " to "
+      progress.done("converted " + n + " nodes from " + sourceWhere + " to "
           + targetWhere);
       return Arbor.EXIT_OK;
     }

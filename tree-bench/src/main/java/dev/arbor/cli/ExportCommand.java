@@ -97,28 +97,18 @@ final class ExportCommand extends ArborCommand {
     return new Source(source, nodes, where);
   }
 
-  /**
-   * Reads a whole tree, refusing a missing collection, one with structural problems (when {@code
-   * check}: a wrong {@code --pattern} or a damaged collection) and one whose documents do not all
-   * form the tree.
-   */
-  static Tree snapshot(MongoDatabase db, String collection, dev.arbor.mongo.TreePattern pattern,
-      boolean check, Connection connection, Progress progress) {
-    Source source = open(db, collection, pattern, check, connection, progress);
-    progress.phase("reading " + source.where(), reading(connection, source.nodes()),
-        source.nodes());
-    Tree tree = source.store().snapshot();
-    requireAll(source, tree.size());
-    return tree;
-  }
-
   /** Refuses a collection of which only {@code read} nodes formed the tree. */
   private static void requireAll(Source source, long read) {
     if (source.nodes() != read) {
-      throw new CliException("collection " + source.where() + " holds " + source.nodes()
-          + " nodes but only " + read + " form a tree in this pattern: is --pattern right?"
-          + " 'arbor check' lists the problems");
+      throw notAll(source, read);
     }
+  }
+
+  /** The error for a collection of which only {@code read} nodes formed the tree. */
+  static CliException notAll(Source source, long read) {
+    return new CliException("collection " + source.where() + " holds " + source.nodes()
+        + " nodes but only " + read + " form a tree in this pattern: is --pattern right?"
+        + " 'arbor check' lists the problems");
   }
 
   /** The documents read from now on, at most {@code nodes}: the progress of a scan. */

@@ -16,13 +16,17 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code arbor import}: a nested-JSON file into a collection, through the bulk loader. */
+/**
+ * {@code arbor import}: a nested-JSON file into a collection, through the bulk loader, or grafted
+ * into the tree the collection holds.
+ */
 @Command(name = "import", mixinStandardHelpOptions = true,
     description = {
         "Read a tree from a nested-JSON file into a collection, in the given pattern.",
         "The whole file is read and checked before anything is written. A collection that holds "
-            + "documents is refused unless --replace is given; then the tree is loaded beside it "
-            + "and renamed over it in one step."})
+            + "documents is refused unless --replace is given (then the tree is loaded beside it "
+            + "and renamed over it in one step) or --graft / --under adds the file's trees to "
+            + "the tree it holds, all-or-nothing."})
 final class ImportCommand extends ArborCommand {
   @Parameters(index = "0", paramLabel = "FILE", description = "The JSON file, or - for stdin.")
   String file;
@@ -33,16 +37,41 @@ final class ImportCommand extends ArborCommand {
   @Option(names = "--replace", description = "Replace the collection if it holds documents.")
   boolean replace;
 
+  @Option(names = "--graft", description = "Add the file's trees to the collection's tree as "
+      + "its last roots; its nodes stay. All-or-nothing.")
+  boolean graft;
+
+  @Option(names = "--under", paramLabel = "ID", description = "Add the file's trees under node "
+      + "ID of the collection's tree, as its last children; its nodes stay. All-or-nothing.")
+  String under;
+
   @Override
   public Integer call() {
+    boolean grafting = graft || under != null;
+    if (grafting && replace) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+          "--replace and " + (graft ? "--graft" : "--under") + " exclude each other: give one");
+    }
+    if (graft && under != null) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+          "--graft adds roots and --under adds children of a node: give one");
+    }
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
-      Loads.checkTarget(db, store.collection, store.pattern, replace); // fail before reading
+      if (grafting) {
+        Patterns.require(db, store.collection, store.pattern); // before reading
+      } else {
+        Loads.checkTarget(db, store.collection, store.pattern, replace); // fail before reading
+      }
       Tree tree = read(progress);
-      Loads.write(tree, connection, db, store.collection, store.pattern, replace, progress);
+      long n = grafting
+          ? Loads.graft(tree, under, connection, db, store.collection, store.pattern, progress)
+          : Loads.write(tree, connection, db, store.collection, store.pattern, replace, progress);
       connection.save(progress);
-      progress.done("imported " + tree.size() + " nodes from " + file + " into " + where
+      progress.done((grafting ? "grafted " : "imported ") + n + " nodes from " + file
+          + " into " + where + (under != null ? " under '" + under + "'"
+              : graft ? " as new roots" : "")
           + (connection.temporary() ? " (temporary: discarded now)" : ""));
       return Arbor.EXIT_OK;
     }

@@ -7,6 +7,7 @@ import com.mongodb.client.model.RenameCollectionOptions;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.TreePattern;
+import java.util.Iterator;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import org.bson.Document;
@@ -47,51 +48,150 @@ final class Loads {
   /**
    * Writes {@code tree} into the collection, replacing its documents if {@code replace}.
    *
+   * @see #write(Iterator, long, Connection, MongoDatabase, String, TreePattern, boolean,
+   *     Progress)
+   */
+  static long write(Tree tree, Connection connection, MongoDatabase db, String collection,
+      TreePattern pattern, boolean replace, Progress progress) {
+    // the store's load of a whole tree refuses what a pattern cannot hold before writing
+    return write(store -> {
+      store.load(tree);
+      return tree.size();
+    }, tree.size(), connection, db, collection, pattern, replace, progress);
+  }
+
+  /**
+   * Writes the entries (in preorder) into the collection as they come, replacing its documents if
+   * {@code replace}: the store's streamed load holds one batch at a time, and undoes what it wrote
+   * if anything fails, an entry the iterator cannot give included.
+   *
    * <p>Replacing on a server first loads the tree into a temporary collection beside the target,
    * so that everything the load checks (attribute names the pattern reserves, values BSON cannot
    * hold) is checked while the target is untouched, then renames it over the target in one step.
    * With {@code --data-dir} the target is dropped and loaded again: what this command writes
    * reaches the directory only if it succeeds ({@link Connection#save}).
+   *
+   * @param size the number of entries if known (for progress), or -1: the caller shows progress
+   * @return the number of nodes written
    */
-  static void write(Tree tree, Connection connection, MongoDatabase db, String collection,
-      TreePattern pattern, boolean replace, Progress progress) {
+  static long write(Iterator<? extends Tree.Entry> entries, long size, Connection connection,
+      MongoDatabase db, String collection, TreePattern pattern, boolean replace,
+      Progress progress) {
+    return write(store -> store.load(entries), size, connection, db, collection, pattern,
+        replace, progress);
+  }
+
+  private static long write(java.util.function.ToLongFunction<TreeStore> loading, long size,
+      Connection connection, MongoDatabase db, String collection, TreePattern pattern,
+      boolean replace, Progress progress) {
     String where = where(db, collection, pattern);
     boolean occupied = checkTarget(db, collection, pattern, replace);
     if (!occupied) {
-      load(tree, connection, db, collection, pattern, progress);
-      return;
+      return load(loading, size, connection, db, collection, pattern, progress);
     }
     if (connection.savedOnSuccessOnly()) {
       progress.phase("replacing " + where);
       db.getCollection(collection).drop();
-      load(tree, connection, db, collection, pattern, progress);
-      return;
+      return load(loading, size, connection, db, collection, pattern, progress);
     }
     String temporary = collection + ".arbor-tmp-"
         + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36)
             .toLowerCase(Locale.ROOT);
     MongoCollection<Document> aside = db.getCollection(temporary);
     try {
-      load(tree, connection, db, temporary, pattern, progress);
+      long n = load(loading, size, connection, db, temporary, pattern, progress);
       progress.phase("renaming " + temporary + " to " + collection);
       aside.renameCollection(new MongoNamespace(db.getName(), collection),
           new RenameCollectionOptions().dropTarget(true));
+      return n;
     } catch (RuntimeException e) {
       dropQuietly(aside, e);
       throw e;
     }
   }
 
-  private static void load(Tree tree, Connection connection, MongoDatabase db,
+  private static long load(java.util.function.ToLongFunction<TreeStore> loading, long size,
+      Connection connection, MongoDatabase db, String collection, TreePattern pattern,
+      Progress progress) {
+    String where = where(db, collection, pattern);
+    if (size >= 0) {
+      long before = connection.documentsInserted();
+      progress.phase(String.format(Locale.ROOT, "loading %,d nodes into %s", size, where),
+          () -> Math.min(size, connection.documentsInserted() - before), size);
+    }
+    MongoCollection<Document> target = db.getCollection(collection);
+    boolean existed = db.listCollectionNames().into(new java.util.ArrayList<>())
+        .contains(collection);
+    TreeStore store = connection.open(pattern, target);
+    long n;
+    try {
+      // refuses a collection filled meanwhile; removes what it wrote on failure
+      n = loading.applyAsLong(store);
+    } catch (RuntimeException e) {
+      if (!existed && !Connection.hasNodes(target)) {
+        dropQuietly(target, e); // nothing of it is left: not even its lock document
+      }
+      throw e;
+    }
+    progress.phase("creating the indexes of " + where);
+    store.ensureIndexes();
+    return n;
+  }
+
+  /**
+   * Grafts {@code tree} into the tree of the collection: under node {@code under} as its last
+   * children, or as new last roots if {@code under} is null; all-or-nothing, checked whole
+   * before anything is written, then written in batches.
+   *
+   * @return the number of nodes added
+   */
+  static long graft(Tree tree, String under, Connection connection, MongoDatabase db,
       String collection, TreePattern pattern, Progress progress) {
     String where = where(db, collection, pattern);
     long before = connection.documentsInserted();
-    progress.phase(String.format(Locale.ROOT, "loading %,d nodes into %s", tree.size(), where),
+    progress.phase(String.format(Locale.ROOT, "grafting %,d nodes into %s", tree.size(), where),
         () -> Math.min(tree.size(), connection.documentsInserted() - before), tree.size());
     TreeStore store = connection.open(pattern, db.getCollection(collection));
-    store.load(tree); // refuses a collection filled meanwhile; removes what it wrote on failure
-    progress.phase("creating the indexes of " + where);
-    store.ensureIndexes();
+    return store.graft(under, tree);
+  }
+
+  /**
+   * The entries of {@code source}, counted as they are taken; when they run out, fails (before
+   * the load that takes them can finish, so that it is undone) unless there were exactly {@code
+   * expected}.
+   */
+  static final class Counted implements Iterator<Tree.Entry> {
+    private final Iterator<? extends Tree.Entry> source;
+    private final long expected;
+    private final java.util.function.LongFunction<RuntimeException> mismatch;
+    private volatile long count;
+
+    Counted(Iterator<? extends Tree.Entry> source, long expected,
+        java.util.function.LongFunction<RuntimeException> mismatch) {
+      this.source = source;
+      this.expected = expected;
+      this.mismatch = mismatch;
+    }
+
+    long count() {
+      return count;
+    }
+
+    @Override
+    public boolean hasNext() {
+      boolean more = source.hasNext();
+      if (!more && expected >= 0 && count != expected) {
+        throw mismatch.apply(count);
+      }
+      return more;
+    }
+
+    @Override
+    public Tree.Entry next() {
+      Tree.Entry e = source.next();
+      count++;
+      return e;
+    }
   }
 
   private static void dropQuietly(MongoCollection<Document> collection, RuntimeException cause) {

@@ -93,6 +93,42 @@ class CliTest {
   }
 
   @Test
+  void graftAddsTheFileUnderANodeOrAsRootsAllOrNothing() throws IOException {
+    pattern(TreePattern.NESTED_SETS).load(Tree.parse("x(y z)"));
+    Cli.Result under = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
+        "-p", "nested-sets", "--under", "y"));
+    assertEquals(0, under.exit(), under::toString);
+    assertTrue(under.stderr().contains("grafted 6 nodes from " + EXAMPLE + " into ")
+        && under.stderr().contains(" under 'y'"), under::toString);
+    dev.arbor.core.InMemoryTreeStore expected = new dev.arbor.core.InMemoryTreeStore();
+    expected.load(Tree.parse("x(y z)"));
+    expected.graft("y", example());
+    assertEquals(expected.snapshot(), pattern(TreePattern.NESTED_SETS).snapshot());
+    assertEquals(List.of(), pattern(TreePattern.NESTED_SETS).check());
+
+    // the same ids again: refused naming one, nothing written
+    Cli.Result again = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
+        "-p", "nested-sets", "--graft"));
+    assertEquals(Arbor.EXIT_FAILURE, again.exit(), again::toString);
+    assertEquals(1, again.errLines().size(), again::toString);
+    assertTrue(again.errLines().get(0).contains("already exists"), again::toString);
+    assertEquals(expected.snapshot(), pattern(TreePattern.NESTED_SETS).snapshot());
+
+    Cli.Result missing = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
+        "-p", "nested-sets", "--under", "nope"));
+    assertEquals(Arbor.EXIT_FAILURE, missing.exit(), missing::toString);
+    assertEquals(1, missing.errLines().size(), missing::toString);
+    assertTrue(missing.errLines().get(0).contains("'nope'"), missing::toString);
+    assertEquals(expected.snapshot(), pattern(TreePattern.NESTED_SETS).snapshot());
+
+    Cli.Result both = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
+        "-p", "nested-sets", "--graft", "--replace"));
+    assertEquals(Arbor.EXIT_USAGE, both.exit(), both::toString);
+    assertTrue(both.errLines().get(0).contains("--replace and --graft exclude each other"),
+        both::toString);
+  }
+
+  @Test
   void malformedFileIsRefusedWithLineAndReasonAndNothingIsWritten() throws IOException {
     Path bad = dir.resolve("bad.json");
     Files.writeString(bad, "[\n  {\"id\": \"a\", \"children\": [\n    {\"id\": \"b\"},\n"
