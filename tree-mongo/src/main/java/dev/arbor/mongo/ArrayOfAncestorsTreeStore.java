@@ -269,27 +269,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
   @Override
   Preorder.Links links() {
-    return new Preorder.Links() {
-      @Override
-      public Bson roots() {
-        return isNull(PARENT);
-      }
-
-      @Override
-      public Bson order() {
-        return Sorts.ascending(RANK);
-      }
-
-      @Override
-      public Bson children(Document parent) {
-        return eq(PARENT, parent.getString(ID));
-      }
-
-      @Override
-      public java.util.Set<String> withChildren(Reads r, List<Document> siblings) {
-        return Preorder.keyedParents(r, siblings, PARENT, d -> d.getString(ID));
-      }
-    };
+    return Preorder.byParent(PARENT, RANK);
   }
 
   @Override

@@ -1105,15 +1105,20 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     } catch (dev.arbor.core.LockLostException e) {
       throw e;
     } catch (RuntimeException e) {
-      if (journaled) {
-        lock.abortLoad(h);
-      } else {
-        lock.release(h);
-      }
-      throw translate(e, null);
+      throw abandonLoad(h, journaled, e);
     } finally {
       h.close();
     }
+  }
+
+  /** Undoes a load that failed before its commit (or frees the lock it took), for rethrowing. */
+  private RuntimeException abandonLoad(TreeLock.Hold h, boolean journaled, RuntimeException e) {
+    if (journaled) {
+      lock.abortLoad(h);
+    } else {
+      lock.release(h);
+    }
+    return translate(e, null);
   }
 
   /**
@@ -1274,12 +1279,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       if (committing) {
         throw translate(e, null); // the journal, undo or redo, settles it at the next access
       }
-      if (journaled) {
-        lock.abortLoad(h);
-      } else {
-        lock.release(h);
-      }
-      throw translate(e, null);
+      throw abandonLoad(h, journaled, e);
     } finally {
       h.close();
     }

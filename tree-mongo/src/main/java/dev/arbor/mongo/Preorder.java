@@ -60,6 +60,36 @@ final class Preorder implements PreorderCursor {
   }
 
   /**
+   * The links of a pattern whose nodes name their parent's id in {@code parentField}: roots have
+   * none, siblings are ordered by {@code orderField}, and a sibling has children when some
+   * document names it.
+   */
+  static Links byParent(String parentField, String orderField) {
+    return new Links() {
+      @Override
+      public Bson roots() {
+        return MongoTreeStore.isNull(parentField);
+      }
+
+      @Override
+      public Bson order() {
+        return com.mongodb.client.model.Sorts.ascending(orderField);
+      }
+
+      @Override
+      public Bson children(Document parent) {
+        return com.mongodb.client.model.Filters.eq(parentField,
+            parent.getString(MongoTreeStore.ID));
+      }
+
+      @Override
+      public Set<String> withChildren(Reads r, List<Document> siblings) {
+        return keyedParents(r, siblings, parentField, d -> d.getString(MongoTreeStore.ID));
+      }
+    };
+  }
+
+  /**
    * The ids among {@code siblings} whose key has at least one document with that value of {@code
    * field}: one aggregation that returns at most one small document per sibling.
    */
