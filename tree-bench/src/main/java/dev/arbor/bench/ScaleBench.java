@@ -51,14 +51,19 @@ import org.bson.RawBsonDocument;
  * the one named by {@code --uri}):
  *
  * <ul>
- *   <li>load throughput as a ratio of raw {@code insertMany}: after the load, the documents the
- *       store wrote (every document of its collection, as stored, read generically) are read back
- *       by cursor in batches of {@value #COPY_BATCH} and inserted with ordered {@code insertMany}
- *       into a fresh collection of the same server; only the {@code insertMany} calls are timed,
- *       the load from the first entry to its return. Ratio = insertMany time / load time (1.0: the
- *       load writes as fast as the raw inserts of its own documents);
- *   <li>the client's peak heap per size: the sum of the heap pools' peaks (an upper bound), reset
- *       after a full collection at the start of each size;
+ *   <li>load throughput as a ratio of raw {@code insertMany} of the same documents: a first
+ *       load (into an empty server, reported apart) writes the tree; every document of its
+ *       collection, as stored (read generically, as raw BSON), is read back by cursor and inserted
+ *       with ordered {@code insertMany} in batches of {@value #COPY_BATCH} into a fresh collection
+ *       with the same indexes, only the {@code insertMany} calls timed; the first collection is
+ *       dropped and the measured load writes the tree again into a fresh collection, timed from
+ *       the first entry to its return. Both thus write n documents while the server holds n
+ *       others. Ratio = insertMany time / load time (1.0: the load writes as fast as raw inserts
+ *       of its own documents; the goal of issue 14 is at least 0.8);
+ *   <li>the client's heap per size: the sum of the heap pools' peaks (an upper bound that
+ *       counts garbage not yet collected; reset after a full collection at the start of each
+ *       size), and the live heap: the largest heap in use right after a full collection (one is
+ *       forced after each operation, untimed; others happen when the old generation fills);
  *   <li>per operation, time and round trips ({@link CommandListener}, every command the client
  *       sends): the load, the raw inserts, {@code entries()} streamed whole, {@code children} of a
  *       node with {@value #FAN_OUT} children, {@code ancestors} of the last (deepest) node, {@code
@@ -130,6 +135,8 @@ final class ScaleBench {
     final List<Figure> figures = new ArrayList<>();
     /** Peak heap in bytes per pattern and size. */
     final Map<TreePattern, Map<Integer, Long>> heap = new LinkedHashMap<>();
+    /** The largest heap in use after a full collection, in bytes, per pattern and size. */
+    final Map<TreePattern, Map<Integer, Long>> live = new LinkedHashMap<>();
     /** Wall time of each pattern's client, in ms. */
     final Map<TreePattern, Long> patternMillis = new LinkedHashMap<>();
     /** Failures per pattern (a client that ended badly), with its last lines. */
@@ -342,8 +349,12 @@ final class ScaleBench {
           Double.parseDouble(f[3]), Long.parseLong(f[4]), Long.parseLong(f[5]), null));
       case "@skip" -> r.figures.add(new Figure(p, Integer.parseInt(f[1]), f[2], Double.NaN, 0,
           0, line.substring(line.indexOf(f[2]) + f[2].length()).trim()));
-      case "@heap" -> r.heap.computeIfAbsent(p, k -> new TreeMap<>())
-          .put(Integer.parseInt(f[1]), Long.parseLong(f[2]));
+      case "@heap" -> {
+        r.heap.computeIfAbsent(p, k -> new TreeMap<>())
+            .put(Integer.parseInt(f[1]), Long.parseLong(f[2]));
+        r.live.computeIfAbsent(p, k -> new TreeMap<>())
+            .put(Integer.parseInt(f[1]), Long.parseLong(f[3]));
+      }
       default -> throw new IllegalStateException("unknown client line: " + line);
     }
   }
@@ -404,7 +415,69 @@ final class ScaleBench {
     }
   }
 
-  /** The client JVM: {@code --client uri db PATTERN sizes repeat limitSeconds}. */
+  /**
+   * The largest heap in use right after a full collection (the live data then, plus nothing
+   * else), from the JVM's notifications of its collections: the client forces one after each
+   * operation (untimed), and the collector runs others when the old generation fills.
+   */
+  static final class LiveHeap implements javax.management.NotificationListener {
+    private final java.util.Set<String> heapPools = new java.util.HashSet<>();
+    private volatile long max;
+
+    LiveHeap() {
+      for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+        if (pool.getType() == MemoryType.HEAP) {
+          heapPools.add(pool.getName());
+        }
+      }
+      for (java.lang.management.GarbageCollectorMXBean gc
+          : ManagementFactory.getGarbageCollectorMXBeans()) {
+        if (gc instanceof javax.management.NotificationEmitter e) {
+          e.addNotificationListener(this, null, null);
+        }
+      }
+    }
+
+    @Override
+    public void handleNotification(javax.management.Notification n, Object handback) {
+      if (!n.getType().equals(com.sun.management.GarbageCollectionNotificationInfo
+          .GARBAGE_COLLECTION_NOTIFICATION)) {
+        return;
+      }
+      var info = com.sun.management.GarbageCollectionNotificationInfo.from(
+          (javax.management.openmbean.CompositeData) n.getUserData());
+      if (!info.getGcAction().contains("major")) {
+        return;
+      }
+      long used = 0;
+      for (var e : info.getGcInfo().getMemoryUsageAfterGc().entrySet()) {
+        if (heapPools.contains(e.getKey())) {
+          used += e.getValue().getUsed();
+        }
+      }
+      synchronized (this) {
+        max = Math.max(max, used);
+      }
+    }
+
+    /** Forces a full collection and waits a little for its notification. */
+    void sample() {
+      System.gc();
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    synchronized long takeMax() {
+      long m = max;
+      max = 0;
+      return m;
+    }
+  }
+
+  /** The client JVM: {@code --client uri db PATTERN sizes repeat limitSeconds ops}. */
   static void client(String[] args) {
     String uri = args[1];
     String dbName = args[2];
@@ -414,6 +487,7 @@ final class ScaleBench {
     double limit = Double.parseDouble(args[6]);
     List<String> ops = List.of(args[7].split(","));
     RoundTrips trips = new RoundTrips();
+    LiveHeap live = new LiveHeap();
     try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
         .applyConnectionString(new ConnectionString(uri))
         .applyToClusterSettings(b -> b.serverSelectionTimeout(20, TimeUnit.SECONDS))
@@ -421,13 +495,15 @@ final class ScaleBench {
       MongoDatabase db = client.getDatabase(dbName);
       Map<String, List<double[]>> seen = new LinkedHashMap<>(); // op -> (n, millis)
       for (int n : sizes) {
-        System.gc();
+        live.sample();
         for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
           if (pool.getType() == MemoryType.HEAP) {
             pool.resetPeakUsage();
           }
         }
-        new Client(db, pattern, n, ops, repeat, limit, trips, seen).run();
+        live.takeMax();
+        new Client(db, pattern, n, ops, repeat, limit, trips, seen, live).run();
+        long liveMax = live.takeMax();
         long peak = 0;
         List<String> pools = new ArrayList<>();
         for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
@@ -437,10 +513,11 @@ final class ScaleBench {
                 pool.getPeakUsage().getUsed() / 1048576.0));
           }
         }
-        System.out.printf(Locale.ROOT, "  %s %,d: client peak heap %.1f MB (of %d MB; %s)%n",
-            Names.of(pattern), n, peak / 1048576.0, Runtime.getRuntime().maxMemory() >> 20,
-            String.join(", ", pools));
-        System.out.println("@heap " + n + " " + peak);
+        System.out.printf(Locale.ROOT, "  %s %,d: client peak heap %.1f MB (of %d MB; %s),"
+            + " largest live heap after a full collection %.1f MB%n", Names.of(pattern), n,
+            peak / 1048576.0, Runtime.getRuntime().maxMemory() >> 20, String.join(", ", pools),
+            liveMax / 1048576.0);
+        System.out.println("@heap " + n + " " + peak + " " + liveMax);
         System.out.flush();
       }
     }
@@ -456,9 +533,11 @@ final class ScaleBench {
     final double limit;
     final RoundTrips trips;
     final Map<String, List<double[]>> seen;
+    final LiveHeap live;
 
     Client(MongoDatabase db, TreePattern pattern, int n, List<String> ops, int repeat,
-        double limit, RoundTrips trips, Map<String, List<double[]>> seen) {
+        double limit, RoundTrips trips, Map<String, List<double[]>> seen, LiveHeap live) {
+      this.live = live;
       this.db = db;
       this.pattern = pattern;
       this.n = n;
@@ -471,18 +550,28 @@ final class ScaleBench {
 
     void run() {
       String name = Names.of(pattern) + "_" + n;
-      MongoCollection<org.bson.Document> c = db.getCollection(name);
+      MongoCollection<org.bson.Document> first = db.getCollection(name + "_first");
       MongoCollection<RawBsonDocument> copy = db.getCollection(name + "_raw",
           RawBsonDocument.class);
-      c.drop();
+      MongoCollection<org.bson.Document> c = db.getCollection(name);
+      first.drop();
       copy.drop();
+      c.drop();
       try {
+        // The load and its raw baseline, each while the server holds the other n documents:
+        // a first load (into an empty server), its documents copied raw (timed), then the load
+        // measured, into a fresh collection, while the server holds the copy.
+        TreeStore firstStore = pattern.open(first);
+        firstStore.ensureIndexes();
+        measure("firstLoad", 1, () -> firstStore.load(generate(n)));
+        copyIndexes(first.getNamespace().getCollectionName(),
+            copy.getNamespace().getCollectionName());
+        measure("insertMany", 1, () -> rawCopy(db.getCollection(
+            first.getNamespace().getCollectionName(), RawBsonDocument.class), copy));
+        first.drop();
         TreeStore store = pattern.open(c);
         store.ensureIndexes();
         measure("load", 1, () -> store.load(generate(n)));
-        // The raw baseline: the same documents, read back by cursor, inserted in batches.
-        measure("insertMany", 1, () -> rawCopy(db.getCollection(name, RawBsonDocument.class),
-            copy));
         copy.drop();
         measure("entries", 1, () -> {
           try (Stream<Tree.Entry> entries = store.entries()) {
@@ -511,8 +600,9 @@ final class ScaleBench {
         });
         measure("delete", repeat, () -> store.delete("scale-" + k[2]++));
       } finally {
-        c.drop();
+        first.drop();
         copy.drop();
+        c.drop();
       }
     }
 
@@ -522,11 +612,13 @@ final class ScaleBench {
      * its time extrapolated from the smaller sizes passes the limit.
      */
     boolean measure(String op, int times, LongSupplier body) {
-      if (!ops.contains(op)) {
+      if (!ops.contains(op) && !op.equals("firstLoad")) {
         return false;
       }
       List<double[]> before = seen.computeIfAbsent(op, k -> new ArrayList<>());
-      if (!before.isEmpty()) {
+      // the load and its baseline always run: everything else needs the tree
+      if (!before.isEmpty() && !op.equals("load") && !op.equals("insertMany")
+          && !op.equals("firstLoad")) {
         double[] prev = before.get(before.size() - 1);
         double exp = before.size() >= 2 ? Math.max(1, slope(before)) : 2;
         double estimate = prev[1] / 1000 * Math.pow((double) n / prev[0], exp) * times;
@@ -555,16 +647,18 @@ final class ScaleBench {
           rt = copyTrips;
         }
       }
+      live.sample();
       Arrays.sort(millis);
       double median = millis[times / 2];
       before.add(new double[] {n, Math.max(median, 0.001)});
-      String rate = op.equals("load") || op.equals("insertMany") || op.equals("entries")
+      String rate = op.endsWith("oad") || op.equals("insertMany") || op.equals("entries")
           ? String.format(Locale.ROOT, " (%,.0f nodes/s)", count / (median / 1000)) : "";
       System.out.printf(Locale.ROOT, "  %s %,d: %-11s %10.1f ms%s, %d round trips, %d%s%n",
           Names.of(pattern), n, op, median, rate, rt, count,
           op.equals("insertMany") ? " documents" : op.equals("load") ? " entries"
+              : op.equals("firstLoad") ? " entries (into an empty server)"
               : op.equals("entries") ? " entries streamed" : "");
-      if (op.equals("load") || op.equals("entries")) {
+      if (op.endsWith("oad") || op.equals("entries")) {
         System.out.printf(Locale.ROOT, "      %s time: %s%n", op, trips.times(median));
       }
       System.out.printf(Locale.ROOT, "@op %d %s %.3f %d %d%n", n, op, median, rt, count);
@@ -574,6 +668,25 @@ final class ScaleBench {
 
     double copyMillis;
     long copyTrips;
+
+    /**
+     * Gives collection {@code to} the indexes of {@code from} (their specifications as listed,
+     * so that the raw inserts maintain what the load's inserts maintain).
+     */
+    void copyIndexes(String from, String to) {
+      List<org.bson.Document> specs = new ArrayList<>();
+      for (org.bson.Document spec : db.getCollection(from).listIndexes()) {
+        if (!spec.getString("name").equals("_id_")) {
+          spec.remove("v");
+          spec.remove("ns");
+          specs.add(spec);
+        }
+      }
+      db.createCollection(to);
+      if (!specs.isEmpty()) {
+        db.runCommand(new org.bson.Document("createIndexes", to).append("indexes", specs));
+      }
+    }
 
     /**
      * Reads every document of {@code from} by cursor and inserts them into {@code to} in ordered
@@ -718,10 +831,10 @@ final class ScaleBench {
         + " total run time %s%n%n", sizes.stream().map(ScaleBench::size).toList(),
         s.clientHeap(), s.repeat(), duration(r.totalMillis)));
     b.append("| pattern | load / insertMany at ").append(sizes.stream().map(ScaleBench::size)
-        .reduce((x, y) -> x + " / " + y).orElse("")).append(" | client peak heap at ")
-        .append(size(mid)).append(" / ").append(size(big))
-        .append(" | load time at ").append(size(big)).append(" | run time |\n");
-    b.append("|---|---|---|---|---|\n");
+        .reduce((x, y) -> x + " / " + y).orElse("")).append(" | client heap at ")
+        .append(size(mid)).append(": peak / live | at ").append(size(big))
+        .append(": peak / live | load time at ").append(size(big)).append(" | run time |\n");
+    b.append("|---|---|---|---|---|---|\n");
     for (TreePattern p : s.patterns()) {
       List<String> ratios = new ArrayList<>();
       for (int n : sizes) {
@@ -729,9 +842,11 @@ final class ScaleBench {
         ratios.add(Double.isNaN(x) ? "–" : String.format(Locale.ROOT, "%.2f", x));
       }
       Map<Integer, Long> heap = r.heap.getOrDefault(p, Map.of());
+      Map<Integer, Long> live = r.live.getOrDefault(p, Map.of());
       Figure load = r.figure(p, big, "load");
       b.append("| ").append(Names.of(p)).append(" | ").append(String.join(" / ", ratios))
-          .append(" | ").append(mb(heap.get(mid))).append(" / ").append(mb(heap.get(big)))
+          .append(" | ").append(mb(heap.get(mid))).append(" / ").append(mb(live.get(mid)))
+          .append(" | ").append(mb(heap.get(big))).append(" / ").append(mb(live.get(big)))
           .append(" | ").append(load == null || load.skipped != null ? "–"
               : duration((long) load.millis)).append(" | ")
           .append(duration(r.patternMillis.getOrDefault(p, 0L)))
@@ -759,7 +874,8 @@ final class ScaleBench {
       }
     }
     b.append("\nPer size: median time in ms / round trips\n\n");
-    b.append("| pattern | n | ").append(String.join(" | ", OPS)).append(" | peak heap |\n|---|---|")
+    b.append("| pattern | n | ").append(String.join(" | ", OPS))
+        .append(" | heap: peak / live |\n|---|---|")
         .append("---|".repeat(OPS.size() + 1)).append('\n');
     for (TreePattern p : s.patterns()) {
       for (int n : sizes) {
@@ -769,7 +885,8 @@ final class ScaleBench {
           b.append(" | ").append(f == null ? "–" : f.skipped != null ? "skipped"
               : String.format(Locale.ROOT, "%s / %d", millis(f.millis), f.roundTrips));
         }
-        b.append(" | ").append(mb(r.heap.getOrDefault(p, Map.of()).get(n))).append(" |\n");
+        b.append(" | ").append(mb(r.heap.getOrDefault(p, Map.of()).get(n))).append(" / ")
+            .append(mb(r.live.getOrDefault(p, Map.of()).get(n))).append(" |\n");
       }
     }
     for (Figure f : r.figures) {

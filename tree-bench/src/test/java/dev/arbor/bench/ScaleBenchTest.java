@@ -77,6 +77,7 @@ class ScaleBenchTest {
           assertTrue(progress.contains(Names.of(p) + " " + String.format("%,d", n) + ": "
               + op), progress);
         }
+        assertEquals(n, r.figure(p, n, "firstLoad").count());
         assertEquals(n, r.figure(p, n, "load").count());
         // every node and the lock document, copied raw
         assertTrue(r.figure(p, n, "insertMany").count() > n, r.figure(p, n, "insertMany")
@@ -91,6 +92,8 @@ class ScaleBenchTest {
         assertEquals(1, r.figure(p, n, "delete").count());
         long heap = r.heap.get(p).get(n);
         assertTrue(heap > 0 && heap < 256L << 20, "peak heap " + heap);
+        long live = r.live.get(p).get(n);
+        assertTrue(live > 0 && live <= heap, "live heap " + live + ", peak " + heap);
       }
       // Reads whose round trips the pattern keeps flat: the same count at both sizes.
       for (String op : List.of("children", "descendants", "insert", "move", "delete")) {
@@ -110,8 +113,8 @@ class ScaleBenchTest {
     String md = ScaleBench.markdown(s, r);
     assertTrue(md.startsWith("ScaleBench: sizes [60, 300], client -Xmx256m, repeat 2;"
         + " total run time "), md);
-    assertTrue(md.contains("| pattern | load / insertMany at 60 / 300 | client peak heap at 60"
-        + " / 300 | load time at 300 | run time |"), md);
+    assertTrue(md.contains("| pattern | load / insertMany at 60 / 300 | client heap at 60: peak"
+        + " / live | at 300: peak / live | load time at 300 | run time |"), md);
     for (TreePattern p : TreePattern.values()) {
       assertTrue(md.contains("| " + Names.of(p) + " | "), md);
     }
