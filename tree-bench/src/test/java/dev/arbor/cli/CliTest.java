@@ -162,7 +162,7 @@ class CliTest {
     assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
     assertEquals(1, result.errLines().size(), result::toString);
     assertEquals("arbor import: -: line 1, column 54: attribute 'parent' of node 'b': reserved by"
-        + " parent-references for the tree structure (reserved: _id, arborJournal, arborLock, arborOp, parent, rank)",
+        + " parent-references for the tree structure (reserved: _id, arborJournal, arborLock, arborOp, arborRank, parent)",
         result.errLines().get(0));
     assertEquals(0, Connection.nodes(collection));
   }
@@ -181,7 +181,7 @@ class CliTest {
     assertTrue(sound.stderr().contains("sound, 3 nodes"), sound::toString);
 
     collection.insertOne(new Document("_id", "ghost").append("parent", "nobody")
-        .append("ancestors", List.of("nobody")).append("rank", 0L));
+        .append("ancestors", List.of("nobody")).append("arborRank", 0L));
     collection.updateOne(new Document("_id", "c"),
         new Document("$set", new Document("ancestors", List.of("b"))));
     Cli.Result broken = Cli.run(onServer("check", "-q", "-c", name, "-p",

@@ -73,6 +73,18 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   final Transactions transactions;
   private final boolean isolatedReads;
   private final Set<String> structuralFields;
+  /** The names of the structural fields ({@link TreeOptions#withFieldName}). */
+  final FieldNames names;
+  final String parentField;
+  final String childrenField;
+  final String ancestorsField;
+  final String pathField;
+  final String leftField;
+  final String rightField;
+  final String depthField;
+  final String rankField;
+  /** Sibling order in {@link #rankField}. */
+  final Ranks ranks;
   /** The latest version at which this store saw the tree with no change in flight. */
   private final AtomicReference<TreeLock.Quiet> known = new AtomicReference<>();
   /**
@@ -91,9 +103,19 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   /** Whether {@link #requireLayout()} has seen nodes laid out in this pattern. */
   private volatile boolean layoutSeen;
 
-  MongoTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
-      Set<String> structuralFields) {
+  MongoTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
     this.collection = requireNonNull(collection, "collection");
+    this.names = capabilities.names();
+    this.parentField = names.parent;
+    this.childrenField = names.children;
+    this.ancestorsField = names.ancestors;
+    this.pathField = names.path;
+    this.leftField = names.left;
+    this.rightField = names.right;
+    this.depthField = names.depth;
+    this.rankField = names.rank;
+    this.ranks = new Ranks(rankField);
+    Set<String> structuralFields = Set.copyOf(names.of(pattern()));
     this.collectionName = collection.getNamespace().getCollectionName();
     this.capabilities = capabilities;
     this.isolatedReads = capabilities.isolatedReads();
@@ -303,7 +325,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    */
   private void requireLayout() {
     if (!layoutSeen) {
-      layoutSeen = Layouts.require(pattern(), data, scope);
+      layoutSeen = Layouts.require(pattern(), data, scope, names);
     }
   }
 
@@ -618,13 +640,13 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * {@link Ranks#GAP} apart, and the parent {@code parent} (in {@code parentField}) to the ids in
    * {@code moved}: the ranks of a lift, whose children join their grandparent's children.
    */
-  static void planRegroup(Change c, List<String> order, Set<String> moved, String parentField,
+  void planRegroup(Change c, List<String> order, Set<String> moved, String parentField,
       @Nullable Object parent) {
     long rank = 0;
     for (String each : order) {
       c.set(each, moved.contains(each)
-          ? Updates.combine(Updates.set(parentField, parent), Updates.set(Ranks.RANK, rank))
-          : Updates.set(Ranks.RANK, rank));
+          ? Updates.combine(Updates.set(parentField, parent), Updates.set(rankField, rank))
+          : Updates.set(rankField, rank));
       rank += Ranks.GAP;
     }
   }
@@ -1014,7 +1036,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Nullable String parentOf(Reads r, String id) {
-    return r.require(id, fields("parent")).getString("parent");
+    return r.require(id, fields(parentField)).getString(parentField);
   }
 
   /** The depth of {@code id}: the number of its ancestors, unless the pattern stores it. */
@@ -1461,7 +1483,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       }
       byId.put(s, d);
     }
-    Problem layout = Layouts.problem(pattern(), byId.values(), collectionName);
+    Problem layout = Layouts.problem(pattern(), byId.values(), collectionName, names);
     if (layout != null) { // the pattern's own checks would only list its missing fields
       problems.add(0, layout);
       return problems;
@@ -1525,17 +1547,17 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       Set<Long> seen = new HashSet<>();
       boolean sound = true;
       for (Document d : group) {
-        sound &= d.get(Ranks.RANK) instanceof Number n && seen.add(n.longValue());
+        sound &= d.get(rankField) instanceof Number n && seen.add(n.longValue());
       }
       if (sound) {
         continue;
       }
       List<Document> ordered = new ArrayList<>(group);
       ordered.sort(Comparator.comparing(
-          (Document d) -> d.get(Ranks.RANK) instanceof Number n ? n.longValue() : Long.MAX_VALUE));
+          (Document d) -> d.get(rankField) instanceof Number n ? n.longValue() : Long.MAX_VALUE));
       long rank = 0;
       for (Document d : ordered) {
-        c.set(d.get(ID), Updates.set(Ranks.RANK, rank));
+        c.set(d.get(ID), Updates.set(rankField, rank));
         rank += Ranks.GAP;
       }
     }

@@ -52,6 +52,7 @@ final class ServerCapabilities {
   private @Nullable Object scopeValue;
   private List<dev.arbor.core.TreeListener> listeners = List.of();
   private int maxChildren = TreeOptions.DEFAULT_MAX_CHILDREN;
+  private FieldNames names = FieldNames.DEFAULTS;
   private volatile @Nullable Boolean graphLookup;
   private volatile @Nullable Boolean pipelineUpdates;
 
@@ -178,6 +179,16 @@ final class ServerCapabilities {
 
   int maxChildren() {
     return maxChildren;
+  }
+
+  /** The names of the structural fields. */
+  ServerCapabilities names(FieldNames names) {
+    this.names = names;
+    return this;
+  }
+
+  FieldNames names() {
+    return names;
   }
 
   /** The local clock of the lock protocol (tests inject their own). */
