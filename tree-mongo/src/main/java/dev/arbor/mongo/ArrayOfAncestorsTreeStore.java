@@ -394,7 +394,8 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
         continue;
       }
       if (!(d.get(rankField) instanceof Number)) {
-        problems.add(new Problem(id, "rank is missing or not a number: " + d.get(rankField)));
+        problems.add(new Problem(id, rankField + " is missing or not a number: "
+            + d.get(rankField)));
       }
       rows.add(row(d));
     }
