@@ -190,6 +190,12 @@ final class Connection implements AutoCloseable {
     return pattern.open(client, collection);
   }
 
+  /** As {@link #open(TreePattern, MongoCollection)}, with the store options of the command line. */
+  TreeStore open(TreePattern pattern, MongoCollection<Document> collection,
+      dev.arbor.mongo.TreeOptions options) {
+    return pattern.open(collection, options.withTransactions(client));
+  }
+
   /** Where the data lives, for messages. */
   String description() {
     return description;

@@ -60,14 +60,16 @@ final class ImportCommand extends ArborCommand {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
       if (grafting) {
-        Patterns.require(db, store.collection, store.pattern); // before reading
+        Patterns.require(db, store.collection, store.pattern, store.treeOptions()); // first
       } else {
         Loads.checkTarget(db, store.collection, store.pattern, replace); // fail before reading
       }
       Tree tree = read(progress);
       long n = grafting
-          ? Loads.graft(tree, under, connection, db, store.collection, store.pattern, progress)
-          : Loads.write(tree, connection, db, store.collection, store.pattern, replace, progress);
+          ? Loads.graft(tree, under, connection, db, store.collection, store.pattern,
+              store.treeOptions(), progress)
+          : Loads.write(tree, connection, db, store.collection, store.pattern,
+              store.treeOptions(), replace, progress);
       connection.save(progress);
       progress.done((grafting ? "grafted " : "imported ") + n + " nodes from " + file
           + " into " + where + (under != null ? " under '" + under + "'"
@@ -81,7 +83,7 @@ final class ImportCommand extends ArborCommand {
     boolean stdin = file.equals("-");
     try (Counting in = new Counting(stdin ? arbor.stdin() : Files.newInputStream(Path.of(file)));
         TreeJsonReader reader = TreeJson.reader(in).refusing(
-            (name, attribute) -> store.pattern.nameRefusal(name, attribute)
+            (name, attribute) -> store.pattern.nameRefusal(name, attribute, store.treeOptions())
                 .map(r -> r.replace("this pattern", Patterns.name(store.pattern))).orElse(null))) {
       long size = stdin ? -1 : Files.size(Path.of(file));
       progress.phase("reading " + file, reader::count,

@@ -6,6 +6,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.RenameCollectionOptions;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
 import java.util.Iterator;
 import java.util.Locale;
@@ -52,12 +53,12 @@ final class Loads {
    *     Progress)
    */
   static long write(Tree tree, Connection connection, MongoDatabase db, String collection,
-      TreePattern pattern, boolean replace, Progress progress) {
+      TreePattern pattern, TreeOptions options, boolean replace, Progress progress) {
     // the store's load of a whole tree refuses what a pattern cannot hold before writing
     return write(store -> {
       store.load(tree);
       return tree.size();
-    }, tree.size(), connection, db, collection, pattern, replace, progress);
+    }, tree.size(), connection, db, collection, pattern, options, replace, progress);
   }
 
   /**
@@ -75,31 +76,31 @@ final class Loads {
    * @return the number of nodes written
    */
   static long write(Iterator<? extends Tree.Entry> entries, long size, Connection connection,
-      MongoDatabase db, String collection, TreePattern pattern, boolean replace,
-      Progress progress) {
+      MongoDatabase db, String collection, TreePattern pattern, TreeOptions options,
+      boolean replace, Progress progress) {
     return write(store -> store.load(entries), size, connection, db, collection, pattern,
-        replace, progress);
+        options, replace, progress);
   }
 
   private static long write(java.util.function.ToLongFunction<TreeStore> loading, long size,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
-      boolean replace, Progress progress) {
+      TreeOptions options, boolean replace, Progress progress) {
     String where = where(db, collection, pattern);
     boolean occupied = checkTarget(db, collection, pattern, replace);
     if (!occupied) {
-      return load(loading, size, connection, db, collection, pattern, progress);
+      return load(loading, size, connection, db, collection, pattern, options, progress);
     }
     if (connection.savedOnSuccessOnly()) {
       progress.phase("replacing " + where);
       db.getCollection(collection).drop();
-      return load(loading, size, connection, db, collection, pattern, progress);
+      return load(loading, size, connection, db, collection, pattern, options, progress);
     }
     String temporary = collection + ".arbor-tmp-"
         + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36)
             .toLowerCase(Locale.ROOT);
     MongoCollection<Document> aside = db.getCollection(temporary);
     try {
-      long n = load(loading, size, connection, db, temporary, pattern, progress);
+      long n = load(loading, size, connection, db, temporary, pattern, options, progress);
       progress.phase("renaming " + temporary + " to " + collection);
       aside.renameCollection(new MongoNamespace(db.getName(), collection),
           new RenameCollectionOptions().dropTarget(true));
@@ -112,7 +113,7 @@ final class Loads {
 
   private static long load(java.util.function.ToLongFunction<TreeStore> loading, long size,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
-      Progress progress) {
+      TreeOptions options, Progress progress) {
     String where = where(db, collection, pattern);
     if (size >= 0) {
       long before = connection.documentsInserted();
@@ -122,7 +123,7 @@ final class Loads {
     MongoCollection<Document> target = db.getCollection(collection);
     boolean existed = db.listCollectionNames().into(new java.util.ArrayList<>())
         .contains(collection);
-    TreeStore store = connection.open(pattern, target);
+    TreeStore store = connection.open(pattern, target, options);
     long n;
     try {
       // refuses a collection filled meanwhile; removes what it wrote on failure
@@ -146,12 +147,12 @@ final class Loads {
    * @return the number of nodes added
    */
   static long graft(Tree tree, String under, Connection connection, MongoDatabase db,
-      String collection, TreePattern pattern, Progress progress) {
+      String collection, TreePattern pattern, TreeOptions options, Progress progress) {
     String where = where(db, collection, pattern);
     long before = connection.documentsInserted();
     progress.phase(String.format(Locale.ROOT, "grafting %,d nodes into %s", tree.size(), where),
         () -> Math.min(tree.size(), connection.documentsInserted() - before), tree.size());
-    TreeStore store = connection.open(pattern, db.getCollection(collection));
+    TreeStore store = connection.open(pattern, db.getCollection(collection), options);
     return store.graft(under, tree);
   }
 

@@ -40,6 +40,60 @@ class CliTest {
   }
 
   @Test
+  void fieldNamesOfAnotherToolAreReadCheckedRepairedExportedAndWritten() throws IOException {
+    collection.insertMany(List.of(
+        new Document("_id", "Books").append("parentId", null).append("position", 0),
+        new Document("_id", "Programming").append("parentId", "Books").append("position", 0),
+        new Document("_id", "Databases").append("parentId", "Programming").append("position", 2),
+        new Document("_id", "Languages").append("parentId", "Programming")
+            .append("rank", "gold"))); // no position yet: repair gives it one; rank is data
+    String[] fields = {"--field", "parent=parentId", "--field", "RANK=position"};
+    Cli.Result check = Cli.run(onServer(join(new String[] {"check", "-c", name, "-p",
+        "parent-references"}, fields)));
+    assertEquals(Arbor.EXIT_PROBLEMS, check.exit(), check::toString);
+    assertEquals(List.of("node 'Languages': position is missing or not a number: null"),
+        check.out().lines().toList());
+    Cli.Result repair = Cli.run(onServer(join(new String[] {"repair", "-c", name, "-p",
+        "parent-references"}, fields)));
+    assertEquals(0, repair.exit(), repair::toString);
+    Path exported = dir.resolve("tree.json");
+    Cli.Result export = Cli.run(onServer(join(new String[] {"export", exported.toString(), "-q",
+        "-c", name, "-p", "parent-references"}, fields)));
+    assertEquals(0, export.exit(), export::toString);
+    String json = Files.readString(exported);
+    assertTrue(json.contains("\"rank\": \"gold\""), json);
+    assertFalse(json.contains("position") || json.contains("parentId"), json);
+    Cli.Result graft = Cli.runWithStdin("[{\"id\": \"Rust\"}]".getBytes(UTF_8),
+        onServer(join(new String[] {"import", "-", "--under", "Languages", "-c", name, "-p",
+            "parent-references"}, fields)));
+    assertEquals(0, graft.exit(), graft::toString);
+    Document rust = collection.find(new Document("_id", "Rust")).first();
+    assertEquals("Languages", rust.get("parentId"), rust::toJson);
+    assertTrue(rust.get("position") instanceof Number, rust::toJson);
+    assertFalse(rust.containsKey("parent") || rust.containsKey("arborRank"), rust::toJson);
+
+    // without the names the collection is not read as parent references at all
+    Cli.Result unnamed = Cli.run(onServer("check", "-c", name, "-p", "parent-references"));
+    assertEquals(Arbor.EXIT_PROBLEMS, unnamed.exit(), unnamed::toString);
+    assertTrue(unnamed.out().contains("TreeOptions.withFieldName"), unnamed::toString);
+
+    // names that cannot work are bad command lines, before anything connects or is written
+    for (String[] bad : new String[][] {{"--field", "path=p"}, {"--field", "nope=x"},
+        {"--field", "parent=$p"}, {"--field", "parent=position", "--field", "rank=position"}}) {
+      Cli.Result refused = Cli.run(onServer(join(new String[] {"check", "-c", name, "-p",
+          "parent-references"}, bad)));
+      assertEquals(Arbor.EXIT_USAGE, refused.exit(), refused::toString);
+      assertTrue(refused.stderr().contains("invalid --field"), refused::toString);
+    }
+  }
+
+  private static String[] join(String[] a, String[] b) {
+    String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
+  @Test
   void importThenExportGivesTheExampleFileBack() throws IOException {
     Cli.Result imported = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
         "-p", "array-of-ancestors"));

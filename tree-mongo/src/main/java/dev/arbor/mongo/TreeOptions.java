@@ -212,6 +212,14 @@ public final class TreeOptions {
         scopeField, scopeValue, maxChildren, names.with(field, name));
   }
 
+  /**
+   * The name {@code field} has in stores opened with these options: the one given with {@link
+   * #withFieldName}, else its {@linkplain TreeField#defaultName() default}.
+   */
+  public String fieldName(TreeField field) {
+    return names.name(requireNonNull(field, "field"));
+  }
+
   /** The structural field names of stores opened with these options. */
   FieldNames names() {
     return names;
