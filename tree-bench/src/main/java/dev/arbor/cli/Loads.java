@@ -47,21 +47,6 @@ final class Loads {
   }
 
   /**
-   * Writes {@code tree} into the collection, replacing its documents if {@code replace}.
-   *
-   * @see #write(Iterator, long, Connection, MongoDatabase, String, TreePattern, boolean,
-   *     Progress)
-   */
-  static long write(Tree tree, Connection connection, MongoDatabase db, String collection,
-      TreePattern pattern, TreeOptions options, boolean replace, Progress progress) {
-    // the store's load of a whole tree refuses what a pattern cannot hold before writing
-    return write(store -> {
-      store.load(tree);
-      return tree.size();
-    }, tree.size(), connection, db, collection, pattern, options, replace, progress);
-  }
-
-  /**
    * Writes the entries (in preorder) into the collection as they come, replacing its documents if
    * {@code replace}: the store's streamed load holds one batch at a time, and undoes what it wrote
    * if anything fails, an entry the iterator cannot give included.
@@ -140,20 +125,25 @@ final class Loads {
   }
 
   /**
-   * Grafts {@code tree} into the tree of the collection: under node {@code under} as its last
-   * children, or as new last roots if {@code under} is null; all-or-nothing, checked whole
-   * before anything is written, then written in batches.
+   * Grafts the trees that {@code entries} give (in preorder) into the tree of the collection, as
+   * {@link TreeStore#graft(String, Iterator)} does: under node {@code under} as its last
+   * children, or as new last roots if {@code under} is null, all-or-nothing, in bounded memory
+   * (the store writes batches as the entries come and undoes them if it fails).
    *
+   * @param size the number of entries if known, else -1
    * @return the number of nodes added
    */
-  static long graft(Tree tree, String under, Connection connection, MongoDatabase db,
-      String collection, TreePattern pattern, TreeOptions options, Progress progress) {
+  static long graft(Iterator<? extends Tree.Entry> entries, long size, String under,
+      Connection connection, MongoDatabase db, String collection, TreePattern pattern,
+      TreeOptions options, Progress progress) {
     String where = where(db, collection, pattern);
-    long before = connection.documentsInserted();
-    progress.phase(String.format(Locale.ROOT, "grafting %,d nodes into %s", tree.size(), where),
-        () -> Math.min(tree.size(), connection.documentsInserted() - before), tree.size());
+    if (size >= 0) {
+      long before = connection.documentsInserted();
+      progress.phase(String.format(Locale.ROOT, "grafting %,d nodes into %s", size, where),
+          () -> Math.min(size, connection.documentsInserted() - before), size);
+    }
     TreeStore store = connection.open(pattern, db.getCollection(collection), options);
-    return store.graft(under, tree);
+    return store.graft(under, entries);
   }
 
   /**

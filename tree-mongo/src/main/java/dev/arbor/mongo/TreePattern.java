@@ -130,6 +130,28 @@ public enum TreePattern {
   }
 
   /**
+   * Whether every node that {@code entries} give would fit in one document of this pattern,
+   * checked as a load checks it before writing anything, but over a stream: the entries are read
+   * once, in preorder (as {@link dev.arbor.core.Tree#entries()} and a {@link
+   * dev.arbor.core.json.TreeJsonReader} give them), holding only the path from the root, so a
+   * file too large for memory can be checked before it is loaded with {@link
+   * TreeStore#load(java.util.Iterator)}, which otherwise finds an oversized node only when it
+   * reaches it (and then undoes what it wrote). Sizes are computed without building documents,
+   * attributes encoded with the driver's default codecs; field names and ids count at their
+   * default sizes.
+   *
+   * @return the refusal a load would throw, naming the first node too large, its depth and size
+   *     and the patterns that would hold the tree; empty if every node fits
+   * @throws IllegalArgumentException naming the entry if the entries are not in preorder
+   */
+  public Optional<NodeTooLargeException> sizeRefusal(
+      java.util.Iterator<? extends dev.arbor.core.Tree.Entry> entries) {
+    requireNonNull(entries, "entries");
+    return Optional.ofNullable(Fits.check(this, entries,
+        com.mongodb.MongoClientSettings.getDefaultCodecRegistry()));
+  }
+
+  /**
    * Opens a store of this pattern over {@code collection} whose nodes are the collection's
    * document class {@code T} (a record or a POJO), encoded and decoded by the collection's codec
    * registry; as {@link #open(MongoCollection)} otherwise. See {@link TypedTree}.
