@@ -88,19 +88,11 @@ final class ImportCommand extends ArborCommand {
     Path source = file.equals("-") ? spool() : Path.of(file);
     try {
       long size = check(source, progress);
-      try (InputStream in = Files.newInputStream(source); TreeJsonReader reader = reader(in)) {
-        return grafting
-            ? Loads.graft(reader, size, under, connection, db, store.collection, store.pattern,
-                store.treeOptions(), progress)
-            : Loads.write(reader, size, connection, db, store.collection, store.pattern,
-                store.treeOptions(), replace, progress);
-      } catch (TreeJsonException e) {
-        throw new CliException(file + ": " + e.getMessage(), e);
-      } catch (IOException e) {
-        throw new CliException("cannot read " + file + ": " + Errors.message(e), e);
-      } catch (UncheckedIOException e) {
-        throw new CliException("cannot read " + file + ": " + Errors.message(e.getCause()), e);
-      }
+      return reading(source, (in, reader) -> grafting
+          ? Loads.graft(reader, size, under, connection, db, store.collection, store.pattern,
+              store.treeOptions(), progress)
+          : Loads.write(reader, size, connection, db, store.collection, store.pattern,
+              store.treeOptions(), replace, progress));
     } finally {
       if (file.equals("-")) {
         try {
@@ -134,8 +126,7 @@ final class ImportCommand extends ArborCommand {
    * @return the number of nodes in it
    */
   private long check(Path source, Progress progress) {
-    try (Counting in = new Counting(Files.newInputStream(source));
-        TreeJsonReader reader = reader(in)) {
+    return reading(source, (in, reader) -> {
       long size = Files.size(source);
       progress.phase("reading " + file, reader::count,
           () -> size <= 0 ? Double.NaN : Math.min(1.0, (double) in.count / size));
@@ -144,6 +135,19 @@ final class ImportCommand extends ArborCommand {
         throw refusal.get();
       }
       return reader.count();
+    });
+  }
+
+  /** What is done with a reader of the file. */
+  private interface Reading {
+    long apply(Counting in, TreeJsonReader reader) throws IOException;
+  }
+
+  /** Runs {@code body} on a reader of {@code source}, its failures in words naming the file. */
+  private long reading(Path source, Reading body) {
+    try (Counting in = new Counting(Files.newInputStream(source));
+        TreeJsonReader reader = reader(in)) {
+      return body.apply(in, reader);
     } catch (TreeJsonException e) {
       throw new CliException(file + ": " + e.getMessage(), e);
     } catch (IOException e) {

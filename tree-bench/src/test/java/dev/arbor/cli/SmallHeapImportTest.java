@@ -4,15 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arbor.core.json.TreeJson;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
@@ -47,37 +42,16 @@ class SmallHeapImportTest {
     }
     assertTrue(Files.size(file) > CLIENT_HEAP_BYTES,
         "the JSON is larger than the client's whole heap: " + Files.size(file));
-    Process server = java("-Xmx2g", BigTreeServer.class.getName(), "1", "1")
-        .redirectErrorStream(true).start();
-    try {
-      String uri = null;
-      List<String> said = new ArrayList<>();
-      BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(),
-          StandardCharsets.UTF_8));
-      for (String line = out.readLine(); line != null; line = out.readLine()) {
-        said.add(line);
-        if (line.startsWith("ready ")) {
-          uri = line.substring("ready ".length());
-          break;
-        }
-      }
-      assertTrue(uri != null, () -> "the server did not start: " + said);
-
+    try (ChildJvm.Server server = ChildJvm.Server.start("1", "1")) {
       long start = System.nanoTime();
-      Process client = java("-Xmx" + CLIENT_HEAP, MeasuredArbor.class.getName(), "import",
-          file.toString(), "--uri", uri, "--db", "arbor", "-c", "imported",
-          "-p", "nested-sets", "-q")
-          .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-      String err = new String(client.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-      assertTrue(client.waitFor(300, TimeUnit.SECONDS), "the import did not end");
-      assertEquals(0, client.exitValue(), err);
-      long peak = Long.parseLong(err.substring(err.indexOf("peak heap: ") + 11).trim());
+      long peak = ChildJvm.arbor(CLIENT_HEAP, 300, "import", file.toString(), "--uri",
+          server.uri(), "--db", "arbor", "-c", "imported", "-p", "nested-sets", "-q");
       System.out.println("imported " + NODES + " nodes (" + Files.size(file) + " bytes of JSON)"
           + " with -Xmx" + CLIENT_HEAP + ": peak heap " + peak / (1 << 20) + " MB, in "
           + (System.nanoTime() - start) / 1_000_000 + " ms");
       assertTrue(peak <= CLIENT_HEAP_BYTES, "peak " + peak);
 
-      try (MongoClient check = MongoClients.create(uri)) {
+      try (MongoClient check = MongoClients.create(server.uri())) {
         MongoCollection<Document> imported = check.getDatabase("arbor")
             .getCollection("imported");
         assertEquals(NODES, Connection.nodes(imported));
@@ -86,28 +60,6 @@ class SmallHeapImportTest {
         assertEquals(List.of("root"), tree.roots());
         assertEquals(1000, tree.children("folder-000000").size());
       }
-    } finally {
-      server.getOutputStream().close(); // ends the server
-      if (!server.waitFor(20, TimeUnit.SECONDS)) {
-        server.destroyForcibly();
-      }
     }
-  }
-
-  /**
-   * A JVM on the test class path: the client C1 only with the serial GC, as a command-line run
-   * is; the server with the default compilers, as it loads 300 000 nodes.
-   */
-  private static ProcessBuilder java(String heap, String main, String... args) {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classpath = System.getProperty("surefire.test.class.path",
-        System.getProperty("java.class.path"));
-    List<String> command = new ArrayList<>(List.of(java, heap));
-    if (main.equals(MeasuredArbor.class.getName())) {
-      command.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
-    }
-    command.addAll(List.of("-cp", classpath, main));
-    command.addAll(List.of(args));
-    return new ProcessBuilder(command);
   }
 }
