@@ -126,7 +126,7 @@ public enum TreePattern {
   public Document validator(TreeOptions options) {
     requireNonNull(options, "options");
     options.checkFor(this);
-    return Validators.of(this, options.names(), options.scopeField());
+    return Validators.of(this, options.names(), options.scopeField(), options.idType());
   }
 
   /**
