@@ -190,6 +190,56 @@ class IdTypesTest {
     assertStoredTyped(pattern, type, other);
   }
 
+  private static void assertAllValid(Document validator, MongoCollection<Document> c,
+      String where) {
+    for (BsonDocument d : c.withDocumentClass(BsonDocument.class).find()) {
+      assertNull(SchemaCheck.problem(validator, d), () -> where + ": " + d.toJson());
+    }
+  }
+
+  /**
+   * As {@code ValidatorTest}: after every change of a typed tree, and after a crash at every
+   * step of it (journal and fence documents included), the collection passes the validator of
+   * the options.
+   */
+  @ParameterizedTest
+  @MethodSource("cases")
+  void everyStepOfEveryChangeWritesDocumentsTheValidatorAccepts(TreePattern pattern,
+      NodeIdType type) {
+    TreeOptions options = TreeOptions.defaults().withIdType(type);
+    Document validator = pattern.validator(options);
+    Tree fixture = tree(type, "1(2(3 4) 5(6)) 7(8)");
+    List<Consumer<MongoTreeStore>> changes = List.of(
+        s -> s.insert(id(type, 24), Position.lastChildOf(id(type, 2)), Map.of("title", "X")),
+        s -> s.move(id(type, 2), Position.lastChildOf(id(type, 7))),
+        s -> s.move(id(type, 5), Position.firstRoot()),
+        s -> s.update(id(type, 3), Map.of("title", "C")),
+        s -> s.delete(id(type, 2)),
+        s -> s.delete(id(type, 5), Deletion.LIFT_CHILDREN),
+        s -> s.graft(id(type, 2), tree(type, "30(31 32) 33").entries().iterator()));
+    for (int i = 0; i < changes.size(); i++) {
+      Consumer<MongoTreeStore> change = changes.get(i);
+      MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
+      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean, options);
+      counting.load(fixture);
+      counting.loadBatchSize = 2;
+      assertAllValid(validator, clean, pattern + " after load");
+      StepwiseSender counter = StepwiseSender.crashingAfter(-1);
+      counting.lock.sender = counter;
+      change.accept(counting);
+      assertAllValid(validator, clean, pattern + " change " + i);
+      for (int k = 0; k < counter.written; k++) {
+        MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c, options);
+        crashing.load(fixture);
+        crashing.loadBatchSize = 2;
+        crashing.lock.sender = StepwiseSender.crashingAfter(k);
+        assertThrows(StepwiseSender.Crash.class, () -> change.accept(crashing));
+        assertAllValid(validator, c, pattern + " change " + i + ", crashed after " + k);
+      }
+    }
+  }
+
   @Test
   void aCollectionOfAnotherToolWithObjectIdsOpensAsItIs() {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
@@ -234,6 +284,20 @@ class IdTypesTest {
     assertEquals(0, c.countDocuments(Filters.type("parentId", BsonType.STRING)));
     assertEquals(4, c.countDocuments(Filters.type("_id", BsonType.OBJECT_ID)));
     assertEquals(0, c.countDocuments(Filters.eq("_id", languages)));
+  }
+
+  /** The README's example ("Id types"), as it stands there. */
+  @Test
+  void readmeExample() {
+    MongoCollection<Document> collection = MongoTestServer.get().freshCollection();
+    MongoTree tree = TreePattern.PARENT_REFERENCES.open(collection, TreeOptions.defaults()
+        .withIdType(NodeIdType.OBJECT_ID).withFieldName(TreeField.PARENT, "parentId"));
+    String id = new ObjectId().toHexString();
+    tree.insert(id, Position.lastRoot());   // stored as {_id: ObjectId(id), parentId: null, ...}
+    Document stored = collection.find(Filters.eq("_id", new ObjectId(id))).first();
+    assertTrue(stored != null && stored.containsKey("parentId")
+        && stored.get("parentId") == null, String.valueOf(stored));
+    assertEquals(List.of(id), tree.roots());
   }
 
   static Stream<Arguments> refused() {
