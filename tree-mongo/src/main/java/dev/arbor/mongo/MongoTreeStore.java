@@ -59,7 +59,11 @@ import org.jspecify.annotations.Nullable;
 abstract class MongoTreeStore implements MongoTree, Cloneable {
   static final String ID = "_id";
   static final int LOAD_BATCH = 10_000;
-  /** Node documents: the lock and journal documents have non-string ids. */
+  /**
+   * Node documents: the lock and journal documents have non-string ids. For a tree of typed ids
+   * ({@link TreeOptions#withIdType}) the reads and steps rewrite it to the tree's id type ({@link
+   * NodeIds#filter}).
+   */
   static final Bson NODES = Filters.type(ID, BsonType.STRING);
 
   final MongoCollection<Document> collection;

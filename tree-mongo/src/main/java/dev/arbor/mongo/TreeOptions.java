@@ -226,7 +226,7 @@ public final class TreeOptions {
    * <pre>{@code
    * MongoTree tree = TreePattern.PARENT_REFERENCES.open(collection, TreeOptions.defaults()
    *     .withIdType(NodeIdType.OBJECT_ID).withFieldName(TreeField.PARENT, "parentId"));
-   * tree.insert(new ObjectId().toHexString(), Position.root(), Map.of());
+   * tree.insert(new ObjectId().toHexString(), Position.lastRoot());
    * }</pre>
    *
    * <p>Checked when the store is opened: a type other than {@code STRING} cannot be combined
