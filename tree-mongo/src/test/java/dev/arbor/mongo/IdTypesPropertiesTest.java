@@ -27,9 +27,29 @@ class IdTypesPropertiesTest {
     private final TreePattern pattern;
     private final NodeIdType type;
 
+    private final boolean pipelines;
+
     Typed(TreePattern pattern, NodeIdType type) {
+      this(pattern, type, false);
+    }
+
+    /**
+     * @param pipelines whether update pipelines are forced on, each run by {@link
+     *     PipelineEmulator} (the embedded server has none)
+     */
+    Typed(TreePattern pattern, NodeIdType type, boolean pipelines) {
       this.pattern = pattern;
       this.type = type;
+      this.pipelines = pipelines;
+    }
+
+    @Override
+    protected dev.arbor.core.TreeStore newStore() {
+      MongoTreeStore store = (MongoTreeStore) super.newStore();
+      if (pipelines) {
+        store.lock.sender = StepwiseSender.crashingAfter(-1);
+      }
+      return store;
     }
 
     @Override
@@ -39,6 +59,11 @@ class IdTypesPropertiesTest {
 
     @Override
     ServerCapabilities capabilities(MongoCollection<Document> collection) {
+      if (pipelines) {
+        return new ServerCapabilities(collection, ServerCapabilities.Mode.PROBE,
+            ServerCapabilities.Mode.ON).client(MongoTestServer.get().client())
+            .isolatedReads(false).idType(type);
+      }
       return super.capabilities(collection).idType(type);
     }
 
@@ -155,6 +180,47 @@ class IdTypesPropertiesTest {
   class NestedSets_Long extends Typed {
     NestedSets_Long() {
       super(TreePattern.NESTED_SETS, NodeIdType.LONG);
+    }
+  }
+  @Nested
+  class ArrayOfAncestorsPipeline_ObjectId extends Typed {
+    ArrayOfAncestorsPipeline_ObjectId() {
+      super(TreePattern.ARRAY_OF_ANCESTORS, NodeIdType.OBJECT_ID, true);
+    }
+  }
+
+  @Nested
+  class MaterializedPathsPipeline_ObjectId extends Typed {
+    MaterializedPathsPipeline_ObjectId() {
+      super(TreePattern.MATERIALIZED_PATHS, NodeIdType.OBJECT_ID, true);
+    }
+  }
+
+  @Nested
+  class ArrayOfAncestorsPipeline_Uuid extends Typed {
+    ArrayOfAncestorsPipeline_Uuid() {
+      super(TreePattern.ARRAY_OF_ANCESTORS, NodeIdType.UUID, true);
+    }
+  }
+
+  @Nested
+  class MaterializedPathsPipeline_Uuid extends Typed {
+    MaterializedPathsPipeline_Uuid() {
+      super(TreePattern.MATERIALIZED_PATHS, NodeIdType.UUID, true);
+    }
+  }
+
+  @Nested
+  class ArrayOfAncestorsPipeline_Long extends Typed {
+    ArrayOfAncestorsPipeline_Long() {
+      super(TreePattern.ARRAY_OF_ANCESTORS, NodeIdType.LONG, true);
+    }
+  }
+
+  @Nested
+  class MaterializedPathsPipeline_Long extends Typed {
+    MaterializedPathsPipeline_Long() {
+      super(TreePattern.MATERIALIZED_PATHS, NodeIdType.LONG, true);
     }
   }
 }

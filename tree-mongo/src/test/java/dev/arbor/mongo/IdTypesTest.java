@@ -240,6 +240,29 @@ class IdTypesTest {
     }
   }
 
+  /**
+   * With update pipelines (run by {@link PipelineEmulator}), the literal ancestors and path
+   * prefixes a subtree move writes are stored typed too.
+   */
+  @ParameterizedTest
+  @MethodSource("cases")
+  void subtreeMovesByPipelineWriteTypedIds(TreePattern pattern, NodeIdType type) {
+    if (pattern != TreePattern.ARRAY_OF_ANCESTORS && pattern != TreePattern.MATERIALIZED_PATHS) {
+      return;
+    }
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, new ServerCapabilities(c,
+        ServerCapabilities.Mode.PROBE, ServerCapabilities.Mode.ON).idType(type));
+    store.lock.sender = StepwiseSender.crashingAfter(-1);
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    both(store, reference, s -> s.load(tree(type, "0(1(2(3 4)) 5) 6(7)")), "load");
+    both(store, reference, s -> s.move(id(type, 1), Position.lastChildOf(id(type, 7))),
+        "deeper");
+    both(store, reference, s -> s.move(id(type, 2), Position.firstRoot()), "to root");
+    both(store, reference, s -> s.move(id(type, 6), Position.after(id(type, 3))), "under");
+    assertStoredTyped(pattern, type, c);
+  }
+
   @Test
   void aCollectionOfAnotherToolWithObjectIdsOpensAsItIs() {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
