@@ -323,6 +323,28 @@ class IdTypesTest {
     assertEquals(List.of(id), tree.roots());
   }
 
+  /** Long ids stored as 32-bit integers by another tool are read, and written as longs. */
+  @Test
+  void int32IdsAreReadAsLongs() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    c.insertMany(List.of(
+        new Document("_id", 1).append("parent", null).append("arborRank", 0),
+        new Document("_id", 2).append("parent", 1).append("arborRank", 0),
+        new Document("_id", 3).append("parent", 1).append("arborRank", 1)));
+    MongoTree tree = TreePattern.PARENT_REFERENCES.open(c,
+        TreeOptions.defaults().withIdType(NodeIdType.LONG));
+    assertEquals(List.of("2", "3"), tree.children("1"));
+    assertEquals(List.of("1"), tree.ancestors("3"));
+    assertEquals(List.of(), tree.check());
+    tree.insert("4", Position.lastChildOf("2"));
+    tree.move("3", Position.firstChildOf("2"));
+    assertEquals(List.of("3", "4"), tree.children("2"));
+    assertEquals(List.of("1", "2"), tree.ancestors("4"));
+    assertEquals(List.of(), tree.check());
+    assertEquals(2L, c.find(Filters.eq("_id", 4L)).first().get("parent"));
+    assertThrows(NodeNotFoundException.class, () -> tree.children("01"));
+  }
+
   static Stream<Arguments> refused() {
     return Stream.of(
         Arguments.of(NodeIdType.OBJECT_ID, "65A0000000000000000000FF"),
