@@ -9,6 +9,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.bson.BsonDocument;
 import org.bson.Document;
 import org.jspecify.annotations.Nullable;
 
@@ -151,7 +152,9 @@ final class Layouts {
 
   /** Up to {@value #SAMPLE} node documents of one tree of the collection, in natural order. */
   static List<Document> sample(MongoCollection<Document> collection, @Nullable Scope scope) {
-    return collection.find(scope == null ? MongoTreeStore.NODES
+    NodeIds ids = NodeIds.of(collection);
+    return collection.find(scope == null ? ids.filter(MongoTreeStore.NODES.toBsonDocument(
+            BsonDocument.class, collection.getCodecRegistry()))
             : scope.filter(MongoTreeStore.NODES, collection.getCodecRegistry())).collation(Reads.SIMPLE).limit(SAMPLE)
         .into(new ArrayList<>());
   }

@@ -59,7 +59,11 @@ import org.jspecify.annotations.Nullable;
 abstract class MongoTreeStore implements MongoTree, Cloneable {
   static final String ID = "_id";
   static final int LOAD_BATCH = 10_000;
-  /** Node documents: the lock and journal documents have non-string ids. */
+  /**
+   * Node documents: the lock and journal documents have non-string ids. For a tree of typed ids
+   * ({@link TreeOptions#withIdType}) the reads and steps rewrite it to the tree's id type ({@link
+   * NodeIds#filter}).
+   */
   static final Bson NODES = Filters.type(ID, BsonType.STRING);
 
   final MongoCollection<Document> collection;
@@ -69,6 +73,8 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   final MongoCollection<Document> data;
   /** The tree of the collection this store sees, or null: the collection holds one tree. */
   final @Nullable Scope scope;
+  /** How node ids are stored ({@link TreeOptions#withIdType}). */
+  final NodeIds ids;
   final TreeLock lock;
   final Transactions transactions;
   private final boolean isolatedReads;
@@ -122,7 +128,8 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     capabilities.checkScope(pattern(), structuralFields);
     this.scope = capabilities.scope();
     MongoCollection<Document> primary = collection.withReadPreference(ReadPreference.primary());
-    this.data = scope == null ? primary : scope.collection(primary);
+    this.ids = new NodeIds(capabilities.idType(), names);
+    this.data = scope == null ? ids.collection(primary) : scope.collection(primary);
     this.lock = new TreeLock(collection.withDocumentClass(BsonDocument.class)
         .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY),
         scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing());
@@ -144,7 +151,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * with {@code $in} queries, each of which carries the scope).
    */
   final boolean walksWithGraphLookup() {
-    return scope == null && capabilities.graphLookup();
+    return scope == null && ids.isString() && capabilities.graphLookup();
   }
 
   /** The indexes this pattern's queries need. */
@@ -419,6 +426,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   public final void insert(String id, Position position,
       Map<String, @Nullable Object> attributes) {
     TreeStores.checkId(id);
+    ids.checkNew(id);
     requireNonNull(position, "position");
     Map<String, Object> copy = TreeStores.copyAttributes(attributes);
     checkAttributes(id, copy);
@@ -1061,6 +1069,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   public void load(Tree tree) {
     requireNonNull(tree, "tree");
     for (Tree.Entry e : tree.entries()) {
+      ids.checkNew(e.id());
       checkAttributes(e.id(), e.attributes());
     }
     checkLoad(tree);
@@ -1105,7 +1114,8 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       for (Document d : documentsFor(tree)) {
         // Marked and encoded once: the driver sends the bytes as they are.
         d.put(Step.MARK, mark);
-        BsonDocument b = scope == null ? new org.bson.RawBsonDocument(d, codec)
+        BsonDocument b = scope == null ? (ids.isString() ? new org.bson.RawBsonDocument(d, codec)
+            : ids.document(d.toBsonDocument(BsonDocument.class, collection.getCodecRegistry())))
             : scope.stored(d.toBsonDocument(BsonDocument.class, collection.getCodecRegistry()));
         int size = Encoded.size(b);
         if (!batch.isEmpty() && (batch.size() >= loadBatchSize
@@ -1179,6 +1189,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       TreeStores.checkId(parentId);
     }
     for (Tree.Entry e : tree.entries()) {
+      ids.checkNew(e.id());
       checkAttributes(e.id(), e.attributes());
     }
     checkLoad(tree);

@@ -53,6 +53,7 @@ final class ServerCapabilities {
   private List<dev.arbor.core.TreeListener> listeners = List.of();
   private int maxChildren = TreeOptions.DEFAULT_MAX_CHILDREN;
   private FieldNames names = FieldNames.DEFAULTS;
+  private NodeIdType idType = NodeIdType.STRING;
   private volatile @Nullable Boolean graphLookup;
   private volatile @Nullable Boolean pipelineUpdates;
 
@@ -179,6 +180,17 @@ final class ServerCapabilities {
 
   int maxChildren() {
     return maxChildren;
+  }
+
+  /** The type of node ids. */
+  ServerCapabilities idType(NodeIdType idType) {
+    this.idType = idType;
+    return this;
+  }
+
+  /** The type of node ids. */
+  NodeIdType idType() {
+    return idType;
   }
 
   /** The names of the structural fields. */

@@ -203,6 +203,7 @@ final class StreamLoad {
    */
   void add(Tree.Entry e) {
     TreeStores.checkId(e.id());
+    store.ids.checkNew(e.id());
     store.checkAttributes(e.id(), e.attributes());
     while (!path.isEmpty() && !path.peek().id.equals(e.parentId())) {
       close(path.pop());
@@ -352,7 +353,8 @@ final class StreamLoad {
       // by _id and this load's mark: a stale holder's update never reaches a later node
       late.add(new UpdateOneModel<>(new BsonDocument(MongoTreeStore.ID, key(f.id))
           .append(Step.MARK + ".v", new BsonInt64(version)),
-          new BsonDocument("$set", new BsonDocument(field, v)), Step.simpleUpdate()));
+          store.ids.update(new BsonDocument("$set", new BsonDocument(field, v))),
+          Step.simpleUpdate()));
     }
     f.slot = null;
   }
@@ -367,7 +369,7 @@ final class StreamLoad {
 
   /** The stored {@code _id} of node {@code id}. */
   private BsonValue key(String id) {
-    return store.scope == null ? new BsonString(id) : store.scope.nodeKey(id);
+    return store.scope == null ? store.ids.key(id) : store.scope.nodeKey(id);
   }
 
   /** Encodes a slot's document once, checking its size. */
@@ -376,7 +378,9 @@ final class StreamLoad {
     if (d == null) {
       return;
     }
-    BsonDocument b = store.scope == null ? new RawBsonDocument(d, codec)
+    BsonDocument b = store.scope == null ? (store.ids.isString() ? new RawBsonDocument(d, codec)
+        : store.ids.document(d.toBsonDocument(BsonDocument.class,
+            store.collection.getCodecRegistry())))
         : store.scope.stored(d.toBsonDocument(BsonDocument.class,
             store.collection.getCodecRegistry()));
     int size = Encoded.size(b);
@@ -463,7 +467,7 @@ final class StreamLoad {
     Bson old = nor(and(eq(Step.MARK + ".v", version), eq(Step.MARK + ".s", 0)));
     if (pattern == TreePattern.CHILD_REFERENCES) {
       steps.add(new Step.Update(filter(and(eq(MongoTreeStore.ID, parent), old)),
-          bson(Updates.pushEach(store.childrenField, baseChildren)), false,
+          store.ids.update(bson(Updates.pushEach(store.childrenField, baseChildren))), false,
           false));
     } else if (pattern == TreePattern.NESTED_SETS) {
       long shift = 2 * count;
@@ -476,7 +480,7 @@ final class StreamLoad {
   }
 
   private BsonDocument filter(Bson f) {
-    return store.scope == null ? bson(f)
+    return store.scope == null ? store.ids.filter(bson(f))
         : store.scope.filter(f, store.collection.getCodecRegistry());
   }
 

@@ -34,6 +34,8 @@ import org.jspecify.annotations.Nullable;
  *     several trees kept in the collection, with a lock of its own
  * <tr><td>{@link #withFieldName field names}<td>the manual's, and {@code arborRank}, {@code
  *     arborDepth}<td>the names of the structural fields ({@link TreeField})
+ * <tr><td>{@link #withIdType id type}<td>{@link NodeIdType#STRING}<td>the BSON type of node
+ *     ids in {@code _id}, the parent, children and ancestors ({@code ObjectId}, UUID, long)
  * <tr><td>{@link #withMaxChildren max children}<td>{@value #DEFAULT_MAX_CHILDREN}<td>child
  *     references only: the most children a node's {@code children} array may hold
  * </table>
@@ -57,7 +59,7 @@ public final class TreeOptions {
   static final int MAX_MAX_CHILDREN = 1_000_000;
   private static final int UNSET = -1;
   private static final TreeOptions DEFAULTS = new TreeOptions(null, true, 30_000, 60_000,
-      List.of(), null, null, UNSET, FieldNames.DEFAULTS);
+      List.of(), null, null, UNSET, FieldNames.DEFAULTS, NodeIdType.STRING);
 
   private final @Nullable MongoClient client;
   private final boolean isolatedReads;
@@ -68,10 +70,12 @@ public final class TreeOptions {
   private final @Nullable Object scopeValue;
   private final int maxChildren;
   private final FieldNames names;
+  private final NodeIdType idType;
 
   private TreeOptions(@Nullable MongoClient client, boolean isolatedReads, long leaseMillis,
       long waitMillis, List<TreeListener> listeners, @Nullable String scopeField,
-      @Nullable Object scopeValue, int maxChildren, FieldNames names) {
+      @Nullable Object scopeValue, int maxChildren, FieldNames names, NodeIdType idType) {
+    this.idType = idType;
     this.names = names;
     this.scopeField = scopeField;
     this.scopeValue = scopeValue;
@@ -92,27 +96,27 @@ public final class TreeOptions {
   public TreeOptions withTransactions(MongoClient client) {
     return new TreeOptions(requireNonNull(client, "client"), isolatedReads, leaseMillis,
         waitMillis, listeners,
-        scopeField, scopeValue, maxChildren, names);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /** Whether reads are isolated from concurrent changes made with the lock and journal. */
   public TreeOptions withIsolatedReads(boolean isolatedReads) {
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
-        scopeField, scopeValue, maxChildren, names);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /** How long the lock is held at most by a holder that stopped answering. */
   public TreeOptions withLease(Duration lease) {
     return new TreeOptions(client, isolatedReads, positive(lease, "lease"), waitMillis,
         listeners,
-        scopeField, scopeValue, maxChildren, names);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /** How long a call waits for the lock. */
   public TreeOptions withLockWait(Duration wait) {
     return new TreeOptions(client, isolatedReads, leaseMillis, positive(wait, "lock wait"),
         listeners,
-        scopeField, scopeValue, maxChildren, names);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /**
@@ -124,7 +128,7 @@ public final class TreeOptions {
     List<TreeListener> more = new ArrayList<>(listeners);
     more.add(listener);
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, List.copyOf(more),
-        scopeField, scopeValue, maxChildren, names);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /**
@@ -155,7 +159,7 @@ public final class TreeOptions {
           + " cannot be null");
     }
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners, field,
-        value, maxChildren, names);
+        value, maxChildren, names, idType);
   }
 
   /**
@@ -177,7 +181,7 @@ public final class TreeOptions {
           + ": " + maxChildren);
     }
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
-        scopeField, scopeValue, maxChildren, names);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /**
@@ -209,7 +213,36 @@ public final class TreeOptions {
           + "\"): " + problem);
     }
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
-        scopeField, scopeValue, maxChildren, names.with(field, name));
+        scopeField, scopeValue, maxChildren, names.with(field, name), idType);
+  }
+
+  /**
+   * Stores node ids as {@code type} (default {@link NodeIdType#STRING}): in {@code _id} and in
+   * the fields naming other nodes (parent, children, ancestors), so that a collection whose ids
+   * are {@code ObjectId}s, UUIDs or longs opens as it is. The contract keeps naming nodes by
+   * strings, the canonical form of each stored id ({@link NodeIdType} gives the mapping); an id
+   * not in that form is refused by {@code insert}, {@code load} and {@code graft}, naming it.
+   *
+   * <pre>{@code
+   * MongoTree tree = TreePattern.PARENT_REFERENCES.open(collection, TreeOptions.defaults()
+   *     .withIdType(NodeIdType.OBJECT_ID).withFieldName(TreeField.PARENT, "parentId"));
+   * tree.insert(new ObjectId().toHexString(), Position.lastRoot());
+   * }</pre>
+   *
+   * <p>Checked when the store is opened: a type other than {@code STRING} cannot be combined
+   * with {@link #withScope} yet.
+   *
+   * @throws IllegalArgumentException (at open) naming the option if combined with a scope
+   */
+  public TreeOptions withIdType(NodeIdType type) {
+    requireNonNull(type, "withIdType: type");
+    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
+        scopeField, scopeValue, maxChildren, names, type);
+  }
+
+  /** The id type of stores opened with these options. */
+  NodeIdType idType() {
+    return idType;
   }
 
   /**
@@ -241,6 +274,11 @@ public final class TreeOptions {
           + TreePattern.CHILD_REFERENCES + " only: " + pattern + " keeps no children array");
     }
     names.checkFor(pattern);
+    if (idType != NodeIdType.STRING && scopeField != null) {
+      throw new IllegalArgumentException("TreeOptions.withIdType(" + idType + ") cannot be"
+          + " combined with withScope(\"" + scopeField + "\", ...) yet: a scoped tree stores"
+          + " string node ids");
+    }
   }
 
   private static long positive(Duration d, String what) {
@@ -254,7 +292,7 @@ public final class TreeOptions {
   ServerCapabilities capabilities(com.mongodb.client.MongoCollection<org.bson.Document> c) {
     return ServerCapabilities.probing(c).client(client).isolatedReads(isolatedReads)
         .lease(leaseMillis, waitMillis).listeners(listeners).scope(scopeField, scopeValue)
-        .maxChildren(maxChildren == UNSET ? DEFAULT_MAX_CHILDREN : maxChildren).names(names);
+        .maxChildren(maxChildren == UNSET ? DEFAULT_MAX_CHILDREN : maxChildren).names(names).idType(idType);
   }
 
   @Override
@@ -263,6 +301,7 @@ public final class TreeOptions {
         + ", lease=" + leaseMillis + "ms, lockWait=" + waitMillis + "ms"
         + (scopeField == null ? "" : ", scope=" + scopeField + ":" + scopeValue)
         + (maxChildren == UNSET ? "" : ", maxChildren=" + maxChildren)
-        + (names.given().isEmpty() ? "" : ", fieldNames=" + names) + "]";
+        + (names.given().isEmpty() ? "" : ", fieldNames=" + names)
+        + (idType == NodeIdType.STRING ? "" : ", idType=" + idType) + "]";
   }
 }

@@ -119,14 +119,16 @@ public enum TreePattern {
    * give them ({@link TreeOptions#withFieldName}), and, for a collection that holds several
    * trees ({@link TreeOptions#withScope}), a node {@code _id} that is a document {@code {s, id}}
    * with a string {@code id}, and the scope field required (of any type: the collection holds
-   * the trees of every scope value).
+   * the trees of every scope value); node ids ({@code _id}, the parent, the items of {@code
+   * children} and ancestors) of the options' {@link TreeOptions#withIdType id type} ({@code
+   * objectId}, {@code binData} for UUIDs, {@code long} or {@code int} for longs).
    *
    * @throws IllegalArgumentException naming the option if the options do not fit this pattern
    */
   public Document validator(TreeOptions options) {
     requireNonNull(options, "options");
     options.checkFor(this);
-    return Validators.of(this, options.names(), options.scopeField());
+    return Validators.of(this, options.names(), options.scopeField(), options.idType());
   }
 
   /**
@@ -193,13 +195,14 @@ public enum TreePattern {
   /**
    * As {@link #recognise(MongoCollection)}, reading the structural fields under the names
    * {@code options} give them ({@link TreeOptions#withFieldName}; names a pattern does not keep
-   * are ignored here).
+   * are ignored here) and the node ids of the options' type ({@link TreeOptions#withIdType}).
    */
   public static Optional<TreePattern> recognise(MongoCollection<Document> collection,
       TreeOptions options) {
     requireNonNull(collection, "collection");
     requireNonNull(options, "options");
-    Set<TreePattern> layout = Layouts.of(Layouts.sample(collection), options.names());
+    Set<TreePattern> layout = Layouts.of(Layouts.sample(new NodeIds(options.idType(),
+        options.names()).collection(collection)), options.names());
     return layout.size() == 1 ? Optional.of(layout.iterator().next()) : Optional.empty();
   }
 

@@ -20,7 +20,6 @@ final class Validators {
     return new Document("bsonType", bsonType);
   }
 
-  private static final List<String> STRING_OR_NULL = List.of("string", "null");
 
   /**
    * The validator of {@code pattern} with the structural fields named {@code names}, for a
@@ -28,18 +27,46 @@ final class Validators {
    * scopeField}.
    */
   static Document of(TreePattern pattern, FieldNames names, @Nullable String scopeField) {
-    Document id = scopeField == null ? type("string")
+    return of(pattern, names, scopeField, NodeIdType.STRING);
+  }
+
+  /** The BSON types of a node id of {@code idType}, for {@code bsonType}. */
+  private static Object idTypes(NodeIdType idType) {
+    return switch (idType) {
+      case STRING -> "string";
+      case OBJECT_ID -> "objectId";
+      case UUID -> "binData";
+      case LONG -> List.of("long", "int");
+    };
+  }
+
+  /**
+   * The validator of {@code pattern} as {@link #of(TreePattern, FieldNames, String)}, with node
+   * ids of {@code idType} in {@code _id}, the parent and the items of the children and ancestors.
+   */
+  static Document of(TreePattern pattern, FieldNames names, @Nullable String scopeField,
+      NodeIdType idType) {
+    Object idt = idTypes(idType);
+    List<Object> idOrNull = new ArrayList<>();
+    if (idt instanceof List<?> l) {
+      idOrNull.addAll(l);
+    } else {
+      idOrNull.add(idt);
+    }
+    idOrNull.add("null");
+    List<Object> idOrNullTypes = List.copyOf(idOrNull);
+    Document id = scopeField == null ? type(idt)
         : type("object").append("required", List.of(Scope.S, Scope.NODE))
-            .append("properties", new Document(Scope.NODE, type("string")));
+            .append("properties", new Document(Scope.NODE, type(idt)));
     Document properties = new Document(MongoTreeStore.ID, id);
     List<String> required = new ArrayList<>(List.of(MongoTreeStore.ID));
     if (scopeField != null) {
       required.add(scopeField);
     }
-    Document ids = type("array").append("items", type("string"));
+    Document ids = type("array").append("items", type(idt));
     switch (pattern) {
       case PARENT_REFERENCES -> {
-        properties.append(names.parent, type(STRING_OR_NULL)).append(names.rank, type("number"));
+        properties.append(names.parent, type(idOrNullTypes)).append(names.rank, type("number"));
         required.addAll(List.of(names.parent, names.rank));
       }
       case CHILD_REFERENCES -> {
@@ -48,16 +75,16 @@ final class Validators {
         required.add(names.children);
       }
       case ARRAY_OF_ANCESTORS -> {
-        properties.append(names.parent, type(STRING_OR_NULL)).append(names.ancestors, ids)
+        properties.append(names.parent, type(idOrNullTypes)).append(names.ancestors, ids)
             .append(names.rank, type("number"));
         required.addAll(List.of(names.parent, names.ancestors, names.rank));
       }
       case MATERIALIZED_PATHS -> {
-        properties.append(names.path, type(STRING_OR_NULL)).append(names.rank, type("number"));
+        properties.append(names.path, type(List.of("string", "null"))).append(names.rank, type("number"));
         required.addAll(List.of(names.path, names.rank));
       }
       case NESTED_SETS -> {
-        properties.append(names.parent, type(STRING_OR_NULL))
+        properties.append(names.parent, type(idOrNullTypes))
             .append(names.left, type("number"))
             .append(names.right, type("number"))
             .append(names.depth, type("number"));
