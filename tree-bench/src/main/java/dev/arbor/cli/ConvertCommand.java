@@ -40,6 +40,11 @@ final class ConvertCommand extends ArborCommand {
           + " pattern takes, when not the default. Repeat for several.")
   java.util.Map<String, String> toFields = new java.util.LinkedHashMap<>();
 
+  @Option(names = "--to-id-type", paramLabel = "TYPE", converter = IdTypes.class,
+      completionCandidates = IdTypes.class,
+      description = "As --id-type, for the target: ${COMPLETION-CANDIDATES}. Default: string.")
+  dev.arbor.mongo.NodeIdType toIdType;
+
   @Option(names = "--to-uri", paramLabel = "URI",
       description = "Target server. Default: the source server.")
   String toUri;
@@ -70,6 +75,9 @@ final class ConvertCommand extends ArborCommand {
     dev.arbor.mongo.TreeOptions sourceOptions = source.treeOptions();
     dev.arbor.mongo.TreeOptions targetOptions =
         StoreOptions.treeOptions(spec, "--to-field", toFields, toPattern);
+    if (toIdType != null) {
+      targetOptions = targetOptions.withIdType(toIdType);
+    }
     boolean sameServer = (toUri == null && toDataDir == null)
         || (toUri != null && toUri.equals(source.uri))
         || (toDataDir != null && source.dataDir != null

@@ -1,5 +1,6 @@
 package dev.arbor.cli;
 
+import dev.arbor.mongo.NodeIdType;
 import dev.arbor.mongo.TreeField;
 import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
@@ -51,6 +52,14 @@ final class StoreOptions {
           "  --field parent=parentId --field rank=position"})
   Map<String, String> fields = new LinkedHashMap<>();
 
+  @Option(names = "--id-type", paramLabel = "TYPE", converter = IdTypes.class,
+      completionCandidates = IdTypes.class,
+      description = {"The BSON type of the node ids (_id, parent, children, ancestors):"
+          + " ${COMPLETION-CANDIDATES}. Default: string. In the JSON files ids stay strings:"
+          + " an ObjectId as its 24 lowercase hex digits, a UUID in its lowercase 8-4-4-4-12"
+          + " form, a long in decimal."})
+  NodeIdType idType;
+
   /**
    * The store options the command line gives: the field names of {@code --field}.
    *
@@ -58,7 +67,8 @@ final class StoreOptions {
    *     pattern, or its name cannot be used
    */
   TreeOptions treeOptions() {
-    return treeOptions(mixee, "--field", fields, pattern);
+    TreeOptions options = treeOptions(mixee, "--field", fields, pattern);
+    return idType == null ? options : options.withIdType(idType);
   }
 
   /** As {@link #treeOptions()}, for the options of another store (convert's target). */

@@ -87,6 +87,38 @@ class CliTest {
     }
   }
 
+  @Test
+  void objectIdTreesImportExportAndConvertWithTheirCanonicalStrings() throws IOException {
+    String a = "65a000000000000000000001";
+    String b = "65a000000000000000000002";
+    Path file = dir.resolve("oids.json");
+    Files.writeString(file, dev.arbor.core.json.TreeJson.toJson(
+        dev.arbor.core.Tree.parse(a + "(" + b + ")")));
+    Cli.Result imported = Cli.run(onServer("import", file.toString(), "-c", name,
+        "-p", "array-of-ancestors", "--id-type", "objectid"));
+    assertEquals(0, imported.exit(), imported::toString);
+    assertTrue(imported.stderr().contains("imported 2 nodes"), imported::toString);
+    Document child = collection.find(new Document("_id", new org.bson.types.ObjectId(b))).first();
+    assertEquals(new org.bson.types.ObjectId(a), child.get("parent"), child::toJson);
+    Path exported = dir.resolve("back.json");
+    Cli.Result export = Cli.run(onServer("export", exported.toString(), "-q", "-c", name,
+        "-p", "array-of-ancestors", "--id-type", "objectid"));
+    assertEquals(0, export.exit(), export::toString);
+    assertArrayEquals(Files.readAllBytes(file), Files.readAllBytes(exported));
+    Cli.Result check = Cli.run(onServer("check", "-c", name, "-p", "array-of-ancestors",
+        "--id-type", "OBJECT_ID"));
+    assertTrue(check.stderr().contains("sound, 2 nodes"), check::toString);
+    Cli.Result converted = Cli.run(onServer("convert", "-c", name, "-p", "array-of-ancestors",
+        "--id-type", "objectid", "--to-collection", name + "_s", "--to-pattern", "nested-sets"));
+    assertEquals(0, converted.exit(), converted::toString);
+    assertEquals(b, MongoTestServer.get().database().getCollection(name + "_s")
+        .find(new Document("parent", a)).first().get("_id"));
+    Cli.Result bad = Cli.run(onServer("check", "-c", name, "-p", "array-of-ancestors",
+        "--id-type", "int"));
+    assertEquals(Arbor.EXIT_USAGE, bad.exit(), bad::toString);
+    assertTrue(bad.stderr().contains("string, objectid, uuid, long"), bad::toString);
+  }
+
   private static String[] join(String[] a, String[] b) {
     String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
     System.arraycopy(b, 0, out, a.length, b.length);
