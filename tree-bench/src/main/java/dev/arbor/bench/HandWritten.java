@@ -32,6 +32,8 @@ import org.bson.conversions.Bson;
  */
 final class HandWritten {
   private static final String ID = "_id";
+  /** Arbor's depth field of nested sets (the manual's lack it): depth-limited reads need it. */
+  private static final String DEPTH = dev.arbor.mongo.TreeField.DEPTH.defaultName();
   private static final Bson ID_ONLY = Projections.include(ID);
 
   private final TreePattern pattern;
@@ -163,11 +165,11 @@ final class HandWritten {
               .projection(ID_ONLY));
         }
         case DESCENDANTS -> {
-          Document d = one(id, "left", "right", "depth");
+          Document d = one(id, "left", "right", DEPTH);
           Bson below = and(gt("left", d.get("left")), lt("right", d.get("right")));
           if (read.maxDepth() != Integer.MAX_VALUE) {
-            long depth = d.get("depth") instanceof Number n ? n.longValue() : 0;
-            below = and(below, lte("depth", depth + read.maxDepth()));
+            long depth = d.get(DEPTH) instanceof Number n ? n.longValue() : 0;
+            below = and(below, lte(DEPTH, depth + read.maxDepth()));
           }
           yield ids(collection.find(below).projection(ID_ONLY));
         }

@@ -25,8 +25,9 @@ final class CheckCommand extends ArborCommand {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
       connection.requireCollection(db, store.collection);
-      Patterns.require(db, store.collection, store.pattern);
-      TreeStore tree = connection.open(store.pattern, db.getCollection(store.collection));
+      Patterns.require(db, store.collection, store.pattern, store.treeOptions());
+      TreeStore tree = connection.open(store.pattern, db.getCollection(store.collection),
+          store.treeOptions());
       long total = Connection.nodes(db.getCollection(store.collection));
       progress.phase("checking " + where, ExportCommand.reading(connection, total), total);
       List<Problem> problems = tree.check();

@@ -38,7 +38,11 @@ final class Connection implements AutoCloseable {
   static final String DATA_FILE = EmbeddedMongo.DATA_FILE;
   static final String DEFAULT_DATABASE = "arbor";
   static final int TIMEOUT_SECONDS = 10;
-  private static final Bson NODES = Filters.type("_id", BsonType.STRING);
+  /**
+   * Node documents, whatever their id type: Arbor's own documents (lock, journal, fences) are
+   * the only ones whose {@code _id} is a document.
+   */
+  private static final Bson NODES = Filters.not(Filters.type("_id", BsonType.DOCUMENT));
 
   private final String description;
   private final String uriDatabase;
@@ -177,7 +181,7 @@ final class Connection implements AutoCloseable {
     return collection.find(NODES).projection(new Document("_id", 1)).limit(1).first() != null;
   }
 
-  /** The number of nodes in the collection (documents with a string {@code _id}). */
+  /** The number of nodes in the collection (documents whose {@code _id} is not a document). */
   static long nodes(MongoCollection<Document> collection) {
     return collection.countDocuments(NODES);
   }
@@ -188,6 +192,12 @@ final class Connection implements AutoCloseable {
    */
   TreeStore open(TreePattern pattern, MongoCollection<Document> collection) {
     return pattern.open(client, collection);
+  }
+
+  /** As {@link #open(TreePattern, MongoCollection)}, with the store options of the command line. */
+  TreeStore open(TreePattern pattern, MongoCollection<Document> collection,
+      dev.arbor.mongo.TreeOptions options) {
+    return pattern.open(collection, options.withTransactions(client));
   }
 
   /** Where the data lives, for messages. */

@@ -35,6 +35,16 @@ final class ConvertCommand extends ArborCommand {
       description = "Target pattern: ${COMPLETION-CANDIDATES}.")
   TreePattern toPattern;
 
+  @Option(names = "--to-field", paramLabel = "FIELD=NAME",
+      description = "As --field, for the target: the name a structural field of the target"
+          + " pattern takes, when not the default. Repeat for several.")
+  java.util.Map<String, String> toFields = new java.util.LinkedHashMap<>();
+
+  @Option(names = "--to-id-type", paramLabel = "TYPE", converter = IdTypes.class,
+      completionCandidates = IdTypes.class,
+      description = "As --id-type, for the target: ${COMPLETION-CANDIDATES}. Default: string.")
+  dev.arbor.mongo.NodeIdType toIdType;
+
   @Option(names = "--to-uri", paramLabel = "URI",
       description = "Target server. Default: the source server.")
   String toUri;
@@ -62,6 +72,12 @@ final class ConvertCommand extends ArborCommand {
           "--to-uri and --to-data-dir exclude each other: give one");
     }
     StoreOptions.validate(spec, "--to-collection", toCollection, "--to-db", toDb);
+    dev.arbor.mongo.TreeOptions sourceOptions = source.treeOptions();
+    dev.arbor.mongo.TreeOptions targetOptions =
+        StoreOptions.treeOptions(spec, "--to-field", toFields, toPattern);
+    if (toIdType != null) {
+      targetOptions = targetOptions.withIdType(toIdType);
+    }
     boolean sameServer = (toUri == null && toDataDir == null)
         || (toUri != null && toUri.equals(source.uri))
         || (toDataDir != null && source.dataDir != null
@@ -87,19 +103,19 @@ final class ConvertCommand extends ArborCommand {
       }
       from.requireCollection(sourceDb, source.collection);
       Loads.checkTarget(targetDb, targetCollection, toPattern, replace); // fail before reading
-      ExportCommand.Source from0 = ExportCommand.open(sourceDb, source.collection,
-          source.pattern, !noCheck, from, progress);
+      ExportCommand.Source sourceTree = ExportCommand.open(sourceDb, source.collection,
+          source.pattern, sourceOptions, !noCheck, from, progress);
       Connection target = sameServer ? from : to;
       long n;
-      try (Stream<Tree.Entry> entries = from0.store().entries()) {
+      try (Stream<Tree.Entry> entries = sourceTree.store().entries()) {
         // fails at the end of the stream, so that the load is undone, unless every node of the
         // source formed the tree
-        Loads.Counted counted = new Loads.Counted(entries.iterator(), from0.nodes(),
-            read -> ExportCommand.notAll(from0, read));
+        Loads.Counted counted = new Loads.Counted(entries.iterator(), sourceTree.nodes(),
+            read -> ExportCommand.notAll(sourceTree, read));
         progress.phase(String.format(java.util.Locale.ROOT, "converting %,d nodes from %s to %s",
-            from0.nodes(), sourceWhere, targetWhere), counted::count, from0.nodes());
-        n = Loads.write(counted, -1, target, targetDb, targetCollection, toPattern, replace,
-            progress);
+            sourceTree.nodes(), sourceWhere, targetWhere), counted::count, sourceTree.nodes());
+        n = Loads.write(counted, -1, target, targetDb, targetCollection, toPattern,
+            targetOptions, replace, progress);
       }
       target.save(progress);
       progress.done("converted " + n + " nodes from " + sourceWhere + " to "

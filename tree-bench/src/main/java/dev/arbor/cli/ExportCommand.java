@@ -54,7 +54,8 @@ final class ExportCommand extends ArborCommand {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
-      Source source = open(db, store.collection, store.pattern, !noCheck, connection, progress);
+      Source source = open(db, store.collection, store.pattern, store.treeOptions(), !noCheck,
+          connection, progress);
       long written;
       if (file.equals("-")) {
         written = write(source, arbor.stdout(), progress);
@@ -75,12 +76,13 @@ final class ExportCommand extends ArborCommand {
    * structural problems (when {@code check}: a wrong {@code --pattern} or a damaged collection).
    */
   static Source open(MongoDatabase db, String collection, dev.arbor.mongo.TreePattern pattern,
-      boolean check, Connection connection, Progress progress) {
+      dev.arbor.mongo.TreeOptions options, boolean check, Connection connection,
+      Progress progress) {
     String where = Loads.where(db, collection, pattern);
     connection.requireCollection(db, collection);
-    Patterns.require(db, collection, pattern);
+    Patterns.require(db, collection, pattern, options);
     MongoCollection<Document> c = db.getCollection(collection);
-    TreeStore source = connection.open(pattern, c);
+    TreeStore source = connection.open(pattern, c, options);
     long nodes = Connection.nodes(c);
     if (check) {
       progress.phase("checking " + where, reading(connection, nodes), nodes);

@@ -1,7 +1,6 @@
 package dev.arbor.cli;
 
 import com.mongodb.client.MongoDatabase;
-import dev.arbor.core.Tree;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonException;
 import dev.arbor.core.json.TreeJsonReader;
@@ -23,7 +22,9 @@ import picocli.CommandLine.Parameters;
 @Command(name = "import", mixinStandardHelpOptions = true,
     description = {
         "Read a tree from a nested-JSON file into a collection, in the given pattern.",
-        "The whole file is read and checked before anything is written. A collection that holds "
+        "The file (stdin is first copied to a temporary file) is read through and checked "
+            + "before anything is written, then read again into the store node by node, in "
+            + "bounded memory. A collection that holds "
             + "documents is refused unless --replace is given (then the tree is loaded beside it "
             + "and renamed over it in one step) or --graft / --under adds the file's trees to "
             + "the tree it holds, all-or-nothing."})
@@ -60,14 +61,11 @@ final class ImportCommand extends ArborCommand {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
       if (grafting) {
-        Patterns.require(db, store.collection, store.pattern); // before reading
+        Patterns.require(db, store.collection, store.pattern, store.treeOptions()); // first
       } else {
         Loads.checkTarget(db, store.collection, store.pattern, replace); // fail before reading
       }
-      Tree tree = read(progress);
-      long n = grafting
-          ? Loads.graft(tree, under, connection, db, store.collection, store.pattern, progress)
-          : Loads.write(tree, connection, db, store.collection, store.pattern, replace, progress);
+      long n = stream(progress, connection, db, grafting);
       connection.save(progress);
       progress.done((grafting ? "grafted " : "imported ") + n + " nodes from " + file
           + " into " + where + (under != null ? " under '" + under + "'"
@@ -77,16 +75,79 @@ final class ImportCommand extends ArborCommand {
     }
   }
 
-  private Tree read(Progress progress) {
-    boolean stdin = file.equals("-");
-    try (Counting in = new Counting(stdin ? arbor.stdin() : Files.newInputStream(Path.of(file)));
-        TreeJsonReader reader = TreeJson.reader(in).refusing(
-            (name, attribute) -> store.pattern.nameRefusal(name, attribute)
-                .map(r -> r.replace("this pattern", Patterns.name(store.pattern))).orElse(null))) {
-      long size = stdin ? -1 : Files.size(Path.of(file));
+  /**
+   * Reads the file node by node into the store: the file is first read once through and checked
+   * (JSON, names, duplicate ids, and every document's size in the pattern, all refused before
+   * anything is written), then read again into the store's load or graft, which writes batches
+   * as they come. Stdin is first copied to a temporary file, so it is checked the same way. The
+   * client holds a batch of nodes, the path from the root and the set of ids seen, never the
+   * tree.
+   */
+  private long stream(Progress progress, Connection connection, MongoDatabase db,
+      boolean grafting) {
+    Path source = file.equals("-") ? spool() : Path.of(file);
+    try {
+      long size = check(source, progress);
+      return reading(source, (in, reader) -> grafting
+          ? Loads.graft(reader, size, under, connection, db, store.collection, store.pattern,
+              store.treeOptions(), progress)
+          : Loads.write(reader, size, connection, db, store.collection, store.pattern,
+              store.treeOptions(), replace, progress));
+    } finally {
+      if (file.equals("-")) {
+        try {
+          Files.deleteIfExists(source);
+        } catch (IOException e) {
+          source.toFile().deleteOnExit();
+        }
+      }
+    }
+  }
+
+  /** Stdin copied to a temporary file, which is read twice. */
+  private Path spool() {
+    try {
+      Path spooled = Files.createTempFile("arbor-import-", ".json");
+      try (InputStream in = arbor.stdin()) {
+        Files.copy(in, spooled, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      } catch (IOException | RuntimeException e) {
+        Files.deleteIfExists(spooled);
+        throw e;
+      }
+      return spooled;
+    } catch (IOException e) {
+      throw new CliException("cannot read stdin: " + Errors.message(e), e);
+    }
+  }
+
+  /**
+   * Reads {@code source} through once, checking it whole before anything is written.
+   *
+   * @return the number of nodes in it
+   */
+  private long check(Path source, Progress progress) {
+    return reading(source, (in, reader) -> {
+      long size = Files.size(source);
       progress.phase("reading " + file, reader::count,
           () -> size <= 0 ? Double.NaN : Math.min(1.0, (double) in.count / size));
-      return reader.readAll();
+      var refusal = store.pattern.sizeRefusal(reader);
+      if (refusal.isPresent()) {
+        throw refusal.get();
+      }
+      return reader.count();
+    });
+  }
+
+  /** What is done with a reader of the file. */
+  private interface Reading {
+    long apply(Counting in, TreeJsonReader reader) throws IOException;
+  }
+
+  /** Runs {@code body} on a reader of {@code source}, its failures in words naming the file. */
+  private long reading(Path source, Reading body) {
+    try (Counting in = new Counting(Files.newInputStream(source));
+        TreeJsonReader reader = reader(in)) {
+      return body.apply(in, reader);
     } catch (TreeJsonException e) {
       throw new CliException(file + ": " + e.getMessage(), e);
     } catch (IOException e) {
@@ -94,6 +155,12 @@ final class ImportCommand extends ArborCommand {
     } catch (UncheckedIOException e) {
       throw new CliException("cannot read " + file + ": " + Errors.message(e.getCause()), e);
     }
+  }
+
+  private TreeJsonReader reader(InputStream in) {
+    return TreeJson.reader(in).refusing(
+        (name, attribute) -> store.pattern.nameRefusal(name, attribute, store.treeOptions())
+            .map(r -> r.replace("this pattern", Patterns.name(store.pattern))).orElse(null));
   }
 
   /** An input stream that counts the bytes read, for the share of the file done. */

@@ -6,6 +6,7 @@ import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.RenameCollectionOptions;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
 import java.util.Iterator;
 import java.util.Locale;
@@ -46,21 +47,6 @@ final class Loads {
   }
 
   /**
-   * Writes {@code tree} into the collection, replacing its documents if {@code replace}.
-   *
-   * @see #write(Iterator, long, Connection, MongoDatabase, String, TreePattern, boolean,
-   *     Progress)
-   */
-  static long write(Tree tree, Connection connection, MongoDatabase db, String collection,
-      TreePattern pattern, boolean replace, Progress progress) {
-    // the store's load of a whole tree refuses what a pattern cannot hold before writing
-    return write(store -> {
-      store.load(tree);
-      return tree.size();
-    }, tree.size(), connection, db, collection, pattern, replace, progress);
-  }
-
-  /**
    * Writes the entries (in preorder) into the collection as they come, replacing its documents if
    * {@code replace}: the store's streamed load holds one batch at a time, and undoes what it wrote
    * if anything fails, an entry the iterator cannot give included.
@@ -75,31 +61,31 @@ final class Loads {
    * @return the number of nodes written
    */
   static long write(Iterator<? extends Tree.Entry> entries, long size, Connection connection,
-      MongoDatabase db, String collection, TreePattern pattern, boolean replace,
-      Progress progress) {
+      MongoDatabase db, String collection, TreePattern pattern, TreeOptions options,
+      boolean replace, Progress progress) {
     return write(store -> store.load(entries), size, connection, db, collection, pattern,
-        replace, progress);
+        options, replace, progress);
   }
 
   private static long write(java.util.function.ToLongFunction<TreeStore> loading, long size,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
-      boolean replace, Progress progress) {
+      TreeOptions options, boolean replace, Progress progress) {
     String where = where(db, collection, pattern);
     boolean occupied = checkTarget(db, collection, pattern, replace);
     if (!occupied) {
-      return load(loading, size, connection, db, collection, pattern, progress);
+      return load(loading, size, connection, db, collection, pattern, options, progress);
     }
     if (connection.savedOnSuccessOnly()) {
       progress.phase("replacing " + where);
       db.getCollection(collection).drop();
-      return load(loading, size, connection, db, collection, pattern, progress);
+      return load(loading, size, connection, db, collection, pattern, options, progress);
     }
     String temporary = collection + ".arbor-tmp-"
         + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36)
             .toLowerCase(Locale.ROOT);
     MongoCollection<Document> aside = db.getCollection(temporary);
     try {
-      long n = load(loading, size, connection, db, temporary, pattern, progress);
+      long n = load(loading, size, connection, db, temporary, pattern, options, progress);
       progress.phase("renaming " + temporary + " to " + collection);
       aside.renameCollection(new MongoNamespace(db.getName(), collection),
           new RenameCollectionOptions().dropTarget(true));
@@ -112,7 +98,7 @@ final class Loads {
 
   private static long load(java.util.function.ToLongFunction<TreeStore> loading, long size,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
-      Progress progress) {
+      TreeOptions options, Progress progress) {
     String where = where(db, collection, pattern);
     if (size >= 0) {
       long before = connection.documentsInserted();
@@ -122,7 +108,7 @@ final class Loads {
     MongoCollection<Document> target = db.getCollection(collection);
     boolean existed = db.listCollectionNames().into(new java.util.ArrayList<>())
         .contains(collection);
-    TreeStore store = connection.open(pattern, target);
+    TreeStore store = connection.open(pattern, target, options);
     long n;
     try {
       // refuses a collection filled meanwhile; removes what it wrote on failure
@@ -139,20 +125,25 @@ final class Loads {
   }
 
   /**
-   * Grafts {@code tree} into the tree of the collection: under node {@code under} as its last
-   * children, or as new last roots if {@code under} is null; all-or-nothing, checked whole
-   * before anything is written, then written in batches.
+   * Grafts the trees that {@code entries} give (in preorder) into the tree of the collection, as
+   * {@link TreeStore#graft(String, Iterator)} does: under node {@code under} as its last
+   * children, or as new last roots if {@code under} is null, all-or-nothing, in bounded memory
+   * (the store writes batches as the entries come and undoes them if it fails).
    *
+   * @param size the number of entries if known, else -1
    * @return the number of nodes added
    */
-  static long graft(Tree tree, String under, Connection connection, MongoDatabase db,
-      String collection, TreePattern pattern, Progress progress) {
+  static long graft(Iterator<? extends Tree.Entry> entries, long size, String under,
+      Connection connection, MongoDatabase db, String collection, TreePattern pattern,
+      TreeOptions options, Progress progress) {
     String where = where(db, collection, pattern);
-    long before = connection.documentsInserted();
-    progress.phase(String.format(Locale.ROOT, "grafting %,d nodes into %s", tree.size(), where),
-        () -> Math.min(tree.size(), connection.documentsInserted() - before), tree.size());
-    TreeStore store = connection.open(pattern, db.getCollection(collection));
-    return store.graft(under, tree);
+    if (size >= 0) {
+      long before = connection.documentsInserted();
+      progress.phase(String.format(Locale.ROOT, "grafting %,d nodes into %s", size, where),
+          () -> Math.min(size, connection.documentsInserted() - before), size);
+    }
+    TreeStore store = connection.open(pattern, db.getCollection(collection), options);
+    return store.graft(under, entries);
   }
 
   /**

@@ -27,7 +27,13 @@ final class Patterns implements ITypeConverter<TreePattern>, Iterable<String> {
    * TreePattern#recognise}), before anything reads them as that pattern or writes to them.
    */
   static void require(MongoDatabase db, String collection, TreePattern pattern) {
-    Optional<TreePattern> seen = TreePattern.recognise(db.getCollection(collection));
+    require(db, collection, pattern, dev.arbor.mongo.TreeOptions.defaults());
+  }
+
+  /** As {@link #require(MongoDatabase, String, TreePattern)}, with the field names of {@code options}. */
+  static void require(MongoDatabase db, String collection, TreePattern pattern,
+      dev.arbor.mongo.TreeOptions options) {
+    Optional<TreePattern> seen = TreePattern.recognise(db.getCollection(collection), options);
     if (seen.isPresent() && seen.get() != pattern) {
       throw new CliException("collection " + db.getName() + "." + collection + " is laid out in "
           + name(seen.get()) + ", not " + name(pattern) + ": give -p " + name(seen.get())

@@ -38,17 +38,17 @@ final class RepairCommand extends ArborCommand {
       MongoDatabase db = connection.database(store.db);
       String where = Loads.where(db, store.collection, store.pattern);
       connection.requireCollection(db, store.collection);
-      Patterns.require(db, store.collection, store.pattern);
+      Patterns.require(db, store.collection, store.pattern, store.treeOptions());
       MongoCollection<Document> collection = db.getCollection(store.collection);
       if (!force && Connection.hasNodes(collection)) {
-        String field = authoritativeField(store.pattern);
+        String field = store.treeOptions().fieldName(authoritativeField(store.pattern));
         if (collection.find(Filters.exists(field)).limit(1).first() == null) {
           throw new CliException("no document of " + db.getName() + "." + store.collection
               + " has the field '" + field + "' that " + Patterns.name(store.pattern)
               + " builds on: is --pattern right? (--force repairs anyway)");
         }
       }
-      TreeStore tree = connection.open(store.pattern, collection);
+      TreeStore tree = connection.open(store.pattern, collection, store.treeOptions());
       long total = Connection.nodes(db.getCollection(store.collection));
       progress.phase("checking " + where, ExportCommand.reading(connection, total), total);
       List<Problem> found = tree.check();
@@ -76,17 +76,17 @@ final class RepairCommand extends ArborCommand {
    * The field every node document of a pattern has in the manual's shape, from which repair
    * derives the others.
    */
-  static String authoritativeField(TreePattern pattern) {
+  static dev.arbor.mongo.TreeField authoritativeField(TreePattern pattern) {
     switch (pattern) {
       case PARENT_REFERENCES:
       case ARRAY_OF_ANCESTORS:
-        return "parent";
+        return dev.arbor.mongo.TreeField.PARENT;
       case CHILD_REFERENCES:
-        return "children";
+        return dev.arbor.mongo.TreeField.CHILDREN;
       case MATERIALIZED_PATHS:
-        return "path";
+        return dev.arbor.mongo.TreeField.PATH;
       case NESTED_SETS:
-        return "left";
+        return dev.arbor.mongo.TreeField.LEFT;
       default:
         throw new AssertionError(pattern);
     }

@@ -1,7 +1,13 @@
 package dev.arbor.cli;
 
+import dev.arbor.mongo.NodeIdType;
+import dev.arbor.mongo.TreeField;
+import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -38,6 +44,61 @@ final class StoreOptions {
       converter = Patterns.class, completionCandidates = Patterns.class,
       description = "How the collection models the tree: ${COMPLETION-CANDIDATES}.")
   TreePattern pattern;
+
+  @Option(names = "--field", paramLabel = "FIELD=NAME",
+      description = {"The name a structural field has in the collection, when it is not the"
+          + " default: parent, children, ancestors, path, left, right, depth (default"
+          + " arborDepth) or rank (default arborRank). Repeat for several, for example",
+          "  --field parent=parentId --field rank=position"})
+  Map<String, String> fields = new LinkedHashMap<>();
+
+  @Option(names = "--id-type", paramLabel = "TYPE", converter = IdTypes.class,
+      completionCandidates = IdTypes.class,
+      description = {"The BSON type of the node ids (_id, parent, children, ancestors):"
+          + " ${COMPLETION-CANDIDATES}. Default: string. In the JSON files ids stay strings:"
+          + " an ObjectId as its 24 lowercase hex digits, a UUID in its lowercase 8-4-4-4-12"
+          + " form, a long in decimal."})
+  NodeIdType idType;
+
+  /**
+   * The store options the command line gives: the field names of {@code --field}.
+   *
+   * @throws ParameterException naming the option if a field is unknown, not kept by the
+   *     pattern, or its name cannot be used
+   */
+  TreeOptions treeOptions() {
+    TreeOptions options = treeOptions(mixee, "--field", fields, pattern);
+    return idType == null ? options : options.withIdType(idType);
+  }
+
+  /** As {@link #treeOptions()}, for the options of another store (convert's target). */
+  static TreeOptions treeOptions(CommandSpec spec, String option, Map<String, String> fields,
+      TreePattern pattern) {
+    TreeOptions options = TreeOptions.defaults();
+    for (Map.Entry<String, String> e : fields.entrySet()) {
+      TreeField field;
+      try {
+        field = TreeField.valueOf(e.getKey().toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException unknown) {
+        throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
+            + Errors.oneLine(e.getKey()) + "': not a structural field (parent, children,"
+            + " ancestors, path, left, right, depth, rank)");
+      }
+      if (!field.usedBy(pattern)) {
+        throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
+            + Errors.oneLine(e.getKey()) + "': " + Patterns.name(pattern) + " keeps no "
+            + e.getKey().toLowerCase(Locale.ROOT) + " field");
+      }
+      try {
+        options = options.withFieldName(field, e.getValue());
+        pattern.reservedNames(options); // checks the names against the pattern
+      } catch (IllegalArgumentException bad) {
+        throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
+            + Errors.oneLine(e.getKey() + "=" + e.getValue()) + "': " + bad.getMessage());
+      }
+    }
+    return options;
+  }
 
   /** Connects as the options say, with a note on stderr when the data will not be kept. */
   Connection connect(Progress progress) {

@@ -40,6 +40,92 @@ class CliTest {
   }
 
   @Test
+  void fieldNamesOfAnotherToolAreReadCheckedRepairedExportedAndWritten() throws IOException {
+    collection.insertMany(List.of(
+        new Document("_id", "Books").append("parentId", null).append("position", 0),
+        new Document("_id", "Programming").append("parentId", "Books").append("position", 0),
+        new Document("_id", "Databases").append("parentId", "Programming").append("position", 2),
+        new Document("_id", "Languages").append("parentId", "Programming")
+            .append("rank", "gold"))); // no position yet: repair gives it one; rank is data
+    String[] fields = {"--field", "parent=parentId", "--field", "RANK=position"};
+    Cli.Result check = Cli.run(onServer(join(new String[] {"check", "-c", name, "-p",
+        "parent-references"}, fields)));
+    assertEquals(Arbor.EXIT_PROBLEMS, check.exit(), check::toString);
+    assertEquals(List.of("node 'Languages': position is missing or not a number: null"),
+        check.out().lines().toList());
+    Cli.Result repair = Cli.run(onServer(join(new String[] {"repair", "-c", name, "-p",
+        "parent-references"}, fields)));
+    assertEquals(0, repair.exit(), repair::toString);
+    Path exported = dir.resolve("tree.json");
+    Cli.Result export = Cli.run(onServer(join(new String[] {"export", exported.toString(), "-q",
+        "-c", name, "-p", "parent-references"}, fields)));
+    assertEquals(0, export.exit(), export::toString);
+    String json = Files.readString(exported);
+    assertTrue(json.contains("\"rank\": \"gold\""), json);
+    assertFalse(json.contains("position") || json.contains("parentId"), json);
+    Cli.Result graft = Cli.runWithStdin("[{\"id\": \"Rust\"}]".getBytes(UTF_8),
+        onServer(join(new String[] {"import", "-", "--under", "Languages", "-c", name, "-p",
+            "parent-references"}, fields)));
+    assertEquals(0, graft.exit(), graft::toString);
+    Document rust = collection.find(new Document("_id", "Rust")).first();
+    assertEquals("Languages", rust.get("parentId"), rust::toJson);
+    assertTrue(rust.get("position") instanceof Number, rust::toJson);
+    assertFalse(rust.containsKey("parent") || rust.containsKey("arborRank"), rust::toJson);
+
+    // without the names the collection is not read as parent references at all
+    Cli.Result unnamed = Cli.run(onServer("check", "-c", name, "-p", "parent-references"));
+    assertEquals(Arbor.EXIT_PROBLEMS, unnamed.exit(), unnamed::toString);
+    assertTrue(unnamed.out().contains("TreeOptions.withFieldName"), unnamed::toString);
+
+    // names that cannot work are bad command lines, before anything connects or is written
+    for (String[] bad : new String[][] {{"--field", "path=p"}, {"--field", "nope=x"},
+        {"--field", "parent=$p"}, {"--field", "parent=position", "--field", "rank=position"}}) {
+      Cli.Result refused = Cli.run(onServer(join(new String[] {"check", "-c", name, "-p",
+          "parent-references"}, bad)));
+      assertEquals(Arbor.EXIT_USAGE, refused.exit(), refused::toString);
+      assertTrue(refused.stderr().contains("invalid --field"), refused::toString);
+    }
+  }
+
+  @Test
+  void objectIdTreesImportExportAndConvertWithTheirCanonicalStrings() throws IOException {
+    String a = "65a000000000000000000001";
+    String b = "65a000000000000000000002";
+    Path file = dir.resolve("oids.json");
+    Files.writeString(file, dev.arbor.core.json.TreeJson.toJson(
+        dev.arbor.core.Tree.parse(a + "(" + b + ")")));
+    Cli.Result imported = Cli.run(onServer("import", file.toString(), "-c", name,
+        "-p", "array-of-ancestors", "--id-type", "objectid"));
+    assertEquals(0, imported.exit(), imported::toString);
+    assertTrue(imported.stderr().contains("imported 2 nodes"), imported::toString);
+    Document child = collection.find(new Document("_id", new org.bson.types.ObjectId(b))).first();
+    assertEquals(new org.bson.types.ObjectId(a), child.get("parent"), child::toJson);
+    Path exported = dir.resolve("back.json");
+    Cli.Result export = Cli.run(onServer("export", exported.toString(), "-q", "-c", name,
+        "-p", "array-of-ancestors", "--id-type", "objectid"));
+    assertEquals(0, export.exit(), export::toString);
+    assertArrayEquals(Files.readAllBytes(file), Files.readAllBytes(exported));
+    Cli.Result check = Cli.run(onServer("check", "-c", name, "-p", "array-of-ancestors",
+        "--id-type", "OBJECT_ID"));
+    assertTrue(check.stderr().contains("sound, 2 nodes"), check::toString);
+    Cli.Result converted = Cli.run(onServer("convert", "-c", name, "-p", "array-of-ancestors",
+        "--id-type", "objectid", "--to-collection", name + "_s", "--to-pattern", "nested-sets"));
+    assertEquals(0, converted.exit(), converted::toString);
+    assertEquals(b, MongoTestServer.get().database().getCollection(name + "_s")
+        .find(new Document("parent", a)).first().get("_id"));
+    Cli.Result bad = Cli.run(onServer("check", "-c", name, "-p", "array-of-ancestors",
+        "--id-type", "int"));
+    assertEquals(Arbor.EXIT_USAGE, bad.exit(), bad::toString);
+    assertTrue(bad.stderr().contains("string, objectid, uuid, long"), bad::toString);
+  }
+
+  private static String[] join(String[] a, String[] b) {
+    String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
+  @Test
   void importThenExportGivesTheExampleFileBack() throws IOException {
     Cli.Result imported = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
         "-p", "array-of-ancestors"));
@@ -162,7 +248,7 @@ class CliTest {
     assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
     assertEquals(1, result.errLines().size(), result::toString);
     assertEquals("arbor import: -: line 1, column 54: attribute 'parent' of node 'b': reserved by"
-        + " parent-references for the tree structure (reserved: _id, arborJournal, arborLock, arborOp, parent, rank)",
+        + " parent-references for the tree structure (reserved: _id, arborJournal, arborLock, arborOp, arborRank, parent)",
         result.errLines().get(0));
     assertEquals(0, Connection.nodes(collection));
   }
@@ -181,7 +267,7 @@ class CliTest {
     assertTrue(sound.stderr().contains("sound, 3 nodes"), sound::toString);
 
     collection.insertOne(new Document("_id", "ghost").append("parent", "nobody")
-        .append("ancestors", List.of("nobody")).append("rank", 0L));
+        .append("ancestors", List.of("nobody")).append("arborRank", 0L));
     collection.updateOne(new Document("_id", "c"),
         new Document("$set", new Document("ancestors", List.of("b"))));
     Cli.Result broken = Cli.run(onServer("check", "-q", "-c", name, "-p",

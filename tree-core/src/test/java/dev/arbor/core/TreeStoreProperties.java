@@ -47,7 +47,15 @@ public abstract class TreeStoreProperties {
       List.of("n", "a,", "\\", ".$", "^(", " ", "é", "n,\\,", "$", "$$ROOT.", "a-");
   private static final List<String> ID_SUFFIXES = List.of("", "", "\\", "-", ",");
 
-  /** The id of the {@code counter}-th inserted node. */
+  /**
+   * The id of the {@code counter}-th inserted node; a subclass may give ids of another form (a
+   * store of typed ids takes their canonical strings).
+   */
+  protected String nodeId(int counter) {
+    return idFor(counter);
+  }
+
+  /** The default id of the {@code counter}-th inserted node. */
   private static String idFor(int counter) {
     return ID_PREFIXES.get(counter % ID_PREFIXES.size()) + counter
         + ID_SUFFIXES.get(counter % ID_SUFFIXES.size());
@@ -123,13 +131,13 @@ public abstract class TreeStoreProperties {
       List<String> ids = before.ids();
       Supplier<String> deepest = () -> before.entries().stream()
           .max(java.util.Comparator.comparingInt(Tree.Entry::depth)).orElseThrow().id();
-      String step = describe(op, ids, counter, deepest);
+      String step = describe(op, ids, nodeId(counter), deepest);
       log.add(step);
       Supplier<String> where = () -> "after " + String.join("; ", log);
       Throwable expected = null;
       Throwable actual = null;
       if (op.kind() < 40 || ids.isEmpty()) { // insert
-        String id = idFor(counter);
+        String id = nodeId(counter);
         counter++;
         Position p = position(op.where(), ids, op.b(), deepest);
         Map<String, Object> attributes = counter % 3 == 0 ? Map.of("n", counter) : Map.of();
@@ -212,10 +220,10 @@ public abstract class TreeStoreProperties {
     TreeStoreContract.assertReadsAgree(store, reference.snapshot());
   }
 
-  private static String describe(Op op, List<String> ids, int counter,
+  private static String describe(Op op, List<String> ids, String newId,
       Supplier<String> deepest) {
     if (op.kind() < 40 || ids.isEmpty()) {
-      return "insert " + idFor(counter) + " at "
+      return "insert " + newId + " at "
           + position(op.where(), ids, op.b(), deepest);
     } else if (op.kind() < 80) {
       return "move " + ids.get(op.a() % ids.size()) + " to "

@@ -4,7 +4,6 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.or;
-import static dev.arbor.mongo.Ranks.RANK;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
@@ -34,15 +33,15 @@ import org.jspecify.annotations.Nullable;
  * ancestors, root first, and its parent.
  *
  * <pre>{@code
- * { _id: "MongoDB", ancestors: ["Books", "Programming", "Databases"], parent: "Databases", rank: 0 }
- * { _id: "Books",   ancestors: [],                                    parent: null,        rank: 0 }
+ * { _id: "MongoDB", ancestors: ["Books", "Programming", "Databases"], parent: "Databases", arborRank: 0 }
+ * { _id: "Books",   ancestors: [],                                    parent: null,        arborRank: 0 }
  * }</pre>
  *
- * <p>Beyond the manual: {@code rank}, the sibling order (see {@link Ranks}). Authoritative fields:
- * {@code parent} and {@code rank}; {@code ancestors} is derived from the parent chain.
+ * <p>Beyond the manual: {@code arborRank}, the sibling order (see {@link Ranks}). Authoritative fields:
+ * {@code parent} and {@code arborRank}; {@code ancestors} is derived from the parent chain.
  *
  * <p>Indexes: {@code {ancestors: 1}} (multikey: descendants, subtree moves and deletes), {@code
- * {parent: 1, rank: 1}} (children in order, roots, neighbour ranks).
+ * {parent: 1, arborRank: 1}} (children in order, roots, neighbour ranks).
  *
  * <h2>Cost per operation</h2>
  *
@@ -79,12 +78,10 @@ import org.jspecify.annotations.Nullable;
  * straightforward to use".
  */
 final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
-  static final String PARENT = "parent";
-  static final String ANCESTORS = "ancestors";
 
   ArrayOfAncestorsTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
-    super(collection, capabilities, Set.of(PARENT, ANCESTORS, RANK));
+    super(collection, capabilities);
   }
 
   @Override
@@ -94,36 +91,37 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
   @Override
   @Nullable String layoutProblem(Document d) {
-    if (!isNullOrString(d.get(PARENT))) {
-      return "parent is not an id: " + d.get(PARENT);
+    if (!isNullOrString(d.get(parentField))) {
+      return parentField + " is not an id: " + d.get(parentField);
     }
-    if (!(d.get(ANCESTORS) instanceof List)) {
-      return "ancestors is not an array: " + d.get(ANCESTORS);
+    if (!(d.get(ancestorsField) instanceof List)) {
+      return ancestorsField + " is not an array: " + d.get(ancestorsField);
     }
-    return d.get(RANK) instanceof Number ? null : "no numeric rank (sibling order)";
+    return d.get(rankField) instanceof Number ? null 
+        : "no numeric " + rankField + " (sibling order)";
   }
 
   @Override
   List<IndexModel> indexes() {
     return List.of(
-        new IndexModel(Indexes.ascending(ANCESTORS)),
-        new IndexModel(Indexes.ascending(PARENT, RANK)));
+        new IndexModel(Indexes.ascending(ancestorsField)),
+        new IndexModel(Indexes.ascending(parentField, rankField)));
   }
 
   @Override
   void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
     Map<String, Document> docs = subjectAndAnchor(c, id, true, position, null);
     Target t = target(position, docs);
-    long rank = Ranks.rankFor(c, group(PARENT, t.parent), position, t.anchorRank, null);
-    Document structure = new Document(PARENT, t.parent).append(ANCESTORS, t.ancestors)
-        .append(RANK, rank);
+    long rank = ranks.rankFor(c, group(parentField, t.parent), position, t.anchorRank, null);
+    Document structure = new Document(parentField, t.parent).append(ancestorsField, t.ancestors)
+        .append(rankField, rank);
     c.insert(newDocument(id, structure, attributes));
   }
 
   @Override
   void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(PARENT,
-        ANCESTORS, RANK));
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(parentField,
+        ancestorsField, rankField));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -131,28 +129,28 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     if (t.parent != null && (t.parent.equals(id) || t.ancestors.contains(id))) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = Ranks.rankFor(c, group(PARENT, t.parent), position, t.anchorRank, id);
+    long rank = ranks.rankFor(c, group(parentField, t.parent), position, t.anchorRank, id);
     List<String> oldAncestors = ancestorsOf(docs.get(id));
-    c.set(id, Updates.combine(Updates.set(PARENT, t.parent), Updates.set(ANCESTORS, t.ancestors),
-        Updates.set(RANK, rank)));
+    c.set(id, Updates.combine(Updates.set(parentField, t.parent), Updates.set(ancestorsField, t.ancestors),
+        Updates.set(rankField, rank)));
     if (!oldAncestors.equals(t.ancestors)) {
       if (capabilities.pipelineUpdates()) {
         // ancestors = newPrefix ++ ancestors[oldPrefix.length:]; the prefix is a literal, never
         // read as an expression (an id may start with '$').
-        c.updateMany(eq(ANCESTORS, id), List.of(new Document("$set",
-            new Document(ANCESTORS, new Document("$concatArrays", List.of(
+        c.updateMany(eq(ancestorsField, id), List.of(new Document("$set",
+            new Document(ancestorsField, new Document("$concatArrays", List.of(
                 new Document("$literal", t.ancestors),
-                new Document("$slice", List.of("$" + ANCESTORS, oldAncestors.size(),
+                new Document("$slice", List.of("$" + ancestorsField, oldAncestors.size(),
                     Integer.MAX_VALUE))))))));
       } else {
         // Without pipeline updates: the old prefix is pulled, then the new one pushed in front
         // (two guarded updateMany, whatever the size of the subtree).
         if (!oldAncestors.isEmpty()) {
-          c.updateMany(eq(ANCESTORS, id), Updates.pullAll(ANCESTORS, oldAncestors));
+          c.updateMany(eq(ancestorsField, id), Updates.pullAll(ancestorsField, oldAncestors));
         }
         if (!t.ancestors.isEmpty()) {
-          c.updateMany(eq(ANCESTORS, id),
-              Updates.pushEach(ANCESTORS, t.ancestors, new PushOptions().position(0)));
+          c.updateMany(eq(ancestorsField, id),
+              Updates.pushEach(ancestorsField, t.ancestors, new PushOptions().position(0)));
         }
       }
     }
@@ -160,7 +158,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
   @Override
   long planDelete(Change c, String id) {
-    Bson subtree = or(eq(ID, id), eq(ANCESTORS, id));
+    Bson subtree = or(eq(ID, id), eq(ancestorsField, id));
     long n = c.count(subtree); // also tells whether the node exists
     if (n == 0) {
       throw new NodeNotFoundException(id);
@@ -176,12 +174,12 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
    */
   @Override
   void planLift(Change c, String id) {
-    String parent = c.require(id, fields(PARENT, RANK)).getString(PARENT);
+    String parent = c.require(id, fields(parentField, rankField)).getString(parentField);
     List<String> children = childIds(c, id);
     if (!children.isEmpty()) {
-      c.updateMany(eq(ANCESTORS, id), Updates.pull(ANCESTORS, id));
+      c.updateMany(eq(ancestorsField, id), Updates.pull(ancestorsField, id));
       List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
-      planRegroup(c, lifted(siblings, id, children), new java.util.HashSet<>(children), PARENT,
+      planRegroup(c, lifted(siblings, id, children), new java.util.HashSet<>(children), parentField,
           parent);
     }
     deleteAll(c, List.of(id));
@@ -193,18 +191,18 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
    */
   @Override
   Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
-    Bson projection = withAttributes ? null : fields(PARENT, RANK, ANCESTORS);
+    Bson projection = withAttributes ? null : fields(parentField, rankField, ancestorsField);
     List<Row> rows = new ArrayList<>();
     Row top = null;
     int depth = -1;
     if (maxDepth == Integer.MAX_VALUE) {
-      for (Document d : r.find(or(eq(ID, id), eq(ANCESTORS, id))).projection(projection)) {
+      for (Document d : r.find(or(eq(ID, id), eq(ancestorsField, id))).projection(projection)) {
         Map<String, Object> attributes = withAttributes ? attributesOf(d) : Map.of();
         if (d.getString(ID).equals(id)) {
           top = new Row(id, null, 0, attributes);
           depth = ancestorsOf(d).size();
         } else {
-          rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d), attributes));
+          rows.add(new Row(d.getString(ID), d.getString(parentField), ranks.of(d), attributes));
         }
       }
       if (top == null) {
@@ -215,12 +213,12 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
       top = new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of());
       depth = ancestorsOf(x).size();
       if (maxDepth > 0) {
-        Bson filter = eq(ANCESTORS, id);
+        Bson filter = eq(ancestorsField, id);
         if ((long) depth + maxDepth < Integer.MAX_VALUE) {
-          filter = and(filter, exists(ANCESTORS + "." + (depth + maxDepth), false));
+          filter = and(filter, exists(ancestorsField + "." + (depth + maxDepth), false));
         }
         for (Document d : r.find(filter).projection(projection)) {
-          rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
+          rows.add(new Row(d.getString(ID), d.getString(parentField), ranks.of(d),
               withAttributes ? attributesOf(d) : Map.of()));
         }
       }
@@ -231,25 +229,25 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
   @Override
   ChildGroup childGroup() {
-    return new ChildGroup(fields(PARENT, RANK, ANCESTORS), d -> eq(PARENT, d.getString(ID)),
-        RANK, d -> d.getString(PARENT), d -> ancestorsOf(d).size());
+    return new ChildGroup(fields(parentField, rankField, ancestorsField), d -> eq(parentField, d.getString(ID)),
+        rankField, d -> d.getString(parentField), d -> ancestorsOf(d).size());
   }
 
   @Override
   long childCountOf(Reads r, String id) {
-    return countOrRequire(r, eq(PARENT, id), id);
+    return countOrRequire(r, eq(parentField, id), id);
   }
 
   @Override
   long descendantCountOf(Reads r, String id) {
-    return countOrRequire(r, eq(ANCESTORS, id), id);
+    return countOrRequire(r, eq(ancestorsField, id), id);
   }
 
   /** {@code {$or: [{_id: id}, {ancestors: id}]}}: index-backed, and right whatever changes. */
   @Override
   Bson subtreeFilter(Reads r, String id) {
     r.require(id, fields(ID));
-    return or(eq(ID, id), eq(ANCESTORS, id));
+    return or(eq(ID, id), eq(ancestorsField, id));
   }
 
   @Override
@@ -258,28 +256,28 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, d.getString(PARENT), ancestorsOf(d).size(), attributesOf(d)));
+    return Optional.of(new Node(id, d.getString(parentField), ancestorsOf(d).size(), attributesOf(d)));
   }
 
   @Override
   List<String> rootIds(Reads r) {
-    return ids(r.find(isNull(PARENT)).projection(fields(ID))
-        .sort(Sorts.ascending(RANK)));
+    return ids(r.find(isNull(parentField)).projection(fields(ID))
+        .sort(Sorts.ascending(rankField)));
   }
 
   @Override
   Preorder.Links links() {
-    return Preorder.byParent(PARENT, RANK);
+    return Preorder.byParent(parentField, rankField);
   }
 
   @Override
   List<String> childIds(Reads r, String id) {
-    return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
+    return r.childrenOrRequire(eq(parentField, id), Sorts.ascending(rankField), id);
   }
 
   @Override
   List<String> ancestorIds(Reads r, String id) {
-    return ancestorsOf(r.require(id, fields(ANCESTORS)));
+    return ancestorsOf(r.require(id, fields(ancestorsField)));
   }
 
   @Override
@@ -288,8 +286,8 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     List<Row> rows = new ArrayList<>();
     boolean found = false;
     if (maxDepth == Integer.MAX_VALUE) {
-      for (Document d : r.find(or(eq(ID, id), eq(ANCESTORS, id)))
-          .projection(fields(PARENT, RANK))) {
+      for (Document d : r.find(or(eq(ID, id), eq(ancestorsField, id)))
+          .projection(fields(parentField, rankField))) {
         found |= d.getString(ID).equals(id);
         rows.add(row(d));
       }
@@ -297,16 +295,16 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
         throw new NodeNotFoundException(id);
       }
     } else {
-      int depth = ancestorsOf(r.require(id, fields(ANCESTORS))).size();
+      int depth = ancestorsOf(r.require(id, fields(ancestorsField))).size();
       checkMaxDepth(maxDepth);
       if (maxDepth == 0) {
         return List.of();
       }
-      Bson filter = eq(ANCESTORS, id);
+      Bson filter = eq(ancestorsField, id);
       if ((long) depth + maxDepth < Integer.MAX_VALUE) {
-        filter = and(filter, exists(ANCESTORS + "." + (depth + maxDepth), false));
+        filter = and(filter, exists(ancestorsField + "." + (depth + maxDepth), false));
       }
-      for (Document d : r.find(filter).projection(fields(PARENT, RANK))) {
+      for (Document d : r.find(filter).projection(fields(parentField, rankField))) {
         rows.add(row(d));
       }
     }
@@ -315,7 +313,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
   @Override
   boolean descends(Reads r, String id, String ancestorId) {
-    return ancestorsOf(r.requireBoth(id, ancestorId, fields(ANCESTORS))[0])
+    return ancestorsOf(r.requireBoth(id, ancestorId, fields(ancestorsField))[0])
         .contains(ancestorId);
   }
 
@@ -343,8 +341,8 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
         List<String> chain = new ArrayList<>(stack);
         stack.add(e.id());
         long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
-        return newDocument(e.id(), new Document(PARENT, parent).append(ANCESTORS, chain)
-            .append(RANK, rank), e.attributes());
+        return newDocument(e.id(), new Document(parentField, parent).append(ancestorsField, chain)
+            .append(rankField, rank), e.attributes());
       }
     };
   }
@@ -352,8 +350,8 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   @Override
   Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
-      rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
+      rows.add(new Row(d.getString(ID), d.getString(parentField), ranks.of(d),
           withAttributes ? attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -365,10 +363,10 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
    */
   @Override
   void planRepair(Change c, List<Document> docs) {
-    planRankRepair(c, docs, d -> d.get(PARENT));
+    planRankRepair(c, docs, d -> d.get(parentField));
     List<Row> rows = new ArrayList<>();
     for (Document d : docs) {
-      if (d.get(PARENT) == null || d.get(PARENT) instanceof String) {
+      if (d.get(parentField) == null || d.get(parentField) instanceof String) {
         rows.add(row(d));
       }
     }
@@ -378,8 +376,8 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
       String id = d.getString(ID);
       if (reachable.contains(id)) {
         List<String> expected = forest.ancestorsOf(id);
-        if (!expected.equals(d.get(ANCESTORS))) {
-          c.set(id, Updates.set(ANCESTORS, expected));
+        if (!expected.equals(d.get(ancestorsField))) {
+          c.set(id, Updates.set(ancestorsField, expected));
         }
       }
     }
@@ -390,20 +388,21 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
       String id = d.getString(ID);
-      Object parent = d.get(PARENT);
+      Object parent = d.get(parentField);
       if (parent != null && !(parent instanceof String)) {
         problems.add(new Problem(id, "parent is not a string: " + parent));
         continue;
       }
-      if (!(d.get(RANK) instanceof Number)) {
-        problems.add(new Problem(id, "rank is missing or not a number: " + d.get(RANK)));
+      if (!(d.get(rankField) instanceof Number)) {
+        problems.add(new Problem(id, rankField + " is missing or not a number: "
+            + d.get(rankField)));
       }
       rows.add(row(d));
     }
     Forest forest = new Forest(rows);
     forest.checkStructure(problems);
     for (Row r : rows) {
-      Object stored = byId.get(r.id()).get(ANCESTORS);
+      Object stored = byId.get(r.id()).get(ancestorsField);
       List<String> expected = forest.ancestorsOf(r.id());
       if (!(stored instanceof List<?> list) || !list.equals(expected)) {
         problems.add(new Problem(r.id(), "ancestors " + stored
@@ -422,16 +421,16 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
       chain.add(position.anchor());
       return new Target(position.anchor(), chain, 0);
     }
-    return new Target(anchor.getString(PARENT), ancestorsOf(anchor), Ranks.rankOf(anchor));
+    return new Target(anchor.getString(parentField), ancestorsOf(anchor), ranks.of(anchor));
   }
 
   private record Target(@Nullable String parent, List<String> ancestors, long anchorRank) {}
 
-  private static Row row(Document d) {
-    return new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d), Map.of());
+  private Row row(Document d) {
+    return new Row(d.getString(ID), d.getString(parentField), ranks.of(d), Map.of());
   }
 
-  private static List<String> ancestorsOf(Document d) {
-    return d.getList(ANCESTORS, String.class, List.of());
+  private List<String> ancestorsOf(Document d) {
+    return d.getList(ancestorsField, String.class, List.of());
   }
 }

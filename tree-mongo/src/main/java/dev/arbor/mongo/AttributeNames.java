@@ -16,18 +16,14 @@ final class AttributeNames {
   private AttributeNames() {}
 
   /** The attribute names a store of {@code pattern} keeps for itself, sorted. */
-  static Set<String> reserved(TreePattern pattern) {
+  static Set<String> reserved(TreePattern pattern, FieldNames fields,
+      @org.jspecify.annotations.Nullable String scopeField) {
     Set<String> names = new TreeSet<>(List.of(MongoTreeStore.ID, Step.MARK, TreeLock.STATE,
         TreeLock.JOURNAL));
-    names.addAll(switch (pattern) {
-      case PARENT_REFERENCES -> List.of(ParentReferenceTreeStore.PARENT, Ranks.RANK);
-      case CHILD_REFERENCES -> List.of(ChildReferenceTreeStore.CHILDREN, Ranks.RANK);
-      case ARRAY_OF_ANCESTORS -> List.of(ArrayOfAncestorsTreeStore.PARENT,
-          ArrayOfAncestorsTreeStore.ANCESTORS, Ranks.RANK);
-      case MATERIALIZED_PATHS -> List.of(MaterializedPathTreeStore.PATH, Ranks.RANK);
-      case NESTED_SETS -> List.of(NestedSetTreeStore.PARENT, NestedSetTreeStore.LEFT,
-          NestedSetTreeStore.RIGHT, NestedSetTreeStore.DEPTH);
-    });
+    names.addAll(fields.of(pattern));
+    if (scopeField != null) {
+      names.add(scopeField);
+    }
     return Collections.unmodifiableSet(names);
   }
 

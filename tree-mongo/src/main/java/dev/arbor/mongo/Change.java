@@ -59,7 +59,7 @@ final class Change extends Reads {
     for (Bson stage : stages) {
       array.add(bson(stage));
     }
-    return array;
+    return ids.pipeline(array);
   }
 
   /**
@@ -68,7 +68,7 @@ final class Change extends Reads {
    * @throws NodeTooLargeException if it would pass MongoDB's 16 MB limit
    */
   void insert(Document document) {
-    BsonDocument d = bson(document);
+    BsonDocument d = ids.document(bson(document));
     int size = Encoded.size(d);
     if (size > Fits.MAX_NODE) {
       Object id = document.get(MongoTreeStore.ID);
@@ -93,13 +93,13 @@ final class Change extends Reads {
   void set(Object id, Bson update) {
     BsonValue key = id instanceof String s ? new BsonString(s)
         : bson(new Document(MongoTreeStore.ID, id)).get(MongoTreeStore.ID);
-    steps.add(new Step.Update(filter(new BsonDocument(MongoTreeStore.ID, key)), bson(update),
-        false, true));
+    steps.add(new Step.Update(filter(new BsonDocument(MongoTreeStore.ID, key)),
+        ids.update(bson(update)), false, true));
   }
 
   /** Plans an update of the first document {@code filter} selects. */
   void updateOne(Bson filter, Bson update) {
-    steps.add(new Step.Update(filter(filter), bson(update), false, false));
+    steps.add(new Step.Update(filter(filter), ids.update(bson(update)), false, false));
   }
 
   /** Plans an update, with an aggregation pipeline, of the first document {@code filter} selects. */
@@ -109,7 +109,7 @@ final class Change extends Reads {
 
   /** Plans an update of every document {@code filter} selects. */
   void updateMany(Bson filter, Bson update) {
-    steps.add(new Step.Update(filter(filter), bson(update), true, false));
+    steps.add(new Step.Update(filter(filter), ids.update(bson(update)), true, false));
   }
 
   /** Plans an update, with an aggregation pipeline, of every document {@code filter} selects. */

@@ -4,7 +4,6 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
-import static dev.arbor.mongo.Ranks.RANK;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
@@ -39,14 +38,14 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * { _id: "Databases", children: ["MongoDB", "dbm"] }
  * { _id: "MongoDB",   children: [] }
- * { _id: "Books",     children: ["Programming"], rank: 0 }     <- a root
+ * { _id: "Books",     children: ["Programming"], arborRank: 0 }     <- a root
  * }</pre>
  *
- * <p>Sibling order is the order of the {@code children} array. Beyond the manual: {@code rank} on
+ * <p>Sibling order is the order of the {@code children} array. Beyond the manual: {@code arborRank} on
  * roots only, the order of the roots (see {@link Ranks}); a node is a root exactly when it has a
- * {@code rank}. Authoritative fields: {@code children} and the roots' {@code rank}.
+ * {@code arborRank}. Authoritative fields: {@code children} and the roots' {@code arborRank}.
  *
- * <p>Indexes: {@code {children: 1}} (multikey: a node's parent), {@code {rank: 1}} sparse (roots).
+ * <p>Indexes: {@code {children: 1}} (multikey: a node's parent), {@code {arborRank: 1}} sparse (roots).
  *
  * <p>Recursive reads use one {@code $graphLookup} where the server runs it correctly (probed, see
  * {@link ServerCapabilities}); elsewhere a level-by-level {@code $in} walk.
@@ -85,12 +84,11 @@ import org.jspecify.annotations.Nullable;
  * the manual finds it suitable "as long as no operations on subtrees are necessary".
  */
 final class ChildReferenceTreeStore extends ReferenceTreeStore {
-  static final String CHILDREN = "children";
 
-  private static final Bson ROOTS = exists(RANK, true);
+  private final Bson roots = exists(rankField, true);
 
   ChildReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
-    super(collection, capabilities, Set.of(CHILDREN, RANK));
+    super(collection, capabilities);
   }
 
   @Override
@@ -100,23 +98,23 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   @Override
   @Nullable String layoutProblem(Document d) {
-    return d.get(CHILDREN) instanceof List ? null : "children is not an array: " + d.get(CHILDREN);
+    return d.get(childrenField) instanceof List ? null : "children is not an array: " + d.get(childrenField);
   }
 
   @Override
   List<IndexModel> indexes() {
     return List.of(
-        new IndexModel(Indexes.ascending(CHILDREN)),
-        new IndexModel(Indexes.ascending(RANK), new IndexOptions().sparse(true)));
+        new IndexModel(Indexes.ascending(childrenField)),
+        new IndexModel(Indexes.ascending(rankField), new IndexOptions().sparse(true)));
   }
 
   @Override
   void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(CHILDREN, RANK));
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(childrenField, rankField));
     Target t = target(c, position, docs, null);
-    Document structure = new Document(CHILDREN, List.of());
+    Document structure = new Document(childrenField, List.of());
     if (t.parent == null) {
-      structure.append(RANK, t.rank);
+      structure.append(rankField, t.rank);
     }
     if (t.parent != null) {
       checkRoom(c, t.parent, t.siblings, id);
@@ -129,7 +127,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   @Override
   void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(CHILDREN, RANK));
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(childrenField, rankField));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -139,13 +137,13 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       throw new InvalidMoveException(id, position);
     }
     if (oldParent != null) {
-      c.set(oldParent.getString(ID), Updates.pull(CHILDREN, id));
+      c.set(oldParent.getString(ID), Updates.pull(childrenField, id));
     }
     if (t.parent == null) {
-      c.set(id, Updates.set(RANK, t.rank));
+      c.set(id, Updates.set(rankField, t.rank));
     } else {
       if (oldParent == null) {
-        c.set(id, Updates.unset(RANK));
+        c.set(id, Updates.unset(rankField));
       }
       checkRoom(c, t.parent, t.siblings, id);
       c.updateOne(eq(ID, t.parent), push(id, t.index));
@@ -161,7 +159,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     }
     Document parent = parentDocument(c, id);
     if (parent != null) {
-      c.set(parent.getString(ID), Updates.pull(CHILDREN, id));
+      c.set(parent.getString(ID), Updates.pull(childrenField, id));
     }
     deleteAll(c, doomed);
     return doomed.size();
@@ -174,7 +172,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    */
   @Override
   void planLift(Change c, String id) {
-    List<String> children = childrenOf(c.require(id, fields(CHILDREN, RANK)));
+    List<String> children = childrenOf(c.require(id, fields(childrenField, rankField)));
     Document parent = parentDocument(c, id);
     if (parent != null) {
       List<String> regrouped = lifted(childrenOf(parent), id, children);
@@ -182,9 +180,9 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
         checkRoom(c, parent.getString(ID), regrouped.subList(0, regrouped.size() - 1),
             regrouped.get(regrouped.size() - 1));
       }
-      c.set(parent.getString(ID), Updates.set(CHILDREN, regrouped));
+      c.set(parent.getString(ID), Updates.set(childrenField, regrouped));
     } else if (!children.isEmpty()) {
-      planRegroup(c, lifted(rootIds(c), id, children), Set.of(), RANK, null);
+      planRegroup(c, lifted(rootIds(c), id, children), Set.of(), rankField, null);
     }
     deleteAll(c, List.of(id));
   }
@@ -204,7 +202,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   List<Node> childNodes(Reads r, String id, @Nullable String after, int limit,
       @Nullable Bson filter) {
     Map<String, Document> docs = r.documents(after == null ? List.of(id) : List.of(id, after),
-        fields(CHILDREN));
+        fields(childrenField));
     if (!docs.containsKey(id)) {
       throw new NodeNotFoundException(id);
     }
@@ -261,7 +259,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   @Override
   List<String> rootIds(Reads r) {
-    return ids(r.find(ROOTS).projection(fields(ID)).sort(Sorts.ascending(RANK)));
+    return ids(r.find(roots).projection(fields(ID)).sort(Sorts.ascending(rankField)));
   }
 
   /** Children by {@code _id} in the order their parent lists them, in slices. */
@@ -270,12 +268,12 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     return new Preorder.Links() {
       @Override
       public Bson roots() {
-        return ROOTS;
+        return roots;
       }
 
       @Override
       public Bson order() {
-        return Sorts.ascending(RANK);
+        return Sorts.ascending(rankField);
       }
 
       @Override
@@ -303,12 +301,12 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   @Override
   List<String> childIds(Reads r, String id) {
-    return childrenOf(r.require(id, fields(CHILDREN)));
+    return childrenOf(r.require(id, fields(childrenField)));
   }
 
   /** The document whose {@code children} lists {@code id}, or null for a root. */
-  private static Document parentDocument(Reads r, String id) {
-    return r.find(eq(CHILDREN, id)).projection(fields(CHILDREN)).first();
+  private Document parentDocument(Reads r, String id) {
+    return r.find(eq(childrenField, id)).projection(fields(childrenField)).first();
   }
 
   /**
@@ -351,7 +349,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
         new Document("$graphLookup", new Document("from", collectionName)
             .append("startWith", "$" + ID)
             .append("connectFromField", ID)
-            .append("connectToField", CHILDREN)
+            .append("connectToField", childrenField)
             .append("depthField", "level")
             .append("as", "up")),
         new Document("$unwind", "$up"),
@@ -398,7 +396,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       for (int depth = 0; depth <= maxDepth && !level.isEmpty(); depth++) {
         List<String> next = new ArrayList<>();
         for (List<String> slice : slices(level)) {
-          for (Document d : r.find(in(ID, slice)).projection(fields(CHILDREN))) {
+          for (Document d : r.find(in(ID, slice)).projection(fields(childrenField))) {
             docs.add(d);
             if (depth < maxDepth) {
               for (String c : childrenOf(d)) {
@@ -421,23 +419,23 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   private List<Document> subtreeByGraphLookup(Reads r, String id, int maxDepth) {
     List<Document> docs = new ArrayList<>();
     Document lookup = new Document("from", collectionName)
-        .append("startWith", "$" + CHILDREN)
-        .append("connectFromField", CHILDREN)
+        .append("startWith", "$" + childrenField)
+        .append("connectFromField", childrenField)
         .append("connectToField", ID)
         .append("as", "down");
     if (maxDepth != Integer.MAX_VALUE) {
       lookup.append("maxDepth", maxDepth - 1);
     }
-    Document self = r.require(id, fields(CHILDREN));
+    Document self = r.require(id, fields(childrenField));
     docs.add(self);
     if (!childrenOf(self).isEmpty()) {
       for (Document d : r.aggregate(List.of(
               new Document("$match", new Document(ID, id)),
-              new Document("$project", new Document(CHILDREN, 1)),
+              new Document("$project", new Document(childrenField, 1)),
               new Document("$graphLookup", lookup),
               new Document("$unwind", "$down"),
               new Document("$project", new Document("down." + ID, 1)
-                  .append("down." + CHILDREN, 1))))
+                  .append("down." + childrenField, 1))))
           .allowDiskUse(true)) {
         docs.add(d.get("down", Document.class));
       }
@@ -446,7 +444,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   /** Rows of the fetched documents: parent and order from the children arrays that list them. */
-  private static List<Row> rowsOf(List<Document> docs, String top) {
+  private List<Row> rowsOf(List<Document> docs, String top) {
     Map<String, String> parent = new HashMap<>();
     Map<String, Integer> index = new HashMap<>();
     for (Document d : docs) {
@@ -473,9 +471,9 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     List<Document> docs = new ArrayList<>(tree.size());
     long rank = 0;
     for (Tree.Entry e : tree.entries()) {
-      Document structure = new Document(CHILDREN, tree.children(e.id()));
+      Document structure = new Document(childrenField, tree.children(e.id()));
       if (e.parentId() == null) {
-        structure.append(RANK, rank);
+        structure.append(rankField, rank);
         rank += Ranks.GAP;
       }
       docs.add(newDocument(e.id(), structure, e.attributes()));
@@ -486,7 +484,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   @Override
   Forest forest(Reads r, boolean withAttributes) {
     List<Document> docs = new ArrayList<>();
-    r.find(NODES).projection(withAttributes ? null : fields(CHILDREN, RANK)).into(docs);
+    r.find(NODES).projection(withAttributes ? null : fields(childrenField, rankField)).into(docs);
     return new Forest(rows(docs, withAttributes, null));
   }
 
@@ -511,7 +509,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     for (Document d : docs) {
       String id = d.getString(ID);
       String p = parent.get(id);
-      long order = p == null ? Ranks.rankOf(d) : index.get(id);
+      long order = p == null ? ranks.of(d) : index.get(id);
       rows.add(new Row(id, p, order, withAttributes ? attributesOf(d) : Map.of()));
     }
     return rows;
@@ -530,7 +528,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     }
     Set<String> listed = new HashSet<>();
     for (Document d : docs) {
-      Object children = d.get(CHILDREN);
+      Object children = d.get(childrenField);
       List<String> kept = new ArrayList<>();
       if (children instanceof List<?> list) {
         for (Object child : list) {
@@ -541,15 +539,15 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
         }
       }
       if (!kept.equals(children)) {
-        c.set(d.get(ID), Updates.set(CHILDREN, kept));
+        c.set(d.get(ID), Updates.set(childrenField, kept));
       }
     }
     List<Document> roots = new ArrayList<>();
     for (Document d : docs) {
       if (!listed.contains(d.getString(ID))) {
         roots.add(d);
-      } else if (d.containsKey(RANK)) {
-        c.set(d.get(ID), Updates.unset(RANK));
+      } else if (d.containsKey(rankField)) {
+        c.set(d.get(ID), Updates.unset(rankField));
       }
     }
     planRankRepair(c, roots, d -> null);
@@ -560,7 +558,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     List<Document> docs = new ArrayList<>();
     for (Document d : byId.values()) {
       String id = d.getString(ID);
-      Object children = d.get(CHILDREN);
+      Object children = d.get(childrenField);
       if (!(children instanceof List<?> list) || !list.stream().allMatch(c -> c instanceof String)) {
         problems.add(new Problem(id, "children is missing or not an array of ids: " + children));
         continue;
@@ -577,7 +575,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     }
     List<Row> rows = rows(docs, false, problems);
     for (Row r : rows) {
-      Object rank = byId.get(r.id()).get(RANK);
+      Object rank = byId.get(r.id()).get(rankField);
       if (r.parent() == null && !(rank instanceof Number)) {
         problems.add(new Problem(r.id(),
             "is in no children array and has no rank: neither a child nor a root"));
@@ -593,7 +591,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   private Target target(Change c, Position position, Map<String, Document> docs,
       @Nullable String moving) {
     if (position instanceof Position.Root) {
-      return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, 0, moving), List.of());
+      return new Target(null, 0, ranks.rankFor(c, roots, position, 0, moving), List.of());
     }
     if (position instanceof Position.Child child) {
       List<String> siblings = without(childrenOf(docs.get(child.parentId())), moving);
@@ -602,8 +600,8 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     Position.Sibling s = (Position.Sibling) position;
     Document parent = parentDocument(c, s.siblingId());
     if (parent == null) {
-      long anchorRank = Ranks.rankOf(docs.get(s.siblingId()));
-      return new Target(null, 0, Ranks.rankFor(c, ROOTS, position, anchorRank, moving),
+      long anchorRank = ranks.of(docs.get(s.siblingId()));
+      return new Target(null, 0, ranks.rankFor(c, roots, position, anchorRank, moving),
           List.of());
     }
     List<String> siblings = without(childrenOf(parent), moving);
@@ -630,7 +628,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       array.add(new org.bson.BsonString(child));
     }
     array.add(new org.bson.BsonString(id));
-    long size = Encoded.size(new org.bson.BsonDocument(CHILDREN, array));
+    long size = Encoded.size(new org.bson.BsonDocument(childrenField, array));
     if (size > Encoded.MAX_DOCUMENT / 2) {
       Document whole = c.document(parent, null);
       size += whole == null ? 0 : Encoded.size(whole.toBsonDocument()) - size
@@ -660,8 +658,8 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     }
   }
 
-  private static Bson push(String id, int index) {
-    return Updates.pushEach(CHILDREN, List.of(id), new PushOptions().position(index));
+  private Bson push(String id, int index) {
+    return Updates.pushEach(childrenField, List.of(id), new PushOptions().position(index));
   }
 
   private static List<String> without(List<String> ids, @Nullable String id) {
@@ -673,7 +671,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     return copy;
   }
 
-  private static List<String> childrenOf(Document d) {
-    return d.getList(CHILDREN, String.class, List.of());
+  private List<String> childrenOf(Document d) {
+    return d.getList(childrenField, String.class, List.of());
   }
 }

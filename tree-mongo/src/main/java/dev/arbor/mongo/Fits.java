@@ -3,12 +3,13 @@ package dev.arbor.mongo;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import dev.arbor.core.Tree;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.EnumSet;
-import java.util.HashMap;
+import java.util.Deque;
+import java.util.EnumMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.bson.Document;
 import org.bson.codecs.configuration.CodecRegistry;
 import org.jspecify.annotations.Nullable;
@@ -18,7 +19,9 @@ import org.jspecify.annotations.Nullable;
  * before anything is written and without building the documents: in one pass over the tree's
  * preorder, each node's structural bytes from its parent's (an array of ancestors and a path grow
  * with depth, a {@code children} array with fan-out), plus its id and its attributes as encoded.
- * Memory: a few numbers per node, never the documents (whose total grows with depth squared).
+ * Memory: a few numbers per node on the path from the root, never the documents (whose total
+ * grows with depth squared). All five patterns are walked at once, to name those that hold the
+ * tree.
  */
 final class Fits {
   /** The largest node document Arbor writes: 16 MB less room for the statement around it. */
@@ -46,15 +49,45 @@ final class Fits {
    */
   static @Nullable NodeTooLargeException check(TreePattern pattern, Tree tree,
       CodecRegistry registry) {
-    Failure f = first(pattern, tree, registry);
+    return check(pattern, tree.entries().iterator(), registry);
+  }
+
+  /**
+   * As {@link #check(TreePattern, Tree, CodecRegistry)}, over entries in preorder, read once;
+   * memory grows with the depth of the tree, not its size.
+   *
+   * @throws IllegalArgumentException naming the entry if the entries are not in preorder
+   */
+  static @Nullable NodeTooLargeException check(TreePattern pattern,
+      Iterator<? extends Tree.Entry> entries, CodecRegistry registry) {
+    Map<TreePattern, Walk> walks = new EnumMap<>(TreePattern.class);
+    for (TreePattern p : TreePattern.values()) {
+      walks.put(p, new Walk(p, registry));
+    }
+    Map<TreePattern, Failure> failed = new EnumMap<>(TreePattern.class);
+    long count = 0;
+    while (entries.hasNext()) {
+      Tree.Entry e = entries.next();
+      count++;
+      long attributes = e.attributes().isEmpty() ? 0
+          : Encoded.size(new Document(e.attributes()).toBsonDocument(Document.class, registry))
+              - 5;
+      for (var w : walks.entrySet()) {
+        if (!failed.containsKey(w.getKey())) {
+          Failure f = w.getValue().add(e, attributes, count);
+          if (f != null) {
+            failed.put(w.getKey(), f);
+          }
+        }
+      }
+    }
+    Failure f = failed.get(pattern);
     if (f == null) {
       return null;
     }
     List<String> hold = new ArrayList<>();
-    Set<TreePattern> others = EnumSet.allOf(TreePattern.class);
-    others.remove(pattern);
-    for (TreePattern other : others) {
-      if (first(other, tree, registry) == null) {
+    for (TreePattern other : TreePattern.values()) {
+      if (other != pattern && !failed.containsKey(other)) {
         hold.add(other.toString());
       }
     }
@@ -69,17 +102,43 @@ final class Fits {
   /** The first node too large, its depth, size and why. */
   private record Failure(String id, int depth, long bytes, String why) {}
 
-  private static @Nullable Failure first(TreePattern pattern, Tree tree,
-      CodecRegistry registry) {
-    Map<String, Long> structure = new HashMap<>(); // ancestors array or path bytes, by id
-    Map<String, Integer> depth = new HashMap<>();
-    Map<String, Long> own = new HashMap<>(); // child references: the parent's own bytes
-    Map<String, Long> children = new HashMap<>(); // child references: children array bytes
-    Map<String, Integer> fanOut = new HashMap<>();
-    for (Tree.Entry e : tree.entries()) {
+  /** A node on the path from the root to the entry in hand. */
+  private static final class Frame {
+    final String id;
+    final int depth;
+    final long structure; // ancestors array or path bytes
+    final long own; // child references: the node's own bytes
+    long children; // child references: children array bytes
+    int fanOut;
+
+    Frame(String id, int depth, long structure, long own) {
+      this.id = id;
+      this.depth = depth;
+      this.structure = structure;
+      this.own = own;
+    }
+  }
+
+  /** One pattern's sizes along the preorder: a stack of the open nodes. */
+  private static final class Walk {
+    private final TreePattern pattern;
+    private final Deque<Frame> path = new ArrayDeque<>();
+
+    Walk(TreePattern pattern, CodecRegistry registry) {
+      this.pattern = pattern;
+    }
+
+    @Nullable Failure add(Tree.Entry e, long attributes, long index) {
       String parent = e.parentId();
-      int d = parent == null ? 0 : depth.get(parent) + 1;
-      depth.put(e.id(), d);
+      while (!path.isEmpty() && !path.peek().id.equals(parent)) {
+        path.pop();
+      }
+      Frame up = path.peek();
+      if (parent != null && up == null) {
+        throw new IllegalArgumentException("entry " + index + " '" + e.id() + "' comes after"
+            + " its parent '" + parent + "' has been left: entries must be in preorder");
+      }
+      int d = up == null ? 0 : up.depth + 1;
       long grown = 0; // the part that grows with depth
       long fixed = 5 + stringElement(3, bytes(e.id())) + 1 + 5 + 8; // document, _id, rank
       switch (pattern) {
@@ -87,24 +146,17 @@ final class Fits {
         case CHILD_REFERENCES -> fixed += 1 + 9 + 5; // an empty children array
         case ARRAY_OF_ANCESTORS -> {
           fixed += (parent == null ? 8 : stringElement(6, bytes(parent))) + 1 + 10 + 5;
-          grown = parent == null ? 0
-              : structure.get(parent) + arrayString(d - 1, bytes(parent));
+          grown = up == null ? 0 : up.structure + arrayString(d - 1, bytes(parent));
         }
         case MATERIALIZED_PATHS -> {
           // path = (parent's path, or ",") + parent + ","; a root's path is null
-          grown = parent == null ? 0 : Math.max(1, structure.get(parent))
+          grown = up == null ? 0 : Math.max(1, up.structure)
               + bytes(MaterializedPathTreeStore.escape(parent)) + 1;
           fixed += parent == null ? 6 : stringElement(4, 0);
         }
         case NESTED_SETS -> fixed += (parent == null ? 8 : stringElement(6, bytes(parent)))
             + 3 * (1 + 6 + 8);
       }
-      if (pattern == TreePattern.ARRAY_OF_ANCESTORS || pattern == TreePattern.MATERIALIZED_PATHS) {
-        structure.put(e.id(), grown);
-      }
-      long attributes = e.attributes().isEmpty() ? 0
-          : Encoded.size(new Document(e.attributes()).toBsonDocument(Document.class, registry))
-              - 5;
       long total = fixed + grown + attributes;
       if (total > MAX_NODE) {
         return new Failure(e.id(), d, total, grown > attributes
@@ -112,18 +164,16 @@ final class Fits {
                 : "its path") + " grows with its depth"
             : "its attributes alone are " + attributes + " bytes");
       }
-      if (pattern == TreePattern.CHILD_REFERENCES) {
-        own.put(e.id(), total);
-        if (parent != null) {
-          int index = fanOut.merge(parent, 1, Integer::sum) - 1;
-          long array = children.merge(parent, arrayString(index, bytes(e.id())), Long::sum);
-          if (own.get(parent) + array > MAX_NODE) {
-            return new Failure(parent, depth.get(parent), own.get(parent) + array,
-                "its children array grows with its " + (index + 1) + " children");
-          }
+      if (pattern == TreePattern.CHILD_REFERENCES && up != null) {
+        int i = up.fanOut++;
+        up.children += arrayString(i, bytes(e.id()));
+        if (up.own + up.children > MAX_NODE) {
+          return new Failure(up.id, up.depth, up.own + up.children,
+              "its children array grows with its " + (i + 1) + " children");
         }
       }
+      path.push(new Frame(e.id(), d, grown, total));
+      return null;
     }
-    return null;
   }
 }

@@ -6,7 +6,6 @@ import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.or;
 import static com.mongodb.client.model.Filters.regex;
-import static dev.arbor.mongo.Ranks.RANK;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import com.mongodb.client.MongoCollection;
@@ -34,8 +33,8 @@ import org.jspecify.annotations.Nullable;
  * as one string, comma-delimited, starting and ending with a comma; a root's path is null.
  *
  * <pre>{@code
- * { _id: "MongoDB", path: ",Books,Programming,Databases,", rank: 0 }
- * { _id: "Books",   path: null,                            rank: 0 }
+ * { _id: "MongoDB", path: ",Books,Programming,Databases,", arborRank: 0 }
+ * { _id: "Books",   path: null,                            arborRank: 0 }
  * }</pre>
  *
  * <p><b>Escaping.</b> An id is written into a path with {@code \} doubled and {@code ,} preceded
@@ -48,10 +47,10 @@ import org.jspecify.annotations.Nullable;
  * character. A depth limit adds an anchored regular expression on the same field that counts the
  * remaining delimiters; the server applies it to the index keys of that range.
  *
- * <p>Beyond the manual: {@code rank}, the sibling order (see {@link Ranks}). Authoritative
- * fields: {@code path} and {@code rank}.
+ * <p>Beyond the manual: {@code arborRank}, the sibling order (see {@link Ranks}). Authoritative
+ * fields: {@code path} and {@code arborRank}.
  *
- * <p>Index: {@code {path: 1, rank: 1}} (children by path equality in rank order, roots,
+ * <p>Index: {@code {path: 1, arborRank: 1}} (children by path equality in rank order, roots,
  * descendants by range, neighbour ranks).
  *
  * <h2>Cost per operation</h2>
@@ -88,11 +87,10 @@ import org.jspecify.annotations.Nullable;
  * it slightly faster than the array of ancestors.
  */
 final class MaterializedPathTreeStore extends MongoTreeStore {
-  static final String PATH = "path";
 
   MaterializedPathTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
-    super(collection, capabilities, Set.of(PATH, RANK));
+    super(collection, capabilities);
   }
 
   @Override
@@ -102,20 +100,21 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
 
   @Override
   @Nullable String layoutProblem(Document d) {
-    if (!isNullOrString(d.get(PATH))) {
-      return "path is not a string: " + d.get(PATH);
+    if (!isNullOrString(d.get(pathField))) {
+      return pathField + " is not a string: " + d.get(pathField);
     }
     try {
-      parse(d.getString(PATH));
+      parse(d.getString(pathField));
     } catch (IllegalArgumentException e) {
       return e.getMessage();
     }
-    return d.get(RANK) instanceof Number ? null : "no numeric rank (sibling order)";
+    return d.get(rankField) instanceof Number ? null 
+        : "no numeric " + rankField + " (sibling order)";
   }
 
   @Override
   List<IndexModel> indexes() {
-    return List.of(new IndexModel(Indexes.ascending(PATH, RANK)));
+    return List.of(new IndexModel(Indexes.ascending(pathField, rankField)));
   }
 
   // ------------------------------------------------------------------ path strings
@@ -176,9 +175,9 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   static final int MAX_REGEX_LENGTH = 8_192;
 
   /** The paths starting with {@code prefix} (which ends with a comma): an index range. */
-  static Bson startsWith(String prefix) {
+  Bson startsWith(String prefix) {
     String upper = prefix.substring(0, prefix.length() - 1) + (char) (',' + 1);
-    return and(gte(PATH, prefix), lt(PATH, upper));
+    return and(gte(pathField, prefix), lt(pathField, upper));
   }
 
   /**
@@ -193,12 +192,12 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
    * compiled patterns past about 64 K units, and a bounded repeat of a group is compiled once per
    * repetition (a bound of 705 already fails).
    */
-  static Bson below(String prefix, int maxDepth) {
+  Bson below(String prefix, int maxDepth) {
     Bson filter = startsWith(prefix);
     if (maxDepth - 1 <= MAX_REGEX_DEPTH) {
       String depth = depthRegex(prefix, maxDepth - 1);
       if (depth.length() <= MAX_REGEX_LENGTH) {
-        filter = and(filter, regex(PATH, depth));
+        filter = and(filter, regex(pathField, depth));
       }
     }
     return filter;
@@ -224,55 +223,55 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
 
   @Override
   void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(PATH, RANK));
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(pathField, rankField));
     String path = targetPath(position, docs);
-    long rank = Ranks.rankFor(c, group(PATH, path), position, anchorRank(position, docs), null);
-    c.insert(newDocument(id, new Document(PATH, path).append(RANK, rank), attributes));
+    long rank = ranks.rankFor(c, group(pathField, path), position, anchorRank(position, docs), null);
+    c.insert(newDocument(id, new Document(pathField, path).append(rankField, rank), attributes));
   }
 
   @Override
   void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(PATH, RANK));
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(pathField, rankField));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
     String path = targetPath(position, docs);
-    String oldPrefix = childPath(docs.get(id).getString(PATH), id);
+    String oldPrefix = childPath(docs.get(id).getString(pathField), id);
     if (path != null && path.startsWith(oldPrefix)) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = Ranks.rankFor(c, group(PATH, path), position, anchorRank(position, docs), id);
+    long rank = ranks.rankFor(c, group(pathField, path), position, anchorRank(position, docs), id);
     String newPrefix = childPath(path, id);
     if (!newPrefix.equals(oldPrefix)) {
       int cut = oldPrefix.getBytes(UTF_8).length;
       if (capabilities.pipelineUpdates()) {
         // path = newPrefix + path[cut bytes:]
-        Document rest = new Document("$substrBytes", List.of("$" + PATH, cut,
-            new Document("$subtract", List.of(new Document("$strLenBytes", "$" + PATH), cut))));
+        Document rest = new Document("$substrBytes", List.of("$" + pathField, cut,
+            new Document("$subtract", List.of(new Document("$strLenBytes", "$" + pathField), cut))));
         Document rewritten = new Document("$concat",
             List.of(new Document("$literal", newPrefix), rest));
         c.updateMany(startsWith(oldPrefix),
-            List.of(new Document("$set", new Document(PATH, rewritten))));
+            List.of(new Document("$set", new Document(pathField, rewritten))));
       } else {
         // Without pipeline updates: the subtree's paths are read, and each distinct path (the
         // children of one node) is rewritten with one updateMany, in one round trip.
         java.util.Set<String> oldPaths = new java.util.TreeSet<>();
-        for (Document d : c.find(startsWith(oldPrefix)).projection(fields(PATH))) {
-          oldPaths.add(d.getString(PATH));
+        for (Document d : c.find(startsWith(oldPrefix)).projection(fields(pathField))) {
+          oldPaths.add(d.getString(pathField));
         }
         for (String old : oldPaths) {
-          c.updateMany(eq(PATH, old), Updates.set(PATH,
+          c.updateMany(eq(pathField, old), Updates.set(pathField,
               newPrefix + old.substring(oldPrefix.length())));
         }
       }
     }
-    c.set(id, Updates.combine(Updates.set(PATH, path), Updates.set(RANK, rank)));
+    c.set(id, Updates.combine(Updates.set(pathField, path), Updates.set(rankField, rank)));
   }
 
   @Override
   long planDelete(Change c, String id) {
-    Document d = c.require(id, fields(PATH));
-    Bson subtree = or(eq(ID, id), startsWith(childPath(d.getString(PATH), id)));
+    Document d = c.require(id, fields(pathField));
+    Bson subtree = or(eq(ID, id), startsWith(childPath(d.getString(pathField), id)));
     long n = c.count(subtree);
     c.deleteMany(subtree);
     return n;
@@ -285,22 +284,22 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
    */
   @Override
   void planLift(Change c, String id) {
-    String path = c.require(id, fields(PATH, RANK)).getString(PATH);
+    String path = c.require(id, fields(pathField, rankField)).getString(pathField);
     String oldPrefix = childPath(path, id);
-    List<String> children = ids(c.find(eq(PATH, oldPrefix)).projection(fields(ID))
-        .sort(Sorts.ascending(RANK)));
+    List<String> children = ids(c.find(eq(pathField, oldPrefix)).projection(fields(ID))
+        .sort(Sorts.ascending(rankField)));
     if (!children.isEmpty()) {
       java.util.Set<String> oldPaths = new java.util.TreeSet<>();
-      for (Document d : c.find(startsWith(oldPrefix)).projection(fields(PATH))) {
-        oldPaths.add(d.getString(PATH));
+      for (Document d : c.find(startsWith(oldPrefix)).projection(fields(pathField))) {
+        oldPaths.add(d.getString(pathField));
       }
       for (String old : oldPaths) {
-        c.updateMany(eq(PATH, old), Updates.set(PATH, old.equals(oldPrefix) ? path
+        c.updateMany(eq(pathField, old), Updates.set(pathField, old.equals(oldPrefix) ? path
             : (path == null ? "," : path) + old.substring(oldPrefix.length())));
       }
-      List<String> siblings = ids(c.find(group(PATH, path)).projection(fields(ID))
-          .sort(Sorts.ascending(RANK)));
-      planRegroup(c, lifted(siblings, id, children), Set.of(), PATH, null);
+      List<String> siblings = ids(c.find(group(pathField, path)).projection(fields(ID))
+          .sort(Sorts.ascending(rankField)));
+      planRegroup(c, lifted(siblings, id, children), Set.of(), pathField, null);
     }
     deleteAll(c, List.of(id));
   }
@@ -308,41 +307,41 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   /** The node's document, then its descendants by one range of the path index. */
   @Override
   Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
-    Bson projection = withAttributes ? null : fields(PATH, RANK);
+    Bson projection = withAttributes ? null : fields(pathField, rankField);
     Document x = r.require(id, projection);
     List<Row> rows = new ArrayList<>();
     rows.add(new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of()));
     if (maxDepth > 0) {
-      Bson filter = below(childPath(x.getString(PATH), id), maxDepth);
+      Bson filter = below(childPath(x.getString(pathField), id), maxDepth);
       for (Document d : r.find(filter).projection(projection)) {
         Row row = row(d);
         rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), attributesOf(d))
             : row);
       }
     }
-    return new Rows(parse(x.getString(PATH)).size(), rows);
+    return new Rows(parse(x.getString(pathField)).size(), rows);
   }
 
   @Override
   ChildGroup childGroup() {
-    return new ChildGroup(fields(PATH, RANK),
-        d -> eq(PATH, childPath(d.getString(PATH), d.getString(ID))), RANK,
-        d -> row(d).parent(), d -> parse(d.getString(PATH)).size());
+    return new ChildGroup(fields(pathField, rankField),
+        d -> eq(pathField, childPath(d.getString(pathField), d.getString(ID))), rankField,
+        d -> row(d).parent(), d -> parse(d.getString(pathField)).size());
   }
 
   @Override
   @Nullable String parentOf(Reads r, String id) {
-    return row(r.require(id, fields(PATH))).parent();
+    return row(r.require(id, fields(pathField))).parent();
   }
 
   @Override
   long childCountOf(Reads r, String id) {
-    return r.count(eq(PATH, childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+    return r.count(eq(pathField, childPath(r.require(id, fields(pathField)).getString(pathField), id)));
   }
 
   @Override
   long descendantCountOf(Reads r, String id) {
-    return r.count(startsWith(childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+    return r.count(startsWith(childPath(r.require(id, fields(pathField)).getString(pathField), id)));
   }
 
   /**
@@ -352,7 +351,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   @Override
   Bson subtreeFilter(Reads r, String id) {
     return or(eq(ID, id),
-        startsWith(childPath(r.require(id, fields(PATH)).getString(PATH), id)));
+        startsWith(childPath(r.require(id, fields(pathField)).getString(pathField), id)));
   }
 
   @Override
@@ -361,15 +360,15 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     if (d == null) {
       return Optional.empty();
     }
-    List<String> ancestors = parse(d.getString(PATH));
+    List<String> ancestors = parse(d.getString(pathField));
     return Optional.of(new Node(id, ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
         ancestors.size(), attributesOf(d)));
   }
 
   @Override
   List<String> rootIds(Reads r) {
-    return ids(r.find(isNull(PATH)).projection(fields(ID))
-        .sort(Sorts.ascending(RANK)));
+    return ids(r.find(isNull(pathField)).projection(fields(ID))
+        .sort(Sorts.ascending(rankField)));
   }
 
   /** Children by path equality in rank order; which siblings have children by their child path. */
@@ -378,49 +377,49 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     return new Preorder.Links() {
       @Override
       public Bson roots() {
-        return isNull(PATH);
+        return isNull(pathField);
       }
 
       @Override
       public Bson order() {
-        return Sorts.ascending(RANK);
+        return Sorts.ascending(rankField);
       }
 
       @Override
       public Bson children(Document parent) {
-        return eq(PATH, childPath(parent.getString(PATH), parent.getString(ID)));
+        return eq(pathField, childPath(parent.getString(pathField), parent.getString(ID)));
       }
 
       @Override
       public Set<String> withChildren(Reads r, List<Document> siblings) {
-        return Preorder.keyedParents(r, siblings, PATH,
-            d -> childPath(d.getString(PATH), d.getString(ID)));
+        return Preorder.keyedParents(r, siblings, pathField,
+            d -> childPath(d.getString(pathField), d.getString(ID)));
       }
     };
   }
 
   @Override
   List<String> childIds(Reads r, String id) {
-    Document d = r.require(id, fields(PATH));
-    return ids(r.find(eq(PATH, childPath(d.getString(PATH), id))).projection(fields(ID))
-        .sort(Sorts.ascending(RANK)));
+    Document d = r.require(id, fields(pathField));
+    return ids(r.find(eq(pathField, childPath(d.getString(pathField), id))).projection(fields(ID))
+        .sort(Sorts.ascending(rankField)));
   }
 
   @Override
   List<String> ancestorIds(Reads r, String id) {
-    return parse(r.require(id, fields(PATH)).getString(PATH));
+    return parse(r.require(id, fields(pathField)).getString(pathField));
   }
 
   @Override
   List<String> descendantIds(Reads r, String id, int maxDepth) {
-    Document d = r.require(id, fields(PATH));
+    Document d = r.require(id, fields(pathField));
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
       return List.of();
     }
-    Bson filter = below(childPath(d.getString(PATH), id), maxDepth);
+    Bson filter = below(childPath(d.getString(pathField), id), maxDepth);
     List<Row> rows = new ArrayList<>();
-    for (Document c : r.find(filter).projection(fields(PATH, RANK))) {
+    for (Document c : r.find(filter).projection(fields(pathField, rankField))) {
       rows.add(row(c));
     }
     return new Forest(rows).preorderBelow(id, maxDepth);
@@ -428,7 +427,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
 
   @Override
   boolean descends(Reads r, String id, String ancestorId) {
-    return parse(r.requireBoth(id, ancestorId, fields(PATH))[0].getString(PATH))
+    return parse(r.requireBoth(id, ancestorId, fields(pathField))[0].getString(pathField))
         .contains(ancestorId);
   }
 
@@ -462,7 +461,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
         lengths.add(prefix.length());
         prefix.append(prefix.length() == 0 ? "," : "").append(escape(e.id())).append(',');
         long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
-        return newDocument(e.id(), new Document(PATH, path).append(RANK, rank), e.attributes());
+        return newDocument(e.id(), new Document(pathField, path).append(rankField, rank), e.attributes());
       }
     };
   }
@@ -470,7 +469,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   @Override
   Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(PATH, RANK))) {
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(pathField, rankField))) {
       Row row = row(d);
       rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), attributesOf(d))
           : row);
@@ -481,7 +480,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   /** Paths are authoritative: repair fills in missing or repeated ranks among siblings. */
   @Override
   void planRepair(Change c, List<Document> docs) {
-    planRankRepair(c, docs, d -> d.get(PATH));
+    planRankRepair(c, docs, d -> d.get(pathField));
   }
 
   @Override
@@ -489,7 +488,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
       String id = d.getString(ID);
-      Object path = d.get(PATH);
+      Object path = d.get(pathField);
       if (path != null && !(path instanceof String)) {
         problems.add(new Problem(id, "path is not a string: " + path));
         continue;
@@ -500,8 +499,9 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
         problems.add(new Problem(id, e.getMessage()));
         continue;
       }
-      if (!(d.get(RANK) instanceof Number)) {
-        problems.add(new Problem(id, "rank is missing or not a number: " + d.get(RANK)));
+      if (!(d.get(rankField) instanceof Number)) {
+        problems.add(new Problem(id, rankField + " is missing or not a number: "
+            + d.get(rankField)));
       }
       rows.add(row(d));
     }
@@ -513,7 +513,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
       for (String a : chain) {
         expected = childPath(expected, a);
       }
-      Object stored = byId.get(r.id()).get(PATH);
+      Object stored = byId.get(r.id()).get(pathField);
       if (forest.row(r.parent() == null ? r.id() : r.parent()) != null
           && !java.util.Objects.equals(expected, stored)) {
         problems.add(new Problem(r.id(), "path " + stored
@@ -522,24 +522,24 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     }
   }
 
-  private static @Nullable String targetPath(Position position, Map<String, Document> docs) {
+  private @Nullable String targetPath(Position position, Map<String, Document> docs) {
     if (position instanceof Position.Root) {
       return null;
     }
     Document anchor = docs.get(position.anchor());
     if (position instanceof Position.Child) {
-      return childPath(anchor.getString(PATH), position.anchor());
+      return childPath(anchor.getString(pathField), position.anchor());
     }
-    return anchor.getString(PATH);
+    return anchor.getString(pathField);
   }
 
-  private static long anchorRank(Position position, Map<String, Document> docs) {
-    return position instanceof Position.Sibling ? Ranks.rankOf(docs.get(position.anchor())) : 0;
+  private long anchorRank(Position position, Map<String, Document> docs) {
+    return position instanceof Position.Sibling ? ranks.of(docs.get(position.anchor())) : 0;
   }
 
-  private static Row row(Document d) {
-    List<String> ancestors = parse(d.getString(PATH));
+  private Row row(Document d) {
+    List<String> ancestors = parse(d.getString(pathField));
     return new Row(d.getString(ID), ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
-        Ranks.rankOf(d), Map.of());
+        ranks.of(d), Map.of());
   }
 }

@@ -59,7 +59,11 @@ import org.jspecify.annotations.Nullable;
 abstract class MongoTreeStore implements MongoTree, Cloneable {
   static final String ID = "_id";
   static final int LOAD_BATCH = 10_000;
-  /** Node documents: the lock and journal documents have non-string ids. */
+  /**
+   * Node documents: the lock and journal documents have non-string ids. For a tree of typed ids
+   * ({@link TreeOptions#withIdType}) the reads and steps rewrite it to the tree's id type ({@link
+   * NodeIds#filter}).
+   */
   static final Bson NODES = Filters.type(ID, BsonType.STRING);
 
   final MongoCollection<Document> collection;
@@ -69,10 +73,24 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   final MongoCollection<Document> data;
   /** The tree of the collection this store sees, or null: the collection holds one tree. */
   final @Nullable Scope scope;
+  /** How node ids are stored ({@link TreeOptions#withIdType}). */
+  final NodeIds ids;
   final TreeLock lock;
   final Transactions transactions;
   private final boolean isolatedReads;
   private final Set<String> structuralFields;
+  /** The names of the structural fields ({@link TreeOptions#withFieldName}). */
+  final FieldNames names;
+  final String parentField;
+  final String childrenField;
+  final String ancestorsField;
+  final String pathField;
+  final String leftField;
+  final String rightField;
+  final String depthField;
+  final String rankField;
+  /** Sibling order in {@link #rankField}. */
+  final Ranks ranks;
   /** The latest version at which this store saw the tree with no change in flight. */
   private final AtomicReference<TreeLock.Quiet> known = new AtomicReference<>();
   /**
@@ -91,16 +109,27 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   /** Whether {@link #requireLayout()} has seen nodes laid out in this pattern. */
   private volatile boolean layoutSeen;
 
-  MongoTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
-      Set<String> structuralFields) {
+  MongoTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
     this.collection = requireNonNull(collection, "collection");
+    this.names = capabilities.names();
+    this.parentField = names.parent;
+    this.childrenField = names.children;
+    this.ancestorsField = names.ancestors;
+    this.pathField = names.path;
+    this.leftField = names.left;
+    this.rightField = names.right;
+    this.depthField = names.depth;
+    this.rankField = names.rank;
+    this.ranks = new Ranks(rankField);
+    Set<String> structuralFields = Set.copyOf(names.of(pattern()));
     this.collectionName = collection.getNamespace().getCollectionName();
     this.capabilities = capabilities;
     this.isolatedReads = capabilities.isolatedReads();
     capabilities.checkScope(pattern(), structuralFields);
     this.scope = capabilities.scope();
     MongoCollection<Document> primary = collection.withReadPreference(ReadPreference.primary());
-    this.data = scope == null ? primary : scope.collection(primary);
+    this.ids = new NodeIds(capabilities.idType(), names);
+    this.data = scope == null ? ids.collection(primary) : scope.collection(primary);
     this.lock = new TreeLock(collection.withDocumentClass(BsonDocument.class)
         .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY),
         scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing());
@@ -122,7 +151,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * with {@code $in} queries, each of which carries the scope).
    */
   final boolean walksWithGraphLookup() {
-    return scope == null && capabilities.graphLookup();
+    return scope == null && ids.isString() && capabilities.graphLookup();
   }
 
   /** The indexes this pattern's queries need. */
@@ -303,7 +332,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    */
   private void requireLayout() {
     if (!layoutSeen) {
-      layoutSeen = Layouts.require(pattern(), data, scope);
+      layoutSeen = Layouts.require(pattern(), data, scope, names);
     }
   }
 
@@ -397,6 +426,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   public final void insert(String id, Position position,
       Map<String, @Nullable Object> attributes) {
     TreeStores.checkId(id);
+    ids.checkNew(id);
     requireNonNull(position, "position");
     Map<String, Object> copy = TreeStores.copyAttributes(attributes);
     checkAttributes(id, copy);
@@ -618,13 +648,13 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * {@link Ranks#GAP} apart, and the parent {@code parent} (in {@code parentField}) to the ids in
    * {@code moved}: the ranks of a lift, whose children join their grandparent's children.
    */
-  static void planRegroup(Change c, List<String> order, Set<String> moved, String parentField,
+  void planRegroup(Change c, List<String> order, Set<String> moved, String parentField,
       @Nullable Object parent) {
     long rank = 0;
     for (String each : order) {
       c.set(each, moved.contains(each)
-          ? Updates.combine(Updates.set(parentField, parent), Updates.set(Ranks.RANK, rank))
-          : Updates.set(Ranks.RANK, rank));
+          ? Updates.combine(Updates.set(parentField, parent), Updates.set(rankField, rank))
+          : Updates.set(rankField, rank));
       rank += Ranks.GAP;
     }
   }
@@ -1014,7 +1044,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Nullable String parentOf(Reads r, String id) {
-    return r.require(id, fields("parent")).getString("parent");
+    return r.require(id, fields(parentField)).getString(parentField);
   }
 
   /** The depth of {@code id}: the number of its ancestors, unless the pattern stores it. */
@@ -1039,6 +1069,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   public void load(Tree tree) {
     requireNonNull(tree, "tree");
     for (Tree.Entry e : tree.entries()) {
+      ids.checkNew(e.id());
       checkAttributes(e.id(), e.attributes());
     }
     checkLoad(tree);
@@ -1083,7 +1114,8 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       for (Document d : documentsFor(tree)) {
         // Marked and encoded once: the driver sends the bytes as they are.
         d.put(Step.MARK, mark);
-        BsonDocument b = scope == null ? new org.bson.RawBsonDocument(d, codec)
+        BsonDocument b = scope == null ? (ids.isString() ? new org.bson.RawBsonDocument(d, codec)
+            : ids.document(d.toBsonDocument(BsonDocument.class, collection.getCodecRegistry())))
             : scope.stored(d.toBsonDocument(BsonDocument.class, collection.getCodecRegistry()));
         int size = Encoded.size(b);
         if (!batch.isEmpty() && (batch.size() >= loadBatchSize
@@ -1157,6 +1189,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       TreeStores.checkId(parentId);
     }
     for (Tree.Entry e : tree.entries()) {
+      ids.checkNew(e.id());
       checkAttributes(e.id(), e.attributes());
     }
     checkLoad(tree);
@@ -1461,7 +1494,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       }
       byId.put(s, d);
     }
-    Problem layout = Layouts.problem(pattern(), byId.values(), collectionName);
+    Problem layout = Layouts.problem(pattern(), byId.values(), collectionName, names);
     if (layout != null) { // the pattern's own checks would only list its missing fields
       problems.add(0, layout);
       return problems;
@@ -1525,17 +1558,17 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       Set<Long> seen = new HashSet<>();
       boolean sound = true;
       for (Document d : group) {
-        sound &= d.get(Ranks.RANK) instanceof Number n && seen.add(n.longValue());
+        sound &= d.get(rankField) instanceof Number n && seen.add(n.longValue());
       }
       if (sound) {
         continue;
       }
       List<Document> ordered = new ArrayList<>(group);
       ordered.sort(Comparator.comparing(
-          (Document d) -> d.get(Ranks.RANK) instanceof Number n ? n.longValue() : Long.MAX_VALUE));
+          (Document d) -> d.get(rankField) instanceof Number n ? n.longValue() : Long.MAX_VALUE));
       long rank = 0;
       for (Document d : ordered) {
-        c.set(d.get(ID), Updates.set(Ranks.RANK, rank));
+        c.set(d.get(ID), Updates.set(rankField, rank));
         rank += Ranks.GAP;
       }
     }

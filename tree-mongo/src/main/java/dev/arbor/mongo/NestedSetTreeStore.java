@@ -40,15 +40,15 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  *  1 Books 12
  *     2 Programming 11                 { _id: "Databases", parent: "Programming",
- *        3 Languages 4                   left: 5, right: 10, depth: 2 }
+ *        3 Languages 4                   left: 5, right: 10, arborDepth: 2 }
  *        5 Databases 10
  *           6 MongoDB 7   8 dbm 9
  * }</pre>
  *
  * <p>The numbers of the whole forest are {@code 1 .. 2N} without gaps; roots follow one another.
- * Sibling order is the order of {@code left}. Beyond the manual: {@code depth} (for depth-limited
+ * Sibling order is the order of {@code left}. Beyond the manual: {@code arborDepth} (for depth-limited
  * reads and {@link #find}); a root's {@code parent} is null (the manual writes 0). Authoritative
- * fields: {@code left} and {@code right}; {@code parent} and {@code depth} are derived from the
+ * fields: {@code left} and {@code right}; {@code parent} and {@code arborDepth} are derived from the
  * nesting of the intervals.
  *
  * <p>Indexes: {@code {left: 1, right: 1}} (descendants and ancestors by interval, shifts of {@code
@@ -90,15 +90,11 @@ import org.jspecify.annotations.Nullable;
  * finding subtrees but inefficient for modifying the tree structure".
  */
 final class NestedSetTreeStore extends MongoTreeStore {
-  static final String PARENT = "parent";
-  static final String LEFT = "left";
-  static final String RIGHT = "right";
-  static final String DEPTH = "depth";
 
-  private static final Bson STRUCTURE = fields(PARENT, LEFT, RIGHT, DEPTH);
+  private final Bson structure = fields(parentField, leftField, rightField, depthField);
 
   NestedSetTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
-    super(collection, capabilities, Set.of(PARENT, LEFT, RIGHT, DEPTH));
+    super(collection, capabilities);
   }
 
   @Override
@@ -108,48 +104,48 @@ final class NestedSetTreeStore extends MongoTreeStore {
 
   @Override
   @Nullable String layoutProblem(Document d) {
-    for (String f : List.of(LEFT, RIGHT, DEPTH)) {
+    for (String f : List.of(leftField, rightField, depthField)) {
       if (!(d.get(f) instanceof Number)) {
         return f + " is not a number: " + d.get(f);
       }
     }
-    return isNullOrString(d.get(PARENT)) ? null : "parent is not an id: " + d.get(PARENT);
+    return isNullOrString(d.get(parentField)) ? null : "parent is not an id: " + d.get(parentField);
   }
 
   @Override
   List<IndexModel> indexes() {
     return List.of(
-        new IndexModel(Indexes.ascending(LEFT, RIGHT)),
-        new IndexModel(Indexes.ascending(RIGHT)),
-        new IndexModel(Indexes.ascending(PARENT, LEFT)));
+        new IndexModel(Indexes.ascending(leftField, rightField)),
+        new IndexModel(Indexes.ascending(rightField)),
+        new IndexModel(Indexes.ascending(parentField, leftField)));
   }
 
   @Override
   void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, STRUCTURE);
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, structure);
     Target t = target(c, position, docs);
-    Document structure = new Document(PARENT, t.parent).append(LEFT, t.at)
-        .append(RIGHT, t.at + 1).append(DEPTH, t.depth);
+    Document structure = new Document(parentField, t.parent).append(leftField, t.at)
+        .append(rightField, t.at + 1).append(depthField, t.depth);
     // The node first: if the server refuses it (a unique index or a validator of the
     // application's), nothing else was written. The shifts then leave it out.
     c.insert(newDocument(id, structure, attributes));
-    c.updateMany(and(gte(LEFT, t.at), ne(ID, id)), Updates.inc(LEFT, 2));
-    c.updateMany(and(gte(RIGHT, t.at), ne(ID, id)), Updates.inc(RIGHT, 2));
+    c.updateMany(and(gte(leftField, t.at), ne(ID, id)), Updates.inc(leftField, 2));
+    c.updateMany(and(gte(rightField, t.at), ne(ID, id)), Updates.inc(rightField, 2));
   }
 
   @Override
   void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, STRUCTURE);
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, structure);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
     Document x = docs.get(id);
-    long left = num(x, LEFT);
-    long right = num(x, RIGHT);
+    long left = num(x, leftField);
+    long right = num(x, rightField);
     Target t = target(c, position, docs);
     if (t.parent != null) {
       Document p = t.parent.equals(id) ? x : docs.get(t.parentAnchor);
-      long pl = p == null ? 0 : num(p, LEFT);
+      long pl = p == null ? 0 : num(p, leftField);
       if (t.parent.equals(id) || (left < pl && pl < right)) {
         throw new InvalidMoveException(id, position);
       }
@@ -160,24 +156,24 @@ final class NestedSetTreeStore extends MongoTreeStore {
       long shift = at - left;
       // 1. take the subtree out of the numbering: negate its numbers
       c.updateMany(subtree(left, right), Updates.combine(
-          Updates.mul(LEFT, -1), Updates.mul(RIGHT, -1),
-          Updates.inc(DEPTH, t.depth - num(x, DEPTH))));
+          Updates.mul(leftField, -1), Updates.mul(rightField, -1),
+          Updates.inc(depthField, t.depth - num(x, depthField))));
       // 2. close the gap it leaves
-      c.updateMany(gt(LEFT, right), Updates.inc(LEFT, -width));
-      c.updateMany(gt(RIGHT, right), Updates.inc(RIGHT, -width));
+      c.updateMany(gt(leftField, right), Updates.inc(leftField, -width));
+      c.updateMany(gt(rightField, right), Updates.inc(rightField, -width));
       // 3. open a gap at the target
-      c.updateMany(gte(LEFT, at), Updates.inc(LEFT, width));
-      c.updateMany(gte(RIGHT, at), Updates.inc(RIGHT, width));
+      c.updateMany(gte(leftField, at), Updates.inc(leftField, width));
+      c.updateMany(gte(rightField, at), Updates.inc(rightField, width));
       // 4. put the subtree back, shifted: -v - shift, then negated: v + shift
-      c.updateMany(lt(LEFT, 0), Updates.combine(
-          Updates.inc(LEFT, -shift), Updates.inc(RIGHT, -shift)));
-      c.updateMany(lt(LEFT, 0), Updates.combine(
-          Updates.mul(LEFT, -1), Updates.mul(RIGHT, -1)));
-    } else if (t.depth != num(x, DEPTH)) {
-      c.updateMany(subtree(left, right), Updates.inc(DEPTH, t.depth - num(x, DEPTH)));
+      c.updateMany(lt(leftField, 0), Updates.combine(
+          Updates.inc(leftField, -shift), Updates.inc(rightField, -shift)));
+      c.updateMany(lt(leftField, 0), Updates.combine(
+          Updates.mul(leftField, -1), Updates.mul(rightField, -1)));
+    } else if (t.depth != num(x, depthField)) {
+      c.updateMany(subtree(left, right), Updates.inc(depthField, t.depth - num(x, depthField)));
     }
-    if (!Objects.equals(t.parent, x.getString(PARENT))) {
-      c.set(id, Updates.set(PARENT, t.parent));
+    if (!Objects.equals(t.parent, x.getString(parentField))) {
+      c.set(id, Updates.set(parentField, t.parent));
     }
   }
 
@@ -185,19 +181,19 @@ final class NestedSetTreeStore extends MongoTreeStore {
    * The nodes of the subtree whose interval is {@code [left, right]}: {@code left} in that range,
    * a tight range of the {@code {left: 1, right: 1}} index ({@code right} follows from it).
    */
-  static Bson subtree(long left, long right) {
-    return and(gte(LEFT, left), lte(LEFT, right));
+  Bson subtree(long left, long right) {
+    return and(gte(leftField, left), lte(leftField, right));
   }
 
   @Override
   long planDelete(Change c, String id) {
-    Document x = c.require(id, STRUCTURE);
-    long left = num(x, LEFT);
-    long right = num(x, RIGHT);
+    Document x = c.require(id, structure);
+    long left = num(x, leftField);
+    long right = num(x, rightField);
     long width = right - left + 1;
     c.deleteMany(subtree(left, right));
-    c.updateMany(gt(LEFT, right), Updates.inc(LEFT, -width));
-    c.updateMany(gt(RIGHT, right), Updates.inc(RIGHT, -width));
+    c.updateMany(gt(leftField, right), Updates.inc(leftField, -width));
+    c.updateMany(gt(rightField, right), Updates.inc(rightField, -width));
     return width / 2;
   }
 
@@ -208,55 +204,55 @@ final class NestedSetTreeStore extends MongoTreeStore {
    */
   @Override
   void planLift(Change c, String id) {
-    Document x = c.require(id, STRUCTURE);
-    long left = num(x, LEFT);
-    long right = num(x, RIGHT);
+    Document x = c.require(id, structure);
+    long left = num(x, leftField);
+    long right = num(x, rightField);
     c.deleteMany(eq(ID, id));
     if (right > left + 1) {
-      c.updateMany(and(gt(LEFT, left), lt(LEFT, right)), Updates.combine(
-          Updates.inc(LEFT, -1), Updates.inc(RIGHT, -1), Updates.inc(DEPTH, -1)));
-      c.updateMany(eq(PARENT, id), Updates.set(PARENT, x.getString(PARENT)));
+      c.updateMany(and(gt(leftField, left), lt(leftField, right)), Updates.combine(
+          Updates.inc(leftField, -1), Updates.inc(rightField, -1), Updates.inc(depthField, -1)));
+      c.updateMany(eq(parentField, id), Updates.set(parentField, x.getString(parentField)));
     }
-    c.updateMany(gt(LEFT, right), Updates.inc(LEFT, -2));
-    c.updateMany(gt(RIGHT, right), Updates.inc(RIGHT, -2));
+    c.updateMany(gt(leftField, right), Updates.inc(leftField, -2));
+    c.updateMany(gt(rightField, right), Updates.inc(rightField, -2));
   }
 
   /** The node's document, then its descendants by one range of {@code left}, in preorder. */
   @Override
   Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
-    Bson projection = withAttributes ? null : STRUCTURE;
+    Bson projection = withAttributes ? null : structure;
     Document x = r.require(id, projection);
     List<Row> rows = new ArrayList<>();
     rows.add(new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of()));
     if (maxDepth > 0) {
-      Bson filter = and(gt(LEFT, num(x, LEFT)), lt(LEFT, num(x, RIGHT)));
+      Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
       if (maxDepth != Integer.MAX_VALUE) {
-        filter = and(filter, lte(DEPTH, num(x, DEPTH) + maxDepth));
+        filter = and(filter, lte(depthField, num(x, depthField) + maxDepth));
       }
       for (Document d : r.find(filter).projection(projection)) {
-        rows.add(new Row(d.getString(ID), d.getString(PARENT), num(d, LEFT),
+        rows.add(new Row(d.getString(ID), d.getString(parentField), num(d, leftField),
             withAttributes ? attributesOf(d) : Map.of()));
       }
     }
-    return new Rows((int) num(x, DEPTH), rows);
+    return new Rows((int) num(x, depthField), rows);
   }
 
   @Override
   ChildGroup childGroup() {
-    return new ChildGroup(STRUCTURE, d -> eq(PARENT, d.getString(ID)), LEFT,
-        d -> d.getString(PARENT), d -> (int) num(d, DEPTH));
+    return new ChildGroup(structure, d -> eq(parentField, d.getString(ID)), leftField,
+        d -> d.getString(parentField), d -> (int) num(d, depthField));
   }
 
   @Override
   long childCountOf(Reads r, String id) {
-    return countOrRequire(r, eq(PARENT, id), id);
+    return countOrRequire(r, eq(parentField, id), id);
   }
 
   /** From the node's own interval: {@code (right - left - 1) / 2}, one document read. */
   @Override
   long descendantCountOf(Reads r, String id) {
-    Document x = r.require(id, STRUCTURE);
-    return (num(x, RIGHT) - num(x, LEFT) - 1) / 2;
+    Document x = r.require(id, structure);
+    return (num(x, rightField) - num(x, leftField) - 1) / 2;
   }
 
   /**
@@ -265,8 +261,8 @@ final class NestedSetTreeStore extends MongoTreeStore {
    */
   @Override
   Bson subtreeFilter(Reads r, String id) {
-    Document x = r.require(id, STRUCTURE);
-    return subtree(num(x, LEFT), num(x, RIGHT));
+    Document x = r.require(id, structure);
+    return subtree(num(x, leftField), num(x, rightField));
   }
 
   @Override
@@ -275,13 +271,13 @@ final class NestedSetTreeStore extends MongoTreeStore {
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, d.getString(PARENT), (int) num(d, DEPTH), attributesOf(d)));
+    return Optional.of(new Node(id, d.getString(parentField), (int) num(d, depthField), attributesOf(d)));
   }
 
   @Override
   List<String> rootIds(Reads r) {
-    return ids(r.find(isNull(PARENT)).projection(fields(ID))
-        .sort(Sorts.ascending(LEFT)));
+    return ids(r.find(isNull(parentField)).projection(fields(ID))
+        .sort(Sorts.ascending(leftField)));
   }
 
   /** Children by parent in {@code left} order; a node has children when right - left > 1. */
@@ -290,24 +286,24 @@ final class NestedSetTreeStore extends MongoTreeStore {
     return new Preorder.Links() {
       @Override
       public Bson roots() {
-        return isNull(PARENT);
+        return isNull(parentField);
       }
 
       @Override
       public Bson order() {
-        return Sorts.ascending(LEFT);
+        return Sorts.ascending(leftField);
       }
 
       @Override
       public Bson children(Document parent) {
-        return eq(PARENT, parent.getString(ID));
+        return eq(parentField, parent.getString(ID));
       }
 
       @Override
       public java.util.Set<String> withChildren(Reads r, List<Document> siblings) {
         java.util.Set<String> out = new java.util.HashSet<>();
         for (Document d : siblings) {
-          if (num(d, RIGHT) - num(d, LEFT) > 1) {
+          if (num(d, rightField) - num(d, leftField) > 1) {
             out.add(d.getString(ID));
           }
         }
@@ -323,7 +319,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
    */
   @Override
   PreorderCursor preorder(Reads r) {
-    com.mongodb.client.MongoCursor<Document> cursor = r.find(NODES).sort(Sorts.ascending(LEFT))
+    com.mongodb.client.MongoCursor<Document> cursor = r.find(NODES).sort(Sorts.ascending(leftField))
         .batchSize(Preorder.SLICE).cursor();
     java.util.ArrayDeque<Document> open = new java.util.ArrayDeque<>();
     return new PreorderCursor() {
@@ -336,23 +332,23 @@ final class NestedSetTreeStore extends MongoTreeStore {
       public Tree.Entry next() {
         Document d = cursor.next();
         String id = d.getString(ID);
-        long left = num(d, LEFT);
-        long right = num(d, RIGHT);
-        while (!open.isEmpty() && num(open.peek(), RIGHT) < left) {
+        long left = num(d, leftField);
+        long right = num(d, rightField);
+        while (!open.isEmpty() && num(open.peek(), rightField) < left) {
           open.pop();
         }
         Document up = open.peek();
         String parent = up == null ? null : up.getString(ID);
-        if (left >= right || (up != null && right > num(up, RIGHT))
-            || !java.util.Objects.equals(parent, d.get(PARENT))) {
+        if (left >= right || (up != null && right > num(up, rightField))
+            || !java.util.Objects.equals(parent, d.get(parentField))) {
           throw new dev.arbor.core.TreeException("node '" + id + "' (left " + left
-              + ", right " + right + ", parent " + d.get(PARENT) + ") does not nest where its interval puts it"
+              + ", right " + right + ", parent " + d.get(parentField) + ") does not nest where its interval puts it"
               + (up == null ? " (a root)" : " (under '" + parent + "')")
               + ": check() lists the problems, repair() renumbers derivable intervals");
         }
         Tree.Entry e = new Tree.Entry(id, parent, open.size(), attributesOf(d));
         // Only the interval is kept on the stack, not the attributes.
-        open.push(new Document(ID, id).append(LEFT, left).append(RIGHT, right));
+        open.push(new Document(ID, id).append(leftField, left).append(rightField, right));
         return e;
       }
 
@@ -365,39 +361,39 @@ final class NestedSetTreeStore extends MongoTreeStore {
 
   @Override
   List<String> childIds(Reads r, String id) {
-    return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(LEFT), id);
+    return r.childrenOrRequire(eq(parentField, id), Sorts.ascending(leftField), id);
   }
 
   @Override
   List<String> ancestorIds(Reads r, String id) {
-    Document x = r.require(id, STRUCTURE);
-    return ids(r.find(and(lt(LEFT, num(x, LEFT)), gt(RIGHT, num(x, RIGHT))))
-        .projection(fields(ID)).sort(Sorts.ascending(LEFT)));
+    Document x = r.require(id, structure);
+    return ids(r.find(and(lt(leftField, num(x, leftField)), gt(rightField, num(x, rightField))))
+        .projection(fields(ID)).sort(Sorts.ascending(leftField)));
   }
 
   @Override
   List<String> descendantIds(Reads r, String id, int maxDepth) {
-    Document x = r.require(id, STRUCTURE);
+    Document x = r.require(id, structure);
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
       return List.of();
     }
-    Bson filter = and(gt(LEFT, num(x, LEFT)), lt(LEFT, num(x, RIGHT)));
+    Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
     if (maxDepth != Integer.MAX_VALUE) {
-      filter = and(filter, lte(DEPTH, num(x, DEPTH) + maxDepth));
+      filter = and(filter, lte(depthField, num(x, depthField) + maxDepth));
     }
-    return ids(r.find(filter).projection(fields(ID)).sort(Sorts.ascending(LEFT)));
+    return ids(r.find(filter).projection(fields(ID)).sort(Sorts.ascending(leftField)));
   }
 
   @Override
   int depthOf(Reads r, String id) {
-    return (int) num(r.require(id, fields(DEPTH)), DEPTH);
+    return (int) num(r.require(id, fields(depthField)), depthField);
   }
 
   @Override
   boolean descends(Reads r, String id, String ancestorId) {
-    Document[] docs = r.requireBoth(id, ancestorId, STRUCTURE);
-    return num(docs[1], LEFT) < num(docs[0], LEFT) && num(docs[0], RIGHT) < num(docs[1], RIGHT);
+    Document[] docs = r.requireBoth(id, ancestorId, structure);
+    return num(docs[1], leftField) < num(docs[0], leftField) && num(docs[0], rightField) < num(docs[1], rightField);
   }
 
   @Override
@@ -406,17 +402,17 @@ final class NestedSetTreeStore extends MongoTreeStore {
     Deque<Document> open = new ArrayDeque<>();
     long counter = 0;
     for (Tree.Entry e : tree.entries()) {
-      while (!open.isEmpty() && num(open.peek(), DEPTH) >= e.depth()) {
-        open.pop().put(RIGHT, ++counter);
+      while (!open.isEmpty() && num(open.peek(), depthField) >= e.depth()) {
+        open.pop().put(rightField, ++counter);
       }
-      Document d = newDocument(e.id(), new Document(PARENT, e.parentId())
-          .append(LEFT, ++counter).append(RIGHT, 0L).append(DEPTH, (long) e.depth()),
+      Document d = newDocument(e.id(), new Document(parentField, e.parentId())
+          .append(leftField, ++counter).append(rightField, 0L).append(depthField, (long) e.depth()),
           e.attributes());
       open.push(d);
       docs.add(d);
     }
     while (!open.isEmpty()) {
-      open.pop().put(RIGHT, ++counter);
+      open.pop().put(rightField, ++counter);
     }
     return docs;
   }
@@ -424,8 +420,8 @@ final class NestedSetTreeStore extends MongoTreeStore {
   @Override
   Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : r.find(NODES).projection(withAttributes ? null : STRUCTURE)) {
-      rows.add(new Row(d.getString(ID), d.getString(PARENT), num(d, LEFT),
+    for (Document d : r.find(NODES).projection(withAttributes ? null : structure)) {
+      rows.add(new Row(d.getString(ID), d.getString(parentField), num(d, leftField),
           withAttributes ? attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -433,7 +429,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
 
   /**
    * Intervals are authoritative: when they are distinct and nest, repair renumbers them {@code
-   * 1..2N} in their order (closing gaps) and rewrites {@code parent} and {@code depth} from the
+   * 1..2N} in their order (closing gaps) and rewrites {@code parent} and {@code arborDepth} from the
    * nesting (the manual's root {@code parent: 0} becomes null). Overlapping or repeated numbers
    * are left for {@link #check()} to report.
    */
@@ -441,9 +437,9 @@ final class NestedSetTreeStore extends MongoTreeStore {
   void planRepair(Change c, List<Document> docs) {
     java.util.TreeMap<Long, Document> byNumber = new java.util.TreeMap<>();
     for (Document d : docs) {
-      if (!(d.get(LEFT) instanceof Number) || !(d.get(RIGHT) instanceof Number)
-          || num(d, LEFT) >= num(d, RIGHT)
-          || byNumber.put(num(d, LEFT), d) != null || byNumber.put(num(d, RIGHT), d) != null) {
+      if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)
+          || num(d, leftField) >= num(d, rightField)
+          || byNumber.put(num(d, leftField), d) != null || byNumber.put(num(d, rightField), d) != null) {
         return; // not derivable without guessing
       }
     }
@@ -453,24 +449,24 @@ final class NestedSetTreeStore extends MongoTreeStore {
       renumber.put(v, ++next);
     }
     List<Document> sorted = new ArrayList<>(docs);
-    sorted.sort(Comparator.comparingLong(d -> num(d, LEFT)));
+    sorted.sort(Comparator.comparingLong(d -> num(d, leftField)));
     Deque<Document> open = new ArrayDeque<>();
     List<Runnable> writes = new ArrayList<>();
     for (Document d : sorted) {
-      while (!open.isEmpty() && num(open.peek(), RIGHT) < num(d, LEFT)) {
+      while (!open.isEmpty() && num(open.peek(), rightField) < num(d, leftField)) {
         open.pop();
       }
-      if (!open.isEmpty() && num(d, RIGHT) > num(open.peek(), RIGHT)) {
+      if (!open.isEmpty() && num(d, rightField) > num(open.peek(), rightField)) {
         return; // overlapping intervals
       }
       String parent = open.isEmpty() ? null : open.peek().getString(ID);
-      long left = renumber.get(num(d, LEFT));
-      long right = renumber.get(num(d, RIGHT));
-      if (left != num(d, LEFT) || right != num(d, RIGHT) || !Objects.equals(parent, d.get(PARENT))
-          || !(d.get(DEPTH) instanceof Number) || num(d, DEPTH) != open.size()) {
+      long left = renumber.get(num(d, leftField));
+      long right = renumber.get(num(d, rightField));
+      if (left != num(d, leftField) || right != num(d, rightField) || !Objects.equals(parent, d.get(parentField))
+          || !(d.get(depthField) instanceof Number) || num(d, depthField) != open.size()) {
         long depth = open.size();
-        writes.add(() -> c.set(d.get(ID), Updates.combine(Updates.set(LEFT, left),
-            Updates.set(RIGHT, right), Updates.set(PARENT, parent), Updates.set(DEPTH, depth))));
+        writes.add(() -> c.set(d.get(ID), Updates.combine(Updates.set(leftField, left),
+            Updates.set(rightField, right), Updates.set(parentField, parent), Updates.set(depthField, depth))));
       }
       open.push(d);
     }
@@ -482,12 +478,12 @@ final class NestedSetTreeStore extends MongoTreeStore {
     List<Document> docs = new ArrayList<>();
     for (Document d : byId.values()) {
       String id = d.getString(ID);
-      if (!(d.get(LEFT) instanceof Number) || !(d.get(RIGHT) instanceof Number)) {
-        problems.add(new Problem(id, "left/right missing or not numbers: " + d.get(LEFT) + "/"
-            + d.get(RIGHT)));
-      } else if (num(d, LEFT) >= num(d, RIGHT)) {
-        problems.add(new Problem(id, "left " + d.get(LEFT) + " is not below right "
-            + d.get(RIGHT)));
+      if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)) {
+        problems.add(new Problem(id, "left/right missing or not numbers: " + d.get(leftField) + "/"
+            + d.get(rightField)));
+      } else if (num(d, leftField) >= num(d, rightField)) {
+        problems.add(new Problem(id, "left " + d.get(leftField) + " is not below right "
+            + d.get(rightField)));
       } else {
         docs.add(d);
       }
@@ -495,7 +491,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
     // The numbers are 1 .. 2N, each used once.
     Map<Long, String> used = new HashMap<>();
     for (Document d : docs) {
-      for (String f : List.of(LEFT, RIGHT)) {
+      for (String f : List.of(leftField, rightField)) {
         String other = used.put(num(d, f), d.getString(ID));
         if (other != null) {
           problems.add(new Problem(d.getString(ID), f + " " + num(d, f)
@@ -511,27 +507,27 @@ final class NestedSetTreeStore extends MongoTreeStore {
       }
     }
     // Intervals nest; parent and depth agree with the nesting.
-    docs.sort(Comparator.comparingLong(d -> num(d, LEFT)));
+    docs.sort(Comparator.comparingLong(d -> num(d, leftField)));
     Deque<Document> open = new ArrayDeque<>();
     for (Document d : docs) {
-      while (!open.isEmpty() && num(open.peek(), RIGHT) < num(d, LEFT)) {
+      while (!open.isEmpty() && num(open.peek(), rightField) < num(d, leftField)) {
         open.pop();
       }
       String id = d.getString(ID);
       Document enclosing = open.peek();
-      if (enclosing != null && num(d, RIGHT) > num(enclosing, RIGHT)) {
-        problems.add(new Problem(id, "interval " + num(d, LEFT) + "-" + num(d, RIGHT)
-            + " overlaps '" + enclosing.getString(ID) + "' " + num(enclosing, LEFT) + "-"
-            + num(enclosing, RIGHT)));
+      if (enclosing != null && num(d, rightField) > num(enclosing, rightField)) {
+        problems.add(new Problem(id, "interval " + num(d, leftField) + "-" + num(d, rightField)
+            + " overlaps '" + enclosing.getString(ID) + "' " + num(enclosing, leftField) + "-"
+            + num(enclosing, rightField)));
         continue;
       }
       String expectedParent = enclosing == null ? null : enclosing.getString(ID);
-      if (!Objects.equals(expectedParent, d.get(PARENT))) {
-        problems.add(new Problem(id, "parent " + d.get(PARENT)
+      if (!Objects.equals(expectedParent, d.get(parentField))) {
+        problems.add(new Problem(id, "parent " + d.get(parentField)
             + " disagrees with the intervals (enclosed by " + expectedParent + ")"));
       }
-      if (!(d.get(DEPTH) instanceof Number) || num(d, DEPTH) != open.size()) {
-        problems.add(new Problem(id, "depth " + d.get(DEPTH)
+      if (!(d.get(depthField) instanceof Number) || num(d, depthField) != open.size()) {
+        problems.add(new Problem(id, "depth " + d.get(depthField)
             + " disagrees with the intervals (" + open.size() + ")"));
       }
       open.push(d);
@@ -544,19 +540,19 @@ final class NestedSetTreeStore extends MongoTreeStore {
       if (r.first()) {
         return new Target(1, null, null, 0);
       }
-      Document last = c.find(NODES).projection(fields(RIGHT)).sort(Sorts.descending(RIGHT))
+      Document last = c.find(NODES).projection(fields(rightField)).sort(Sorts.descending(rightField))
           .limit(1).first();
-      return new Target(last == null ? 1 : num(last, RIGHT) + 1, null, null, 0);
+      return new Target(last == null ? 1 : num(last, rightField) + 1, null, null, 0);
     }
     Document anchor = docs.get(position.anchor());
     if (position instanceof Position.Child child) {
-      long at = child.first() ? num(anchor, LEFT) + 1 : num(anchor, RIGHT);
-      return new Target(at, child.parentId(), child.parentId(), num(anchor, DEPTH) + 1);
+      long at = child.first() ? num(anchor, leftField) + 1 : num(anchor, rightField);
+      return new Target(at, child.parentId(), child.parentId(), num(anchor, depthField) + 1);
     }
     Position.Sibling s = (Position.Sibling) position;
-    long at = s.before() ? num(anchor, LEFT) : num(anchor, RIGHT) + 1;
+    long at = s.before() ? num(anchor, leftField) : num(anchor, rightField) + 1;
     // The parent of a sibling position is inside the moved subtree exactly when the sibling is.
-    return new Target(at, anchor.getString(PARENT), s.siblingId(), num(anchor, DEPTH));
+    return new Target(at, anchor.getString(parentField), s.siblingId(), num(anchor, depthField));
   }
 
   /**

@@ -2,7 +2,6 @@ package dev.arbor.mongo;
 
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
-import static dev.arbor.mongo.Ranks.RANK;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
@@ -31,14 +30,14 @@ import org.jspecify.annotations.Nullable;
  * The <i>parent references</i> pattern (manual §4.2.1): each node stores the id of its parent.
  *
  * <pre>{@code
- * { _id: "MongoDB", parent: "Databases", rank: 0 }
- * { _id: "Books",   parent: null,        rank: 0 }
+ * { _id: "MongoDB", parent: "Databases", arborRank: 0 }
+ * { _id: "Books",   parent: null,        arborRank: 0 }
  * }</pre>
  *
- * <p>Beyond the manual: {@code rank}, the sibling order (see {@link Ranks}). Authoritative fields:
- * {@code parent} and {@code rank}; nothing is derived.
+ * <p>Beyond the manual: {@code arborRank}, the sibling order (see {@link Ranks}). Authoritative fields:
+ * {@code parent} and {@code arborRank}; nothing is derived.
  *
- * <p>Index: {@code {parent: 1, rank: 1}} (children in order, roots, neighbour ranks, the {@code
+ * <p>Index: {@code {parent: 1, arborRank: 1}} (children in order, roots, neighbour ranks, the {@code
  * $graphLookup} and level walks).
  *
  * <p>Recursive reads use one {@code $graphLookup} where the server runs it correctly (probed, see
@@ -77,11 +76,10 @@ import org.jspecify.annotations.Nullable;
  * reads pay for it with a recursive query.
  */
 final class ParentReferenceTreeStore extends ReferenceTreeStore {
-  static final String PARENT = "parent";
 
   ParentReferenceTreeStore(MongoCollection<Document> collection,
       ServerCapabilities capabilities) {
-    super(collection, capabilities, Set.of(PARENT, RANK));
+    super(collection, capabilities);
   }
 
   @Override
@@ -91,29 +89,30 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
 
   @Override
   @Nullable String layoutProblem(Document d) {
-    if (!isNullOrString(d.get(PARENT))) {
-      return "parent is not an id: " + d.get(PARENT);
+    if (!isNullOrString(d.get(parentField))) {
+      return parentField + " is not an id: " + d.get(parentField);
     }
-    return d.get(RANK) instanceof Number ? null : "no numeric rank (sibling order)";
+    return d.get(rankField) instanceof Number ? null 
+        : "no numeric " + rankField + " (sibling order)";
   }
 
   @Override
   List<IndexModel> indexes() {
-    return List.of(new IndexModel(Indexes.ascending(PARENT, RANK)));
+    return List.of(new IndexModel(Indexes.ascending(parentField, rankField)));
   }
 
   @Override
   void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(PARENT, RANK));
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(parentField, rankField));
     String parent = targetParent(position, docs);
-    long rank = Ranks.rankFor(c, group(PARENT, parent), position, anchorRank(position, docs),
+    long rank = ranks.rankFor(c, group(parentField, parent), position, anchorRank(position, docs),
         null);
-    c.insert(newDocument(id, new Document(PARENT, parent).append(RANK, rank), attributes));
+    c.insert(newDocument(id, new Document(parentField, parent).append(rankField, rank), attributes));
   }
 
   @Override
   void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(PARENT, RANK));
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(parentField, rankField));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -121,9 +120,9 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     if (parent != null && (parent.equals(id) || ancestorsOf(c, parent).contains(id))) {
       throw new InvalidMoveException(id, position);
     }
-    long rank = Ranks.rankFor(c, group(PARENT, parent), position, anchorRank(position, docs),
+    long rank = ranks.rankFor(c, group(parentField, parent), position, anchorRank(position, docs),
         id);
-    c.set(id, Updates.combine(Updates.set(PARENT, parent), Updates.set(RANK, rank)));
+    c.set(id, Updates.combine(Updates.set(parentField, parent), Updates.set(rankField, rank)));
   }
 
   @Override
@@ -144,24 +143,24 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
    */
   @Override
   void planLift(Change c, String id) {
-    String parent = c.require(id, fields(PARENT, RANK)).getString(PARENT);
+    String parent = c.require(id, fields(parentField, rankField)).getString(parentField);
     List<String> children = childIds(c, id);
     if (!children.isEmpty()) {
       List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
-      planRegroup(c, lifted(siblings, id, children), new HashSet<>(children), PARENT, parent);
+      planRegroup(c, lifted(siblings, id, children), new HashSet<>(children), parentField, parent);
     }
     deleteAll(c, List.of(id));
   }
 
   @Override
   ChildGroup childGroup() {
-    return new ChildGroup(fields(PARENT, RANK), d -> eq(PARENT, d.getString(ID)), RANK,
-        d -> d.getString(PARENT), d -> -1);
+    return new ChildGroup(fields(parentField, rankField), d -> eq(parentField, d.getString(ID)), rankField,
+        d -> d.getString(parentField), d -> -1);
   }
 
   @Override
   long childCountOf(Reads r, String id) {
-    return countOrRequire(r, eq(PARENT, id), id);
+    return countOrRequire(r, eq(parentField, id), id);
   }
 
   @Override
@@ -170,24 +169,24 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, d.getString(PARENT), ancestorsOf(r, id).size(),
+    return Optional.of(new Node(id, d.getString(parentField), ancestorsOf(r, id).size(),
         attributesOf(d)));
   }
 
   @Override
   List<String> rootIds(Reads r) {
-    return ids(r.find(isNull(PARENT)).projection(fields(ID))
-        .sort(Sorts.ascending(RANK)));
+    return ids(r.find(isNull(parentField)).projection(fields(ID))
+        .sort(Sorts.ascending(rankField)));
   }
 
   @Override
   Preorder.Links links() {
-    return Preorder.byParent(PARENT, RANK);
+    return Preorder.byParent(parentField, rankField);
   }
 
   @Override
   List<String> childIds(Reads r, String id) {
-    return r.childrenOrRequire(eq(PARENT, id), Sorts.ascending(RANK), id);
+    return r.childrenOrRequire(eq(parentField, id), Sorts.ascending(rankField), id);
   }
 
   /**
@@ -209,21 +208,21 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
         boolean found = false;
         for (Document d : r.aggregate(List.of(
             new Document("$match", new Document(ID, id)),
-            new Document("$project", new Document(PARENT, 1)),
+            new Document("$project", new Document(parentField, 1)),
             new Document("$graphLookup", new Document("from", collectionName)
-                .append("startWith", "$" + PARENT)
-                .append("connectFromField", PARENT)
+                .append("startWith", "$" + parentField)
+                .append("connectFromField", parentField)
                 .append("connectToField", ID)
                 .append("as", "up")),
             new Document("$unwind", new Document("path", "$up")
                 .append("preserveNullAndEmptyArrays", true)),
-            new Document("$project", new Document(PARENT, 1).append("up." + ID, 1)
-                .append("up." + PARENT, 1))))) {
+            new Document("$project", new Document(parentField, 1).append("up." + ID, 1)
+                .append("up." + parentField, 1))))) {
           found = true;
-          parent = d.getString(PARENT);
+          parent = d.getString(parentField);
           Document up = d.get("up", Document.class);
           if (up != null) {
-            parents.put(up.getString(ID), up.getString(PARENT));
+            parents.put(up.getString(ID), up.getString(parentField));
           }
         }
         if (!found) {
@@ -238,15 +237,15 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
       }
     }
     if (walked) {
-      parent = r.require(id, fields(PARENT)).getString(PARENT);
+      parent = r.require(id, fields(parentField)).getString(parentField);
       Set<String> seen = new HashSet<>();
       for (String p = parent; p != null && seen.add(p); ) {
-        Document d = r.document(p, fields(PARENT));
+        Document d = r.document(p, fields(parentField));
         if (d == null) {
           break; // an orphan: check() reports it
         }
-        parents.put(p, d.getString(PARENT));
-        p = d.getString(PARENT);
+        parents.put(p, d.getString(parentField));
+        p = d.getString(parentField);
       }
     }
     List<String> chain = new ArrayList<>();
@@ -284,7 +283,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     Document lookup = new Document("from", collectionName)
         .append("startWith", "$" + ID)
         .append("connectFromField", ID)
-        .append("connectToField", PARENT)
+        .append("connectToField", parentField)
         .append("as", "down");
     if (maxDepth != Integer.MAX_VALUE) {
       lookup.append("maxDepth", maxDepth - 1);
@@ -294,8 +293,8 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
             new Document("$project", new Document(ID, 1)),
             new Document("$graphLookup", lookup),
             new Document("$unwind", "$down"),
-            new Document("$project", new Document("down." + ID, 1).append("down." + PARENT, 1)
-                .append("down." + RANK, 1))))
+            new Document("$project", new Document("down." + ID, 1).append("down." + parentField, 1)
+                .append("down." + rankField, 1))))
         .allowDiskUse(true)) {
       rows.add(row(d.get("down", Document.class)));
     }
@@ -313,7 +312,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     for (int depth = 1; depth <= maxDepth && !level.isEmpty(); depth++) {
       List<String> next = new ArrayList<>();
       for (List<String> slice : slices(level)) {
-        for (Document d : r.find(in(PARENT, slice)).projection(fields(PARENT, RANK))) {
+        for (Document d : r.find(in(parentField, slice)).projection(fields(parentField, rankField))) {
           if (seen.add(d.getString(ID))) {
             rows.add(row(d));
             next.add(d.getString(ID));
@@ -335,7 +334,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     List<Document> docs = new ArrayList<>(tree.size());
     for (Tree.Entry e : tree.entries()) {
       long rank = nextRank.merge(e.parentId(), Ranks.GAP, Long::sum) - Ranks.GAP;
-      docs.add(newDocument(e.id(), new Document(PARENT, e.parentId()).append(RANK, rank),
+      docs.add(newDocument(e.id(), new Document(parentField, e.parentId()).append(rankField, rank),
           e.attributes()));
     }
     return docs;
@@ -344,8 +343,8 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   @Override
   Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(PARENT, RANK))) {
-      rows.add(new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d),
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
+      rows.add(new Row(d.getString(ID), d.getString(parentField), ranks.of(d),
           withAttributes ? attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -354,7 +353,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   /** Parent references derive nothing: repair fills in missing or repeated ranks. */
   @Override
   void planRepair(Change c, List<Document> docs) {
-    planRankRepair(c, docs, d -> d.get(PARENT));
+    planRankRepair(c, docs, d -> d.get(parentField));
   }
 
   @Override
@@ -362,20 +361,21 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
       String id = d.getString(ID);
-      Object parent = d.get(PARENT);
+      Object parent = d.get(parentField);
       if (parent != null && !(parent instanceof String)) {
         problems.add(new Problem(id, "parent is not a string: " + parent));
         continue;
       }
-      if (!(d.get(RANK) instanceof Number)) {
-        problems.add(new Problem(id, "rank is missing or not a number: " + d.get(RANK)));
+      if (!(d.get(rankField) instanceof Number)) {
+        problems.add(new Problem(id, rankField + " is missing or not a number: "
+            + d.get(rankField)));
       }
       rows.add(row(d));
     }
     new Forest(rows).checkStructure(problems);
   }
 
-  private static @Nullable String targetParent(Position position,
+  private @Nullable String targetParent(Position position,
       Map<String, Document> docs) {
     if (position instanceof Position.Root) {
       return null;
@@ -383,14 +383,14 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     if (position instanceof Position.Child) {
       return position.anchor();
     }
-    return docs.get(position.anchor()).getString(PARENT);
+    return docs.get(position.anchor()).getString(parentField);
   }
 
-  private static long anchorRank(Position position, Map<String, Document> docs) {
-    return position instanceof Position.Sibling ? Ranks.rankOf(docs.get(position.anchor())) : 0;
+  private long anchorRank(Position position, Map<String, Document> docs) {
+    return position instanceof Position.Sibling ? ranks.of(docs.get(position.anchor())) : 0;
   }
 
-  private static Row row(Document d) {
-    return new Row(d.getString(ID), d.getString(PARENT), Ranks.rankOf(d), Map.of());
+  private Row row(Document d) {
+    return new Row(d.getString(ID), d.getString(parentField), ranks.of(d), Map.of());
   }
 }

@@ -16,7 +16,7 @@ import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Sibling order as a sparse integer {@code rank} field: siblings sort by rank; a node placed
+ * Sibling order as a sparse integer {@code arborRank} field: siblings sort by rank; a node placed
  * between two siblings takes the midpoint of their ranks, one placed first or last takes the
  * smallest or largest rank minus or plus {@link #GAP}. Only when two neighbours have no integer
  * between them are the siblings of that one parent renumbered (one bulk write), which a run of
@@ -27,10 +27,19 @@ import org.jspecify.annotations.Nullable;
  * are part of the change that needs them, so they are all-or-nothing with it.
  */
 final class Ranks {
-  static final String RANK = "rank";
   static final long GAP = 1L << 20;
 
-  private Ranks() {}
+  private final String field;
+
+  /** Ranks kept in {@code field}. */
+  Ranks(String field) {
+    this.field = field;
+  }
+
+  /** The field that holds the rank. */
+  String field() {
+    return field;
+  }
 
   /**
    * The rank a node gets when placed at {@code position} among the siblings that {@code siblings}
@@ -41,20 +50,20 @@ final class Ranks {
    * @param anchorRank for a sibling position, the anchor's rank; ignored otherwise
    * @param moving the id of the node being moved (excluded from its siblings), or null
    */
-  static long rankFor(Change c, Bson siblings, Position position, long anchorRank,
+  long rankFor(Change c, Bson siblings, Position position, long anchorRank,
       @Nullable String moving) {
     Bson group = moving == null ? siblings : and(siblings, ne(MongoTreeStore.ID, moving));
     if (position instanceof Position.Sibling s) {
-      Bson neighbour = s.before() ? lt(RANK, anchorRank) : gt(RANK, anchorRank);
+      Bson neighbour = s.before() ? lt(field, anchorRank) : gt(field, anchorRank);
       Document next = c.find(and(group, neighbour))
-          .projection(Projections.include(RANK))
-          .sort(s.before() ? Sorts.descending(RANK) : Sorts.ascending(RANK))
+          .projection(Projections.include(field))
+          .sort(s.before() ? Sorts.descending(field) : Sorts.ascending(field))
           .limit(1)
           .first();
       if (next == null) {
         return s.before() ? anchorRank - GAP : anchorRank + GAP;
       }
-      long other = rankOf(next);
+      long other = of(next);
       long low = Math.min(other, anchorRank);
       long high = Math.max(other, anchorRank);
       if (high - low >= 2) {
@@ -65,23 +74,23 @@ final class Ranks {
     boolean first = position instanceof Position.Root r ? r.first()
         : ((Position.Child) position).first();
     Document end = c.find(group)
-        .projection(Projections.include(RANK))
-        .sort(first ? Sorts.ascending(RANK) : Sorts.descending(RANK))
+        .projection(Projections.include(field))
+        .sort(first ? Sorts.ascending(field) : Sorts.descending(field))
         .limit(1)
         .first();
     if (end == null) {
       return 0;
     }
-    return first ? rankOf(end) - GAP : rankOf(end) + GAP;
+    return first ? of(end) - GAP : of(end) + GAP;
   }
 
   /**
    * Renumbers a sibling group {@link #GAP} apart, leaving a free rank next to the anchor, and
    * returns that rank.
    */
-  private static long renumber(Change c, Bson group, String anchorId, boolean before) {
+  private long renumber(Change c, Bson group, String anchorId, boolean before) {
     List<Document> siblings = new ArrayList<>();
-    c.find(group).projection(Projections.include(RANK)).sort(Sorts.ascending(RANK))
+    c.find(group).projection(Projections.include(field)).sort(Sorts.ascending(field))
         .into(siblings);
     long next = GAP;
     long free = 0;
@@ -91,8 +100,8 @@ final class Ranks {
         free = next;
         next += GAP;
       }
-      if (rankOf(d) != next) {
-        c.set(d.getString(MongoTreeStore.ID), Updates.set(RANK, next)); // before the node's own
+      if (of(d) != next) {
+        c.set(d.getString(MongoTreeStore.ID), Updates.set(field, next)); // before the node's own
       }
       next += GAP;
       if (anchor && !before) {
@@ -103,8 +112,9 @@ final class Ranks {
     return free;
   }
 
-  static long rankOf(Document d) {
-    Object rank = d.get(RANK);
+  /** The rank of {@code d}, 0 if it has none. */
+  long of(Document d) {
+    Object rank = d.get(field);
     return rank instanceof Number n ? n.longValue() : 0L;
   }
 }

@@ -44,6 +44,8 @@ class Reads {
       .builder().locale("simple").build();
 
   private final MongoCollection<Document> collection;
+  /** How node ids are stored: read from the collection's decoding codec. */
+  final NodeIds ids;
   /** The tree of the collection this read sees, or null: the collection holds one tree. */
   final @Nullable Scope scope;
   private final @Nullable ClientSession session;
@@ -63,6 +65,7 @@ class Reads {
   Reads(MongoCollection<Document> collection, @Nullable Scope scope,
       @Nullable ClientSession session, Runnable beforeQuery, boolean fold) {
     this.collection = collection;
+    this.ids = NodeIds.of(collection);
     this.scope = scope;
     this.session = session;
     this.beforeQuery = beforeQuery;
@@ -79,6 +82,9 @@ class Reads {
    * filter} itself when the collection holds one tree.
    */
   final Bson scoped(Bson filter) {
+    if (!ids.isString()) {
+      return ids.filter(filter.toBsonDocument(BsonDocument.class, collection.getCodecRegistry()));
+    }
     return scope == null ? filter : scope.filter(filter, collection.getCodecRegistry());
   }
 
@@ -108,7 +114,16 @@ class Reads {
   /** An aggregation. */
   final AggregateIterable<Document> aggregate(List<? extends Bson> stages) {
     before();
-    List<Bson> pipeline = new ArrayList<>(stages);
+    List<Bson> pipeline = new ArrayList<>();
+    if (ids.isString()) {
+      pipeline.addAll(stages);
+    } else {
+      List<BsonDocument> bson = new ArrayList<>();
+      for (Bson s : stages) {
+        bson.add(s.toBsonDocument(BsonDocument.class, collection.getCodecRegistry()));
+      }
+      pipeline.addAll(ids.stages(bson));
+    }
     if (scope != null) {
       pipeline.add(0, new Document("$match", scope.equality()));
     }

@@ -4,7 +4,6 @@ import com.mongodb.client.MongoCollection;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.bson.Document;
 
 /**
@@ -13,9 +12,8 @@ import org.bson.Document;
  * level-by-level walk), and every such read is defined by two walks.
  */
 abstract class ReferenceTreeStore extends MongoTreeStore {
-  ReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
-      Set<String> structuralFields) {
-    super(collection, capabilities, structuralFields);
+  ReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
+    super(collection, capabilities);
   }
 
   /**

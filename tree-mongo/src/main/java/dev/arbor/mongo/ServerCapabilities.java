@@ -52,6 +52,8 @@ final class ServerCapabilities {
   private @Nullable Object scopeValue;
   private List<dev.arbor.core.TreeListener> listeners = List.of();
   private int maxChildren = TreeOptions.DEFAULT_MAX_CHILDREN;
+  private FieldNames names = FieldNames.DEFAULTS;
+  private NodeIdType idType = NodeIdType.STRING;
   private volatile @Nullable Boolean graphLookup;
   private volatile @Nullable Boolean pipelineUpdates;
 
@@ -178,6 +180,27 @@ final class ServerCapabilities {
 
   int maxChildren() {
     return maxChildren;
+  }
+
+  /** The type of node ids. */
+  ServerCapabilities idType(NodeIdType idType) {
+    this.idType = idType;
+    return this;
+  }
+
+  /** The type of node ids. */
+  NodeIdType idType() {
+    return idType;
+  }
+
+  /** The names of the structural fields. */
+  ServerCapabilities names(FieldNames names) {
+    this.names = names;
+    return this;
+  }
+
+  FieldNames names() {
+    return names;
   }
 
   /** The local clock of the lock protocol (tests inject their own). */

@@ -139,30 +139,30 @@ final class StreamLoad {
     if (parentDoc != null) {
       switch (pattern) {
         case ARRAY_OF_ANCESTORS -> {
-          for (Object a : parentDoc.getList(ArrayOfAncestorsTreeStore.ANCESTORS, Object.class,
+          for (Object a : parentDoc.getList(store.ancestorsField, Object.class,
               List.of())) {
             ancestors.add(String.valueOf(a));
           }
           ancestors.add(parent);
         }
         case MATERIALIZED_PATHS -> {
-          String p = parentDoc.getString(MaterializedPathTreeStore.PATH);
+          String p = parentDoc.getString(store.pathField);
           prefix.append(p == null ? "," : p).append(MaterializedPathTreeStore.escape(parent))
               .append(',');
         }
         case NESTED_SETS -> {
-          point = ((Number) parentDoc.get(NestedSetTreeStore.RIGHT)).longValue();
-          depth = (int) ((Number) parentDoc.get(NestedSetTreeStore.DEPTH)).longValue() + 1;
+          point = ((Number) parentDoc.get(store.rightField)).longValue();
+          depth = (int) ((Number) parentDoc.get(store.depthField)).longValue() + 1;
         }
-        case CHILD_REFERENCES -> existing = parentDoc.getList(ChildReferenceTreeStore.CHILDREN,
+        case CHILD_REFERENCES -> existing = parentDoc.getList(store.childrenField,
             Object.class, List.of()).size();
         default -> { }
       }
     } else if (pattern == TreePattern.NESTED_SETS && !load) {
       Document last = r.find(MongoTreeStore.NODES)
-          .projection(MongoTreeStore.fields(NestedSetTreeStore.RIGHT))
-          .sort(Sorts.descending(NestedSetTreeStore.RIGHT)).limit(1).first();
-      point = last == null ? 1 : ((Number) last.get(NestedSetTreeStore.RIGHT)).longValue() + 1;
+          .projection(MongoTreeStore.fields(store.rightField))
+          .sort(Sorts.descending(store.rightField)).limit(1).first();
+      point = last == null ? 1 : ((Number) last.get(store.rightField)).longValue() + 1;
     } else if (pattern == TreePattern.NESTED_SETS) {
       point = 1;
     }
@@ -178,15 +178,15 @@ final class StreamLoad {
   /** The rank after the last sibling the new top entries join, 0 in an empty group. */
   private long rankAfter(Reads r) {
     Bson group = switch (pattern) {
-      case MATERIALIZED_PATHS -> eq(MaterializedPathTreeStore.PATH,
+      case MATERIALIZED_PATHS -> eq(store.pathField,
           parent == null ? null : prefix.toString());
-      case CHILD_REFERENCES -> exists(Ranks.RANK); // the roots, and any stale rank: all before
-      default -> eq(ParentReferenceTreeStore.PARENT, parent);
+      case CHILD_REFERENCES -> exists(store.rankField); // the roots, and any stale rank: all before
+      default -> eq(store.parentField, parent);
     };
     Document last = r.find(and(MongoTreeStore.NODES, group))
-        .projection(MongoTreeStore.fields(Ranks.RANK)).sort(Sorts.descending(Ranks.RANK))
+        .projection(MongoTreeStore.fields(store.rankField)).sort(Sorts.descending(store.rankField))
         .limit(1).first();
-    return last != null && last.get(Ranks.RANK) instanceof Number n ? n.longValue() + Ranks.GAP
+    return last != null && last.get(store.rankField) instanceof Number n ? n.longValue() + Ranks.GAP
         : 0;
   }
 
@@ -203,6 +203,7 @@ final class StreamLoad {
    */
   void add(Tree.Entry e) {
     TreeStores.checkId(e.id());
+    store.ids.checkNew(e.id());
     store.checkAttributes(e.id(), e.attributes());
     while (!path.isEmpty() && !path.peek().id.equals(e.parentId())) {
       close(path.pop());
@@ -223,8 +224,8 @@ final class StreamLoad {
     String parentId = up == null ? parent : up.id;
     Document structure = new Document();
     switch (pattern) {
-      case PARENT_REFERENCES -> structure.append(ParentReferenceTreeStore.PARENT, parentId)
-          .append(Ranks.RANK, rank);
+      case PARENT_REFERENCES -> structure.append(store.parentField, parentId)
+          .append(store.rankField, rank);
       case ARRAY_OF_ANCESTORS -> {
         List<String> ancestors = new ArrayList<>(baseAncestors.size() + path.size());
         ancestors.addAll(baseAncestors);
@@ -232,27 +233,27 @@ final class StreamLoad {
         while (down.hasNext()) {
           ancestors.add(down.next().id);
         }
-        structure.append(ArrayOfAncestorsTreeStore.PARENT, parentId)
-            .append(ArrayOfAncestorsTreeStore.ANCESTORS, ancestors).append(Ranks.RANK, rank);
+        structure.append(store.parentField, parentId)
+            .append(store.ancestorsField, ancestors).append(store.rankField, rank);
       }
       case MATERIALIZED_PATHS -> {
         String p = parentId == null ? null : prefix.toString();
         f.prefixLength = prefix.length();
         prefix.append(prefix.length() == 0 ? "," : "")
             .append(MaterializedPathTreeStore.escape(e.id())).append(',');
-        structure.append(MaterializedPathTreeStore.PATH, p).append(Ranks.RANK, rank);
+        structure.append(store.pathField, p).append(store.rankField, rank);
       }
       case NESTED_SETS -> {
         f.left = ++counter;
-        structure.append(NestedSetTreeStore.PARENT, parentId)
-            .append(NestedSetTreeStore.LEFT, f.left).append(NestedSetTreeStore.RIGHT, 0L)
-            .append(NestedSetTreeStore.DEPTH, (long) f.depth);
+        structure.append(store.parentField, parentId)
+            .append(store.leftField, f.left).append(store.rightField, 0L)
+            .append(store.depthField, (long) f.depth);
       }
       case CHILD_REFERENCES -> {
         addChild(up, e.id());
-        structure.append(ChildReferenceTreeStore.CHILDREN, List.of());
+        structure.append(store.childrenField, List.of());
         if (parentId == null) {
-          structure.append(Ranks.RANK, rank);
+          structure.append(store.rankField, rank);
         }
       }
     }
@@ -332,7 +333,7 @@ final class StreamLoad {
     String field;
     Object value;
     if (pattern == TreePattern.NESTED_SETS) {
-      field = NestedSetTreeStore.RIGHT;
+      field = store.rightField;
       value = ++counter;
     } else {
       if (f.children == null) {
@@ -341,7 +342,7 @@ final class StreamLoad {
         }
         return;
       }
-      field = ChildReferenceTreeStore.CHILDREN;
+      field = store.childrenField;
       value = f.children;
     }
     if (f.slot != null && f.slot.doc != null) {
@@ -352,7 +353,8 @@ final class StreamLoad {
       // by _id and this load's mark: a stale holder's update never reaches a later node
       late.add(new UpdateOneModel<>(new BsonDocument(MongoTreeStore.ID, key(f.id))
           .append(Step.MARK + ".v", new BsonInt64(version)),
-          new BsonDocument("$set", new BsonDocument(field, v)), Step.simpleUpdate()));
+          store.ids.update(new BsonDocument("$set", new BsonDocument(field, v))),
+          Step.simpleUpdate()));
     }
     f.slot = null;
   }
@@ -367,7 +369,7 @@ final class StreamLoad {
 
   /** The stored {@code _id} of node {@code id}. */
   private BsonValue key(String id) {
-    return store.scope == null ? new BsonString(id) : store.scope.nodeKey(id);
+    return store.scope == null ? store.ids.key(id) : store.scope.nodeKey(id);
   }
 
   /** Encodes a slot's document once, checking its size. */
@@ -376,7 +378,9 @@ final class StreamLoad {
     if (d == null) {
       return;
     }
-    BsonDocument b = store.scope == null ? new RawBsonDocument(d, codec)
+    BsonDocument b = store.scope == null ? (store.ids.isString() ? new RawBsonDocument(d, codec)
+        : store.ids.document(d.toBsonDocument(BsonDocument.class,
+            store.collection.getCodecRegistry())))
         : store.scope.stored(d.toBsonDocument(BsonDocument.class,
             store.collection.getCodecRegistry()));
     int size = Encoded.size(b);
@@ -495,11 +499,11 @@ final class StreamLoad {
     Bson old = nor(and(eq(Step.MARK + ".v", version), eq(Step.MARK + ".s", 0)));
     if (pattern == TreePattern.CHILD_REFERENCES) {
       steps.add(new Step.Update(filter(and(eq(MongoTreeStore.ID, parent), old)),
-          bson(Updates.pushEach(ChildReferenceTreeStore.CHILDREN, baseChildren)), false,
+          store.ids.update(bson(Updates.pushEach(store.childrenField, baseChildren))), false,
           false));
     } else if (pattern == TreePattern.NESTED_SETS) {
       long shift = 2 * count;
-      for (String f : List.of(NestedSetTreeStore.LEFT, NestedSetTreeStore.RIGHT)) {
+      for (String f : List.of(store.leftField, store.rightField)) {
         steps.add(new Step.Update(filter(and(MongoTreeStore.NODES, gte(f, graftPoint), old)),
             bson(Updates.inc(f, shift)), true, false));
       }
@@ -508,7 +512,7 @@ final class StreamLoad {
   }
 
   private BsonDocument filter(Bson f) {
-    return store.scope == null ? bson(f)
+    return store.scope == null ? store.ids.filter(bson(f))
         : store.scope.filter(f, store.collection.getCodecRegistry());
   }
 

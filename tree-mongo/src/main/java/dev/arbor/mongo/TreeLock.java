@@ -132,7 +132,7 @@ final class TreeLock {
   private static final String WAITING = STATE + ".waiting";
   private static final String STUCK = STATE + ".stuck";
   private static final String DONE = STATE + ".done";
-  private static final String PROBE = "arborProbe";
+  static final String PROBE = "arborProbe";
 
   /** One statement of a batch: a protocol statement, or step {@code step} (1-based) of a plan. */
   record Statement(WriteModel<BsonDocument> model, int step) {

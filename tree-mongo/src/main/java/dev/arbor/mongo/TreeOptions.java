@@ -32,6 +32,10 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>{@link #withListener listeners}<td>none<td>told of each committed change
  * <tr><td>{@link #withScope scope}<td>none: one tree per collection<td>the store sees one of
  *     several trees kept in the collection, with a lock of its own
+ * <tr><td>{@link #withFieldName field names}<td>the manual's, and {@code arborRank}, {@code
+ *     arborDepth}<td>the names of the structural fields ({@link TreeField})
+ * <tr><td>{@link #withIdType id type}<td>{@link NodeIdType#STRING}<td>the BSON type of node
+ *     ids in {@code _id}, the parent, children and ancestors ({@code ObjectId}, UUID, long)
  * <tr><td>{@link #withMaxChildren max children}<td>{@value #DEFAULT_MAX_CHILDREN}<td>child
  *     references only: the most children a node's {@code children} array may hold
  * </table>
@@ -55,7 +59,7 @@ public final class TreeOptions {
   static final int MAX_MAX_CHILDREN = 1_000_000;
   private static final int UNSET = -1;
   private static final TreeOptions DEFAULTS = new TreeOptions(null, true, 30_000, 60_000,
-      List.of(), null, null, UNSET);
+      List.of(), null, null, UNSET, FieldNames.DEFAULTS, NodeIdType.STRING);
 
   private final @Nullable MongoClient client;
   private final boolean isolatedReads;
@@ -65,10 +69,14 @@ public final class TreeOptions {
   private final @Nullable String scopeField;
   private final @Nullable Object scopeValue;
   private final int maxChildren;
+  private final FieldNames names;
+  private final NodeIdType idType;
 
   private TreeOptions(@Nullable MongoClient client, boolean isolatedReads, long leaseMillis,
       long waitMillis, List<TreeListener> listeners, @Nullable String scopeField,
-      @Nullable Object scopeValue, int maxChildren) {
+      @Nullable Object scopeValue, int maxChildren, FieldNames names, NodeIdType idType) {
+    this.idType = idType;
+    this.names = names;
     this.scopeField = scopeField;
     this.scopeValue = scopeValue;
     this.client = client;
@@ -88,27 +96,27 @@ public final class TreeOptions {
   public TreeOptions withTransactions(MongoClient client) {
     return new TreeOptions(requireNonNull(client, "client"), isolatedReads, leaseMillis,
         waitMillis, listeners,
-        scopeField, scopeValue, maxChildren);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /** Whether reads are isolated from concurrent changes made with the lock and journal. */
   public TreeOptions withIsolatedReads(boolean isolatedReads) {
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
-        scopeField, scopeValue, maxChildren);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /** How long the lock is held at most by a holder that stopped answering. */
   public TreeOptions withLease(Duration lease) {
     return new TreeOptions(client, isolatedReads, positive(lease, "lease"), waitMillis,
         listeners,
-        scopeField, scopeValue, maxChildren);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /** How long a call waits for the lock. */
   public TreeOptions withLockWait(Duration wait) {
     return new TreeOptions(client, isolatedReads, leaseMillis, positive(wait, "lock wait"),
         listeners,
-        scopeField, scopeValue, maxChildren);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /**
@@ -120,7 +128,7 @@ public final class TreeOptions {
     List<TreeListener> more = new ArrayList<>(listeners);
     more.add(listener);
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, List.copyOf(more),
-        scopeField, scopeValue, maxChildren);
+        scopeField, scopeValue, maxChildren, names, idType);
   }
 
   /**
@@ -151,7 +159,7 @@ public final class TreeOptions {
           + " cannot be null");
     }
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners, field,
-        value, maxChildren);
+        value, maxChildren, names, idType);
   }
 
   /**
@@ -173,7 +181,86 @@ public final class TreeOptions {
           + ": " + maxChildren);
     }
     return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
-        scopeField, scopeValue, maxChildren);
+        scopeField, scopeValue, maxChildren, names, idType);
+  }
+
+  /**
+   * Names a structural field of the node documents: {@code withFieldName(TreeField.PARENT,
+   * "parentId")} opens a collection whose nodes keep their parent's id in {@code parentId}. The
+   * store reads, writes, indexes, checks and repairs that field under that name; the other
+   * fields keep their names (the defaults are in {@link TreeField}). Fields whose name is a
+   * default take no ordinary domain word, so most collections need none of this.
+   *
+   * <pre>{@code
+   * MongoTree tree = TreePattern.NESTED_SETS.open(collection, TreeOptions.defaults()
+   *     .withFieldName(TreeField.LEFT, "lft").withFieldName(TreeField.RIGHT, "rgt"));
+   * }</pre>
+   *
+   * <p>Checked when set: the name must be a plain MongoDB field name (not empty, no {@code $}
+   * first, no {@code .}: top-level fields only) and not one of Arbor's ({@code _id}, {@code
+   * arborOp}, {@code arborLock}, {@code arborJournal}, {@code arborProbe}). Checked when the
+   * store is opened: the pattern must keep the field ({@link TreeField#usedBy}), no two of its
+   * fields may share a name, and the scope field must differ from all of them.
+   *
+   * @throws IllegalArgumentException naming the option if the name is not usable
+   */
+  public TreeOptions withFieldName(TreeField field, String name) {
+    requireNonNull(field, "withFieldName: field");
+    requireNonNull(name, "withFieldName: name");
+    String problem = FieldNames.problem(name);
+    if (problem != null) {
+      throw new IllegalArgumentException("TreeOptions.withFieldName(" + field + ", \"" + name
+          + "\"): " + problem);
+    }
+    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
+        scopeField, scopeValue, maxChildren, names.with(field, name), idType);
+  }
+
+  /**
+   * Stores node ids as {@code type} (default {@link NodeIdType#STRING}): in {@code _id} and in
+   * the fields naming other nodes (parent, children, ancestors), so that a collection whose ids
+   * are {@code ObjectId}s, UUIDs or longs opens as it is. The contract keeps naming nodes by
+   * strings, the canonical form of each stored id ({@link NodeIdType} gives the mapping); an id
+   * not in that form is refused by {@code insert}, {@code load} and {@code graft}, naming it.
+   *
+   * <pre>{@code
+   * MongoTree tree = TreePattern.PARENT_REFERENCES.open(collection, TreeOptions.defaults()
+   *     .withIdType(NodeIdType.OBJECT_ID).withFieldName(TreeField.PARENT, "parentId"));
+   * tree.insert(new ObjectId().toHexString(), Position.lastRoot());
+   * }</pre>
+   *
+   * <p>Checked when the store is opened: a type other than {@code STRING} cannot be combined
+   * with {@link #withScope} yet.
+   *
+   * @throws IllegalArgumentException (at open) naming the option if combined with a scope
+   */
+  public TreeOptions withIdType(NodeIdType type) {
+    requireNonNull(type, "withIdType: type");
+    return new TreeOptions(client, isolatedReads, leaseMillis, waitMillis, listeners,
+        scopeField, scopeValue, maxChildren, names, type);
+  }
+
+  /** The id type of stores opened with these options. */
+  NodeIdType idType() {
+    return idType;
+  }
+
+  /**
+   * The name {@code field} has in stores opened with these options: the one given with {@link
+   * #withFieldName}, else its {@linkplain TreeField#defaultName() default}.
+   */
+  public String fieldName(TreeField field) {
+    return names.name(requireNonNull(field, "field"));
+  }
+
+  /** The structural field names of stores opened with these options. */
+  FieldNames names() {
+    return names;
+  }
+
+  /** The scope field, or null for one tree per collection. */
+  @Nullable String scopeField() {
+    return scopeField;
   }
 
   /**
@@ -185,6 +272,12 @@ public final class TreeOptions {
     if (maxChildren != UNSET && pattern != TreePattern.CHILD_REFERENCES) {
       throw new IllegalArgumentException("TreeOptions.withMaxChildren applies to "
           + TreePattern.CHILD_REFERENCES + " only: " + pattern + " keeps no children array");
+    }
+    names.checkFor(pattern);
+    if (idType != NodeIdType.STRING && scopeField != null) {
+      throw new IllegalArgumentException("TreeOptions.withIdType(" + idType + ") cannot be"
+          + " combined with withScope(\"" + scopeField + "\", ...) yet: a scoped tree stores"
+          + " string node ids");
     }
   }
 
@@ -199,7 +292,7 @@ public final class TreeOptions {
   ServerCapabilities capabilities(com.mongodb.client.MongoCollection<org.bson.Document> c) {
     return ServerCapabilities.probing(c).client(client).isolatedReads(isolatedReads)
         .lease(leaseMillis, waitMillis).listeners(listeners).scope(scopeField, scopeValue)
-        .maxChildren(maxChildren == UNSET ? DEFAULT_MAX_CHILDREN : maxChildren);
+        .maxChildren(maxChildren == UNSET ? DEFAULT_MAX_CHILDREN : maxChildren).names(names).idType(idType);
   }
 
   @Override
@@ -207,6 +300,8 @@ public final class TreeOptions {
     return "TreeOptions[transactions=" + (client != null) + ", isolatedReads=" + isolatedReads
         + ", lease=" + leaseMillis + "ms, lockWait=" + waitMillis + "ms"
         + (scopeField == null ? "" : ", scope=" + scopeField + ":" + scopeValue)
-        + (maxChildren == UNSET ? "" : ", maxChildren=" + maxChildren) + "]";
+        + (maxChildren == UNSET ? "" : ", maxChildren=" + maxChildren)
+        + (names.given().isEmpty() ? "" : ", fieldNames=" + names)
+        + (idType == NodeIdType.STRING ? "" : ", idType=" + idType) + "]";
   }
 }

@@ -97,10 +97,12 @@ public enum TreePattern {
    * A schema validator for a collection of this pattern, to install with {@code createCollection}
    * or {@code collMod} (MongoDB's schema validation): node documents must have a string {@code
    * _id} and this pattern's structural fields with their types (a {@code parent} that is a
-   * string or null, {@code ancestors} an array of strings, numeric {@code rank}, {@code left},
-   * {@code right} and {@code depth}, ...); Arbor's lock, journal and fence documents, whose
-   * {@code _id} is a document, pass. Every document Arbor writes satisfies it, at every step of
-   * every change. Attributes are not constrained. A fresh document each call.
+   * string or null, {@code ancestors} an array of strings, numeric {@code arborRank}, {@code
+   * left}, {@code right} and {@code arborDepth}, ...); Arbor's lock, journal and fence documents,
+   * whose {@code _id} is a document with an {@code arbor} key, pass. Every document Arbor writes
+   * satisfies it, at every step of every change. Attributes are not constrained. A fresh
+   * document each call. For stores opened with options that name the fields or keep several
+   * trees in the collection, use {@link #validator(TreeOptions)}.
    *
    * <pre>{@code
    * database.createCollection("categories", new CreateCollectionOptions().validationOptions(
@@ -108,7 +110,47 @@ public enum TreePattern {
    * }</pre>
    */
   public Document validator() {
-    return Validators.of(this);
+    return validator(TreeOptions.defaults());
+  }
+
+  /**
+   * The schema validator for a collection of this pattern whose stores are opened with {@code
+   * options}: as {@link #validator()}, with the structural fields under the names the options
+   * give them ({@link TreeOptions#withFieldName}), and, for a collection that holds several
+   * trees ({@link TreeOptions#withScope}), a node {@code _id} that is a document {@code {s, id}}
+   * with a string {@code id}, and the scope field required (of any type: the collection holds
+   * the trees of every scope value); node ids ({@code _id}, the parent, the items of {@code
+   * children} and ancestors) of the options' {@link TreeOptions#withIdType id type} ({@code
+   * objectId}, {@code binData} for UUIDs, {@code long} or {@code int} for longs).
+   *
+   * @throws IllegalArgumentException naming the option if the options do not fit this pattern
+   */
+  public Document validator(TreeOptions options) {
+    requireNonNull(options, "options");
+    options.checkFor(this);
+    return Validators.of(this, options.names(), options.scopeField(), options.idType());
+  }
+
+  /**
+   * Whether every node that {@code entries} give would fit in one document of this pattern,
+   * checked as a load checks it before writing anything, but over a stream: the entries are read
+   * once, in preorder (as {@link dev.arbor.core.Tree#entries()} and a {@link
+   * dev.arbor.core.json.TreeJsonReader} give them), holding only the path from the root, so a
+   * file too large for memory can be checked before it is loaded with {@link
+   * TreeStore#load(java.util.Iterator)}, which otherwise finds an oversized node only when it
+   * reaches it (and then undoes what it wrote). Sizes are computed without building documents,
+   * attributes encoded with the driver's default codecs; field names and ids count at their
+   * default sizes.
+   *
+   * @return the refusal a load would throw, naming the first node too large, its depth and size
+   *     and the patterns that would hold the tree; empty if every node fits
+   * @throws IllegalArgumentException naming the entry if the entries are not in preorder
+   */
+  public Optional<NodeTooLargeException> sizeRefusal(
+      java.util.Iterator<? extends dev.arbor.core.Tree.Entry> entries) {
+    requireNonNull(entries, "entries");
+    return Optional.ofNullable(Fits.check(this, entries,
+        com.mongodb.MongoClientSettings.getDefaultCodecRegistry()));
   }
 
   /**
@@ -147,8 +189,20 @@ public enum TreePattern {
    *     or two equally (attributes named like another pattern's fields can make them)
    */
   public static Optional<TreePattern> recognise(MongoCollection<Document> collection) {
+    return recognise(collection, TreeOptions.defaults());
+  }
+
+  /**
+   * As {@link #recognise(MongoCollection)}, reading the structural fields under the names
+   * {@code options} give them ({@link TreeOptions#withFieldName}; names a pattern does not keep
+   * are ignored here) and the node ids of the options' type ({@link TreeOptions#withIdType}).
+   */
+  public static Optional<TreePattern> recognise(MongoCollection<Document> collection,
+      TreeOptions options) {
     requireNonNull(collection, "collection");
-    Set<TreePattern> layout = Layouts.of(Layouts.sample(collection));
+    requireNonNull(options, "options");
+    Set<TreePattern> layout = Layouts.of(Layouts.sample(new NodeIds(options.idType(),
+        options.names()).collection(collection)), options.names());
     return layout.size() == 1 ? Optional.of(layout.iterator().next()) : Optional.empty();
   }
 
@@ -162,10 +216,19 @@ public enum TreePattern {
    * them first, where it can say where they are.
    */
   public Optional<String> nameRefusal(String name, boolean attribute) {
+    return nameRefusal(name, attribute, TreeOptions.defaults());
+  }
+
+  /**
+   * As {@link #nameRefusal(String, boolean)}, for stores opened with {@code options}: the
+   * structural fields under the names the options give them, and the scope field, are reserved.
+   */
+  public Optional<String> nameRefusal(String name, boolean attribute, TreeOptions options) {
     requireNonNull(name, "name");
-    if (attribute && reservedNames().contains(name)) {
+    Set<String> reserved = reservedNames(options);
+    if (attribute && reserved.contains(name)) {
       return Optional.of("reserved by this pattern for the tree structure (reserved: "
-          + String.join(", ", reservedNames()) + ")");
+          + String.join(", ", reserved) + ")");
     }
     return Optional.ofNullable(AttributeNames.fieldNameProblem(name));
   }
@@ -177,7 +240,19 @@ public enum TreePattern {
    * of the lock and journal documents.
    */
   public Set<String> reservedNames() {
-    return AttributeNames.reserved(this);
+    return reservedNames(TreeOptions.defaults());
+  }
+
+  /**
+   * As {@link #reservedNames()}, for stores opened with {@code options}: the structural fields
+   * under the names the options give them, and the scope field of a scoped tree.
+   *
+   * @throws IllegalArgumentException naming the option if the options do not fit this pattern
+   */
+  public Set<String> reservedNames(TreeOptions options) {
+    requireNonNull(options, "options");
+    options.checkFor(this);
+    return AttributeNames.reserved(this, options.names(), options.scopeField());
   }
 
   MongoTree open(MongoCollection<Document> collection, ServerCapabilities capabilities) {

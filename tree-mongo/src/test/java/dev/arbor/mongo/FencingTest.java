@@ -245,10 +245,27 @@ class FencingTest {
         }
         assertEquals(List.of(), b.check(), where);
         assertEquals(reference.snapshot(), b.snapshot(), where);
-        // the tree is usable again, by both
-        a.insert("z", Position.lastRoot());
+        // the tree is usable again, by both (A's lease is 100 ms: on a starved machine it may
+        // lose the lock again, which is reported as NOT_APPLIED and writes nothing; it retries)
+        insertRetryingLostLocks(a, "z");
         assertEquals(List.of(), b.check(), where);
         verifyOthers(c);
+      }
+    }
+  }
+
+  /** Inserts {@code id} as the last root, again after a lost lock, which wrote nothing. */
+  private static void insertRetryingLostLocks(MongoTreeStore store, String id) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        store.insert(id, Position.lastRoot());
+        return;
+      } catch (LockLostException e) {
+        assertEquals(dev.arbor.core.ChangeInterruptedException.Outcome.NOT_APPLIED, e.outcome(),
+            e.getMessage());
+        if (attempt == 5) {
+          throw e;
+        }
       }
     }
   }

@@ -157,7 +157,7 @@ class IntegrityTest {
     TreeStore ancestors = TreePattern.ARRAY_OF_ANCESTORS.open(c);
     ancestors.load(Fixtures.categories());
     c.updateOne(Filters.eq("_id", "MongoDB"), Updates.set("ancestors", List.of("wrong")));
-    c.updateOne(Filters.eq("_id", "dbm"), Updates.unset("rank"));
+    c.updateOne(Filters.eq("_id", "dbm"), Updates.unset("arborRank"));
     assertTrue(ancestors.check().stream().anyMatch(p -> p.nodeId().equals("MongoDB"))
         && ancestors.check().stream().anyMatch(p -> p.nodeId().equals("dbm")));
     assertEquals(List.of(), ancestors.repair());
@@ -168,7 +168,7 @@ class IntegrityTest {
     nested.load(Fixtures.categories());
     n.updateMany(Filters.gte("left", 5), Updates.inc("left", 100));
     n.updateMany(Filters.gte("right", 5), Updates.inc("right", 100));
-    n.updateOne(Filters.eq("_id", "dbm"), Updates.set("depth", 7));
+    n.updateOne(Filters.eq("_id", "dbm"), Updates.set("arborDepth", 7));
     assertFalse(nested.check().isEmpty());
     assertEquals(List.of(), nested.repair());
     assertEquals(Fixtures.categories(), nested.snapshot());

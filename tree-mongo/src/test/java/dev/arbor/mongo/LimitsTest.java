@@ -78,6 +78,40 @@ class LimitsTest {
   }
 
   @Test
+  void sizeRefusalChecksAStreamOfEntriesAsALoadWouldWithoutHoldingTheTree() {
+    Tree deep = chain(2_500, 8_000);
+    for (TreePattern pattern : TreePattern.values()) {
+      NodeTooLargeException whole = Fits.check(pattern, deep,
+          com.mongodb.MongoClientSettings.getDefaultCodecRegistry());
+      var streamed = pattern.sizeRefusal(deep.entries().iterator());
+      assertEquals(whole == null, streamed.isEmpty(), pattern.toString());
+      if (whole != null) {
+        assertEquals(whole.getMessage(), streamed.get().getMessage());
+        assertEquals(whole.nodeId(), streamed.get().nodeId());
+      }
+    }
+    // a parent of too many children for one document, found on the way
+    Tree.Builder wide = Tree.builder().add("p", null);
+    String suffix = "x".repeat(2_000);
+    for (int i = 0; i < 9_000; i++) {
+      wide.add(i + suffix, "p");
+    }
+    var refusal = TreePattern.CHILD_REFERENCES.sizeRefusal(wide.build().entries().iterator());
+    assertTrue(refusal.isPresent());
+    assertEquals("p", refusal.get().nodeId());
+    assertTrue(refusal.get().getMessage().contains("children array"), refusal.get().getMessage());
+    assertTrue(TreePattern.NESTED_SETS.sizeRefusal(wide.build().entries().iterator()).isEmpty());
+    // entries out of preorder are refused, naming the entry
+    List<Tree.Entry> outOfOrder = List.of(new Tree.Entry("a", null, 0, java.util.Map.of()),
+        new Tree.Entry("b", "a", 1, java.util.Map.of()),
+        new Tree.Entry("c", null, 0, java.util.Map.of()),
+        new Tree.Entry("d", "a", 1, java.util.Map.of()));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TreePattern.PARENT_REFERENCES.sizeRefusal(outOfOrder.iterator()));
+    assertTrue(e.getMessage().contains("'d'"), e.getMessage());
+  }
+
+  @Test
   void theEstimateMatchesTheDocumentsAStoreWrites() {
     // Just under and just over the limit, for the patterns whose documents grow with depth:
     // the first refused depth by the estimate is the first the insert itself refuses.

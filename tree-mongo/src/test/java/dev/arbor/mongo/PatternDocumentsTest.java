@@ -38,7 +38,7 @@ class PatternDocumentsTest {
   }
 
   /** Fields Arbor adds to the manual's shape. */
-  private static final Set<String> EXTRA = Set.of("rank", "depth", "arborOp");
+  private static final Set<String> EXTRA = Set.of("arborRank", "arborDepth", "arborOp");
 
   @ParameterizedTest
   @EnumSource(TreePattern.class)
@@ -103,8 +103,8 @@ class PatternDocumentsTest {
     assertReported(corruptible(p), "MongoDB", Updates.set("parent", "ghost"), "orphan");
     assertReported(corruptible(p), "Books", Updates.set("parent", "dbm"), "cycle");
     TreeStore store = corruptible(p);
-    long rank = collection.find(Filters.eq("_id", "Languages")).first().getLong("rank");
-    assertReported(store, "Databases", Updates.set("rank", rank), "duplicated sibling order");
+    long rank = collection.find(Filters.eq("_id", "Languages")).first().getLong("arborRank");
+    assertReported(store, "Databases", Updates.set("arborRank", rank), "duplicated sibling order");
     assertReported(corruptible(p), "dbm", Updates.set("parent", 7), "wrong type");
   }
 
@@ -131,7 +131,7 @@ class PatternDocumentsTest {
         Updates.set("ancestors", List.of("Books", "Databases")), "ancestors disagree");
     assertReported(corruptible(p), "dbm", Updates.set("parent", "Languages"),
         "parent disagrees with ancestors");
-    assertReported(corruptible(p), "Books", Updates.unset("rank"), "missing rank");
+    assertReported(corruptible(p), "Books", Updates.unset("arborRank"), "missing rank");
   }
 
   @Test
@@ -150,7 +150,7 @@ class PatternDocumentsTest {
     assertReported(corruptible(p), "MongoDB", Updates.set("right", 11), "overlap");
     assertReported(corruptible(p), "dbm", Updates.set("parent", "Programming"),
         "parent disagrees with the intervals");
-    assertReported(corruptible(p), "dbm", Updates.set("depth", 1), "depth disagrees");
+    assertReported(corruptible(p), "dbm", Updates.set("arborDepth", 1), "depth disagrees");
     assertReported(corruptible(p), "Books", Updates.set("right", 20), "gap");
   }
 

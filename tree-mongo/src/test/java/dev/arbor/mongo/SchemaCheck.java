@@ -88,6 +88,10 @@ final class SchemaCheck {
       case "null" -> t == BsonType.NULL;
       case "object" -> t == BsonType.DOCUMENT;
       case "array" -> t == BsonType.ARRAY;
+      case "objectId" -> t == BsonType.OBJECT_ID;
+      case "binData" -> t == BsonType.BINARY;
+      case "long" -> t == BsonType.INT64;
+      case "int" -> t == BsonType.INT32;
       default -> throw new AssertionError("a bsonType this check does not know: " + type);
     };
   }

@@ -9,18 +9,27 @@ import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.bson.Document;
 
 /**
  * The whole contract run on one tree of a collection that holds two ({@link
- * TreeOptions#withScope}): before each test a second tree, with ids that overlap the ones the
- * contract uses, is loaded into the same collection under another scope value (of another BSON
- * type); after each test its raw documents, lock included, must be exactly as loaded, and no
- * document of the collection may lack the scope field.
+ * TreeOptions#withScope}), with every structural field under a name of its own ({@link
+ * TreeOptions#withFieldName}, {@link #NAMES}): before each test a second tree, with ids that
+ * overlap the ones the contract uses, is loaded into the same collection under another scope
+ * value (of another BSON type); after each test its raw documents, lock included, must be exactly
+ * as loaded, no document of the collection may lack the scope field, and none may have a
+ * structural field under its default name.
  */
 abstract class ScopedStoreContract extends MongoStoreContract {
   static final String FIELD = "tenant";
   static final String OTHER_TREE = "a(b(c d) e) r(x first last) p(q) root n 1";
+
+  /** The names the structural fields take in this suite: none of them a default. */
+  static final Map<TreeField, String> NAMES = Map.of(TreeField.PARENT, "parentId",
+      TreeField.CHILDREN, "childIds", TreeField.ANCESTORS, "ancestorIds",
+      TreeField.PATH, "materializedPath", TreeField.LEFT, "lft", TreeField.RIGHT, "rgt",
+      TreeField.DEPTH, "treeDepth", TreeField.RANK, "siblingOrder");
 
   MongoTree other;
   List<Document> otherBefore;
@@ -34,15 +43,24 @@ abstract class ScopedStoreContract extends MongoStoreContract {
   @Override
   protected TreeStore newStore() {
     collection = MongoTestServer.get().freshCollection();
-    other = pattern().open(collection, TreeOptions.defaults().withScope(FIELD, 2)
-        .capabilities(collection));
+    other = pattern().open(collection, named(pattern()).withScope(FIELD, 2));
     other.ensureIndexes();
     other.load(Tree.parse(OTHER_TREE));
     otherBefore = otherRaw();
-    ServerCapabilities caps = capabilities(collection).scope(FIELD, value());
+    ServerCapabilities caps = capabilities(collection).scope(FIELD, value())
+        .names(named(pattern()).names());
     MongoTreeStore store = (MongoTreeStore) pattern().open(collection, caps);
     scope = store.scope;
     return store;
+  }
+
+  /** Options naming every structural field of {@code pattern} as {@link #NAMES} does. */
+  static TreeOptions named(TreePattern pattern) {
+    TreeOptions options = TreeOptions.defaults();
+    for (TreeField f : TreeField.of(pattern)) {
+      options = options.withFieldName(f, NAMES.get(f));
+    }
+    return options;
   }
 
   @Override
@@ -58,11 +76,16 @@ abstract class ScopedStoreContract extends MongoStoreContract {
   @Override
   protected void verifyStoredInvariants(TreeStore store) {
     StoredLayout.assertLayout(pattern(), store.snapshot(), scope.collection(collection)
-        .find(scope.filter(MongoTreeStore.NODES, collection.getCodecRegistry())));
+        .find(scope.filter(MongoTreeStore.NODES, collection.getCodecRegistry())),
+        named(pattern()).names());
     assertEquals(otherBefore, otherRaw(), "the other tree of the collection was touched");
     assertEquals(Tree.parse(OTHER_TREE).toString(), other.snapshot().toString());
     assertEquals(List.of(), other.check());
     assertEquals(0, collection.countDocuments(Filters.exists(FIELD, false)),
         "documents without the scope field");
+    for (TreeField f : TreeField.values()) {
+      assertEquals(0, collection.countDocuments(Filters.exists(f.defaultName())),
+          "documents with a structural field under its default name " + f.defaultName());
+    }
   }
 }

@@ -26,6 +26,15 @@ final class StoredLayout {
 
   /** Asserts that the node documents {@code nodes} (ids as node ids) hold {@code tree}. */
   static void assertLayout(TreePattern pattern, Tree tree, Iterable<Document> nodes) {
+    assertLayout(pattern, tree, nodes, FieldNames.DEFAULTS);
+  }
+
+  /**
+   * Asserts that the node documents {@code nodes} (ids as node ids) hold {@code tree}, with the
+   * structural fields named {@code names}.
+   */
+  static void assertLayout(TreePattern pattern, Tree tree, Iterable<Document> nodes,
+      FieldNames names) {
     Map<String, Document> docs = new HashMap<>();
     for (Document d : nodes) {
       docs.put(d.getString("_id"), d);
@@ -46,17 +55,17 @@ final class StoredLayout {
       String where = pattern + " document of '" + e.id() + "': " + d;
       assertTrue(d != null, where);
       switch (pattern) {
-        case PARENT_REFERENCES -> assertEquals(e.parentId(), d.get("parent"), where);
-        case CHILD_REFERENCES -> assertEquals(tree.children(e.id()), d.get("children"), where);
+        case PARENT_REFERENCES -> assertEquals(e.parentId(), d.get(names.parent), where);
+        case CHILD_REFERENCES -> assertEquals(tree.children(e.id()), d.get(names.children), where);
         case ARRAY_OF_ANCESTORS -> {
-          assertEquals(e.parentId(), d.get("parent"), where);
-          assertEquals(chain, d.get("ancestors"), where);
+          assertEquals(e.parentId(), d.get(names.parent), where);
+          assertEquals(chain, d.get(names.ancestors), where);
         }
-        case MATERIALIZED_PATHS -> assertEquals(path(chain), d.get("path"), where);
+        case MATERIALIZED_PATHS -> assertEquals(path(chain), d.get(names.path), where);
         case NESTED_SETS -> {
-          assertEquals(e.parentId(), d.get("parent"), where);
-          assertEquals(left.get(e.id()), ((Number) d.get("left")).intValue(), where);
-          assertEquals(right.get(e.id()), ((Number) d.get("right")).intValue(), where);
+          assertEquals(e.parentId(), d.get(names.parent), where);
+          assertEquals(left.get(e.id()), ((Number) d.get(names.left)).intValue(), where);
+          assertEquals(right.get(e.id()), ((Number) d.get(names.right)).intValue(), where);
         }
       }
     }
@@ -68,8 +77,8 @@ final class StoredLayout {
       }
       for (List<String> siblings : children.values()) {
         for (int i = 1; i < siblings.size(); i++) {
-          long before = ((Number) docs.get(siblings.get(i - 1)).get("rank")).longValue();
-          long after = ((Number) docs.get(siblings.get(i)).get("rank")).longValue();
+          long before = ((Number) docs.get(siblings.get(i - 1)).get(names.rank)).longValue();
+          long after = ((Number) docs.get(siblings.get(i)).get(names.rank)).longValue();
           assertTrue(before < after, "rank of " + siblings.get(i - 1) + " < rank of "
               + siblings.get(i));
         }

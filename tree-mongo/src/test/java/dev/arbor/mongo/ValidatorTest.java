@@ -37,7 +37,12 @@ class ValidatorTest {
 
   private static void assertAllValid(TreePattern pattern, MongoCollection<Document> c,
       String where) {
-    Document validator = pattern.validator();
+    assertAllValid(pattern, TreeOptions.defaults(), c, where);
+  }
+
+  private static void assertAllValid(TreePattern pattern, TreeOptions options,
+      MongoCollection<Document> c, String where) {
+    Document validator = pattern.validator(options);
     for (BsonDocument d : c.withDocumentClass(BsonDocument.class).find()
         .into(new ArrayList<>())) {
       assertNull(SchemaCheck.problem(validator, d), () -> where + ": " + d.toJson());
@@ -47,30 +52,56 @@ class ValidatorTest {
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void everyStepOfEveryChangeWritesDocumentsTheValidatorAccepts(TreePattern pattern) {
+    everyStepOfEveryChangeIsAccepted(pattern, TreeOptions.defaults());
+  }
+
+  /** The same for one of several trees in a collection, its fields under names of their own. */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void scopedTreesWithTheirOwnFieldNamesPassTheirValidator(TreePattern pattern) {
+    TreeOptions options = ScopedStoreContract.named(pattern).withScope("tenant", "t1");
+    everyStepOfEveryChangeIsAccepted(pattern, options);
+    Document validator = pattern.validator(options);
+    for (TreeField f : TreeField.of(pattern)) {
+      assertTrue(validator.toJson().contains("\"" + ScopedStoreContract.NAMES.get(f) + "\""),
+          f + " under its own name: " + validator.toJson());
+    }
+    // a node without the scope field, or with a string _id in a scoped collection, is refused
+    BsonDocument unscoped = BsonDocument.parse("{_id: {s: 't1', id: 'a'}}");
+    assertNotNull(SchemaCheck.problem(validator, unscoped));
+    assertNotNull(SchemaCheck.problem(validator, BsonDocument.parse("{_id: 'a', tenant: 't1'}")));
+    // default names are not what a named store reads: a document with them fails
+    BsonDocument defaults = BsonDocument.parse("{_id: {s: 't1', id: 'a'}, tenant: 't1', parent: null,"
+        + " children: [], ancestors: [], path: null, left: 1, right: 2, arborDepth: 0, arborRank: 0}");
+    assertNotNull(SchemaCheck.problem(validator, defaults));
+  }
+
+  private static void everyStepOfEveryChangeIsAccepted(TreePattern pattern, TreeOptions options) {
     for (int i = 0; i < CHANGES.size(); i++) {
       Consumer<MongoTreeStore> change = CHANGES.get(i);
       MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
-      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean);
+      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean, options);
       counting.load(Tree.parse(FIXTURE));
-      assertAllValid(pattern, clean, pattern + " after load");
+      assertAllValid(pattern, options, clean, pattern + " after load");
       StepwiseSender counter = StepwiseSender.crashingAfter(-1);
       counting.lock.sender = counter;
       change.accept(counting);
-      assertAllValid(pattern, clean, pattern + " change " + i);
+      assertAllValid(pattern, options, clean, pattern + " change " + i);
       for (int k = 0; k < counter.written; k++) {
         MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c);
+        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c, options);
         crashing.load(Tree.parse(FIXTURE));
         crashing.lock.sender = StepwiseSender.crashingAfter(k);
         assertThrows(StepwiseSender.Crash.class, () -> change.accept(crashing));
-        assertAllValid(pattern, c, pattern + " change " + i + ", crashed after " + k + " writes");
+        assertAllValid(pattern, options, c, pattern + " change " + i + ", crashed after " + k
+            + " writes");
       }
     }
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    MongoTreeStore store = (MongoTreeStore) pattern.open(c);
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, options);
     store.load(Tree.parse(FIXTURE));
     store.repair();
-    assertAllValid(pattern, c, pattern + " after repair");
+    assertAllValid(pattern, options, c, pattern + " after repair");
   }
 
   @ParameterizedTest
