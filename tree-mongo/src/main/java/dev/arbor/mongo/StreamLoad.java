@@ -401,10 +401,19 @@ final class StreamLoad {
   /**
    * Sends the batch in hand: the ids are first checked not to exist (one query), then the
    * documents go in insert commands of at most {@link Encoded#MAX_BATCH} bytes, then the late
-   * updates; the open nodes' documents are sent with placeholders, completed later.
+   * updates. The open nodes' documents still waiting for a late field stay in hand for a later
+   * batch while they are few (at most an eighth of a batch: a bushy tree's open path), so that
+   * they go in complete; beyond that they are sent with placeholders, completed later.
    */
   void flush() {
-    if (!batch.isEmpty()) {
+    List<Slot> carried = carried();
+    if (batch.size() > carried.size()) {
+      if (!carried.isEmpty()) {
+        java.util.Set<Slot> kept = java.util.Collections.newSetFromMap(
+            new java.util.IdentityHashMap<>());
+        kept.addAll(carried);
+        batch.removeIf(kept::contains);
+      }
       List<String> ids = new ArrayList<>(batch.size());
       for (Slot s : batch) {
         encode(s);
@@ -433,9 +442,12 @@ final class StreamLoad {
       }
       sink.insert(docs, names);
       for (Frame f : path) {
-        f.slot = null;
+        if (f.slot != null && f.slot.doc == null) {
+          f.slot = null; // sent
+        }
       }
       batch.clear();
+      batch.addAll(carried);
       batchBytes = 0;
     }
     int most = Math.max(1, Math.min(batchSize, Encoded.MAX_BATCH_COUNT - 1));
@@ -443,6 +455,26 @@ final class StreamLoad {
       sink.update(new ArrayList<>(late.subList(from, Math.min(late.size(), from + most))));
     }
     late.clear();
+  }
+
+  /**
+   * The documents of open nodes that wait for a late field, to keep in hand at a flush: none
+   * if they are more than an eighth of a batch (a deep path), or the pattern has no late field.
+   */
+  private List<Slot> carried() {
+    List<Slot> open = new ArrayList<>();
+    if (!lateFields()) {
+      return open;
+    }
+    for (Frame f : path) {
+      if (f.slot != null && f.slot.doc != null) {
+        if (open.size() >= batchSize / 8) {
+          return List.of();
+        }
+        open.add(f.slot);
+      }
+    }
+    return open;
   }
 
   /** The end of the stream: closes every open node and sends what is in hand. */
