@@ -10,15 +10,11 @@ import org.bson.BsonBinarySubType;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
 import org.bson.BsonObjectId;
-import org.bson.BsonReader;
 import org.bson.BsonString;
 import org.bson.BsonValue;
-import org.bson.BsonWriter;
 import org.bson.Document;
 import org.bson.UuidRepresentation;
 import org.bson.codecs.CollectibleCodec;
-import org.bson.codecs.DecoderContext;
-import org.bson.codecs.EncoderContext;
 import org.bson.codecs.configuration.CodecRegistries;
 import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.types.Binary;
@@ -40,7 +36,6 @@ final class NodeIds {
   /** String ids: nothing is converted. */
   static final NodeIds STRING = new NodeIds(NodeIdType.STRING, FieldNames.DEFAULTS);
 
-  private static final Set<String> LOGICAL = Set.of("$and", "$or", "$nor");
   private static final Set<String> LISTS = Set.of("$in", "$nin", "$eq", "$ne", "$all", "$each");
   private static final Set<String> UPDATES = Set.of("$set", "$setOnInsert", "$push",
       "$addToSet", "$pull", "$pullAll");
@@ -61,8 +56,8 @@ final class NodeIds {
 
   /** The id mapping of the collection a store reads through (see {@link #collection}). */
   static NodeIds of(MongoCollection<Document> collection) {
-    return collection.getCodecRegistry().get(Document.class) instanceof Decoding d ? d.ids()
-        : STRING;
+    return collection.getCodecRegistry().get(Document.class) instanceof DecodingCodec d
+        && d.source() instanceof NodeIds ids ? ids : STRING;
   }
 
   // ------------------------------------------------------------------ one id
@@ -190,23 +185,8 @@ final class NodeIds {
     if (isString()) {
       return f;
     }
-    BsonDocument out = new BsonDocument();
-    for (var e : f.entrySet()) {
-      String k = e.getKey();
-      BsonValue v = e.getValue();
-      if (LOGICAL.contains(k) && v.isArray()) {
-        BsonArray a = new BsonArray();
-        for (BsonValue each : v.asArray()) {
-          a.add(each.isDocument() ? filter(each.asDocument()) : each);
-        }
-        out.put(k, a);
-      } else if (fields.contains(k)) {
-        out.put(k, condition(v));
-      } else {
-        out.put(k, v);
-      }
-    }
-    return out;
+    return Rewrites.conditions(f,
+        (k, v, out) -> out.put(k, fields.contains(k) ? condition(v) : v));
   }
 
   private BsonValue condition(BsonValue v) {
@@ -216,7 +196,7 @@ final class NodeIds {
     if (v.isArray()) {
       return matches(v);
     }
-    if (isOperators(v)) {
+    if (Rewrites.isOperators(v)) {
       BsonDocument ops = new BsonDocument();
       for (var op : v.asDocument().entrySet()) {
         String k = op.getKey();
@@ -238,20 +218,9 @@ final class NodeIds {
   }
 
   private BsonValue matches(BsonValue v) {
-    if (!v.isArray()) {
-      return v;
-    }
-    BsonArray a = new BsonArray();
-    for (BsonValue each : v.asArray()) {
-      a.add(each.isString() ? match(each.asString().getValue()) : each);
-    }
-    return a;
+    return v.isArray() ? Rewrites.strings(v, this::match) : v;
   }
 
-  private static boolean isOperators(BsonValue v) {
-    return v.isDocument() && !v.asDocument().isEmpty()
-        && v.asDocument().getFirstKey().startsWith("$");
-  }
 
   /** An update document with the ids it writes converted. */
   BsonDocument update(BsonDocument u) {
@@ -286,7 +255,7 @@ final class NodeIds {
       }
       return a;
     }
-    if (isOperators(v)) {
+    if (Rewrites.isOperators(v)) {
       BsonDocument ops = new BsonDocument();
       for (var op : v.asDocument().entrySet()) {
         ops.put(op.getKey(), LISTS.contains(op.getKey()) ? written(op.getValue())
@@ -416,40 +385,7 @@ final class NodeIds {
     @SuppressWarnings("unchecked")
     CollectibleCodec<Document> codec = (CollectibleCodec<Document>) base.get(Document.class);
     return collection.withCodecRegistry(CodecRegistries.fromRegistries(
-        CodecRegistries.fromCodecs(new Decoding(codec, this)), base));
-  }
-
-  private record Decoding(CollectibleCodec<Document> codec, NodeIds ids)
-      implements CollectibleCodec<Document> {
-    @Override
-    public Document decode(BsonReader reader, DecoderContext context) {
-      return ids.decoded(codec.decode(reader, context));
-    }
-
-    @Override
-    public void encode(BsonWriter writer, Document document, EncoderContext context) {
-      codec.encode(writer, document, context);
-    }
-
-    @Override
-    public Class<Document> getEncoderClass() {
-      return Document.class;
-    }
-
-    @Override
-    public Document generateIdIfAbsentFromDocument(Document document) {
-      return codec.generateIdIfAbsentFromDocument(document);
-    }
-
-    @Override
-    public boolean documentHasId(Document document) {
-      return codec.documentHasId(document);
-    }
-
-    @Override
-    public BsonValue getDocumentId(Document document) {
-      return codec.getDocumentId(document);
-    }
+        CodecRegistries.fromCodecs(new DecodingCodec(codec, this::decoded, this)), base));
   }
 
   @Override

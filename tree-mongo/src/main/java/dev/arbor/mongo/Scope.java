@@ -6,13 +6,10 @@ import java.util.Set;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonDocumentWriter;
-import org.bson.BsonReader;
 import org.bson.BsonString;
 import org.bson.BsonValue;
-import org.bson.BsonWriter;
 import org.bson.Document;
 import org.bson.codecs.CollectibleCodec;
-import org.bson.codecs.DecoderContext;
 import org.bson.codecs.EncoderContext;
 import org.bson.codecs.configuration.CodecRegistries;
 import org.bson.codecs.configuration.CodecRegistry;
@@ -36,7 +33,6 @@ final class Scope {
   /** The key of the node id in a scoped node's {@code _id}. */
   static final String NODE = "id";
 
-  private static final Set<String> LOGICAL = Set.of("$and", "$or", "$nor");
   private static final Set<String> MAPPED = Set.of("$in", "$nin", "$eq", "$ne");
 
   private final String field;
@@ -87,54 +83,23 @@ final class Scope {
   }
 
   private BsonDocument rewrite(BsonDocument f) {
-    BsonDocument out = new BsonDocument();
-    for (var e : f.entrySet()) {
-      String k = e.getKey();
-      BsonValue v = e.getValue();
-      if (LOGICAL.contains(k) && v.isArray()) {
-        BsonArray a = new BsonArray();
-        for (BsonValue each : v.asArray()) {
-          a.add(each.isDocument() ? rewrite(each.asDocument()) : each);
-        }
-        out.put(k, a);
-      } else if (k.equals(MongoTreeStore.ID)) {
-        if (v.isString()) {
-          out.put(k, nodeKey(v.asString().getValue()));
-        } else if (isOperators(v) && MAPPED.containsAll(v.asDocument().keySet())) {
-          BsonDocument ops = new BsonDocument();
-          for (var op : v.asDocument().entrySet()) {
-            ops.put(op.getKey(), keys(op.getValue()));
-          }
-          out.put(k, ops);
-        } else if (isOperators(v)) {
-          out.put(MongoTreeStore.ID + "." + NODE, v);
-        } else {
-          out.put(k, v); // one of Arbor's own documents, or an id that is no node id
-        }
-      } else {
+    return Rewrites.conditions(f, (k, v, out) -> {
+      if (!k.equals(MongoTreeStore.ID)) {
         out.put(k, v);
+      } else if (v.isString()) {
+        out.put(k, nodeKey(v.asString().getValue()));
+      } else if (Rewrites.isOperators(v) && MAPPED.containsAll(v.asDocument().keySet())) {
+        BsonDocument ops = new BsonDocument();
+        for (var op : v.asDocument().entrySet()) {
+          ops.put(op.getKey(), Rewrites.strings(op.getValue(), this::nodeKey));
+        }
+        out.put(k, ops);
+      } else if (Rewrites.isOperators(v)) {
+        out.put(MongoTreeStore.ID + "." + NODE, v);
+      } else {
+        out.put(k, v); // one of Arbor's own documents, or an id that is no node id
       }
-    }
-    return out;
-  }
-
-  private BsonValue keys(BsonValue v) {
-    if (v.isString()) {
-      return nodeKey(v.asString().getValue());
-    }
-    if (v.isArray()) {
-      BsonArray a = new BsonArray();
-      for (BsonValue each : v.asArray()) {
-        a.add(each.isString() ? nodeKey(each.asString().getValue()) : each);
-      }
-      return a;
-    }
-    return v;
-  }
-
-  private static boolean isOperators(BsonValue v) {
-    return v.isDocument() && !v.asDocument().isEmpty()
-        && v.asDocument().getFirstKey().startsWith("$");
+    });
   }
 
   /** A node document as it is stored: the scoped {@code _id}, then the scope field. */
@@ -168,7 +133,7 @@ final class Scope {
     @SuppressWarnings("unchecked")
     CollectibleCodec<Document> codec = (CollectibleCodec<Document>) base.get(Document.class);
     return collection.withCodecRegistry(CodecRegistries.fromRegistries(
-        CodecRegistries.fromCodecs(new Decoding(codec)), base));
+        CodecRegistries.fromCodecs(new DecodingCodec(codec, this::decoded, this)), base));
   }
 
   /** A node document as the stores read it, or {@code d} itself if it is not a scoped node. */
@@ -184,44 +149,6 @@ final class Scope {
       return out;
     }
     return d;
-  }
-
-  private final class Decoding implements CollectibleCodec<Document> {
-    private final CollectibleCodec<Document> codec;
-
-    Decoding(CollectibleCodec<Document> codec) {
-      this.codec = codec;
-    }
-
-    @Override
-    public Document decode(BsonReader reader, DecoderContext context) {
-      return decoded(codec.decode(reader, context));
-    }
-
-    @Override
-    public void encode(BsonWriter writer, Document document, EncoderContext context) {
-      codec.encode(writer, document, context);
-    }
-
-    @Override
-    public Class<Document> getEncoderClass() {
-      return Document.class;
-    }
-
-    @Override
-    public Document generateIdIfAbsentFromDocument(Document document) {
-      return codec.generateIdIfAbsentFromDocument(document);
-    }
-
-    @Override
-    public boolean documentHasId(Document document) {
-      return codec.documentHasId(document);
-    }
-
-    @Override
-    public BsonValue getDocumentId(Document document) {
-      return codec.getDocumentId(document);
-    }
   }
 
   /**

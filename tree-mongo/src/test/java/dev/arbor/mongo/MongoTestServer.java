@@ -100,4 +100,16 @@ public final class MongoTestServer {
   public MongoCollection<Document> freshCollection() {
     return database.getCollection("tree_" + COLLECTIONS.incrementAndGet());
   }
+
+  /** A client of its own that tells {@code listener} of every command it sends; close it. */
+  public MongoClient recordingClient(com.mongodb.event.CommandListener listener) {
+    return com.mongodb.client.MongoClients.create(MongoClientSettings.builder()
+        .applyConnectionString(new ConnectionString(uri)).addCommandListener(listener).build());
+  }
+
+  /** A new, empty collection with a name no other test uses, reached through {@code client}. */
+  public MongoCollection<Document> freshCollection(MongoClient client) {
+    return client.getDatabase(database.getName()).getCollection(freshCollection().getNamespace()
+        .getCollectionName());
+  }
 }

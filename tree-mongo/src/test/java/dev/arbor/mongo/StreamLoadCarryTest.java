@@ -3,10 +3,7 @@ package dev.arbor.mongo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.Tree;
 import java.util.List;
@@ -40,12 +37,8 @@ class StreamLoadCarryTest {
   /** Loads {@code tree} in batches of 64; returns the number of update commands sent. */
   private static long load(TreePattern pattern, Tree tree) {
     NodeDataTest.Recorder recorder = new NodeDataTest.Recorder();
-    try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
-        .applyConnectionString(new ConnectionString(MongoTestServer.get().uri()))
-        .addCommandListener(recorder).build())) {
-      MongoCollection<Document> c = client.getDatabase(MongoTestServer.get().database()
-          .getName()).getCollection(MongoTestServer.get().freshCollection().getNamespace()
-          .getCollectionName());
+    try (MongoClient client = MongoTestServer.get().recordingClient(recorder)) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection(client);
       MongoTreeStore store = (MongoTreeStore) pattern.open(c);
       store.ensureIndexes();
       store.loadBatchSize = 64;

@@ -130,13 +130,9 @@ class StreamedEntriesTest {
     }
     Tree tree = b.build();
     NodeDataTest.Recorder recorder = new NodeDataTest.Recorder();
-    try (com.mongodb.client.MongoClient client = com.mongodb.client.MongoClients.create(
-        com.mongodb.MongoClientSettings.builder()
-            .applyConnectionString(new com.mongodb.ConnectionString(MongoTestServer.get().uri()))
-            .addCommandListener(recorder).build())) {
-      MongoTree store = pattern.open(client.getDatabase(MongoTestServer.get().database().getName())
-          .getCollection(MongoTestServer.get().freshCollection().getNamespace()
-              .getCollectionName()));
+    try (com.mongodb.client.MongoClient client =
+        MongoTestServer.get().recordingClient(recorder)) {
+      MongoTree store = pattern.open(MongoTestServer.get().freshCollection(client));
       store.load(tree);
       recorder.armed = true;
       try (Stream<Tree.Entry> entries = store.entries()) {

@@ -5,10 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.InMemoryTreeStore;
@@ -232,12 +229,8 @@ class StreamedLoadTest {
   @EnumSource(TreePattern.class)
   void fiveThousandGeneratedEntriesInORoundTripsPerBatch(TreePattern pattern) {
     NodeDataTest.Recorder recorder = new NodeDataTest.Recorder();
-    try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
-        .applyConnectionString(new ConnectionString(MongoTestServer.get().uri()))
-        .addCommandListener(recorder).build())) {
-      MongoCollection<Document> c = client.getDatabase(MongoTestServer.get().database()
-          .getName()).getCollection(MongoTestServer.get().freshCollection().getNamespace()
-          .getCollectionName());
+    try (MongoClient client = MongoTestServer.get().recordingClient(recorder)) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection(client);
       MongoTreeStore store = (MongoTreeStore) pattern.open(c);
       store.ensureIndexes();
       store.lock.assumeOrdered(true);
