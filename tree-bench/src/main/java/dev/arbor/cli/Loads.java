@@ -96,15 +96,24 @@ final class Loads {
     }
   }
 
+  /**
+   * Shows {@code "<doing> N nodes into <where>"} with the documents inserted so far, when the
+   * number of nodes {@code size} is known (not -1).
+   */
+  private static void insertsPhase(String doing, long size, String where, Connection connection,
+      Progress progress) {
+    if (size >= 0) {
+      long before = connection.documentsInserted();
+      progress.phase(String.format(Locale.ROOT, "%s %,d nodes into %s", doing, size, where),
+          () -> Math.min(size, connection.documentsInserted() - before), size);
+    }
+  }
+
   private static long load(java.util.function.ToLongFunction<TreeStore> loading, long size,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
       TreeOptions options, Progress progress) {
     String where = where(db, collection, pattern);
-    if (size >= 0) {
-      long before = connection.documentsInserted();
-      progress.phase(String.format(Locale.ROOT, "loading %,d nodes into %s", size, where),
-          () -> Math.min(size, connection.documentsInserted() - before), size);
-    }
+    insertsPhase("loading", size, where, connection, progress);
     MongoCollection<Document> target = db.getCollection(collection);
     boolean existed = db.listCollectionNames().into(new java.util.ArrayList<>())
         .contains(collection);
@@ -136,12 +145,7 @@ final class Loads {
   static long graft(Iterator<? extends Tree.Entry> entries, long size, String under,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
       TreeOptions options, Progress progress) {
-    String where = where(db, collection, pattern);
-    if (size >= 0) {
-      long before = connection.documentsInserted();
-      progress.phase(String.format(Locale.ROOT, "grafting %,d nodes into %s", size, where),
-          () -> Math.min(size, connection.documentsInserted() - before), size);
-    }
+    insertsPhase("grafting", size, where(db, collection, pattern), connection, progress);
     TreeStore store = connection.open(pattern, db.getCollection(collection), options);
     return store.graft(under, entries);
   }

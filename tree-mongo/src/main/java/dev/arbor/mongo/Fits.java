@@ -62,7 +62,7 @@ final class Fits {
       Iterator<? extends Tree.Entry> entries, CodecRegistry registry) {
     Map<TreePattern, Walk> walks = new EnumMap<>(TreePattern.class);
     for (TreePattern p : TreePattern.values()) {
-      walks.put(p, new Walk(p, registry));
+      walks.put(p, new Walk(p));
     }
     Map<TreePattern, Failure> failed = new EnumMap<>(TreePattern.class);
     long count = 0;
@@ -124,7 +124,7 @@ final class Fits {
     private final TreePattern pattern;
     private final Deque<Frame> path = new ArrayDeque<>();
 
-    Walk(TreePattern pattern, CodecRegistry registry) {
+    Walk(TreePattern pattern) {
       this.pattern = pattern;
     }
 

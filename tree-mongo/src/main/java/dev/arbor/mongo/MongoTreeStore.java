@@ -1068,15 +1068,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   @Override
   public void load(Tree tree) {
     requireNonNull(tree, "tree");
-    for (Tree.Entry e : tree.entries()) {
-      ids.checkNew(e.id());
-      checkAttributes(e.id(), e.attributes());
-    }
-    checkLoad(tree);
-    NodeTooLargeException tooLarge = Fits.check(pattern(), tree, collection.getCodecRegistry());
-    if (tooLarge != null) {
-      throw tooLarge; // before a document is built: their total grows with depth squared
-    }
+    checkWhole(tree);
     requireLayout();
     if (inCallersTransaction()) {
       // In the caller's transaction: one change of inserts, committed or aborted by the caller.
@@ -1143,6 +1135,23 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     }
   }
 
+  /**
+   * Checks a whole tree before a load or graft writes any of it: its ids in the tree's id type,
+   * its attributes, the pattern's own bounds ({@link #checkLoad}) and every document's size
+   * (before a document is built: their total grows with depth squared).
+   */
+  private void checkWhole(Tree tree) {
+    for (Tree.Entry e : tree.entries()) {
+      ids.checkNew(e.id());
+      checkAttributes(e.id(), e.attributes());
+    }
+    checkLoad(tree);
+    NodeTooLargeException tooLarge = Fits.check(pattern(), tree, collection.getCodecRegistry());
+    if (tooLarge != null) {
+      throw tooLarge;
+    }
+  }
+
   /** Undoes a load that failed before its commit (or frees the lock it took), for rethrowing. */
   private RuntimeException abandonLoad(TreeLock.Hold h, boolean journaled, RuntimeException e) {
     if (journaled) {
@@ -1188,15 +1197,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     if (parentId != null) {
       TreeStores.checkId(parentId);
     }
-    for (Tree.Entry e : tree.entries()) {
-      ids.checkNew(e.id());
-      checkAttributes(e.id(), e.attributes());
-    }
-    checkLoad(tree);
-    NodeTooLargeException tooLarge = Fits.check(pattern(), tree, collection.getCodecRegistry());
-    if (tooLarge != null) {
-      throw tooLarge;
-    }
+    checkWhole(tree);
     if (inCallersTransaction()) {
       return MongoTree.super.graft(parentId, tree);
     }
