@@ -1167,7 +1167,8 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * documents of one batch of {@code loadBatchSize} and the path from a root to the current entry
    * (with, for child references, the children of the open nodes), never the whole tree. Under the
    * lock with the undo journal of {@link #load(Tree)}: each batch is one fenced insert command
-   * (led by one query that its ids are new), and the fields known only when a subtree is complete
+   * (an id that exists is refused by the server's unique {@code _id} index), sent while the next
+   * batch is built (see {@link SendAhead}), and the fields known only when a subtree is complete
    * (a nested set's {@code right}, a {@code children} array) go into documents still in hand or,
    * for those already sent, into idempotent updates sent with a later batch. A refusal met
    * midway (an entry out of preorder, a repeated id, a document too large) undoes what was
@@ -1266,32 +1267,28 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       }
       lock.beginLoad(h);
       journaled = true;
-      StreamLoad load = new StreamLoad(this, r, parent, empty, h.version, loadBatchSize,
-          new StreamLoad.Sink() {
-            @Override
-            public void insert(List<BsonDocument> documents, List<String> ids) {
-              try {
-                lock.loadBatch(h, documents);
-              } catch (MongoBulkWriteException e) {
-                com.mongodb.bulk.BulkWriteError error = e.getWriteErrors().get(0);
-                int at = error.getIndex() - 1; // led by its insert fence
-                if (ErrorCategory.fromErrorCode(error.getCode()) == ErrorCategory.DUPLICATE_KEY
-                    && at >= 0 && at < ids.size()) {
-                  throw new DuplicateNodeException(ids.get(at));
-                }
-                throw e;
+      StreamLoad load;
+      try (SendAhead ahead = new SendAhead("arbor-load-" + collectionName)) {
+        load = new StreamLoad(this, r, parent, empty, h.version, loadBatchSize,
+            new StreamLoad.Sink() {
+              @Override
+              public void insert(List<BsonDocument> documents, List<String> ids) {
+                ahead.send(() -> insertBatch(h, documents, ids));
               }
-            }
 
-            @Override
-            public void update(List<com.mongodb.client.model.WriteModel<BsonDocument>> updates) {
-              lock.loadUpdates(h, updates);
-            }
-          });
-      while (entries.hasNext()) {
-        load.add(requireNonNull(entries.next(), "entry"));
+              @Override
+              public void update(
+                  List<com.mongodb.client.model.WriteModel<BsonDocument>> updates) {
+                ahead.send(() -> lock.loadUpdates(h, updates));
+              }
+            });
+        while (entries.hasNext()) {
+          load.add(requireNonNull(entries.next(), "entry"));
+        }
+        ahead.inline();
+        load.finish();
+        ahead.await();
       }
-      load.finish();
       List<Step> fixes = load.fixes();
       committing = true;
       long version;
@@ -1316,6 +1313,23 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       throw abandonLoad(h, journaled, e);
     } finally {
       h.close();
+    }
+  }
+
+  /**
+   * Inserts one batch of a streamed load or graft, fenced; a node whose id exists already (the
+   * server's unique {@code _id} index refuses it) is a {@link DuplicateNodeException} naming it.
+   */
+  private void insertBatch(TreeLock.Hold h, List<BsonDocument> documents, List<String> ids) {
+    try {
+      lock.loadBatch(h, documents);
+    } catch (MongoBulkWriteException e) {
+      com.mongodb.bulk.BulkWriteError error = e.getWriteErrors().get(0);
+      int at = error.getIndex() - 1; // led by its insert fence
+      if (TreeLock.duplicateId(error) && at >= 0 && at < ids.size()) {
+        throw new DuplicateNodeException(ids.get(at));
+      }
+      throw e;
     }
   }
 

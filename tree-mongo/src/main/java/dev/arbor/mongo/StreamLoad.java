@@ -4,14 +4,12 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.gte;
-import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.nor;
 
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
-import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import dev.arbor.core.TreeStores;
@@ -47,10 +45,14 @@ import org.jspecify.annotations.Nullable;
 final class StreamLoad {
   /** Where documents go: inserted in one command per batch, and late updates of sent ones. */
   interface Sink {
-    /** Inserts {@code documents} (whose ids are {@code ids}) in one fenced command. */
+    /**
+     * Inserts {@code documents} (whose ids are {@code ids}) in one fenced command, refusing an
+     * id that exists with a {@code DuplicateNodeException} naming it. It may return before the
+     * command is done; a failure is then thrown by a later call.
+     */
     void insert(List<BsonDocument> documents, List<String> ids);
 
-    /** Sends updates of documents inserted earlier, in one fenced command. */
+    /** Sends updates of documents inserted earlier, in one fenced command, as {@link #insert}. */
     void update(List<WriteModel<BsonDocument>> updates);
   }
 
@@ -89,7 +91,6 @@ final class StreamLoad {
 
   private final MongoTreeStore store;
   private final TreePattern pattern;
-  private final Reads reads;
   private final Sink sink;
   private final BsonDocument mark;
   private final long version;
@@ -125,7 +126,6 @@ final class StreamLoad {
       long version, int batchSize, Sink sink) {
     this.store = store;
     this.pattern = store.pattern();
-    this.reads = r;
     this.sink = sink;
     this.version = version;
     this.mark = Step.mark(version, 0);
@@ -399,9 +399,9 @@ final class StreamLoad {
   }
 
   /**
-   * Sends the batch in hand: the ids are first checked not to exist (one query), then the
-   * documents go in insert commands of at most {@link Encoded#MAX_BATCH} bytes, then the late
-   * updates. The open nodes' documents still waiting for a late field stay in hand for a later
+   * Sends the batch in hand: the documents go in insert commands of at most {@link
+   * Encoded#MAX_BATCH} bytes (an id that exists already is refused by the server's unique {@code
+   * _id} index, and the sink names it), then the late updates. The open nodes' documents still waiting for a late field stay in hand for a later
    * batch while they are few (at most an eighth of a batch: a bushy tree's open path), so that
    * they go in complete; beyond that they are sent with placeholders, completed later.
    */
@@ -414,16 +414,8 @@ final class StreamLoad {
         kept.addAll(carried);
         batch.removeIf(kept::contains);
       }
-      List<String> ids = new ArrayList<>(batch.size());
       for (Slot s : batch) {
         encode(s);
-        ids.add(s.id);
-      }
-      // _id alone (a list of strings selects nodes only), so that the _id index serves it
-      Document clash = reads.find(in(MongoTreeStore.ID, ids))
-          .projection(MongoTreeStore.fields(MongoTreeStore.ID)).limit(1).first();
-      if (clash != null) {
-        throw new DuplicateNodeException(clash.getString(MongoTreeStore.ID));
       }
       List<BsonDocument> docs = new ArrayList<>();
       List<String> names = new ArrayList<>();

@@ -1496,6 +1496,19 @@ final class TreeLock {
   }
 
   /**
+   * The ids of the insert fences of {@code h}'s load: those it used, and the next, which a caller
+   * who took the lock over may have taken ({@link #revokeInserts}). By id, so that the {@code
+   * _id} index finds them on any server.
+   */
+  private List<BsonDocument> insertFences(Hold h) {
+    List<BsonDocument> out = new ArrayList<>(h.insertFences + 1);
+    for (int b = 0; b <= h.insertFences; b++) {
+      out.add(insertFence(h.version, b));
+    }
+    return out;
+  }
+
+  /**
    * Inserts one batch of a load, marked by the caller, in one insert command led by the next insert fence of
    * this load; the lease is renewed first when a third of it has passed.
    */
@@ -1530,8 +1543,7 @@ final class TreeLock {
    * commit point an interrupted graft is undone by the next access; after it, completed.
    */
   Result commitLoad(Hold h, List<Step> steps) {
-    raw.deleteMany(scoped(and(Filters.gte("_id", insertFence(h.version, Integer.MIN_VALUE)),
-        Filters.lte("_id", insertFence(h.version, Integer.MAX_VALUE)))));
+    raw.deleteMany(scoped(in("_id", insertFences(h))));
     try {
       Result r = run(h.token, null, h.version, h.what, steps, true, true, h, true);
       onCommitted.accept(r.version());
@@ -1545,8 +1557,7 @@ final class TreeLock {
   void endLoad(Hold h) {
     try {
       sendFenced(h, List.of(fence(h.token, null)));
-      raw.deleteMany(scoped(and(Filters.gte("_id", insertFence(h.version, Integer.MIN_VALUE)),
-          Filters.lte("_id", insertFence(h.version, Integer.MAX_VALUE)))));
+      raw.deleteMany(scoped(in("_id", insertFences(h))));
       sendFenced(h, List.of(fence(h.token, releaseUpdate())));
     } finally {
       h.close();
@@ -1603,7 +1614,7 @@ final class TreeLock {
         return;
       } catch (MongoBulkWriteException e) {
         BulkWriteError error = e.getWriteErrors().get(0);
-        if (error.getIndex() == 0 && duplicateKey(error.getCode())) {
+        if (error.getIndex() == 0 && duplicateId(error)) {
           throw lost(h.what);
         }
         throw e;
@@ -1666,6 +1677,15 @@ final class TreeLock {
 
   static boolean duplicateKey(int code) {
     return ErrorCategory.fromErrorCode(code) == ErrorCategory.DUPLICATE_KEY;
+  }
+
+  /**
+   * Whether {@code error} is a duplicate key of the {@code _id} index, not of an index of the
+   * caller's (which MongoDB and the embedded server name in the message as {@code index: _id_}).
+   */
+  static boolean duplicateId(BulkWriteError error) {
+    return duplicateKey(error.getCode())
+        && String.valueOf(error.getMessage()).contains(" index: _id_ ");
   }
 
   static boolean duplicateKey(MongoException e) {
