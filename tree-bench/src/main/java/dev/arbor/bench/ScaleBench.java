@@ -215,12 +215,40 @@ final class ScaleBench {
 
   // ------------------------------------------------------------------ the orchestrator
 
+  /** What {@code --help} prints. */
+  static final String USAGE = """
+      usage: java -Xmx10g -cp arbor.jar dev.arbor.bench.ScaleBench [options]
+        --patterns LIST       patterns to run (default: all five)
+        --sizes LIST          tree sizes, e.g. 1k,10k,100k,1M (the default)
+        --ops LIST            operations besides the load: insertMany, entries, children,
+                              ancestors, descendants, insert, move, delete (default: all)
+        --repeat N            runs of each read and write, and pairs of raw insertMany and
+                              load, alternating (median; default 3)
+        --client-heap SIZE    -Xmx of the client JVM (default 256m)
+        --limit-seconds S     skip an operation whose time, extrapolated from the smaller
+                              sizes, passes S (default 300)
+        --uri mongodb://...   a server of yours (default: an embedded one in this JVM)
+        --markdown FILE       also write the tables to FILE
+      """;
+
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("--client")) {
       client(args);
       return;
     }
-    Settings s = parse(args);
+    if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
+      System.out.print(USAGE);
+      return;
+    }
+    Settings s;
+    try {
+      s = parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("ScaleBench: " + e.getMessage());
+      System.err.print(USAGE);
+      System.exit(2);
+      return;
+    }
     Results r = run(s, System.out);
     String md = markdown(s, r);
     System.out.println();
@@ -524,6 +552,9 @@ final class ScaleBench {
     }
   }
 
+  /** One run of an operation: its time, round trips, count, and where its time went. */
+  record Sample(double millis, long trips, long count, String breakdown) {}
+
   /** One pattern at one size, in the client JVM. */
   private static final class Client {
     final MongoDatabase db;
@@ -560,20 +591,49 @@ final class ScaleBench {
       c.drop();
       try {
         // The load and its raw baseline, each while the server holds the other n documents:
-        // a first load (into an empty server), its documents copied raw (timed), then the load
-        // measured, into a fresh collection, while the server holds the copy.
+        // a first load (into an empty server) whose documents are spooled raw to a file, then
+        // --repeat pairs, alternating: the spool inserted raw into a fresh collection (timed),
+        // the load into a fresh collection (timed), so that both see the same server state.
         TreeStore firstStore = pattern.open(first);
         firstStore.ensureIndexes();
         measure("firstLoad", 1, () -> firstStore.load(generate(n)));
-        copyIndexes(first.getNamespace().getCollectionName(),
-            copy.getNamespace().getCollectionName());
-        measure("insertMany", 1, () -> rawCopy(db.getCollection(
-            first.getNamespace().getCollectionName(), RawBsonDocument.class), copy));
-        first.drop();
-        TreeStore store = pattern.open(c);
-        store.ensureIndexes();
-        measure("load", 1, () -> store.load(generate(n)));
+        TreeStore[] last = new TreeStore[1];
+        Path spool = spool(db.getCollection(first.getNamespace().getCollectionName(),
+            RawBsonDocument.class));
+        try {
+          List<Sample> raws = new ArrayList<>();
+          List<Sample> loads = new ArrayList<>();
+          for (int i = 0; i < repeat; i++) {
+            copy.drop();
+            copyIndexes(first.getNamespace().getCollectionName(),
+                copy.getNamespace().getCollectionName());
+            long docs = insertFrom(spool, copy);
+            raws.add(new Sample(copyMillis, copyTrips, docs, trips.times(copyMillis)));
+            if (i == 0) {
+              first.drop();
+            }
+            c.drop();
+            TreeStore loaded = pattern.open(c); // a fresh store: nothing remembered of the last
+            loaded.ensureIndexes();
+            last[0] = loaded;
+            long r0 = trips.getAsLong();
+            trips.resetTimes();
+            long t0 = System.nanoTime();
+            long count = loaded.load(generate(n));
+            double ms = (System.nanoTime() - t0) / 1e6;
+            loads.add(new Sample(ms, trips.getAsLong() - r0, count, trips.times(ms)));
+          }
+          report("insertMany", raws);
+          report("load", loads);
+        } finally {
+          try {
+            Files.deleteIfExists(spool);
+          } catch (IOException e) {
+            // a temporary file
+          }
+        }
         copy.drop();
+        TreeStore store = last[0];
         measure("entries", 1, () -> {
           try (Stream<Tree.Entry> entries = store.entries()) {
             return entries.count();
@@ -633,40 +693,48 @@ final class ScaleBench {
           return false;
         }
       }
-      double[] millis = new double[times];
-      long rt = 0;
-      long count = 0;
+      List<Sample> samples = new ArrayList<>();
       for (int i = 0; i < times; i++) {
         long r0 = trips.getAsLong();
         trips.resetTimes();
         long t0 = System.nanoTime();
-        count = body.getAsLong();
-        millis[i] = (System.nanoTime() - t0) / 1e6;
-        rt = trips.getAsLong() - r0;
-        if (op.equals("insertMany")) {
-          millis[i] = copyMillis;
-          rt = copyTrips;
-        }
+        long count = body.getAsLong();
+        double ms = (System.nanoTime() - t0) / 1e6;
+        samples.add(new Sample(ms, trips.getAsLong() - r0, count, trips.times(ms)));
       }
+      report(op, samples);
+      return true;
+    }
+
+    /**
+     * Prints and records the median of {@code samples} of {@code op} (for the loads and
+     * streams, with where the time of the median run went).
+     */
+    void report(String op, List<Sample> samples) {
       live.sample();
-      Arrays.sort(millis);
-      double median = millis[times / 2];
-      before.add(new double[] {n, Math.max(median, 0.001)});
+      List<Sample> sorted = new ArrayList<>(samples);
+      sorted.sort(java.util.Comparator.comparingDouble(Sample::millis));
+      Sample m = sorted.get(sorted.size() / 2);
+      double median = m.millis();
+      seen.computeIfAbsent(op, k -> new ArrayList<>())
+          .add(new double[] {n, Math.max(median, 0.001)});
       String rate = op.endsWith("oad") || op.equals("insertMany") || op.equals("entries")
-          ? String.format(Locale.ROOT, " (%,.0f nodes/s)", count / (median / 1000)) : "";
-      System.out.printf(Locale.ROOT, "  %s %,d: %-11s %10.1f ms%s, %d round trips, %d%s%n",
-          Names.of(pattern), n, op, median, rate, rt, count,
+          ? String.format(Locale.ROOT, " (%,.0f nodes/s)", m.count() / (median / 1000)) : "";
+      String all = samples.size() < 2 ? "" : samples.stream()
+          .map(x -> String.format(Locale.ROOT, "%.0f", x.millis()))
+          .collect(java.util.stream.Collectors.joining(", ", " (median of ", " ms)"));
+      System.out.printf(Locale.ROOT, "  %s %,d: %-11s %10.1f ms%s%s, %d round trips, %d%s%n",
+          Names.of(pattern), n, op, median, all, rate, m.trips(), m.count(),
           op.equals("insertMany") ? " documents" : op.equals("load") ? " entries"
               : op.equals("firstLoad") ? " entries (into an empty server)"
               : op.equals("entries") ? " entries streamed" : "");
       if (op.endsWith("oad") || op.equals("entries") || op.equals("insertMany")) {
-        // where the time went: waiting for each kind of command, and the rest (for the raw
-        // copy, the rest includes reading the documents, which is not timed)
-        System.out.printf(Locale.ROOT, "      %s time: %s%n", op, trips.times(median));
+        // where the time went: waiting for each kind of command, and the rest
+        System.out.printf(Locale.ROOT, "      %s time: %s%n", op, m.breakdown());
       }
-      System.out.printf(Locale.ROOT, "@op %d %s %.3f %d %d%n", n, op, median, rt, count);
+      System.out.printf(Locale.ROOT, "@op %d %s %.3f %d %d%n", n, op, median, m.trips(),
+          m.count());
       System.out.flush();
-      return true;
     }
 
     double copyMillis;
@@ -692,19 +760,13 @@ final class ScaleBench {
     }
 
     /**
-     * Copies every document of {@code from} into {@code to}: first read by cursor, as raw BSON,
-     * into a temporary file (so that no cursor is open on the server while the inserts are
-     * timed, and the client holds one batch), then inserted from the file with ordered {@code
-     * insertMany} in batches of {@value #COPY_BATCH}; times the inserts only.
+     * Reads every document of {@code from} by cursor, as raw BSON, into a temporary file (so
+     * that no cursor is open on the server while the inserts are timed, and the client holds
+     * one batch).
      */
-    long rawCopy(MongoCollection<RawBsonDocument> from, MongoCollection<RawBsonDocument> to) {
-      Path spool;
+    Path spool(MongoCollection<RawBsonDocument> from) {
       try {
-        spool = Files.createTempFile("arbor-scale-", ".bson");
-      } catch (IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
-      try {
+        Path spool = Files.createTempFile("arbor-scale-", ".bson");
         try (java.io.OutputStream out = new java.io.BufferedOutputStream(
                 Files.newOutputStream(spool), 1 << 16);
             MongoCursor<RawBsonDocument> cursor = from.find().batchSize(COPY_BATCH).cursor()) {
@@ -715,44 +777,52 @@ final class ScaleBench {
             out.write(bytes); // a BSON document starts with its length
           }
         }
-        long nanos = 0;
-        long rt = 0;
-        long docs = 0;
-        InsertManyOptions ordered = new InsertManyOptions().ordered(true);
-        try (java.io.DataInputStream in = new java.io.DataInputStream(
-            new java.io.BufferedInputStream(Files.newInputStream(spool), 1 << 16))) {
-          List<RawBsonDocument> batch = new ArrayList<>(COPY_BATCH);
-          while (true) {
-            byte[] bytes = readDocument(in);
-            if (bytes != null) {
-              batch.add(new RawBsonDocument(bytes));
-            }
-            if (batch.size() == COPY_BATCH || (bytes == null && !batch.isEmpty())) {
-              long r0 = trips.getAsLong();
-              long t0 = System.nanoTime();
-              to.insertMany(batch, ordered);
-              nanos += System.nanoTime() - t0;
-              rt += trips.getAsLong() - r0;
-              docs += batch.size();
-              batch = new ArrayList<>(COPY_BATCH);
-            }
-            if (bytes == null) {
-              break;
-            }
-          }
-        }
-        copyMillis = nanos / 1e6;
-        copyTrips = rt;
-        return docs;
+        return spool;
       } catch (IOException e) {
         throw new java.io.UncheckedIOException(e);
-      } finally {
-        try {
-          Files.deleteIfExists(spool);
-        } catch (IOException e) {
-          // a temporary file
-        }
       }
+    }
+
+    /**
+     * Inserts the documents of {@code spool} into {@code to} with ordered {@code insertMany} in
+     * batches of {@value #COPY_BATCH}; times the inserts only ({@link #copyMillis}, {@link
+     * #copyTrips}).
+     *
+     * @return the documents inserted
+     */
+    long insertFrom(Path spool, MongoCollection<RawBsonDocument> to) {
+      long nanos = 0;
+      long rt = 0;
+      long docs = 0;
+      InsertManyOptions ordered = new InsertManyOptions().ordered(true);
+      trips.resetTimes();
+      try (java.io.DataInputStream in = new java.io.DataInputStream(
+          new java.io.BufferedInputStream(Files.newInputStream(spool), 1 << 16))) {
+        List<RawBsonDocument> batch = new ArrayList<>(COPY_BATCH);
+        while (true) {
+          byte[] bytes = readDocument(in);
+          if (bytes != null) {
+            batch.add(new RawBsonDocument(bytes));
+          }
+          if (batch.size() == COPY_BATCH || (bytes == null && !batch.isEmpty())) {
+            long r0 = trips.getAsLong();
+            long t0 = System.nanoTime();
+            to.insertMany(batch, ordered);
+            nanos += System.nanoTime() - t0;
+            rt += trips.getAsLong() - r0;
+            docs += batch.size();
+            batch = new ArrayList<>(COPY_BATCH);
+          }
+          if (bytes == null) {
+            break;
+          }
+        }
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      copyMillis = nanos / 1e6;
+      copyTrips = rt;
+      return docs;
     }
 
     /** The next BSON document of {@code in}, or null at its end. */

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arbor.core.Tree;
@@ -109,6 +110,12 @@ class ScaleBenchTest {
       assertTrue(r.patternMillis.get(p) > 0);
     }
     assertTrue(r.totalMillis > 0);
+    // --repeat 2: two pairs of raw inserts and loads, alternating, each reported as a median
+    for (String op : List.of("load", "insertMany")) {
+      assertEquals(TreePattern.values().length * SIZES.size(), progress.lines()
+          .filter(l -> l.matches(".*: " + op + " +[0-9.]+ ms \\(median of [0-9]+, [0-9]+ ms\\).*"))
+          .count(), progress);
+    }
 
     String md = ScaleBench.markdown(s, r);
     assertTrue(md.startsWith("ScaleBench: sizes [60, 300], client -Xmx256m, repeat 2;"
@@ -133,6 +140,17 @@ class ScaleBenchTest {
     assertEquals(2.0, ScaleBench.slope(List.of(new double[] {10, 1},
         new double[] {100, 100})), 1e-9);
     assertTrue(Double.isNaN(ScaleBench.slope(List.of(new double[] {10, 1}))));
+  }
+
+  @Test
+  void theUsageNamesEveryOption() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ScaleBench.parse(new String[] {"--nope", "1"}));
+    for (String option : e.getMessage().replaceAll(".*\\(valid: *", "").replace(")", "")
+        .split(", *")) {
+      assertTrue(ScaleBench.USAGE.contains(option.trim() + " "), option + " in\n"
+          + ScaleBench.USAGE);
+    }
   }
 
   @Test
