@@ -265,9 +265,10 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
         .sort(Sorts.ascending(rankField)));
   }
 
+  /** Children by parent, many parents a query (see {@link KeyedPreorder}). */
   @Override
-  Preorder.Links links() {
-    return Preorder.byParent(parentField, rankField);
+  KeyedPreorder.Keys preorderKeys() {
+    return KeyedPreorder.byParent(parentField, rankField);
   }
 
   @Override

@@ -264,8 +264,8 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   /** Children by {@code _id} in the order their parent lists them, in slices. */
   @Override
-  Preorder.Links links() {
-    return new Preorder.Links() {
+  PreorderCursor preorder(Reads r) {
+    return new Preorder(r, new Preorder.Links() {
       @Override
       public Bson roots() {
         return roots;
@@ -277,26 +277,10 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       }
 
       @Override
-      public @Nullable Bson children(Document parent) {
-        return null;
-      }
-
-      @Override
       public List<String> listed(Document parent) {
         return childrenOf(parent);
       }
-
-      @Override
-      public java.util.Set<String> withChildren(Reads r, List<Document> siblings) {
-        java.util.Set<String> out = new java.util.HashSet<>();
-        for (Document d : siblings) {
-          if (!childrenOf(d).isEmpty()) {
-            out.add(d.getString(ID));
-          }
-        }
-        return out;
-      }
-    };
+    }, this::attributesOf);
   }
 
   @Override

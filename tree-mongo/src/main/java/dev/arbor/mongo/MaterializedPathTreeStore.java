@@ -371,10 +371,10 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
         .sort(Sorts.ascending(rankField)));
   }
 
-  /** Children by path equality in rank order; which siblings have children by their child path. */
+  /** Children by path, the paths of many parents a query (see {@link KeyedPreorder}). */
   @Override
-  Preorder.Links links() {
-    return new Preorder.Links() {
+  KeyedPreorder.Keys preorderKeys() {
+    return new KeyedPreorder.Keys() {
       @Override
       public Bson roots() {
         return isNull(pathField);
@@ -386,14 +386,13 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
       }
 
       @Override
-      public Bson children(Document parent) {
-        return eq(pathField, childPath(parent.getString(pathField), parent.getString(ID)));
+      public String field() {
+        return pathField;
       }
 
       @Override
-      public Set<String> withChildren(Reads r, List<Document> siblings) {
-        return Preorder.keyedParents(r, siblings, pathField,
-            d -> childPath(d.getString(pathField), d.getString(ID)));
+      public String childKey(Document parent) {
+        return childPath(parent.getString(pathField), parent.getString(ID));
       }
     };
   }

@@ -1376,13 +1376,22 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
         .onClose(it::close);
   }
 
-  /** The pattern's preorder walk over {@code r}. */
+  /**
+   * The pattern's preorder walk over {@code r}: by default a {@link KeyedPreorder} over {@link
+   * #preorderKeys()}.
+   */
   PreorderCursor preorder(Reads r) {
-    return new Preorder(r, links(), this::attributesOf);
+    return new KeyedPreorder(r, requireNonNull(preorderKeys(), "preorderKeys"),
+        this::attributesOf);
   }
 
-  /** How the pattern links parents to children, for {@link Preorder}. */
-  abstract Preorder.Links links();
+  /**
+   * How the pattern's children name their parent, for {@link KeyedPreorder}; null for a pattern
+   * that walks otherwise (and overrides {@link #preorder}).
+   */
+  KeyedPreorder.@Nullable Keys preorderKeys() {
+    return null;
+  }
 
   /** A preorder walk between two checks of the lock document. */
   private final class Streamed implements PreorderCursor {

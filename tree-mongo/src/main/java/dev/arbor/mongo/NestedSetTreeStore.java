@@ -280,38 +280,6 @@ final class NestedSetTreeStore extends MongoTreeStore {
         .sort(Sorts.ascending(leftField)));
   }
 
-  /** Children by parent in {@code left} order; a node has children when right - left > 1. */
-  @Override
-  Preorder.Links links() {
-    return new Preorder.Links() {
-      @Override
-      public Bson roots() {
-        return isNull(parentField);
-      }
-
-      @Override
-      public Bson order() {
-        return Sorts.ascending(leftField);
-      }
-
-      @Override
-      public Bson children(Document parent) {
-        return eq(parentField, parent.getString(ID));
-      }
-
-      @Override
-      public java.util.Set<String> withChildren(Reads r, List<Document> siblings) {
-        java.util.Set<String> out = new java.util.HashSet<>();
-        for (Document d : siblings) {
-          if (num(d, rightField) - num(d, leftField) > 1) {
-            out.add(d.getString(ID));
-          }
-        }
-        return out;
-      }
-    };
-  }
-
   /**
    * The whole forest by one cursor in {@code left} order, which is preorder: a stack of the open
    * intervals (bounded by the depth) gives each node's parent and depth, and the stored {@code

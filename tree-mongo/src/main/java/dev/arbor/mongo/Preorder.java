@@ -1,16 +1,11 @@
 package dev.arbor.mongo;
 
-import static com.mongodb.client.model.Filters.in;
-
 import com.mongodb.client.MongoCursor;
-import com.mongodb.client.model.Accumulators;
-import com.mongodb.client.model.Aggregates;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -22,96 +17,30 @@ import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A preorder walk of a stored forest with a stack of per-parent reads: the roots by one cursor in
- * sibling order, then, for each node that has children, its children by a cursor in sibling order
- * (or, where the parent lists them, by {@code _id} in slices). Which nodes of a slice of siblings
- * have children is asked in one query per slice, so leaves cost no query of their own.
+ * A preorder walk of a stored forest whose parents list their children's ids (child
+ * references), with a stack of per-parent reads: the roots by one cursor in sibling order, then,
+ * for each node that lists children, those children by {@code _id} in slices, in the order
+ * listed. A node lists its children, so leaves cost no query. (Patterns whose children name their
+ * parent walk with {@link KeyedPreorder}.)
  *
  * <p>Client memory: one slice of at most {@link #SLICE} documents per open level, so at most
- * depth × slice documents (a level whose cursor is exhausted holds only what is left of its
- * slice). Round trips: one query per node that has children, plus one per slice of siblings,
- * plus the cursors' own batches.
+ * depth × slice documents. Round trips: one query per node that has children (more for one with
+ * more than a slice), plus the roots cursor's batches.
  */
 final class Preorder implements PreorderCursor {
-  /** Documents per slice of siblings: each cursor's batch and each has-children query. */
+  /** Documents per slice of siblings: each cursor's batch and each read by ids. */
   static final int SLICE = 1_000;
 
-  /** How a pattern links parents to children, for the walk. */
+  /** How a pattern lists children in their parent, for the walk. */
   interface Links {
     /** The filter of the roots. */
     Bson roots();
 
-    /** The sibling order of a cursor. */
+    /** The sibling order of the roots cursor. */
     Bson order();
 
-    /**
-     * The filter of the children of {@code parent}, or null if the pattern lists them in the
-     * parent ({@link #listed}).
-     */
-    @Nullable Bson children(Document parent);
-
-    /** The ids of the children listed in {@code parent}, in order (only if {@link #children} is null). */
-    default List<String> listed(Document parent) {
-      return List.of();
-    }
-
-    /** The ids among {@code siblings} of the nodes that have at least one child. */
-    Set<String> withChildren(Reads r, List<Document> siblings);
-  }
-
-  /**
-   * The links of a pattern whose nodes name their parent's id in {@code parentField}: roots have
-   * none, siblings are ordered by {@code orderField}, and a sibling has children when some
-   * document names it.
-   */
-  static Links byParent(String parentField, String orderField) {
-    return new Links() {
-      @Override
-      public Bson roots() {
-        return MongoTreeStore.isNull(parentField);
-      }
-
-      @Override
-      public Bson order() {
-        return com.mongodb.client.model.Sorts.ascending(orderField);
-      }
-
-      @Override
-      public Bson children(Document parent) {
-        return com.mongodb.client.model.Filters.eq(parentField,
-            parent.getString(MongoTreeStore.ID));
-      }
-
-      @Override
-      public Set<String> withChildren(Reads r, List<Document> siblings) {
-        return keyedParents(r, siblings, parentField, d -> d.getString(MongoTreeStore.ID));
-      }
-    };
-  }
-
-  /**
-   * The ids among {@code siblings} whose key has at least one document with that value of {@code
-   * field}: one aggregation that returns at most one small document per sibling.
-   */
-  static Set<String> keyedParents(Reads r, List<Document> siblings, String field,
-      Function<Document, String> key) {
-    Map<String, String> idByKey = new HashMap<>();
-    for (Document d : siblings) {
-      idByKey.put(key.apply(d), d.getString(MongoTreeStore.ID));
-    }
-    Set<String> out = new HashSet<>();
-    if (idByKey.isEmpty()) {
-      return out;
-    }
-    for (Document g : r.aggregate(List.of(
-        Aggregates.match(in(field, new ArrayList<>(idByKey.keySet()))),
-        Aggregates.group("$" + field, Accumulators.sum("n", 1))))) {
-      String id = idByKey.get(String.valueOf(g.get(MongoTreeStore.ID)));
-      if (id != null) {
-        out.add(id);
-      }
-    }
-    return out;
+    /** The ids of the children listed in {@code parent}, in order. */
+    List<String> listed(Document parent);
   }
 
   private final Reads reads;
@@ -165,11 +94,10 @@ final class Preorder implements PreorderCursor {
             + " check() lists the problems");
       }
       Tree.Entry e = new Tree.Entry(id, level.parent, level.depth, attributes.apply(d));
-      if (level.hasChildren(d)) {
-        Bson filter = links.children(d);
+      List<String> listed = links.listed(d);
+      if (!listed.isEmpty()) {
         path.add(id);
-        stack.push(new Level(id, level.depth + 1, filter,
-            filter == null ? links.listed(d) : List.of()));
+        stack.push(new Level(id, level.depth + 1, null, listed));
       }
       return e;
     }
@@ -193,7 +121,6 @@ final class Preorder implements PreorderCursor {
     private @Nullable MongoCursor<Document> cursor;
     private boolean exhausted;
     private final ArrayDeque<Document> slice = new ArrayDeque<>();
-    private Set<String> withChildren = Set.of();
 
     Level(@Nullable String parent, int depth, @Nullable Bson filter, List<String> listed) {
       this.parent = parent;
@@ -207,10 +134,6 @@ final class Preorder implements PreorderCursor {
         fill();
       }
       return slice.poll();
-    }
-
-    boolean hasChildren(Document d) {
-      return withChildren.contains(d.getString(MongoTreeStore.ID));
     }
 
     private void fill() {
@@ -241,7 +164,6 @@ final class Preorder implements PreorderCursor {
         exhausted = true;
         return;
       }
-      withChildren = links.withChildren(reads, read);
       slice.addAll(read);
     }
 
