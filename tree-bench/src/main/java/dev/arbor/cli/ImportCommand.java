@@ -1,6 +1,7 @@
 package dev.arbor.cli;
 
 import com.mongodb.client.MongoDatabase;
+import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonException;
 import dev.arbor.core.json.TreeJsonReader;
@@ -77,22 +78,32 @@ final class ImportCommand extends ArborCommand {
 
   /**
    * Reads the file node by node into the store: the file is first read once through and checked
-   * (JSON, names, duplicate ids, and every document's size in the pattern, all refused before
-   * anything is written), then read again into the store's load or graft, which writes batches
-   * as they come. Stdin is first copied to a temporary file, so it is checked the same way. The
-   * client holds a batch of nodes, the path from the root and the set of ids seen, never the
-   * tree.
+   * (JSON, names, and every document's size in the pattern, all refused before anything is
+   * written), then read again into the store's load or graft, which writes batches
+   * as they come. Stdin is first copied to a temporary file, so it is checked the same way. An
+   * id the file repeats is refused by the store's unique {@code _id} index, which undoes the
+   * load; the file is then read once more to name the line of the repeat. The client holds a
+   * batch of nodes and the path from the root, never the tree nor its ids.
    */
   private long stream(Progress progress, Connection connection, MongoDatabase db,
       boolean grafting) {
     Path source = file.equals("-") ? spool() : Path.of(file);
     try {
       long size = check(source, progress);
-      return reading(source, (in, reader) -> grafting
-          ? Loads.graft(reader, size, under, connection, db, store.collection, store.pattern,
-              store.treeOptions(), progress)
-          : Loads.write(reader, size, connection, db, store.collection, store.pattern,
-              store.treeOptions(), replace, progress));
+      try {
+        return reading(source, (in, reader) -> grafting
+            ? Loads.graft(reader, size, under, connection, db, store.collection, store.pattern,
+                store.treeOptions(), progress)
+            : Loads.write(reader, size, connection, db, store.collection, store.pattern,
+                store.treeOptions(), replace, progress));
+      } catch (DuplicateNodeException e) {
+        // the load is undone; where the file repeats the id (a graft may meet one in the tree)
+        TreeJsonException at = repeat(source, e.id());
+        if (at != null) {
+          throw new CliException(file + ": " + at.getMessage(), e);
+        }
+        throw e;
+      }
     } finally {
       if (file.equals("-")) {
         try {
@@ -138,6 +149,16 @@ final class ImportCommand extends ArborCommand {
     });
   }
 
+  /** The error at the second node of {@code source} with id {@code id}, or null. */
+  private TreeJsonException repeat(Path source, String id) {
+    try (InputStream in = Files.newInputStream(source);
+        TreeJsonReader reader = reader(in)) {
+      return reader.findRepeat(id);
+    } catch (IOException | RuntimeException e) {
+      return null; // the file was read twice already: keep the store's own error
+    }
+  }
+
   /** What is done with a reader of the file. */
   private interface Reading {
     long apply(Counting in, TreeJsonReader reader) throws IOException;
@@ -158,7 +179,7 @@ final class ImportCommand extends ArborCommand {
   }
 
   private TreeJsonReader reader(InputStream in) {
-    return TreeJson.reader(in).refusing(
+    return TreeJson.reader(in).withoutDuplicateCheck().refusing(
         (name, attribute) -> store.pattern.nameRefusal(name, attribute, store.treeOptions())
             .map(r -> r.replace("this pattern", Patterns.name(store.pattern))).orElse(null));
   }

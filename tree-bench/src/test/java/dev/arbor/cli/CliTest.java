@@ -215,6 +215,33 @@ class CliTest {
   }
 
   @Test
+  void anIdRepeatedBatchesLaterIsNamedWithItsLineAndTheTreeReplacedIsKept() throws IOException {
+    pattern(TreePattern.PARENT_REFERENCES).load(Tree.parse("x(y z)"));
+    // more nodes than a load's batch: the repeat is met after batches were written, and undone
+    Path big = dir.resolve("repeat.json");
+    StringBuilder json = new StringBuilder("[\n");
+    for (int i = 0; i < 12_000; i++) {
+      json.append("{\"id\": \"n").append(i).append("\"},\n");
+    }
+    json.append("{\"id\": \"n7\"}\n]\n");
+    Files.writeString(big, json);
+    Cli.Result result = Cli.run(onServer("import", big.toString(), "-c", name,
+        "-p", "parent-references", "--replace", "-q"));
+    assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
+    assertEquals(List.of("arbor import: " + big + ": line 12002, column 8: duplicate id 'n7' (a"
+        + " node nested under itself, a cycle, is a duplicate too)"), result.errLines());
+    assertEquals(Tree.parse("x(y z)"), pattern(TreePattern.PARENT_REFERENCES).snapshot());
+    // grafted, an id the tree has is the store's refusal
+    Files.writeString(big, "[{\"id\": \"new\", \"children\": [{\"id\": \"y\"}]}]");
+    result = Cli.run(onServer("import", big.toString(), "-c", name, "-p", "parent-references",
+        "--under", "x"));
+    assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
+    assertEquals(1, result.errLines().size(), result::toString);
+    assertTrue(result.errLines().get(0).contains("'y'"), result::toString);
+    assertEquals(Tree.parse("x(y z)"), pattern(TreePattern.PARENT_REFERENCES).snapshot());
+  }
+
+  @Test
   void malformedFileIsRefusedWithLineAndReasonAndNothingIsWritten() throws IOException {
     Path bad = dir.resolve("bad.json");
     Files.writeString(bad, "[\n  {\"id\": \"a\", \"children\": [\n    {\"id\": \"b\"},\n"

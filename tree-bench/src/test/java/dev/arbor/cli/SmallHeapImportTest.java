@@ -21,15 +21,15 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code arbor import} streams: a client JVM limited to {@value #CLIENT_HEAP} of heap imports a
  * file of {@value #NODES} nodes whose JSON alone is larger than that heap (it reads the file
  * through once to check it, then again into the store's streamed load), and the tree arrives
- * whole. What the client holds that grows with the file is the set of ids the reader has seen
- * (to refuse a duplicate with its line and column): about 110 bytes a node here, so the heap is
- * 64 MB where the export's is 48 MB. The embedded server runs in a second JVM with a large heap;
+ * whole. Nothing the client holds grows with the file: not the tree, nor its ids (a repeated id
+ * is refused by the store's unique {@code _id} index), so the heap is the export's 48 MB. The
+ * embedded server runs in a second JVM with a large heap;
  * the client measures its peak heap ({@link MeasuredArbor}).
  */
 class SmallHeapImportTest {
   static final int NODES = 300_000;
-  static final String CLIENT_HEAP = "64m";
-  private static final long CLIENT_HEAP_BYTES = 64L << 20;
+  static final String CLIENT_HEAP = "48m";
+  private static final long CLIENT_HEAP_BYTES = 48L << 20;
 
   @TempDir
   Path dir;

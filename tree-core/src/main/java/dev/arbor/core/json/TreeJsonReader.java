@@ -43,7 +43,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Every format error is a {@link TreeJsonException} naming the line and column, thrown by the
  * {@code hasNext()} or {@code next()} call that reaches it: a caller that must not act on a partly
  * valid file reads it whole first. Node-by-node reading remembers every id seen, to refuse
- * duplicates; that set is the only state that grows with the size of the file.
+ * duplicates; that set is the only state that grows with the size of the file, and {@link
+ * #withoutDuplicateCheck()} drops it, for a consumer that refuses repeated ids itself.
  *
  * <p>Not thread-safe, except {@link #count()}, which any thread may read to report progress.
  */
@@ -56,6 +57,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
   private boolean started;
   private boolean done;
   private boolean readingAll;
+  private boolean uncheckedIds;
   private Tree.@Nullable Entry next;
   private volatile long count;
   private int idLine = -1;
@@ -97,6 +99,43 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
   }
 
   /**
+   * Stops checking that ids are unique, so that reading node by node holds nothing that grows
+   * with the input: for a consumer that refuses a repeated id itself (a MongoDB store's unique
+   * {@code _id} index does, and its load is undone), which can then name the place of the
+   * repeat with {@link #findRepeat}. Set it before reading.
+   *
+   * @return this reader
+   */
+  public TreeJsonReader withoutDuplicateCheck() {
+    this.uncheckedIds = true;
+    return this;
+  }
+
+  /**
+   * Reads on to the second node whose id is {@code id} (from where this reader is), and gives the
+   * error a checking reader throws there; null if the rest of the input has it once or never.
+   * Holds nothing that grows with the input.
+   *
+   * @throws TreeJsonException if the input is malformed before that node
+   * @throws UncheckedIOException if reading fails
+   */
+  public @Nullable TreeJsonException findRepeat(String id) {
+    requireNonNull(id, "id");
+    uncheckedIds = true;
+    boolean once = false;
+    while (hasNext()) {
+      if (next().id().equals(id)) {
+        if (once) {
+          return new TreeJsonException(idLine, idColumn, "duplicate id " + quote(id)
+              + " (a node nested under itself, a cycle, is a duplicate too)");
+        }
+        once = true;
+      }
+    }
+    return null;
+  }
+
+  /**
    * Whether there is another node.
    *
    * @throws TreeJsonException if the input is malformed before the next node or the end
@@ -106,7 +145,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
   public boolean hasNext() {
     if (next == null && !done) {
       if (seen == null) {
-        seen = new HashSet<>();
+        seen = uncheckedIds ? java.util.Collections.emptySet() : new HashSet<>();
       }
       next = advance();
     }
@@ -242,7 +281,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
           }
           idLine = parser.currentTokenLocation().getLineNr();
           idColumn = parser.currentTokenLocation().getColumnNr();
-          if (!readingAll && !seen.add(id)) {
+          if (!readingAll && !uncheckedIds && !seen.add(id)) {
             throw error("duplicate id " + quote(id)
                 + " (a node nested under itself, a cycle, is a duplicate too)");
           }

@@ -51,6 +51,35 @@ class TreeJsonTest {
       """;
 
   @Test
+  void withoutTheDuplicateCheckRepeatsAreReadAndFoundAgainWithTheirPlace() {
+    String json = "[\n  {\"id\": \"a\", \"children\": [\n    {\"id\": \"b\"},\n"
+        + "    {\"id\": \"a\"}\n  ]},\n  {\"id\": \"c\"}\n]\n";
+    List<String> ids = new ArrayList<>();
+    try (TreeJsonReader r = TreeJson.reader(new ByteArrayInputStream(json.getBytes(UTF_8)))
+        .withoutDuplicateCheck()) {
+      r.forEachRemaining(e -> ids.add(e.id()));
+    }
+    assertEquals(List.of("a", "b", "a", "c"), ids);
+    try (TreeJsonReader r = TreeJson.reader(new ByteArrayInputStream(json.getBytes(UTF_8)))) {
+      TreeJsonException repeat = r.findRepeat("a");
+      assertEquals(4, repeat.line());
+      assertEquals(12, repeat.column());
+      assertTrue(repeat.getMessage().contains("duplicate id 'a'"), repeat.getMessage());
+    }
+    try (TreeJsonReader r = TreeJson.reader(new ByteArrayInputStream(json.getBytes(UTF_8)))) {
+      assertEquals(null, r.findRepeat("b"));
+    }
+    // the checking reader refuses the same place
+    TreeJsonException checked = assertThrows(TreeJsonException.class, () -> {
+      try (TreeJsonReader r = TreeJson.reader(new ByteArrayInputStream(json.getBytes(UTF_8)))) {
+        r.forEachRemaining(e -> { });
+      }
+    });
+    assertEquals(4, checked.line());
+    assertEquals(12, checked.column());
+  }
+
+  @Test
   void aNameRuleRefusesNamesAtTheirPositionAndIsNotAskedAboutTypedNumbers() {
     List<String> asked = new ArrayList<>();
     String json = "[{\"id\": \"a\", \"attributes\": {\"n\": {\"$numberLong\": \"5\"},"
