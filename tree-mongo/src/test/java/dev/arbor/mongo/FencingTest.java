@@ -176,7 +176,10 @@ class FencingTest {
               () -> stallEverywhere(pattern, pair, optimistic)));
         }
       }
-      tests.add(DynamicTest.dynamicTest(pattern + ": load", () -> stallLoadEverywhere(pattern)));
+      tests.add(DynamicTest.dynamicTest(pattern + ": load", () -> stallLoadEverywhere(pattern,
+          false)));
+      tests.add(DynamicTest.dynamicTest(pattern + ": streamed load, batches of 2, sent ahead",
+          () -> stallLoadEverywhere(pattern, true)));
     }
     return tests;
   }
@@ -270,7 +273,12 @@ class FencingTest {
     }
   }
 
-  private void stallLoadEverywhere(TreePattern pattern) throws Exception {
+  /**
+   * Stalls a load past its lease at each of its writes while a reader takes the lock over;
+   * {@code streamed}: a {@code load(Iterator)} in batches of two, whose commands a thread of
+   * their own sends while the next batch is built.
+   */
+  private void stallLoadEverywhere(TreePattern pattern, boolean streamed) throws Exception {
     Tree.Builder builder = Tree.builder();
     for (int i = 0; i < 14; i++) {
       builder.add("n" + i, i == 0 ? null : "n" + ((i - 1) / 2));
@@ -279,7 +287,15 @@ class FencingTest {
     StallingSender count = new StallingSender(-1, false);
     MongoTreeStore counting = slow(pattern, fresh());
     counting.lock.sender = count;
-    counting.load(tree);
+    java.util.function.Consumer<MongoTreeStore> load = s -> {
+      if (streamed) {
+        s.loadBatchSize = 2;
+        s.load(tree.entries().iterator());
+      } else {
+        s.load(tree);
+      }
+    };
+    load.accept(counting);
     int total = count.calls;
     assertTrue(total >= 4, "the load spans several batches: " + total);
     for (int at = 0; at < total; at++) {
@@ -288,7 +304,7 @@ class FencingTest {
       StallingSender stall = new StallingSender(at, false);
       a.lock.sender = stall;
       CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
-          () -> outcome(() -> a.load(tree)));
+          () -> outcome(() -> load.accept(a)));
       if (!stall.stalled.await(10, TimeUnit.SECONDS)) {
         fail("the load did not reach batch " + at);
       }
@@ -297,7 +313,7 @@ class FencingTest {
       Tree seen = b.snapshot();
       stall.resume.countDown();
       Class<?> outcomeA = runA.get(20, TimeUnit.SECONDS);
-      String where = pattern + " load stalled before batch " + at;
+      String where = pattern + (streamed ? " streamed" : "") + " load stalled before batch " + at;
       assertEquals(Tree.empty(), seen, where + ": the reader saw a half-done load");
       assertEquals(LockLostException.class, outcomeA, where);
       assertEquals(Tree.empty(), b.snapshot(), where + ": the load left documents behind");
