@@ -43,10 +43,10 @@ final class Report {
   /** Preformatted text. */
   record Code(String text) implements Block {}
 
-  static final String EMBEDDED_NOTE = "The embedded server (mongo-java-server) keeps no"
-      + " secondary index in effect and has no explain: every query other than by _id scans the"
-      + " whole collection, so on it every latency grows with the tree and mostly counts"
-      + " queries. Read the round trips and documents first: they are what each pattern costs on"
+  static final String EMBEDDED_NOTE = "The embedded server (mongo-java-server) has no explain,"
+      + " and its secondary indexes serve only equalities and $in on strings and ObjectIds: every"
+      + " other query scans the whole collection, so on it most latencies grow with the tree and"
+      + " mostly count queries. Read the round trips and documents first: they are what each pattern costs on"
       + " any server. Run with --uri against a real MongoDB for latencies that mean something.";
 
   private final Analysis analysis;
@@ -230,7 +230,7 @@ final class Report {
       return "Ranked by round trips and documents written per operation at " + at + " (means"
           + " over the shapes): they are what a pattern costs on any server"
           + (results.embedded() ? ", while the embedded server's latencies mostly count the"
-              + " documents it scans (it uses no index)" : "") + ". A pattern ranks below"
+              + " documents it scans (its indexes serve equalities only)" : "") + ". A pattern ranks below"
           + " another when that one needs clearly fewer of one of the two (by more than 10% and"
           + " more than half a round trip or document per operation) and not more of the other;"
           + " a rank is 1 + the number of patterns above, so patterns that trade one for the"

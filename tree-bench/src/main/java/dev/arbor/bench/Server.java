@@ -22,9 +22,10 @@ import org.bson.Document;
  * counted by a {@link Meter}) and a database made for this run, dropped at {@link #close()}.
  *
  * <p>Without a URI it starts mongo-java-server in this process, on a free loopback port, with its
- * in-memory backend. That server keeps no secondary index in effect (every query other than by
- * {@code _id} scans the collection) and has no {@code explain}: its latencies grow with the tree for
- * every pattern, which is why the counts, not the times, are the headline figures.
+ * in-memory backend. That server's secondary indexes serve only equalities and {@code $in} on
+ * strings and ObjectIds (every other query not by {@code _id} scans the collection) and it
+ * has no {@code explain}: many of its latencies grow with the tree, which is why the counts, not
+ * the times, are the headline figures.
  */
 final class Server implements AutoCloseable {
   private final EmbeddedMongo embeddedServer;

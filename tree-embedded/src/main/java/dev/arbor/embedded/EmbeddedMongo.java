@@ -8,8 +8,6 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
-import de.bwaldvogel.mongo.backend.h2.H2Backend;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -53,12 +51,33 @@ import org.jspecify.annotations.Nullable;
  * documents when the file is opened again (a gap of the H2 backend of mongo-java-server 1.47); load
  * into the final name instead.
  *
+ * <h2>Secondary indexes</h2>
+ *
+ * <p>mongo-java-server itself keeps only unique indexes (the {@code _id} index among them) and
+ * ignores the others. This server keeps every non-unique index created with {@code createIndex}
+ * or {@code createIndexes} in effect, in both modes, for one kind of query: an equality on a
+ * string or an ObjectId, {@code {f: v}} or {@code {f: {$eq: v}}}, or an {@code {f: {$in: [v1,
+ * ...]}}} of strings and ObjectIds, on the index's first key (or on its first keys together: {@code
+ * {tree: "t", parent: "p"}} on {@code {tree: 1, parent: 1, rank: 1}}), found at the top level of
+ * the filter or inside a top-level {@code $and}, whatever the filter's other conditions. A field
+ * that holds an array is indexed by each of its elements, as on MongoDB. Such a query reads only
+ * the documents the index names, then applies the whole filter to each as a scan would: same
+ * documents, same order. This holds for {@code find}, {@code count}, {@code distinct}, updates,
+ * deletes, {@code findAndModify}, the leading {@code $match} of an aggregation and the lookups of
+ * {@code $graphLookup}. Every other query scans the collection as before: an equality on a number
+ * (1, 1.0 and 1L are equal), on null (which matches a missing field), on a document or a boolean;
+ * a regular expression or a range; a dotted path; an {@code $or}; a key that is not the index's
+ * first; and, on a collection of more than 1 000 documents, a query that the best index narrows
+ * to no fewer than half of them. The indexes live in memory; with a data directory the file keeps
+ * their descriptions and each start rebuilds them from the documents (a pass over the collection).
+ * Sort, skip and limit still sort the matching documents in memory.
+ *
  * <h2>What it is not</h2>
  *
- * <p>It answers as MongoDB 5.0 but keeps no secondary index in effect (every query other than by
- * {@code _id} scans the collection), has no sessions, transactions or {@code explain}, no
- * pipeline updates, and a {@code $graphLookup} that ignores {@code startWith}. Latencies measured
- * on it therefore count scans; run against a real server for figures that mean something.
+ * <p>It answers as MongoDB 5.0 but has no sessions, transactions or {@code explain}, no pipeline
+ * updates, and a {@code $graphLookup} that ignores {@code startWith}. Queries that no index
+ * serves (see above) scan the collection, so latencies measured on it still count scans; run
+ * against a real server for figures that mean something.
  *
  * <h2>Logging</h2>
  *
@@ -75,6 +94,7 @@ public final class EmbeddedMongo implements AutoCloseable {
   public static final String DATA_FILE = "arbor.mv";
 
   private final MongoServer server;
+  private final MongoBackend backend;
   private final @Nullable MVStore store; // null in memory
   private final @Nullable Path dataDir;
   private final String uri;
@@ -84,6 +104,7 @@ public final class EmbeddedMongo implements AutoCloseable {
   private EmbeddedMongo(MongoBackend backend, @Nullable MVStore store, @Nullable Path dataDir) {
     this.store = store;
     this.dataDir = dataDir;
+    this.backend = backend;
     this.server = new MongoServer(backend);
     InetSocketAddress address;
     try {
@@ -98,7 +119,7 @@ public final class EmbeddedMongo implements AutoCloseable {
 
   /** Starts a server that keeps its data in memory, gone at {@link #close()}. */
   public static EmbeddedMongo start() {
-    return new EmbeddedMongo(new MemoryBackend(), null, null);
+    return new EmbeddedMongo(new IndexedMemoryBackend(), null, null);
   }
 
   /**
@@ -132,7 +153,7 @@ public final class EmbeddedMongo implements AutoCloseable {
           e);
     }
     try {
-      return new EmbeddedMongo(new H2Backend(store), store, dataDir);
+      return new EmbeddedMongo(new IndexedH2Backend(store), store, dataDir);
     } catch (RuntimeException e) {
       store.closeImmediately();
       throw new IllegalStateException("cannot open " + file + ": " + firstLine(e.getMessage()),
@@ -161,6 +182,11 @@ public final class EmbeddedMongo implements AutoCloseable {
           .build());
     }
     return client;
+  }
+
+  /** The server's backend, for the tests that look at its indexes. */
+  MongoBackend backend() {
+    return backend;
   }
 
   /** The data directory, or empty for a server in memory. */

@@ -1,0 +1,320 @@
+package dev.arbor.embedded;
+
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.bson.Document;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A non-unique secondary index of the embedded server, kept in memory: per key field, a hash map
+ * from each string and ObjectId the documents hold there (the value itself, or the elements of an
+ * array value, at any depth of nested arrays) to the positions of those documents. It answers
+ * the equalities {@link Equalities} reads from a query on a leading prefix of its keys (for
+ * {@code {tree: 1, parent: 1, rank: 1}}: {@code tree}, or {@code tree} and {@code parent}, ...)
+ * with a superset of the documents that match; the collection ({@link IndexedQueries}) applies
+ * the whole query to each, as to the documents of a scan.
+ *
+ * <p>No false negative: every document is indexed under every string and ObjectId it holds in a
+ * key field, and a document matches {@code {f: v}} (v a string or an ObjectId) in the server's
+ * matcher only if its value of {@code f} is {@code v} or an array holding {@code v} (or, for
+ * {@code $in}, an array of arrays holding it). Values of other types are not indexed, and queries
+ * on them are not served.
+ *
+ * <p>Positions are learned from the collection: {@link #add}, {@link #updateInPlace} (with the
+ * position), and {@link #forget} from the collection's removal of a position. {@link
+ * #remove(Document)}, which has no position, returns null; the index is therefore created sparse
+ * (as the server's {@code EmptyIndex}), which makes the collection accept that null. A position
+ * added again (the in-memory backend reuses freed positions) first drops its old entries.
+ *
+ * <p>Thread-safe: every method holds the index's lock, as the server's unique indexes do;
+ * writes also run under the collection's lock.
+ */
+final class HashIndex<P> extends Index<P> {
+  private final List<String> fields;
+  /** Per key field: value to a position, or to a {@link Positions} of several. */
+  private final List<Map<Object, Object>> maps;
+  /** Per position, per key field: null, one value, or an Object[] of values. */
+  private final Map<P, Object[]> entries = new HashMap<>();
+  private final UnaryOperator<P> positionOf;
+  private final AtomicLong served = new AtomicLong();
+
+  /**
+   * An empty index; the collection fills it from its documents when added to it.
+   *
+   * @param positionOf maps a position as the collection hands it to the index to the one its
+   *     {@code getDocument} takes (H2: a null _id is stored under {@code Missing})
+   */
+  HashIndex(String name, List<IndexKey> keys, UnaryOperator<P> positionOf) {
+    super(name, keys, true); // sparse: see the class documentation
+    this.fields = keys.stream().map(IndexKey::getKey).toList();
+    this.maps = new ArrayList<>();
+    for (int i = 0; i < fields.size(); i++) {
+      maps.add(new HashMap<>());
+    }
+    this.positionOf = positionOf;
+  }
+
+  /** The number of queries whose candidates this index gave. */
+  long served() {
+    return served.get();
+  }
+
+  void countServed() {
+    served.incrementAndGet();
+  }
+
+  /** How many leading key fields have a condition in {@code eq}; 0: the index cannot serve. */
+  private int prefix(Map<String, Set<Object>> eq) {
+    int n = 0;
+    while (n < fields.size() && plain(fields.get(n)) && eq.containsKey(fields.get(n))) {
+      n++;
+    }
+    return n;
+  }
+
+  private static boolean plain(String field) {
+    return field.indexOf('.') < 0 && !field.startsWith("$");
+  }
+
+  /**
+   * An upper bound of the number of candidates this index gives for {@code eq}, or -1 if it
+   * cannot serve it.
+   */
+  synchronized long cost(Map<String, Set<Object>> eq) {
+    int n = prefix(eq);
+    if (n == 0) {
+      return -1;
+    }
+    long best = Long.MAX_VALUE;
+    for (int i = 0; i < n; i++) {
+      best = Math.min(best, size(i, eq.get(fields.get(i))));
+    }
+    return best;
+  }
+
+  private long size(int field, Set<Object> values) {
+    long size = 0;
+    for (Object v : values) {
+      Object p = maps.get(field).get(v);
+      size += p == null ? 0 : p instanceof Positions<?> s ? s.size() : 1;
+    }
+    return size;
+  }
+
+  /**
+   * The positions of the documents that hold, in each leading key field with a condition, one of
+   * its values: a superset of those matching the query; in no particular order.
+   *
+   * @throws IllegalArgumentException if the index cannot serve {@code eq} (see {@link #cost})
+   */
+  @SuppressWarnings("unchecked")
+  synchronized List<P> candidates(Map<String, Set<Object>> eq) {
+    int n = prefix(eq);
+    if (n == 0) {
+      throw new IllegalArgumentException("index " + getName() + " cannot serve " + eq);
+    }
+    int narrowest = 0;
+    long least = Long.MAX_VALUE;
+    for (int i = 0; i < n; i++) {
+      long size = size(i, eq.get(fields.get(i)));
+      if (size < least) {
+        least = size;
+        narrowest = i;
+      }
+    }
+    Set<P> union = new LinkedHashSet<>();
+    for (Object v : eq.get(fields.get(narrowest))) {
+      Object p = maps.get(narrowest).get(v);
+      if (p instanceof Positions<?> s) {
+        union.addAll((Positions<P>) s);
+      } else if (p != null) {
+        union.add((P) p);
+      }
+    }
+    List<P> out = new ArrayList<>(union.size());
+    for (P p : union) {
+      Object[] entry = entries.get(p);
+      boolean holds = entry != null;
+      for (int i = 0; holds && i < n; i++) {
+        holds = i == narrowest || holdsOne(entry[i], eq.get(fields.get(i)));
+      }
+      if (holds) {
+        out.add(p);
+      }
+    }
+    return out;
+  }
+
+  private static boolean holdsOne(@Nullable Object values, Set<Object> wanted) {
+    if (values instanceof Object[] a) {
+      for (Object v : a) {
+        if (wanted.contains(v)) {
+          return true;
+        }
+      }
+      return false;
+    }
+    return values != null && wanted.contains(values);
+  }
+
+  @Override
+  public synchronized boolean canHandle(Document query) {
+    Map<String, Set<Object>> eq = Equalities.of(query);
+    return eq != null && prefix(eq) > 0;
+  }
+
+  @Override
+  public synchronized Iterable<P> getPositions(Document query) {
+    Map<String, Set<Object>> eq = Equalities.of(query);
+    if (eq == null) {
+      throw new IllegalArgumentException("index " + getName() + " cannot serve " + query);
+    }
+    return candidates(eq);
+  }
+
+  @Override
+  public @Nullable P getPosition(Document document) {
+    return null; // the _id index gives it
+  }
+
+  @Override
+  public void checkAdd(Document document, MongoCollection<P> collection) {
+    // never refuses a document
+  }
+
+  @Override
+  public synchronized void add(Document document, P position, MongoCollection<P> collection) {
+    P p = positionOf.apply(position);
+    unindex(p);
+    Object[] entry = new Object[fields.size()];
+    for (int i = 0; i < fields.size(); i++) {
+      String field = fields.get(i);
+      if (!plain(field)) {
+        continue;
+      }
+      Set<Object> values = new LinkedHashSet<>();
+      collect(document.get(field), values, 0);
+      if (values.isEmpty()) {
+        continue;
+      }
+      entry[i] = values.size() == 1 ? values.iterator().next() : values.toArray();
+      for (Object v : values) {
+        Object old = maps.get(i).get(v);
+        if (old == null) {
+          maps.get(i).put(v, p);
+        } else if (old instanceof Positions<?>) {
+          @SuppressWarnings("unchecked")
+          Positions<P> s = (Positions<P>) old;
+          s.add(p);
+        } else {
+          Positions<Object> s = new Positions<>();
+          s.add(old);
+          s.add(p);
+          maps.get(i).put(v, s);
+        }
+      }
+    }
+    entries.put(p, entry);
+  }
+
+  /** Collects the exact values of a field value: itself, or its elements through nested arrays. */
+  private static void collect(@Nullable Object value, Set<Object> out, int depth) {
+    if (Equalities.exact(value)) {
+      out.add(value);
+    } else if (value instanceof Collection<?> c && depth < 200) {
+      for (Object e : c) {
+        collect(e, out, depth + 1);
+      }
+    }
+  }
+
+  /** Drops the entries of {@code position}, if any: the collection removed its document. */
+  synchronized void forget(P position) {
+    unindex(positionOf.apply(position));
+  }
+
+  private void unindex(P p) {
+    Object[] entry = entries.remove(p);
+    if (entry == null) {
+      return;
+    }
+    for (int i = 0; i < entry.length; i++) {
+      if (entry[i] instanceof Object[] values) {
+        for (Object v : values) {
+          unindex(i, v, p);
+        }
+      } else if (entry[i] != null) {
+        unindex(i, entry[i], p);
+      }
+    }
+  }
+
+  private void unindex(int field, Object value, P p) {
+    Map<Object, Object> map = maps.get(field);
+    Object old = map.get(value);
+    if (old instanceof Positions<?> s) {
+      s.remove(p);
+      if (s.size() == 1) {
+        map.put(value, s.iterator().next());
+      } else if (s.isEmpty()) {
+        map.remove(value);
+      }
+    } else if (old != null && old.equals(p)) {
+      map.remove(value);
+    }
+  }
+
+  @Override
+  public @Nullable P remove(Document document) {
+    return null; // see forget: the collection hands over the position it removes
+  }
+
+  @Override
+  public synchronized long getCount() {
+    return entries.size();
+  }
+
+  @Override
+  public synchronized boolean isEmpty() {
+    return entries.isEmpty();
+  }
+
+  @Override
+  public long getDataSize() {
+    return getCount();
+  }
+
+  @Override
+  public void checkUpdate(Document oldDocument, Document newDocument,
+      MongoCollection<P> collection) {
+    // never refuses a document
+  }
+
+  @Override
+  public synchronized void updateInPlace(Document oldDocument, Document newDocument, P position,
+      MongoCollection<P> collection) {
+    add(newDocument, position, collection); // drops the old entries first
+  }
+
+  @Override
+  public synchronized void drop() {
+    entries.clear();
+    maps.forEach(Map::clear);
+  }
+
+  /** The positions of a value held by several documents (never a position itself). */
+  private static final class Positions<P> extends HashSet<P> {
+    private static final long serialVersionUID = 1L;
+  }
+}

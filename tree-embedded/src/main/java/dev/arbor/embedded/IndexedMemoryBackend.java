@@ -1,0 +1,144 @@
+package dev.arbor.embedded;
+
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
+import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The in-memory backend of mongo-java-server with secondary indexes in effect: its databases
+ * create a {@link HashIndex} where the server creates an {@code EmptyIndex}, and its collections
+ * read the candidates an index gives ({@link IndexedQueries}) instead of scanning, for queries
+ * and for the leading {@code $match} of a pipeline.
+ *
+ * <p>Positions are the indexes of the documents in the collection's list, reused after deletes;
+ * the scan reads them in ascending order, and so do the candidates.
+ */
+final class IndexedMemoryBackend extends MemoryBackend {
+  @Override
+  public Document handleMessage(MongoMessage message) {
+    return IndexedQueries.message(this, message, () -> super.handleMessage(message));
+  }
+
+  @Override
+  public MemoryDatabase openOrCreateDatabase(String databaseName) {
+    return new IndexedDatabase(databaseName, getCursorRegistry());
+  }
+
+  private static final class IndexedDatabase extends MemoryDatabase {
+    IndexedDatabase(String databaseName, CursorRegistry cursorRegistry) {
+      super(databaseName, cursorRegistry);
+    }
+
+    @Override
+    protected MemoryCollection openOrCreateCollection(String collectionName,
+        CollectionOptions options) {
+      return new IndexedCollection(this, collectionName, options, cursorRegistry);
+    }
+
+    @Override
+    protected Index<Integer> openOrCreateSecondaryIndex(String collectionName, String indexName,
+        List<IndexKey> keys, boolean sparse) {
+      return new HashIndex<>(indexName, keys, UnaryOperator.identity());
+    }
+  }
+
+  private static final class IndexedCollection extends MemoryCollection
+      implements IndexedQueries.Prefiltered {
+    private final ThreadLocal<Document> prefilter = new ThreadLocal<>();
+
+    IndexedCollection(MongoDatabase database, String collectionName, CollectionOptions options,
+        CursorRegistry cursorRegistry) {
+      super(database, collectionName, options, cursorRegistry);
+    }
+
+    @Override
+    protected QueryResult queryDocuments(Document query, @Nullable Document orderBy,
+        int numberToSkip, int limit, int batchSize, @Nullable Document fieldSelector) {
+      List<Document> candidates = candidates(query, isNaturalDescending(orderBy));
+      if (candidates == null) {
+        return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize,
+            fieldSelector);
+      }
+      return matchDocumentsFromStream(candidates.stream(), query, orderBy, numberToSkip, limit,
+          batchSize, fieldSelector);
+    }
+
+    /** The documents an index gives for {@code query}, in the scan's order, or null. */
+    private @Nullable List<Document> candidates(Document query, boolean descending) {
+      List<Integer> positions = IndexedQueries.candidates(getIndexes(), query, count());
+      if (positions == null) {
+        return null;
+      }
+      positions.sort(descending ? Collections.reverseOrder() : null);
+      return positions.stream().map(this::getDocument).filter(Objects::nonNull).toList();
+    }
+
+    @Override
+    public void prefilter(@Nullable Document match) {
+      if (match == null) {
+        prefilter.remove();
+      } else {
+        prefilter.set(match);
+      }
+    }
+
+    @Override
+    public Stream<Document> queryAllAsStream() {
+      Document match = prefilter.get();
+      if (match != null) {
+        prefilter.remove();
+        List<Document> candidates;
+        synchronized (this) {
+          candidates = candidates(match, false);
+        }
+        if (candidates != null) {
+          return candidates.stream();
+        }
+      }
+      return StreamSupport.stream(queryAll().spliterator(), false);
+    }
+
+    @Override
+    protected void removeDocument(Integer position) {
+      super.removeDocument(position);
+      for (Index<Integer> index : getIndexes()) {
+        if (index instanceof HashIndex<Integer> h) {
+          h.forget(position);
+        }
+      }
+    }
+
+    // The server leaves these unsynchronized; they read or change the list of indexes, and
+    // count reads documents through an index.
+
+    @Override
+    public synchronized int count(Document query, int skip, int limit) {
+      return super.count(query, skip, limit);
+    }
+
+    @Override
+    public synchronized void addIndex(Index<Integer> index) {
+      super.addIndex(index);
+    }
+
+    @Override
+    public synchronized void dropIndex(String indexName) {
+      super.dropIndex(indexName);
+    }
+  }
+}

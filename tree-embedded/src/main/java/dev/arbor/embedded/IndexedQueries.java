@@ -1,0 +1,148 @@
+package dev.arbor.embedded;
+
+import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How the collections of the embedded server choose a {@link HashIndex} for a query: the part of
+ * {@code queryDocuments} they share.
+ *
+ * <p>The server's own choice ({@code AbstractMongoCollection.queryDocuments}) takes the first
+ * index of the collection whose {@code canHandle} says yes. That choice is kept for the unique
+ * indexes (the {@code _id} index first): if one of them can handle the query, it does, exactly as
+ * without secondary indexes. Otherwise the hash index that gives the fewest candidates wins, in
+ * whatever order the indexes were created, provided that it narrows a collection of more than
+ * {@value #SMALL} documents to at most half of them ({@code {tree: "t"}} alone, on a collection of
+ * one tree, is answered as fast by the scan). The collection then reads the candidates in its natural order, the order of its scan,
+ * and applies the whole query to each, as to the documents of the scan: an index changes which
+ * documents are read, never the result, its order included.
+ *
+ * <p>The aggregations: the server runs a pipeline over all the documents of the collection
+ * ({@code Aggregation.computeResult} reads {@code queryAllAsStream()}), even when its first stage
+ * is a {@code $match}. For an {@code aggregate} command whose first stage is a {@code $match} (and
+ * whose stages are all of {@link #PREFILTERED_STAGES}, none of which reads the collection while
+ * the pipeline is built), the database tells the collection ({@link Prefiltered#prefilter})
+ * that the next {@code queryAllAsStream()} of this thread, the one that feeds the pipeline, may
+ * leave out documents that the {@code $match} would drop: the collection then streams the
+ * candidates of an index, in its natural order, and the {@code $match} stage still applies the
+ * whole filter to each, as it does to the documents of a scan. The {@code $graphLookup} and
+ * {@code $lookup} stages find their documents with {@code handleQuery}, which indexes serve.
+ */
+final class IndexedQueries {
+  /**
+   * The stages of a pipeline that may follow a leading {@code $match} read from an index: none
+   * reads the collection while the pipeline is built.
+   */
+  static final Set<String> PREFILTERED_STAGES = Set.of("$match", "$group", "$project", "$sort",
+      "$limit", "$skip", "$count", "$unwind", "$addFields", "$set", "$unset", "$replaceRoot",
+      "$replaceWith", "$sortByCount", "$graphLookup");
+
+  /** A collection that can leave out, for the next pipeline it feeds, what a filter drops. */
+  interface Prefiltered {
+    /**
+     * Until the next {@code queryAllAsStream()} of the calling thread, or null to forget: the
+     * filter of the pipeline's leading {@code $match}.
+     */
+    void prefilter(@Nullable Document match);
+  }
+
+  /** Collections up to this size are always served by an index that applies. */
+  static final long SMALL = 1_000;
+
+  private IndexedQueries() {}
+
+  /**
+   * The positions of the documents to read for {@code query}, in no particular order, or null if
+   * no hash index serves it (then the collection does as without one).
+   *
+   * @param count the number of documents in the collection
+   */
+  static <P> @Nullable List<P> candidates(List<Index<P>> indexes, Document query, long count) {
+    if (query.isEmpty()) {
+      return null;
+    }
+    for (Index<P> index : indexes) {
+      if (!(index instanceof HashIndex) && index.canHandle(query)) {
+        return null; // as without secondary indexes
+      }
+    }
+    Map<String, Set<Object>> eq = Equalities.of(query);
+    if (eq == null || eq.isEmpty()) {
+      return null;
+    }
+    HashIndex<P> best = null;
+    long least = Long.MAX_VALUE;
+    for (Index<P> index : indexes) {
+      if (index instanceof HashIndex<P> h) {
+        long cost = h.cost(eq);
+        if (cost >= 0 && cost < least) {
+          best = h;
+          least = cost;
+        }
+      }
+    }
+    if (best == null || count > SMALL && least > count / 2) {
+      return null;
+    }
+    best.countServed();
+    return best.candidates(eq);
+  }
+
+  /**
+   * The filter of the leading {@code $match} of an {@code aggregate} command whose stages are all
+   * of {@link #PREFILTERED_STAGES}, or null.
+   */
+  static @Nullable Document leadingMatch(Document command) {
+    if (!(command.get("pipeline") instanceof List<?> pipeline) || pipeline.isEmpty()
+        || command.containsKey("explain")) {
+      return null;
+    }
+    for (Object stage : pipeline) {
+      if (!(stage instanceof Document d) || d.size() != 1
+          || !PREFILTERED_STAGES.contains(d.keySet().iterator().next())) {
+        return null;
+      }
+    }
+    return ((Document) pipeline.get(0)).get("$match") instanceof Document match ? match : null;
+  }
+
+  /**
+   * Handles a message of the wire protocol, telling the collection first, if it is an {@code
+   * aggregate} command with a leading {@code $match}, that it may prefilter the documents of
+   * the pipeline. (The backends hook here, in {@code handleMessage}, the path of every command
+   * of the driver's OP_MSG protocol.)
+   */
+  static Document message(MongoBackend backend, MongoMessage message, Supplier<Document> run) {
+    Document command = message.getDocument();
+    Document match = null;
+    Object collection = null;
+    if (!command.isEmpty() && command.keySet().iterator().next().equalsIgnoreCase("aggregate")
+        && !"admin".equals(message.getDatabaseName())) {
+      match = leadingMatch(command);
+      if (match != null && command.values().iterator().next() instanceof String name) {
+        try {
+          collection = backend.resolveDatabase(message.getDatabaseName())
+              .resolveCollection(name, false);
+        } catch (RuntimeException e) {
+          collection = null; // the command reports it
+        }
+      }
+    }
+    if (match == null || !(collection instanceof Prefiltered c)) {
+      return run.get();
+    }
+    c.prefilter(match);
+    try {
+      return run.get();
+    } finally {
+      c.prefilter(null);
+    }
+  }
+}

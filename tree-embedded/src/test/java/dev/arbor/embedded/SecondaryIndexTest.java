@@ -1,0 +1,260 @@
+package dev.arbor.embedded;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.MongoException;
+import com.mongodb.MongoNamespace;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Accumulators;
+import com.mongodb.client.model.Aggregates;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.Updates;
+import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The secondary indexes through the driver: used, built, kept, dropped, and shared. */
+class SecondaryIndexTest {
+  @TempDir
+  Path dir;
+
+  private static long served(EmbeddedMongo mongo, String collection) {
+    return mongo.backend().resolveDatabase("d").resolveCollection(collection, true).getIndexes()
+        .stream().filter(i -> i instanceof HashIndex).mapToLong(i -> ((HashIndex<?>) i).served())
+        .sum();
+  }
+
+  private static MongoCollection<Document> collection(EmbeddedMongo mongo, String name) {
+    return mongo.client().getDatabase("d").getCollection(name);
+  }
+
+  /** n nodes of an 8-ary tree: {_id: "n<i>", parent: "n<(i-1)/8>", rank: i}. */
+  private static void insertTree(MongoCollection<Document> c, int n) {
+    List<Document> batch = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Document d = new Document("_id", "n" + i).append("rank", i);
+      if (i > 0) {
+        d.append("parent", "n" + (i - 1) / 8);
+      }
+      batch.add(d);
+      if (batch.size() == 5_000 || i == n - 1) {
+        c.insertMany(batch);
+        batch.clear();
+      }
+    }
+  }
+
+  private static void answersChildrenFromTheIndex(EmbeddedMongo mongo) {
+    MongoCollection<Document> c = collection(mongo, "tree");
+    insertTree(c, 50_000);
+    c.createIndex(Indexes.ascending("parent", "rank")); // built from the documents
+    long before = served(mongo, "tree");
+    long start = System.nanoTime();
+    for (int k = 0; k < 1_000; k++) {
+      int parent = k * 6;
+      List<Document> children = c.find(Filters.eq("parent", "n" + parent))
+          .sort(Sorts.ascending("rank")).into(new ArrayList<>());
+      assertEquals(8, children.size());
+      assertEquals("n" + (8 * parent + 1), children.get(0).getString("_id"));
+    }
+    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertEquals(1_000, served(mongo, "tree") - before);
+    System.out.println("1000 indexed queries on 50000 documents: " + ms + " ms");
+  }
+
+  @Test
+  void inMemoryAFiftyThousandDocumentCollectionAnswersFromItsIndex() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
+      answersChildrenFromTheIndex(mongo);
+    }
+  }
+
+  @Test
+  void inADataDirectoryAFiftyThousandDocumentCollectionAnswersFromItsIndex() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
+      answersChildrenFromTheIndex(mongo);
+    }
+  }
+
+  @Test
+  void aServerRestartedOnADataDirectoryHasItsIndexesAgain() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
+      MongoCollection<Document> c = collection(mongo, "tree");
+      c.createIndex(Indexes.ascending("parent", "rank"));
+      insertTree(c, 2_000);
+      c.updateOne(Filters.eq("_id", "n9"), Updates.set("parent", "n0"));
+    }
+    try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
+      MongoCollection<Document> c = collection(mongo, "tree");
+      assertEquals(List.of("n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9"),
+          ids(c.find(Filters.eq("parent", "n0")).sort(Sorts.ascending("rank"))));
+      assertEquals(7, c.countDocuments(Filters.eq("parent", "n1")));
+      c.deleteMany(Filters.eq("parent", "n2"));
+      assertEquals(0, c.countDocuments(Filters.eq("parent", "n2")));
+      assertEquals(4, served(mongo, "tree")); // find, count, deleteMany, count
+    }
+  }
+
+  @Test
+  void aDataDirectoryWrittenByThePlainH2BackendOpensWithItsIndexesInEffect() {
+    Path file = dir.resolve(EmbeddedMongo.DATA_FILE);
+    MongoServer plain = new MongoServer(new H2Backend(file.toString()));
+    InetSocketAddress address = plain.bind();
+    try (var client = com.mongodb.client.MongoClients.create("mongodb://"
+        + address.getHostString() + ":" + address.getPort())) {
+      MongoCollection<Document> c = client.getDatabase("d").getCollection("tree");
+      insertTree(c, 100);
+      c.createIndex(Indexes.ascending("parent", "rank"));
+    } finally {
+      plain.shutdown();
+    }
+    try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
+      assertEquals(8, collection(mongo, "tree").countDocuments(Filters.eq("parent", "n1")));
+      assertEquals(1, served(mongo, "tree"));
+    }
+  }
+
+  @Test
+  void dropsRenamesAndIndexDropsLeaveNoStaleEntry() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
+      MongoCollection<Document> c = collection(mongo, "tree");
+      c.createIndex(Indexes.ascending("parent"));
+      insertTree(c, 100);
+      c.renameCollection(new MongoNamespace("d", "renamed"));
+      MongoCollection<Document> renamed = collection(mongo, "renamed");
+      assertEquals(8, renamed.countDocuments(Filters.eq("parent", "n1")));
+      assertEquals(1, served(mongo, "renamed"));
+
+      renamed.drop();
+      MongoCollection<Document> again = collection(mongo, "renamed");
+      again.insertOne(new Document("_id", "x").append("parent", "n1"));
+      assertEquals(1, again.countDocuments(Filters.eq("parent", "n1")));
+      assertEquals(0, served(mongo, "renamed")); // no index any more
+
+      again.createIndex(Indexes.ascending("parent"));
+      assertEquals(1, again.countDocuments(Filters.eq("parent", "n1")));
+      assertEquals(1, served(mongo, "renamed"));
+      again.dropIndex(Indexes.ascending("parent"));
+      assertEquals(1, again.countDocuments(Filters.eq("parent", "n1")));
+      assertEquals(0, served(mongo, "renamed"));
+    }
+  }
+
+  @Test
+  void aPipelineWithALeadingMatchReadsTheIndexAndGraphLookupToo() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
+      MongoCollection<Document> c = collection(mongo, "tree");
+      insertTree(c, 3_000);
+      c.createIndex(Indexes.ascending("parent", "rank"));
+      List<Document> groups = c.aggregate(List.of(
+          Aggregates.match(Filters.in("parent", "n1", "n2", "nobody")),
+          Aggregates.group("$parent", Accumulators.sum("n", 1)),
+          Aggregates.sort(Sorts.ascending("_id")))).into(new ArrayList<>());
+      assertEquals(List.of(new Document("_id", "n1").append("n", 8),
+          new Document("_id", "n2").append("n", 8)), groups);
+      assertEquals(1, served(mongo, "tree"));
+
+      Document sub = c.aggregate(List.of(Aggregates.match(Filters.eq("_id", "n1")),
+          Aggregates.graphLookup("tree", "$_id", "_id", "parent", "below"))).first();
+      assertEquals(8 + 64 + 512, sub.getList("below", Document.class).size());
+      assertTrue(served(mongo, "tree") > 500);
+    }
+  }
+
+  @Test
+  void aQueryTheMatcherRejectsIsRejectedAsWithoutAnIndex() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
+      MongoCollection<Document> indexed = collection(mongo, "indexed");
+      MongoCollection<Document> plain = collection(mongo, "plain");
+      indexed.createIndex(Indexes.ascending("parent"));
+      insertTree(indexed, 10);
+      insertTree(plain, 10);
+      for (Document q : List.of(new Document("$bogus", 1).append("parent", "n0"),
+          new Document("$and", List.of()).append("parent", "n0"),
+          new Document("$and", List.of(new Document("parent", "n0"))).append("x", new Document(
+              "$bogus", 1)))) {
+        assertEquals(outcome(() -> plain.find(q).into(new ArrayList<>()).size()),
+            outcome(() -> indexed.find(q).into(new ArrayList<>()).size()), q::toJson);
+      }
+      assertThrows(MongoException.class, () -> indexed.find(new Document("$bogus", 1)
+          .append("parent", "n0")).first());
+    }
+  }
+
+  private static String outcome(java.util.function.IntSupplier query) {
+    try {
+      return "found " + query.getAsInt();
+    } catch (MongoException e) {
+      return "error " + e.getCode();
+    }
+  }
+
+  @Test
+  void concurrentWritersAndReadersLeaveTheIndexTrue() throws Exception {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
+      MongoCollection<Document> c = collection(mongo, "tree");
+      c.createIndex(Indexes.ascending("parent"));
+      ExecutorService pool = Executors.newFixedThreadPool(4);
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int thread = t;
+        done.add(pool.submit(() -> {
+          Random r = new Random(thread);
+          for (int i = 0; i < 1_500; i++) {
+            String id = "d" + r.nextInt(200);
+            String parent = "p" + r.nextInt(10);
+            switch (r.nextInt(5)) {
+              case 0 -> c.deleteOne(Filters.eq("_id", id));
+              case 1 -> c.updateOne(Filters.eq("_id", id), Updates.set("parent", parent),
+                  new com.mongodb.client.model.UpdateOptions().upsert(true));
+              case 2 -> c.updateMany(Filters.eq("parent", parent),
+                  Updates.set("parent", List.of(parent, "p" + r.nextInt(10))));
+              case 3 -> c.deleteMany(Filters.eq("parent", "p" + r.nextInt(40)));
+              default -> c.countDocuments(Filters.eq("parent", parent));
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get(2, TimeUnit.MINUTES);
+      }
+      pool.shutdown();
+      List<Document> all = c.find().into(new ArrayList<>());
+      for (int p = 0; p < 10; p++) {
+        String parent = "p" + p;
+        List<String> expected = new ArrayList<>();
+        for (Document d : all) {
+          Object v = d.get("parent");
+          if (parent.equals(v) || v instanceof List<?> l && l.contains(parent)) {
+            expected.add(d.getString("_id"));
+          }
+        }
+        assertEquals(expected, ids(c.find(Filters.eq("parent", parent))), parent);
+      }
+    }
+  }
+
+  private static List<String> ids(Iterable<Document> documents) {
+    List<String> out = new ArrayList<>();
+    for (Document d : documents) {
+      out.add(d.getString("_id"));
+    }
+    return out;
+  }
+}
