@@ -54,13 +54,13 @@ import org.bson.RawBsonDocument;
  *   <li>load throughput as a ratio of raw {@code insertMany} of the same documents: a first
  *       load (into an empty server, reported apart) writes the tree; every document of its
  *       collection, as stored (read generically, as raw BSON), is read back by cursor into a
- *       temporary file, then inserted from it with ordered {@code insertMany} in batches of
- *       {@value #COPY_BATCH} into a fresh collection with the same indexes, only the {@code
- *       insertMany} calls timed; the first collection is
- *       dropped and the measured load writes the tree again into a fresh collection, timed from
- *       the first entry to its return. Both thus write n documents while the server holds n
- *       others. Ratio = insertMany time / load time (1.0: the load writes as fast as raw inserts
- *       of its own documents; the goal of issue 14 is at least 0.8);
+ *       temporary file. Then {@code --repeat} pairs run side by side: the file inserted with
+ *       ordered {@code insertMany} in batches of {@value #COPY_BATCH} into a fresh collection
+ *       with the same indexes (only the {@code insertMany} calls timed), and the load into a
+ *       fresh collection, timed from the first entry to its return; each writes n documents
+ *       while the server holds the other's n. Ratio = insertMany time / load time of a pair,
+ *       the median over the pairs (1.0: the load writes as fast as raw inserts of its own
+ *       documents; the goal of issue 14 is at least 0.8);
  *   <li>the client's heap per size: the sum of the heap pools' peaks (an upper bound that
  *       counts garbage not yet collected; reset after a full collection at the start of each
  *       size), and the live heap: the largest heap in use right after a full collection (one is
@@ -144,6 +144,8 @@ final class ScaleBench {
     final Map<TreePattern, String> failures = new LinkedHashMap<>();
     long totalMillis;
     List<Integer> sizes = List.of();
+    /** The median of the per-pair ratios insertMany / load, per pattern and size. */
+    final Map<TreePattern, Map<Integer, Double>> ratios = new LinkedHashMap<>();
 
     Figure figure(TreePattern p, int n, String op) {
       for (Figure f : figures) {
@@ -154,8 +156,16 @@ final class ScaleBench {
       return null;
     }
 
-    /** insertMany time / load time at size n, or NaN. */
+    /**
+     * insertMany time / load time at size n: the median of the ratios of the pairs run side by
+     * side, or (from a client that did not report them) the ratio of the medians; NaN if not
+     * measured.
+     */
     double loadRatio(TreePattern p, int n) {
+      Double paired = ratios.getOrDefault(p, Map.of()).get(n);
+      if (paired != null) {
+        return paired;
+      }
       Figure load = figure(p, n, "load");
       Figure raw = figure(p, n, "insertMany");
       if (load == null || raw == null || load.skipped != null || raw.skipped != null) {
@@ -370,7 +380,10 @@ final class ScaleBench {
     return results;
   }
 
-  /** Reads a machine line of a client: {@code @op}, {@code @skip} or {@code @heap}. */
+  /**
+   * Reads a machine line of a client: {@code @op}, {@code @skip}, {@code @ratio} or {@code
+   * @heap}.
+   */
   private static void take(Results r, TreePattern p, String line) {
     String[] f = line.split(" ", 7);
     switch (f[0]) {
@@ -378,6 +391,8 @@ final class ScaleBench {
           Double.parseDouble(f[3]), Long.parseLong(f[4]), Long.parseLong(f[5]), null));
       case "@skip" -> r.figures.add(new Figure(p, Integer.parseInt(f[1]), f[2], Double.NaN, 0,
           0, line.substring(line.indexOf(f[2]) + f[2].length()).trim()));
+      case "@ratio" -> r.ratios.computeIfAbsent(p, k -> new TreeMap<>())
+          .put(Integer.parseInt(f[1]), Double.parseDouble(f[2]));
       case "@heap" -> {
         r.heap.computeIfAbsent(p, k -> new TreeMap<>())
             .put(Integer.parseInt(f[1]), Long.parseLong(f[2]));
@@ -625,6 +640,18 @@ final class ScaleBench {
           }
           report("insertMany", raws);
           report("load", loads);
+          // each pair ran side by side, on the same server state: their ratios vary less than
+          // the times themselves (the embedded server's own collections and compilations)
+          double[] ratios = new double[raws.size()];
+          for (int i = 0; i < ratios.length; i++) {
+            ratios[i] = raws.get(i).millis() / loads.get(i).millis();
+          }
+          Arrays.sort(ratios);
+          System.out.printf(Locale.ROOT, "  %s %,d: load / insertMany %.2f (median of the pairs:"
+              + " %s)%n", Names.of(pattern), n, ratios[ratios.length / 2],
+              Arrays.stream(ratios).mapToObj(x -> String.format(Locale.ROOT, "%.2f", x))
+                  .collect(java.util.stream.Collectors.joining(", ")));
+          System.out.printf(Locale.ROOT, "@ratio %d %.4f%n", n, ratios[ratios.length / 2]);
         } finally {
           try {
             Files.deleteIfExists(spool);
@@ -707,24 +734,26 @@ final class ScaleBench {
     }
 
     /**
-     * Prints and records the median of {@code samples} of {@code op} (for the loads and
-     * streams, with where the time of the median run went).
+     * Prints and records the median time of {@code samples} of {@code op}, with the round trips
+     * and count of the last (a first run may also pay for what a store learns once), and for
+     * the loads and streams where the time of the median run went.
      */
     void report(String op, List<Sample> samples) {
       live.sample();
       List<Sample> sorted = new ArrayList<>(samples);
       sorted.sort(java.util.Comparator.comparingDouble(Sample::millis));
       Sample m = sorted.get(sorted.size() / 2);
+      Sample last = samples.get(samples.size() - 1);
       double median = m.millis();
       seen.computeIfAbsent(op, k -> new ArrayList<>())
           .add(new double[] {n, Math.max(median, 0.001)});
       String rate = op.endsWith("oad") || op.equals("insertMany") || op.equals("entries")
-          ? String.format(Locale.ROOT, " (%,.0f nodes/s)", m.count() / (median / 1000)) : "";
+          ? String.format(Locale.ROOT, " (%,.0f nodes/s)", last.count() / (median / 1000)) : "";
       String all = samples.size() < 2 ? "" : samples.stream()
           .map(x -> String.format(Locale.ROOT, "%.0f", x.millis()))
           .collect(java.util.stream.Collectors.joining(", ", " (median of ", " ms)"));
       System.out.printf(Locale.ROOT, "  %s %,d: %-11s %10.1f ms%s%s, %d round trips, %d%s%n",
-          Names.of(pattern), n, op, median, all, rate, m.trips(), m.count(),
+          Names.of(pattern), n, op, median, all, rate, last.trips(), last.count(),
           op.equals("insertMany") ? " documents" : op.equals("load") ? " entries"
               : op.equals("firstLoad") ? " entries (into an empty server)"
               : op.equals("entries") ? " entries streamed" : "");
@@ -732,8 +761,8 @@ final class ScaleBench {
         // where the time went: waiting for each kind of command, and the rest
         System.out.printf(Locale.ROOT, "      %s time: %s%n", op, m.breakdown());
       }
-      System.out.printf(Locale.ROOT, "@op %d %s %.3f %d %d%n", n, op, median, m.trips(),
-          m.count());
+      System.out.printf(Locale.ROOT, "@op %d %s %.3f %d %d%n", n, op, median, last.trips(),
+          last.count());
       System.out.flush();
     }
 

@@ -110,6 +110,13 @@ class ScaleBenchTest {
       assertTrue(r.patternMillis.get(p) > 0);
     }
     assertTrue(r.totalMillis > 0);
+    // --repeat 2: two pairs of raw inserts and loads, side by side, the ratio a median of pairs
+    for (TreePattern p : TreePattern.values()) {
+      for (int n : SIZES) {
+        double ratio = r.loadRatio(p, n);
+        assertTrue(ratio > 0 && ratio == r.ratios.get(p).get(n), p + " " + n + ": " + ratio);
+      }
+    }
     // --repeat 2: two pairs of raw inserts and loads, alternating, each reported as a median
     for (String op : List.of("load", "insertMany")) {
       assertEquals(TreePattern.values().length * SIZES.size(), progress.lines()
