@@ -265,7 +265,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   /** Children by {@code _id} in the order their parent lists them, in slices. */
   @Override
   PreorderCursor preorder(Reads r) {
-    return new Preorder(r, new Preorder.Links() {
+    return new ListedPreorder(r, new ListedPreorder.Links() {
       @Override
       public Bson roots() {
         return roots;

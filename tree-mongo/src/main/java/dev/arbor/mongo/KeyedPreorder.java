@@ -5,8 +5,6 @@ import static com.mongodb.client.model.Filters.in;
 
 import com.mongodb.client.MongoCursor;
 import com.mongodb.client.model.Sorts;
-import dev.arbor.core.Tree;
-import dev.arbor.core.TreeException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -15,7 +13,6 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.function.Function;
 import org.bson.Document;
@@ -43,7 +40,7 @@ import org.jspecify.annotations.Nullable;
  * answer of at most {@value #LIMIT} documents or one slice of a node read by cursor; never the
  * tree.
  */
-final class KeyedPreorder implements PreorderCursor {
+final class KeyedPreorder extends Preorder {
   /**
    * The most nodes whose children one query asks for. Not more: a server that matches each
    * candidate against the whole {@code $in} list (the embedded one) spends keys squared per query.
@@ -97,12 +94,7 @@ final class KeyedPreorder implements PreorderCursor {
     };
   }
 
-  private final Reads reads;
   private final Keys keys;
-  private final Function<Document, Map<String, Object>> attributes;
-  private final Deque<Frame> stack = new ArrayDeque<>();
-  /** The ids of the open frames' parents: a node among them again is a cycle. */
-  private final Set<String> path = new HashSet<>();
   /** Children read ahead, whole, by the key they name their parent with. */
   private final Map<String, List<Document>> known = new HashMap<>();
   /** Keys asked for that no child names: their nodes are leaves. */
@@ -110,11 +102,6 @@ final class KeyedPreorder implements PreorderCursor {
   private final int keysPerQuery;
   private final int limit;
   private final int heldAhead;
-  /** Documents read and not yet given out, and the most there were. */
-  private long held;
-  private long mostHeld;
-  private long queries;
-  private Tree.@Nullable Entry next;
 
   KeyedPreorder(Reads reads, Keys keys, Function<Document, Map<String, Object>> attributes) {
     this(reads, keys, attributes, KEYS, LIMIT, HELD);
@@ -123,75 +110,21 @@ final class KeyedPreorder implements PreorderCursor {
   /** With other bounds than {@link #KEYS}, {@link #LIMIT} and {@link #HELD} (for tests). */
   KeyedPreorder(Reads reads, Keys keys, Function<Document, Map<String, Object>> attributes,
       int keysPerQuery, int limit, int heldAhead) {
-    this.reads = reads;
+    super(reads, keys.roots(), keys.order(), attributes);
     this.keys = keys;
-    this.attributes = attributes;
     this.keysPerQuery = keysPerQuery;
     this.limit = limit;
     this.heldAhead = heldAhead;
-    stack.push(new Frame(null, 0, keys.roots()));
-  }
-
-  /** The queries sent so far (for tests). */
-  long queries() {
-    return queries;
-  }
-
-  /** The most documents held at once, read and not yet given out (for tests). */
-  long mostHeld() {
-    return mostHeld;
   }
 
   @Override
-  public boolean hasNext() {
-    if (next == null) {
-      next = advance();
+  @Nullable Frame childrenOf(Document d, String id, int depth) {
+    String key = keys.childKey(d);
+    if (leaves.remove(key)) {
+      return null;
     }
-    return next != null;
-  }
-
-  @Override
-  public Tree.Entry next() {
-    if (!hasNext()) {
-      throw new NoSuchElementException();
-    }
-    Tree.Entry e = next;
-    next = null;
-    return e;
-  }
-
-  private Tree.@Nullable Entry advance() {
-    while (!stack.isEmpty()) {
-      Frame frame = stack.peek();
-      Document d = frame.next();
-      if (d == null) {
-        frame.close();
-        stack.pop();
-        if (frame.parent != null) {
-          path.remove(frame.parent);
-        }
-        continue;
-      }
-      held--;
-      String id = d.getString(MongoTreeStore.ID);
-      if (path.contains(id)) {
-        throw new TreeException("node '" + id + "' is its own ancestor (a cycle of links):"
-            + " check() lists the problems");
-      }
-      Tree.Entry e = new Tree.Entry(id, frame.parent, frame.depth, attributes.apply(d));
-      String key = keys.childKey(d);
-      if (!leaves.remove(key)) {
-        List<Document> children = known.remove(key);
-        Frame down = children != null ? new Frame(id, frame.depth + 1, children)
-            : fetch(id, frame.depth + 1, key);
-        if (down != null) {
-          path.add(id);
-          stack.push(down);
-        }
-      }
-      return e;
-    }
-    return null;
+    List<Document> children = known.remove(key);
+    return children != null ? whole(id, depth, children) : fetch(id, depth, key);
   }
 
   /**
@@ -203,7 +136,7 @@ final class KeyedPreorder implements PreorderCursor {
   private @Nullable Frame fetch(String id, int depth, String key) {
     List<String> asked = new ArrayList<>();
     asked.add(key);
-    asked.addAll(ahead(key, held >= heldAhead));
+    asked.addAll(ahead(key, held() >= heldAhead));
     queries++;
     List<Document> answer = new ArrayList<>();
     try (MongoCursor<Document> c = reads.find(in(keys.field(), asked))
@@ -234,12 +167,12 @@ final class KeyedPreorder implements PreorderCursor {
     List<Document> mine = groups.get(key);
     if (mine != null) {
       hold(mine.size());
-      return new Frame(id, depth, mine);
+      return whole(id, depth, mine);
     }
     if (!cut) {
       return null; // a leaf
     }
-    return new Frame(id, depth, eq(keys.field(), key)); // more than an answer holds, or cut off
+    return byCursor(id, depth, eq(keys.field(), key)); // more than an answer holds, or cut off
   }
 
   /**
@@ -302,81 +235,7 @@ final class KeyedPreorder implements PreorderCursor {
     return true;
   }
 
-  private void hold(long n) {
-    held += n;
-    mostHeld = Math.max(mostHeld, held);
-  }
-
   private String keyOf(Document d) {
     return String.valueOf(d.get(keys.field()));
-  }
-
-  @Override
-  public void close() {
-    while (!stack.isEmpty()) {
-      stack.pop().close();
-    }
-  }
-
-  /** The children of one parent (or the roots): read ahead whole, or by a cursor in slices. */
-  private final class Frame {
-    final @Nullable String parent;
-    final int depth;
-    private final ArrayDeque<Document> slice = new ArrayDeque<>();
-    private final @Nullable Bson filter;
-    private @Nullable MongoCursor<Document> cursor;
-    private boolean exhausted;
-
-    /** Children read ahead, whole. */
-    Frame(String parent, int depth, List<Document> children) {
-      this.parent = parent;
-      this.depth = depth;
-      this.filter = null;
-      this.exhausted = true;
-      slice.addAll(children);
-    }
-
-    /** Children (or roots) read by a cursor, a slice at a time. */
-    Frame(@Nullable String parent, int depth, Bson filter) {
-      this.parent = parent;
-      this.depth = depth;
-      this.filter = filter;
-    }
-
-    @Nullable Document next() {
-      if (slice.isEmpty() && !exhausted) {
-        fill();
-      }
-      return slice.poll();
-    }
-
-    /** The documents in hand, not yet given out, in order. */
-    Iterable<Document> inHand() {
-      return slice;
-    }
-
-    private void fill() {
-      if (cursor == null) {
-        queries++;
-        cursor = reads.find(filter).sort(keys.order()).batchSize(Preorder.SLICE).cursor();
-      }
-      int n = 0;
-      while (n < Preorder.SLICE && cursor.hasNext()) {
-        slice.add(cursor.next());
-        n++;
-      }
-      hold(n);
-      if (n == 0 || (cursor.available() == 0 && cursor.getServerCursor() == null)) {
-        close(); // nothing left on the server: no round trip to learn it later
-      }
-    }
-
-    void close() {
-      exhausted = true;
-      if (cursor != null) {
-        cursor.close();
-        cursor = null;
-      }
-    }
   }
 }

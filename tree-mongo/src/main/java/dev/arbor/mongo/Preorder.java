@@ -4,7 +4,6 @@ import com.mongodb.client.MongoCursor;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
@@ -17,49 +16,89 @@ import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A preorder walk of a stored forest whose parents list their children's ids (child
- * references), with a stack of per-parent reads: the roots by one cursor in sibling order, then,
- * for each node that lists children, those children by {@code _id} in slices, in the order
- * listed. A node lists its children, so leaves cost no query. (Patterns whose children name their
- * parent walk with {@link KeyedPreorder}.)
- *
- * <p>Client memory: one slice of at most {@link #SLICE} documents per open level, so at most
- * depth × slice documents. Round trips: one query per node that has children (more for one with
- * more than a slice), plus the roots cursor's batches.
+ * A preorder walk of a stored forest with a stack of frames, one per open level: the roots read
+ * by a cursor in sibling order, then, under each node that has children, a frame of its
+ * children. How a pattern finds a node's children is its subclass's: {@link KeyedPreorder} for
+ * children that name their parent (many parents a query), {@link ListedPreorder} for parents that
+ * list their children. A node met again while it is an open parent is a cycle of links, refused.
  */
-final class Preorder implements PreorderCursor {
-  /** Documents per slice of siblings: each cursor's batch and each read by ids. */
+abstract class Preorder implements PreorderCursor {
+  /** Documents per slice: each cursor's batch and each read of listed children by ids. */
   static final int SLICE = 1_000;
 
-  /** How a pattern lists children in their parent, for the walk. */
-  interface Links {
-    /** The filter of the roots. */
-    Bson roots();
-
-    /** The sibling order of the roots cursor. */
-    Bson order();
-
-    /** The ids of the children listed in {@code parent}, in order. */
-    List<String> listed(Document parent);
-  }
-
-  private final Reads reads;
-  private final Links links;
+  final Reads reads;
+  private final Bson order;
   private final Function<Document, Map<String, Object>> attributes;
-  private final Deque<Level> stack = new ArrayDeque<>();
-  /** The ids of the open levels' parents: a node among them again is a cycle. */
+  /** The open frames, the current one on top. */
+  final Deque<Frame> stack = new ArrayDeque<>();
+  /** The ids of the open frames' parents: a node among them again is a cycle. */
   private final Set<String> path = new HashSet<>();
+  /** Documents read and not yet given out, and the most there were. */
+  private long held;
+  private long mostHeld;
+  /** The queries sent so far. */
+  long queries;
   private Tree.@Nullable Entry next;
 
-  Preorder(Reads reads, Links links, Function<Document, Map<String, Object>> attributes) {
+  /**
+   * @param roots the filter of the roots
+   * @param order the sibling order of a cursor
+   */
+  Preorder(Reads reads, Bson roots, Bson order,
+      Function<Document, Map<String, Object>> attributes) {
     this.reads = reads;
-    this.links = links;
+    this.order = order;
     this.attributes = attributes;
-    stack.push(new Level(null, 0, links.roots(), List.of()));
+    stack.push(byCursor(null, 0, roots));
+  }
+
+  /** A frame of children read already, whole (counted as held by the caller). */
+  final Frame whole(String parent, int depth, List<Document> children) {
+    Frame f = new Frame(parent, depth, null, List.of());
+    f.exhausted = true;
+    f.slice.addAll(children);
+    return f;
+  }
+
+  /** A frame of children (or roots) read by a cursor over {@code filter}, in slices. */
+  final Frame byCursor(@Nullable String parent, int depth, Bson filter) {
+    return new Frame(parent, depth, filter, List.of());
+  }
+
+  /** A frame of children read by their ids, listed in order, in slices. */
+  final Frame byIds(String parent, int depth, List<String> listed) {
+    return new Frame(parent, depth, null, listed);
+  }
+
+  /**
+   * The frame of the children of node {@code d} (whose id is {@code id}) at {@code depth}, or
+   * null if it has none.
+   */
+  abstract @Nullable Frame childrenOf(Document d, String id, int depth);
+
+  /** The queries sent so far (for tests). */
+  final long queries() {
+    return queries;
+  }
+
+  /** The most documents held at once, read and not yet given out (for tests). */
+  final long mostHeld() {
+    return mostHeld;
+  }
+
+  /** The documents read and not yet given out. */
+  final long held() {
+    return held;
+  }
+
+  /** Counts {@code n} documents read. */
+  final void hold(long n) {
+    held += n;
+    mostHeld = Math.max(mostHeld, held);
   }
 
   @Override
-  public boolean hasNext() {
+  public final boolean hasNext() {
     if (next == null) {
       next = advance();
     }
@@ -67,7 +106,7 @@ final class Preorder implements PreorderCursor {
   }
 
   @Override
-  public Tree.Entry next() {
+  public final Tree.Entry next() {
     if (!hasNext()) {
       throw new NoSuchElementException();
     }
@@ -78,26 +117,27 @@ final class Preorder implements PreorderCursor {
 
   private Tree.@Nullable Entry advance() {
     while (!stack.isEmpty()) {
-      Level level = stack.peek();
-      Document d = level.next();
+      Frame frame = stack.peek();
+      Document d = frame.next();
       if (d == null) {
-        level.close();
+        frame.close();
         stack.pop();
-        if (level.parent != null) {
-          path.remove(level.parent);
+        if (frame.parent != null) {
+          path.remove(frame.parent);
         }
         continue;
       }
+      held--;
       String id = d.getString(MongoTreeStore.ID);
       if (path.contains(id)) {
         throw new TreeException("node '" + id + "' is its own ancestor (a cycle of links):"
             + " check() lists the problems");
       }
-      Tree.Entry e = new Tree.Entry(id, level.parent, level.depth, attributes.apply(d));
-      List<String> listed = links.listed(d);
-      if (!listed.isEmpty()) {
+      Tree.Entry e = new Tree.Entry(id, frame.parent, frame.depth, attributes.apply(d));
+      Frame down = childrenOf(d, id, frame.depth + 1);
+      if (down != null) {
         path.add(id);
-        stack.push(new Level(id, level.depth + 1, null, listed));
+        stack.push(down);
       }
       return e;
     }
@@ -105,24 +145,28 @@ final class Preorder implements PreorderCursor {
   }
 
   @Override
-  public void close() {
+  public final void close() {
     while (!stack.isEmpty()) {
       stack.pop().close();
     }
   }
 
-  /** The children of one parent (or the roots), read slice by slice. */
-  private final class Level {
+  /**
+   * The children of one parent (or the roots), in order: read already, whole; or read a slice at
+   * a time by a cursor, or by their listed ids.
+   */
+  final class Frame {
     final @Nullable String parent;
     final int depth;
+    private final ArrayDeque<Document> slice = new ArrayDeque<>();
     private final @Nullable Bson filter;
     private final List<String> listed;
     private int listedAt;
     private @Nullable MongoCursor<Document> cursor;
     private boolean exhausted;
-    private final ArrayDeque<Document> slice = new ArrayDeque<>();
 
-    Level(@Nullable String parent, int depth, @Nullable Bson filter, List<String> listed) {
+    private Frame(@Nullable String parent, int depth, @Nullable Bson filter,
+        List<String> listed) {
       this.parent = parent;
       this.depth = depth;
       this.filter = filter;
@@ -136,39 +180,44 @@ final class Preorder implements PreorderCursor {
       return slice.poll();
     }
 
+    /** The documents in hand, not yet given out, in order. */
+    Iterable<Document> inHand() {
+      return slice;
+    }
+
     private void fill() {
-      List<Document> read = new ArrayList<>();
+      int n = 0;
       if (filter != null) {
         if (cursor == null) {
-          cursor = reads.find(filter).sort(links.order()).batchSize(SLICE).cursor();
+          queries++;
+          cursor = reads.find(filter).sort(order).batchSize(SLICE).cursor();
         }
-        while (read.size() < SLICE && cursor.hasNext()) {
-          read.add(cursor.next());
+        while (n < SLICE && cursor.hasNext()) {
+          slice.add(cursor.next());
+          n++;
         }
-        if (cursor.available() == 0 && cursor.getServerCursor() == null) {
+        if (n == 0 || (cursor.available() == 0 && cursor.getServerCursor() == null)) {
           close(); // nothing left on the server: no round trip to learn it later
         }
       } else {
         List<String> ids = listed.subList(listedAt, Math.min(listed.size(), listedAt + SLICE));
         listedAt += ids.size();
+        exhausted = listedAt == listed.size();
+        queries++;
         Map<String, Document> found = reads.documents(ids, null);
         for (String id : ids) {
           Document d = found.get(id);
           if (d != null) { // a listed child that does not exist is not part of the tree
-            read.add(d);
+            slice.add(d);
+            n++;
           }
         }
-        exhausted = listedAt == listed.size();
       }
-      if (read.isEmpty()) {
-        exhausted = true;
-        return;
-      }
-      slice.addAll(read);
+      hold(n);
     }
 
     void close() {
-      exhausted = exhausted || filter != null;
+      exhausted = true;
       if (cursor != null) {
         cursor.close();
         cursor = null;
