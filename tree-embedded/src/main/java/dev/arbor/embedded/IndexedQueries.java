@@ -73,6 +73,10 @@ final class IndexedQueries {
         return null; // as without secondary indexes
       }
     }
+    List<P> byId = byId(indexes, query);
+    if (byId != null) {
+      return byId;
+    }
     Map<String, Set<Object>> eq = Equalities.of(query);
     if (eq == null || eq.isEmpty()) {
       return null;
@@ -93,6 +97,68 @@ final class IndexedQueries {
     }
     best.countServed();
     return best.candidates(eq);
+  }
+
+  /**
+   * The positions the {@code _id} index gives for an {@code _id} equality that the query
+   * requires beside other conditions ({@code {_id: k, owner: t}}, or in a top-level {@code
+   * $and}), which the server's own choice leaves to the scan; null if there is none. The value
+   * must be a string, an ObjectId or a document of those (as the lock documents' keys are): the
+   * index then finds what the server finds for {@code {_id: k}} alone, and the collection applies
+   * the whole query to it.
+   */
+  static <P> @Nullable List<P> byId(List<Index<P>> indexes, Document query) {
+    Object id = idEquality(query, 0);
+    if (id == null) {
+      return null;
+    }
+    Document alone = new Document("_id", id);
+    for (Index<P> index : indexes) {
+      if (!(index instanceof HashIndex) && index.getKeys().size() == 1
+          && index.getKeys().get(0).getKey().equals("_id")
+          && index.canHandle(alone)) {
+        List<P> out = new java.util.ArrayList<>();
+        index.getPositions(alone).forEach(out::add);
+        return out;
+      }
+    }
+    return null;
+  }
+
+  /** The value of an {@code _id} equality {@code query} requires, or null. */
+  private static @Nullable Object idEquality(Document query, int depth) {
+    for (Map.Entry<String, Object> e : query.entrySet()) {
+      if (e.getKey().equals("_id") && plainKey(e.getValue(), 0)) {
+        return e.getValue();
+      }
+      if (e.getKey().equals("$and") && depth < 4 && e.getValue() instanceof List<?> list) {
+        for (Object o : list) {
+          if (o instanceof Document d) {
+            Object id = idEquality(d, depth + 1);
+            if (id != null) {
+              return id;
+            }
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  /** A string, an ObjectId, or a document of those (no operator, number, null or array). */
+  private static boolean plainKey(@Nullable Object value, int depth) {
+    if (Equalities.exact(value)) {
+      return true;
+    }
+    if (!(value instanceof Document d) || d.isEmpty() || depth > 4) {
+      return false;
+    }
+    for (Map.Entry<String, Object> e : d.entrySet()) {
+      if (e.getKey().startsWith("$") || !plainKey(e.getValue(), depth + 1)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

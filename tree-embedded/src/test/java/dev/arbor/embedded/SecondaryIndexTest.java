@@ -59,6 +59,49 @@ class SecondaryIndexTest {
     }
   }
 
+  @Test
+  void anIdEqualityBesideOtherConditionsIsFoundByTheIdIndex() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
+      MongoCollection<Document> c = collection(mongo, "locked");
+      insertTree(c, 20_000);
+      Document lock = new Document("arbor", "lock");
+      c.insertOne(new Document("_id", lock).append("owner", "t1").append("v", 7L));
+      c.insertOne(new Document("_id", 42).append("owner", "t1"));
+      // a fenced write: by _id and owner, as the lock protocol filters
+      assertEquals(1, c.countDocuments(Filters.and(Filters.eq("_id", lock),
+          Filters.eq("owner", "t1"))));
+      assertEquals(0, c.countDocuments(Filters.and(Filters.eq("_id", lock),
+          Filters.eq("owner", "t2"))));
+      assertEquals(1, c.updateOne(new Document("_id", lock).append("owner", "t1"),
+          Updates.inc("v", 1L)).getModifiedCount());
+      assertEquals(0, c.updateOne(new Document("_id", lock).append("owner", "t2"),
+          Updates.inc("v", 1L)).getMatchedCount());
+      assertEquals(8L, c.find(Filters.eq("_id", lock)).first().getLong("v"));
+      assertEquals(1, c.countDocuments(Filters.and(Filters.eq("_id", "n5"),
+          Filters.eq("parent", "n0"))));
+      assertEquals(0, c.countDocuments(Filters.and(Filters.eq("_id", "n5"),
+          Filters.eq("parent", "n1"))));
+      assertEquals(1, c.countDocuments(Filters.and(Filters.eq("_id", 42),
+          Filters.eq("owner", "t1")))); // a number: left to the scan, the same answer
+      // the positions come from the _id index: one candidate, not a scan
+      var served = mongo.backend().resolveDatabase("d").resolveCollection("locked", true);
+      assertEquals(1, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
+          .Document("_id", new de.bwaldvogel.mongo.bson.Document("arbor", "lock"))
+          .append("owner", "t1")).size());
+      assertEquals(1, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
+          .Document("$and", List.of(new de.bwaldvogel.mongo.bson.Document("_id", "n5"),
+              new de.bwaldvogel.mongo.bson.Document("parent", "n0")))).size());
+      assertEquals(null, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
+          .Document("_id", 42).append("owner", "t1")));
+      assertEquals(null, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
+          .Document("_id", new de.bwaldvogel.mongo.bson.Document("$gt", "n5"))
+          .append("owner", "t1")));
+      assertEquals(null, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
+          .Document("$or", List.of(new de.bwaldvogel.mongo.bson.Document("_id", "n5"),
+              new de.bwaldvogel.mongo.bson.Document("parent", "n0")))));
+    }
+  }
+
   private static void answersChildrenFromTheIndex(EmbeddedMongo mongo) {
     MongoCollection<Document> c = collection(mongo, "tree");
     insertTree(c, 50_000);
