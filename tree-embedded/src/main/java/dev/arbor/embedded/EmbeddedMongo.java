@@ -72,6 +72,11 @@ import org.jspecify.annotations.Nullable;
  * their descriptions and each start rebuilds them from the documents (a pass over the collection).
  * Sort, skip and limit still sort the matching documents in memory.
  *
+ * <p>Likewise, an {@code _id} equality beside other conditions ({@code {_id: k, owner: t}}, as
+ * the lock protocol's fenced writes filter, or inside a top-level {@code $and}), which
+ * mongo-java-server itself scans for, is found by the {@code _id} index when {@code k} is a
+ * string, an ObjectId or a document of those.
+ *
  * <h2>What it is not</h2>
  *
  * <p>It answers as MongoDB 5.0 but has no sessions, transactions or {@code explain}, no pipeline
