@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.type.DataType;
@@ -103,7 +102,7 @@ final class IndexedH2Backend extends H2Backend {
 
   private static final class IndexedCollection extends H2Collection
       implements IndexedQueries.Prefiltered {
-    private final ThreadLocal<Document> prefilter = new ThreadLocal<>();
+    private final IndexedQueries.Prefilter prefilter = new IndexedQueries.Prefilter();
     private final DataType<Object> keyType;
 
     IndexedCollection(MongoDatabase database, String collectionName, CollectionOptions options,
@@ -144,37 +143,18 @@ final class IndexedH2Backend extends H2Backend {
 
     @Override
     public void prefilter(@Nullable Document match) {
-      if (match == null) {
-        prefilter.remove();
-      } else {
-        prefilter.set(match);
-      }
+      prefilter.set(match);
     }
 
     @Override
     public Stream<Document> queryAllAsStream() {
-      Document match = prefilter.get();
-      if (match != null) {
-        prefilter.remove();
-        List<Document> candidates;
-        synchronized (this) {
-          candidates = candidates(match, false);
-        }
-        if (candidates != null) {
-          return candidates.stream();
-        }
-      }
-      return StreamSupport.stream(queryAll().spliterator(), false);
+      return prefilter.stream(this, match -> candidates(match, false), queryAll());
     }
 
     @Override
     protected void removeDocument(Object position) {
       super.removeDocument(position);
-      for (Index<Object> index : getIndexes()) {
-        if (index instanceof HashIndex<Object> h) {
-          h.forget(position);
-        }
-      }
+      IndexedQueries.forget(getIndexes(), position);
     }
 
     // The server leaves these unsynchronized; they read or change the list of indexes, and

@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -59,7 +58,7 @@ final class IndexedMemoryBackend extends MemoryBackend {
 
   private static final class IndexedCollection extends MemoryCollection
       implements IndexedQueries.Prefiltered {
-    private final ThreadLocal<Document> prefilter = new ThreadLocal<>();
+    private final IndexedQueries.Prefilter prefilter = new IndexedQueries.Prefilter();
 
     IndexedCollection(MongoDatabase database, String collectionName, CollectionOptions options,
         CursorRegistry cursorRegistry) {
@@ -90,37 +89,18 @@ final class IndexedMemoryBackend extends MemoryBackend {
 
     @Override
     public void prefilter(@Nullable Document match) {
-      if (match == null) {
-        prefilter.remove();
-      } else {
-        prefilter.set(match);
-      }
+      prefilter.set(match);
     }
 
     @Override
     public Stream<Document> queryAllAsStream() {
-      Document match = prefilter.get();
-      if (match != null) {
-        prefilter.remove();
-        List<Document> candidates;
-        synchronized (this) {
-          candidates = candidates(match, false);
-        }
-        if (candidates != null) {
-          return candidates.stream();
-        }
-      }
-      return StreamSupport.stream(queryAll().spliterator(), false);
+      return prefilter.stream(this, match -> candidates(match, false), queryAll());
     }
 
     @Override
     protected void removeDocument(Integer position) {
       super.removeDocument(position);
-      for (Index<Integer> index : getIndexes()) {
-        if (index instanceof HashIndex<Integer> h) {
-          h.forget(position);
-        }
-      }
+      IndexedQueries.forget(getIndexes(), position);
     }
 
     // The server leaves these unsynchronized; they read or change the list of indexes, and

@@ -7,7 +7,10 @@ import de.bwaldvogel.mongo.wire.message.MongoMessage;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -51,6 +54,52 @@ final class IndexedQueries {
      * filter of the pipeline's leading {@code $match}.
      */
     void prefilter(@Nullable Document match);
+  }
+
+  /**
+   * The filter a collection may prefilter the next pipeline of a thread with ({@link
+   * Prefiltered#prefilter}), for its {@code queryAllAsStream()}: the part of it both backends
+   * share.
+   */
+  static final class Prefilter {
+    private final ThreadLocal<Document> match = new ThreadLocal<>();
+
+    void set(@Nullable Document filter) {
+      if (filter == null) {
+        match.remove();
+      } else {
+        match.set(filter);
+      }
+    }
+
+    /**
+     * The documents of the next pipeline: the candidates an index gives for the filter set for
+     * this thread (which is then forgotten), read under {@code lock}; else every document.
+     */
+    Stream<Document> stream(Object lock, Function<Document, @Nullable List<Document>> candidates,
+        Iterable<Document> all) {
+      Document filter = match.get();
+      if (filter != null) {
+        match.remove();
+        List<Document> found;
+        synchronized (lock) {
+          found = candidates.apply(filter);
+        }
+        if (found != null) {
+          return found.stream();
+        }
+      }
+      return StreamSupport.stream(all.spliterator(), false);
+    }
+  }
+
+  /** Tells the hash indexes among {@code indexes} that {@code position} holds no document. */
+  static <P> void forget(List<Index<P>> indexes, P position) {
+    for (Index<P> index : indexes) {
+      if (index instanceof HashIndex<P> h) {
+        h.forget(position);
+      }
+    }
   }
 
   /** Collections up to this size are always served by an index that applies. */
