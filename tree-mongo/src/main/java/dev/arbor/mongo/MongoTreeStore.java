@@ -1215,8 +1215,9 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    * {@code children} array; one shift of the nested-set numbers right of the graft point) replace
    * the undo as the journal, the commit point, and run. Parent references, the array of
    * ancestors and materialized paths write no existing document: the load's end is the commit.
-   * An id that exists is refused when its batch is checked, and the graft undone. In the
-   * caller's transaction, the entries are collected and grafted as a {@link Tree}.
+   * An id that exists is refused by the unique {@code _id} index when its batch is inserted, and
+   * the graft undone. In the caller's transaction, the entries are collected and grafted as a
+   * {@link Tree}.
    */
   @Override
   public long graft(@Nullable String parentId,
@@ -1350,9 +1351,10 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   }
 
   /**
-   * Streams the forest in preorder from server-side sorted cursors (see {@link Preorder}; nested
-   * sets by one cursor in {@code left} order), holding at most a slice of documents per level in
-   * client memory.
+   * Streams the forest in preorder from server-side sorted reads (see {@link KeyedPreorder}: the
+   * children of many nodes a query; {@link ListedPreorder} for child references; nested sets by
+   * one cursor in {@code left} order), holding a bounded read-ahead and a slice of documents per
+   * level in client memory, never the tree.
    *
    * <p><b>What it guarantees.</b> Without isolated reads, nothing beyond each query's own. With
    * them, the stream first waits, as every read does, until no change is in flight, and notes the
