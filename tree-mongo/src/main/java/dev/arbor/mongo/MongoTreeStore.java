@@ -132,7 +132,8 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     this.data = scope == null ? ids.collection(primary) : scope.collection(primary);
     this.lock = new TreeLock(collection.withDocumentClass(BsonDocument.class)
         .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY),
-        scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing());
+        scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing(),
+        capabilities.renewals());
     this.transactions = new Transactions(capabilities.client(), data, lock);
     this.listeners = capabilities.listeners();
     Set<String> fields = new HashSet<>(structuralFields);
@@ -281,12 +282,29 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
         return Outcome.NONE;
       }
       TreeLock.Result r = lock.run(h, c.steps());
-      remember(new TreeLock.Quiet(h.epoch, r.version() + 1));
+      if (r.deleted() >= 0) {
+        remember(new TreeLock.Quiet(h.epoch, r.version() + 1)); // its own release
+      }
       onSettled.accept(r.version());
       return new Outcome(r.version(), r.deleted());
     } catch (RuntimeException e) {
-      throw translate(e, subject);
+      throw unapplied(translate(e, subject), what);
     }
+  }
+
+  /**
+   * A driver error that reached a change before anything was written (a read of its planning,
+   * the lock's own commands once their retries ran out) as {@link ChangeInterruptedException}
+   * with outcome {@code NOT_APPLIED}: a change never throws a raw driver exception. Errors the
+   * protocol met while writing are already told with their outcome.
+   */
+  static RuntimeException unapplied(RuntimeException e, String what) {
+    if (!(e instanceof MongoException m) || (e instanceof com.mongodb.MongoClientException
+        && !TreeLock.transientError(m))) {
+      return e; // not a driver error, or the caller's misuse of the driver (a foreign session…)
+    }
+    return new ChangeInterruptedException("Could not do '" + what + "': " + m.getMessage()
+        + "; nothing of it was written", ChangeInterruptedException.Outcome.NOT_APPLIED, m);
   }
 
   /**
@@ -318,7 +336,9 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     }
     try {
       TreeLock.Result r = lock.runClaimed(k, what, c.steps());
-      remember(new TreeLock.Quiet(k.epoch(), r.version() + 1));
+      if (r.deleted() >= 0) {
+        remember(new TreeLock.Quiet(k.epoch(), r.version() + 1)); // its own release
+      }
       onSettled.accept(r.version());
       return new Outcome(r.version(), r.deleted());
     } catch (TreeLock.ClaimRefused refused) {
@@ -1088,9 +1108,10 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     try {
       h = lock.acquire("load " + tree.size() + " nodes");
     } catch (RuntimeException e) {
-      throw translate(e, null);
+      throw unapplied(translate(e, null), "load");
     }
     boolean journaled = false;
+    boolean releasing = false;
     try {
       Reads r = new Reads(data, scope, session, h::renewIfDue, false);
       if (r.find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
@@ -1122,6 +1143,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       if (!batch.isEmpty()) {
         lock.loadBatch(h, batch);
       }
+      releasing = true;
       lock.endLoad(h);
       layoutSeen = true;
       remember(new TreeLock.Quiet(h.epoch, h.version + 1));
@@ -1129,7 +1151,10 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     } catch (dev.arbor.core.LockLostException e) {
       throw e;
     } catch (RuntimeException e) {
-      throw abandonLoad(h, journaled, e);
+      if (releasing) {
+        throw unapplied(translate(e, null), "load"); // its journal settles it, or it stands
+      }
+      throw unapplied(abandonLoad(h, journaled, e), "load");
     } finally {
       h.close();
     }
@@ -1245,7 +1270,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     try {
       h = lock.acquire(what);
     } catch (RuntimeException e) {
-      throw translate(e, null);
+      throw unapplied(translate(e, null), what);
     }
     boolean journaled = false;
     boolean committing = false;
@@ -1309,9 +1334,10 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       throw e;
     } catch (RuntimeException e) {
       if (committing) {
-        throw translate(e, null); // the journal, undo or redo, settles it at the next access
+        // the journal, undo or redo, settles it at the next access
+        throw unapplied(translate(e, null), what);
       }
-      throw abandonLoad(h, journaled, e);
+      throw unapplied(abandonLoad(h, journaled, e), what);
     } finally {
       h.close();
     }

@@ -47,6 +47,7 @@ final class ServerCapabilities {
   private long leaseMillis = 30_000;
   private long waitMillis = 60_000;
   private Timing timing = Timing.SYSTEM;
+  private LeaseScheduler renewals = LeaseScheduler.SYSTEM;
   private @Nullable Scope scope;
   private @Nullable String scopeField;
   private @Nullable Object scopeValue;
@@ -211,6 +212,16 @@ final class ServerCapabilities {
 
   Timing timing() {
     return timing;
+  }
+
+  /** What renews held leases in the background (tests inject one they can pause). */
+  ServerCapabilities renewals(LeaseScheduler renewals) {
+    this.renewals = renewals;
+    return this;
+  }
+
+  LeaseScheduler renewals() {
+    return renewals;
   }
 
   /** Whether {@code $graphLookup} can be used; probes on first call with a non-empty collection. */

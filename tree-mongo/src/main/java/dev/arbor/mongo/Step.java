@@ -52,7 +52,16 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
   BsonDocument encode();
 
   /** The step as a driver write, guarded and marked for step {@code s} of change {@code v}. */
-  WriteModel<BsonDocument> model(long v, int s);
+  default WriteModel<BsonDocument> model(long v, int s) {
+    return model(v, s, null);
+  }
+
+  /**
+   * The step as a driver write, guarded and marked for step {@code s} of change {@code v}; the
+   * mark also names the change's {@code token} when it is not null (a change of one step, which
+   * has no journal: its mark is how its writer tells afterwards whether it was applied).
+   */
+  WriteModel<BsonDocument> model(long v, int s, @org.jspecify.annotations.Nullable String token);
 
   /**
    * Inserts one document, sent as an upsert ({@code $setOnInsert} filtered by {@code _id}) so that
@@ -80,21 +89,23 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
     }
 
     @Override
-    public WriteModel<BsonDocument> model(long v, int s) {
+    public WriteModel<BsonDocument> model(long v, int s,
+        @org.jspecify.annotations.Nullable String token) {
       BsonDocument fields = document.clone();
       for (String k : key.keySet()) {
         fields.remove(k);
       }
-      fields.put(MARK, mark(v, s));
+      fields.put(MARK, mark(v, s, token));
       return new UpdateOneModel<>(key.clone(),
           new BsonDocument("$setOnInsert", fields),
           new UpdateOptions().upsert(true).collation(Reads.SIMPLE));
     }
 
     /** The insert as a plain insert, marked: for servers whose insert commands are fenced. */
-    WriteModel<BsonDocument> insertModel(long v, int s) {
+    WriteModel<BsonDocument> insertModel(long v, int s,
+        @org.jspecify.annotations.Nullable String token) {
       BsonDocument d = document.clone();
-      d.put(MARK, mark(v, s));
+      d.put(MARK, mark(v, s, token));
       return new InsertOneModel<>(d);
     }
 
@@ -119,7 +130,8 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
     }
 
     @Override
-    public WriteModel<BsonDocument> model(long v, int s) {
+    public WriteModel<BsonDocument> model(long v, int s,
+        @org.jspecify.annotations.Nullable String token) {
       BsonDocument q = idempotent ? filter : guarded(filter, v, s);
       if (update.isArray()) {
         List<BsonDocument> pipeline = new ArrayList<>();
@@ -127,13 +139,13 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
           pipeline.add(stage.asDocument());
         }
         pipeline.add(new BsonDocument("$set", new BsonDocument(MARK,
-            new BsonDocument("$literal", mark(v, s)))));
+            new BsonDocument("$literal", mark(v, s, token)))));
         return multi ? new UpdateManyModel<>(q, pipeline, simpleUpdate())
             : new UpdateOneModel<>(q, pipeline, simpleUpdate());
       }
       BsonDocument u = update.asDocument().clone();
       BsonDocument set = u.containsKey("$set") ? u.getDocument("$set").clone() : new BsonDocument();
-      set.put(MARK, mark(v, s));
+      set.put(MARK, mark(v, s, token));
       u.put("$set", set);
       return multi ? new UpdateManyModel<>(q, u, simpleUpdate())
           : new UpdateOneModel<>(q, u, simpleUpdate());
@@ -154,7 +166,8 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
     }
 
     @Override
-    public WriteModel<BsonDocument> model(long v, int s) {
+    public WriteModel<BsonDocument> model(long v, int s,
+        @org.jspecify.annotations.Nullable String token) {
       BsonDocument q = guarded(filter, v, s);
       DeleteOptions o = new DeleteOptions().collation(Reads.SIMPLE);
       return multi ? new DeleteManyModel<>(q, o) : new DeleteOneModel<>(q, o);
@@ -184,7 +197,16 @@ sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
 
   /** The mark of step {@code s} of change {@code v}. */
   static BsonDocument mark(long v, int s) {
-    return new BsonDocument("v", new BsonInt64(v)).append("s", new BsonInt32(s));
+    return mark(v, s, null);
+  }
+
+  /** The mark of step {@code s} of change {@code v}, naming its writer's token if not null. */
+  static BsonDocument mark(long v, int s, @org.jspecify.annotations.Nullable String token) {
+    BsonDocument m = new BsonDocument("v", new BsonInt64(v)).append("s", new BsonInt32(s));
+    if (token != null) {
+      m.append("t", new BsonString(token));
+    }
+    return m;
   }
 
   /**

@@ -132,6 +132,8 @@ final class TreeLock {
   private static final String WAITING = STATE + ".waiting";
   private static final String STUCK = STATE + ".stuck";
   private static final String DONE = STATE + ".done";
+  /** The token of the change whose journal is pending (with {@link #OP}, its version). */
+  private static final String OP_TOKEN = STATE + ".opt";
   static final String PROBE = "arborProbe";
 
   /** One statement of a batch: a protocol statement, or step {@code step} (1-based) of a plan. */
@@ -185,6 +187,7 @@ final class TreeLock {
   private final long leaseMillis;
   private final long waitMillis;
   private final Timing timing;
+  private final LeaseScheduler renewals;
   volatile Sender sender = BULK;
   /** The most statements in one batch (tests lower it to make changes of several batches). */
   volatile int batchStatements = Encoded.MAX_BATCH_COUNT;
@@ -210,7 +213,7 @@ final class TreeLock {
    * @param raw the tree's collection, with majority write concern and primary reads
    */
   TreeLock(MongoCollection<BsonDocument> raw, long leaseMillis, long waitMillis, Timing timing) {
-    this(raw, null, leaseMillis, waitMillis, timing);
+    this(raw, null, leaseMillis, waitMillis, timing, LeaseScheduler.SYSTEM);
   }
 
   /**
@@ -218,8 +221,13 @@ final class TreeLock {
    * @param scope the tree of the collection this lock is of, or null: the collection holds one
    */
   TreeLock(MongoCollection<BsonDocument> raw, @Nullable Scope scope, long leaseMillis,
-      long waitMillis, Timing timing) {
-    this.raw = raw;
+      long waitMillis, Timing timing, LeaseScheduler renewals) {
+    this.renewals = renewals;
+    // Every command of the protocol is bounded (CSOT: the driver sends the server a time limit
+    // and gives up waiting for the answer), so that a majority write on a replica set that cannot
+    // reach a majority, or a stalled connection, ends in an error the protocol resolves (see
+    // Execution) instead of blocking forever. Fenced batches are bounded tighter, by the lease.
+    this.raw = raw.withTimeout(commandLimit(leaseMillis, waitMillis), TimeUnit.MILLISECONDS);
     this.scope = scope;
     this.lockId = scope == null ? LOCK_ID : scope.ownKey("lock");
     this.tree = raw.getNamespace().getFullName()
@@ -231,6 +239,14 @@ final class TreeLock {
 
   long leaseMillis() {
     return leaseMillis;
+  }
+
+  /**
+   * The time limit of one command of the protocol: shorter than the lock wait (so that a caller
+   * resends it, or gives up, within its wait), and at least a lease.
+   */
+  static long commandLimit(long leaseMillis, long waitMillis) {
+    return Math.max(leaseMillis, Math.min(waitMillis / 2, 10_000));
   }
 
   /** The tree of the collection this lock is of, or null. */
@@ -278,7 +294,9 @@ final class TreeLock {
     final long op;
     final @Nullable BsonDocument stuck;
     final Map<String, Waiter> waiting = new LinkedHashMap<>();
-    final java.util.Set<Long> done = new java.util.HashSet<>();
+    final @Nullable String opToken;
+    /** The tokens of the latest changes completed by a caller other than their writer. */
+    final java.util.Set<String> done = new java.util.HashSet<>();
 
     State(BsonDocument lockDocument) {
       BsonDocument s = lockDocument.getDocument(STATE, new BsonDocument());
@@ -289,11 +307,12 @@ final class TreeLock {
       renewed = s.isDateTime("renewed") ? s.getDateTime("renewed").getValue() : 0;
       what = s.isString("what") ? s.getString("what").getValue() : null;
       op = s.isNumber("op") ? s.getNumber("op").longValue() : -1;
+      opToken = s.isString("opt") ? s.getString("opt").getValue() : null;
       stuck = s.isDocument("stuck") ? s.getDocument("stuck") : null;
       if (s.isArray("done")) {
         for (BsonValue d : s.getArray("done")) {
-          if (d.isNumber()) {
-            done.add(d.asNumber().longValue());
+          if (d.isString()) {
+            done.add(d.asString().getValue());
           }
         }
       }
@@ -350,10 +369,17 @@ final class TreeLock {
   State read() {
     BsonDocument d = raw.find(lockKey()).projection(Projections.include(STATE)).first();
     if (d == null) {
-      raw.updateOne(lockKey(), Updates.combine(
-              Updates.setOnInsert(EPOCH, UUID.randomUUID().toString()),
-              Updates.setOnInsert(VERSION, 0L)),
-          new UpdateOptions().upsert(true));
+      try {
+        raw.updateOne(lockKey(), Updates.combine(
+                Updates.setOnInsert(EPOCH, UUID.randomUUID().toString()),
+                Updates.setOnInsert(VERSION, 0L)),
+            new UpdateOptions().upsert(true));
+      } catch (MongoException e) {
+        if (!duplicateKey(e)) {
+          throw e;
+        }
+        // another first user created it at the same moment: it exists now
+      }
       d = raw.find(lockKey()).projection(Projections.include(STATE)).first();
     }
     return new State(d);
@@ -381,7 +407,7 @@ final class TreeLock {
     final String what;
     private volatile long renewedAt;
     private final Thread thread = Thread.currentThread();
-    private volatile java.util.concurrent.@Nullable ScheduledFuture<?> renewal;
+    private volatile java.util.concurrent.@Nullable Future<?> renewal;
     /** The insert fences this holder's load used. */
     int insertFences;
 
@@ -393,8 +419,7 @@ final class TreeLock {
       this.renewedAt = timing.nanoTime();
       if (keepAlive) {
         long period = Math.max(1, leaseMillis / 3);
-        renewal = RENEWALS.scheduleWithFixedDelay(this::renewInBackground, period, period,
-            TimeUnit.MILLISECONDS);
+        renewal = renewals.every(period, this::renewInBackground);
       }
     }
 
@@ -453,7 +478,7 @@ final class TreeLock {
     /** Stops renewing this hold's lease. */
     @Override
     public void close() {
-      java.util.concurrent.ScheduledFuture<?> r = renewal;
+      java.util.concurrent.Future<?> r = renewal;
       if (r != null) {
         r.cancel(false);
         renewal = null;
@@ -463,18 +488,13 @@ final class TreeLock {
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TreeLock.class);
 
-  /** Renews the leases of open holds; daemon threads, so that they never keep a JVM alive. */
-  private static final java.util.concurrent.ScheduledExecutorService RENEWALS;
-
-  static {
-    java.util.concurrent.ScheduledThreadPoolExecutor e =
-        new java.util.concurrent.ScheduledThreadPoolExecutor(2, r -> {
-          Thread t = new Thread(r, "arbor-lease-renewal");
-          t.setDaemon(true);
-          return t;
-        });
-    e.setRemoveOnCancelPolicy(true);
-    RENEWALS = e;
+  /** The lock is lost: {@code s}, read after, names another holder, or none. */
+  private LockLostException lostTo(String what, State s) {
+    return new LockLostException("Lost the lock of tree '" + tree + "' while doing: " + what
+        + " (its lease of " + leaseMillis + " ms expired and "
+        + (s.owner != null ? "another caller holds the lock, doing: " + s.what
+            : "another caller took the lock over, and has released it since")
+        + "); nothing of this change was written");
   }
 
   private LockLostException lost(String what) {
@@ -495,26 +515,40 @@ final class TreeLock {
    */
   Hold acquire(String what) {
     String token = newToken();
-    try {
-      BsonDocument after = raw.findOneAndUpdate(
-          and(lockKey(), eq(OWNER, null), in(WAITING, BsonNull.VALUE, new BsonDocument()),
-              eq(STUCK, null)),
-          take(token, what, Updates.inc(VERSION, 1L),
-              Updates.setOnInsert(EPOCH, UUID.randomUUID().toString())),
-          new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
-              .projection(Projections.include(STATE)));
-      State taken = new State(after);
-      return new Hold(token, taken.epoch, taken.version, what);
-    } catch (MongoCommandException | MongoWriteException e) {
-      if (!duplicateKey(e)) {
-        throw e;
+    long start = timing.nanoTime();
+    for (boolean queue = false; !queue; ) {
+      try {
+        BsonDocument after = raw.findOneAndUpdate(
+            and(lockKey(), eq(OWNER, null), in(WAITING, BsonNull.VALUE, new BsonDocument()),
+                eq(STUCK, null)),
+            take(token, what, Updates.inc(VERSION, 1L),
+                Updates.setOnInsert(EPOCH, UUID.randomUUID().toString())),
+            new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
+                .projection(Projections.include(STATE)));
+        State taken = new State(after);
+        return new Hold(token, taken.epoch, taken.version, what);
+      } catch (MongoException e) {
+        if (duplicateKey(e)) {
+          queue = true; // taken, or callers wait: join the line
+        } else {
+          // Its answer lost: the lock document tells whether the acquisition landed.
+          Hold h = afterUncertain(e, token, what, null, start);
+          if (h != null) {
+            return h;
+          }
+        }
       }
     }
-    long start = timing.nanoTime();
     long seen = -1;
     try {
       for (int attempt = 0; ; attempt++) {
-        State s = poll(token, false);
+        State s;
+        try {
+          s = poll(token, false);
+        } catch (MongoException e) {
+          retryPause(e, start, what);
+          continue;
+        }
         if (s.version != seen) {
           seen = s.version; // the line moved: poll soon again, it may be this caller's turn
           attempt = 0;
@@ -528,7 +562,12 @@ final class TreeLock {
           pause(attempt, start, s);
           continue;
         }
-        Hold h = takeOver(s, token, what, now);
+        Hold h;
+        try {
+          h = takeOver(s, token, what, now);
+        } catch (MongoException e) {
+          h = afterUncertain(e, token, what, s, start);
+        }
         if (h != null) {
           waited(start, what);
           return h;
@@ -538,6 +577,57 @@ final class TreeLock {
       unregister(token);
       throw e;
     }
+  }
+
+  /**
+   * After a transient error on an acquisition, whose answer was lost: reads the lock document;
+   * if it names {@code token}, the acquisition landed and this caller holds the lock (finishing
+   * the journal of the holder it took over from {@code from}, if any).
+   *
+   * @return the hold, or null to try again
+   * @throws ChangeInterruptedException ({@code NOT_APPLIED}) once the lock wait has run out
+   */
+  private @Nullable Hold afterUncertain(MongoException e, String token, String what,
+      @Nullable State from, long start) {
+    if (!transientError(e)) {
+      throw e;
+    }
+    State now;
+    try {
+      now = read();
+    } catch (MongoException again) {
+      retryPause(again, start, what);
+      return null;
+    }
+    if (!token.equals(now.owner)) {
+      retryPause(e, start, what);
+      return null;
+    }
+    Hold h = new Hold(token, now.epoch, now.version, what);
+    if (from != null && from.op >= 0 && now.op == from.op) {
+      try {
+        if (!replay(h, from.op)) {
+          h.close();
+          return null;
+        }
+      } catch (RuntimeException failed) {
+        h.close();
+        throw failed;
+      }
+    }
+    return h;
+  }
+
+  /** Pauses before an idempotent lock command is sent again, until the lock wait runs out. */
+  private void retryPause(MongoException e, long start, String what) {
+    if (!transientError(e)) {
+      throw e;
+    }
+    if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
+      throw new ChangeInterruptedException("Could not take the lock of tree '" + tree + "' to do: "
+          + what + " (" + e.getMessage() + "); nothing of it was written", Outcome.NOT_APPLIED, e);
+    }
+    sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
   }
 
   private Bson take(String token, String what, Bson... more) {
@@ -562,8 +652,15 @@ final class TreeLock {
         updates.add(Updates.unset(WAITING + "." + w.token()));
       }
     }
-    BsonDocument before = raw.findOneAndUpdate(
-        and(lockKey(), eq(VERSION, s.version), eq(OWNER, s.owner)),
+    // A compare-and-set on the state this caller saw: the version, the holder and, for a holder
+    // whose lease it saw expired, the renewal it saw expired. A holder that renewed since (its
+    // background renewal, or the fence of its next batch) keeps its lock. (Before the next
+    // millisecond, not equal: a server may keep the time of $currentDate finer than BSON's.)
+    Bson unchanged = s.owner == null
+        ? and(lockKey(), eq(VERSION, s.version), eq(OWNER, null))
+        : and(lockKey(), eq(VERSION, s.version), eq(OWNER, s.owner),
+            Filters.lt(RENEWED, new BsonDateTime(s.renewed + 1)), eq(LEASE, s.lease));
+    BsonDocument before = raw.findOneAndUpdate(unchanged,
         take(token, what, updates.toArray(new Bson[0])),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.BEFORE)
             .projection(Projections.include(STATE)));
@@ -579,8 +676,9 @@ final class TreeLock {
             + " while doing: {}", tree, previous.lease, previous.what);
         revokeInserts(previous.version); // a stalled holder's insert commands cannot land now
       }
-      if (previous.op >= 0) {
-        replay(h, previous.op);
+      if (previous.op >= 0 && !replay(h, previous.op)) {
+        h.close(); // another caller took this one over during the replay, and completed it
+        return null;
       }
       return h;
     } catch (RuntimeException e) {
@@ -645,12 +743,13 @@ final class TreeLock {
   /** Frees the lock, clearing a journal that is not to be completed. */
   void release(Hold h) {
     h.close();
-    raw.updateOne(and(lockKey(), eq(OWNER, h.token)), releaseUpdate());
+    releaseQuietly(h.token);
   }
 
   private static Bson releaseUpdate() {
     return Updates.combine(Updates.set(OWNER, null), Updates.set(WHAT, null),
-        Updates.inc(VERSION, 1L), Updates.unset(OP), Updates.unset(JOURNAL));
+        Updates.inc(VERSION, 1L), Updates.unset(OP), Updates.unset(OP_TOKEN),
+        Updates.unset(JOURNAL));
   }
 
   /** Finishes an interrupted change, if any, taking and releasing the lock. */
@@ -771,7 +870,7 @@ final class TreeLock {
    */
   Result run(Hold h, List<Step> steps) {
     try {
-      Result r = run(h.token, null, h.version, h.what, steps, true, true, h);
+      Result r = run(h.token, h.token, null, h.version, h.what, steps, true, true, h);
       onCommitted.accept(r.version());
       return r;
     } finally {
@@ -785,7 +884,8 @@ final class TreeLock {
    * @throws ClaimRefused if the tree changed since {@code known}, or callers wait; nothing written
    */
   Result runClaimed(Quiet known, String what, List<Step> steps) {
-    Result r = run(newToken(), known, known.version() + 1, what, steps, true, true, null);
+    String token = newToken();
+    Result r = run(token, token, known, known.version() + 1, what, steps, true, true, null);
     onCommitted.accept(r.version());
     return r;
   }
@@ -800,13 +900,19 @@ final class TreeLock {
         || (s instanceof Step.Delete d && !d.multi());
   }
 
-  private Result run(String token, @Nullable Quiet claim, long v, String what, List<Step> steps,
-      boolean journal, boolean release, @Nullable Hold hold) {
-    return run(token, claim, v, what, steps, journal, release, hold, false);
+  private Result run(String token, String origin, @Nullable Quiet claim, long v, String what,
+      List<Step> steps, boolean journal, boolean release, @Nullable Hold hold) {
+    return run(token, origin, claim, v, what, steps, journal, release, hold, false);
   }
 
-  private Result run(String token, @Nullable Quiet claim, long v, String what, List<Step> steps,
-      boolean journal, boolean release, @Nullable Hold hold, boolean alwaysJournal) {
+  /**
+   * @param token the token of the acquisition that writes
+   * @param origin the token of the change's writer, which its journal names: {@code token}, or
+   *     for a replay the token of the holder that stopped
+   */
+  private Result run(String token, String origin, @Nullable Quiet claim, long v, String what,
+      List<Step> steps, boolean journal, boolean release, @Nullable Hold hold,
+      boolean alwaysJournal) {
     // A replay (journal false, release false) runs a journal that is already stored.
     boolean writeJournal = journal && (alwaysJournal || !atomic(steps));
     boolean journaled = writeJournal || !release;
@@ -826,7 +932,8 @@ final class TreeLock {
         encoded.add(e);
         total += size;
       }
-      header = new BsonDocument("v", new BsonInt64(v)).append("what", new BsonString(what));
+      header = new BsonDocument("v", new BsonInt64(v)).append("what", new BsonString(what))
+          .append("t", new BsonString(origin));
       if (total <= inlineJournalBytes) {
         header.append("parts", new BsonInt32(0)).append("steps", encoded);
       } else {
@@ -835,37 +942,46 @@ final class TreeLock {
       }
     }
     boolean inline = writeJournal && parts.isEmpty();
-    Bson lead = inline ? Updates.combine(Updates.set(JOURNAL, header), Updates.set(OP, v)) : null;
+    Bson lead = inline ? Updates.combine(Updates.set(JOURNAL, header), Updates.set(OP, v),
+        Updates.set(OP_TOKEN, origin)) : null;
     program.add(new Statement(claim != null ? claimStatement(claim, token, v, what, lead)
         : fence(token, lead), 0));
     for (BsonDocument part : parts) {
-      program.add(new Statement(new UpdateOneModel<>(new BsonDocument("_id", part.get("_id")),
+      // Filtered by the scope too: the upsert then stores the scope field, so that a replay
+      // (which reads parts within the tree's scope) finds it, and a sharded collection routes it.
+      program.add(new Statement(new UpdateOneModel<>(scoped(eq("_id", part.get("_id"))),
           new BsonDocument("$setOnInsert", new BsonDocument("steps", part.get("steps"))),
           new UpdateOptions().upsert(true)), 0));
     }
     if (writeJournal && !inline) {
       program.add(new Statement(fence(token,
-          Updates.combine(Updates.set(JOURNAL, header), Updates.set(OP, v))), 0));
+          Updates.combine(Updates.set(JOURNAL, header), Updates.set(OP, v),
+              Updates.set(OP_TOKEN, origin))), 0));
     }
     int commitPoint = writeJournal ? program.size() - 1 : journaled ? 0 : program.size();
     boolean orderedServer = ordered();
     for (int k = 0; k < steps.size(); k++) {
       Step step = steps.get(k);
       program.add(new Statement(!orderedServer && step instanceof Step.Insert i
-          ? i.insertModel(v, k + 1) : step.model(v, k + 1), k + 1));
+          ? i.insertModel(v, k + 1, journaled ? null : origin)
+          : step.model(v, k + 1, journaled ? null : origin), k + 1));
     }
     // A replay records the change it completed, so that its first holder, if it lost the answer
     // to its commit, can tell that it is done.
     program.add(new Statement(fence(token, release ? releaseUpdate()
-        : Updates.combine(Updates.unset(OP), Updates.unset(JOURNAL), Updates.pushEach(DONE,
-            List.of(v), new com.mongodb.client.model.PushOptions().slice(-64)))), 0));
-    Execution x = new Execution(token, claim, v, what, steps, program, commitPoint, journaled,
-        hold);
+        : Updates.combine(Updates.unset(OP), Updates.unset(OP_TOKEN), Updates.unset(JOURNAL),
+            Updates.pushEach(DONE, List.of(origin),
+                new com.mongodb.client.model.PushOptions().slice(-64)))), 0));
+    Execution x = new Execution(token, origin, claim, v, what, steps, program, commitPoint,
+        journaled, hold);
+    x.freeOnFailure = journal && !alwaysJournal;
     long deleted;
     try {
       deleted = x.execute();
     } catch (Completed c) {
       deleted = -1; // completed by another caller: the count is not known here
+    } catch (MongoException e) {
+      throw x.failed(e);
     }
     if (!x.fences.isEmpty() && !x.resent) {
       // Every command these fences guarded was answered (none was resent after an I/O error),
@@ -1049,6 +1165,7 @@ final class TreeLock {
    */
   private final class Execution {
     final String token;
+    final String origin;
     final @Nullable Quiet claim;
     final long v;
     final String what;
@@ -1071,10 +1188,19 @@ final class TreeLock {
     final List<BsonValue> fences = new ArrayList<>();
     /** Whether a command was sent again after an I/O error (the first may still arrive). */
     boolean resent;
+    /** Whether the server acknowledged the lead (claim or first fence) of the program. */
+    boolean leadAcked;
+    /**
+     * Whether a failure before the commit point frees the lock: not for a replay nor a graft's
+     * commit, which leave a journal (the stopped holder's, the graft's undo) to complete.
+     */
+    boolean freeOnFailure;
 
-    Execution(String token, @Nullable Quiet claim, long v, String what, List<Step> steps,
-        List<Statement> program, int commitPoint, boolean journaled, @Nullable Hold hold) {
+    Execution(String token, String origin, @Nullable Quiet claim, long v, String what,
+        List<Step> steps, List<Statement> program, int commitPoint, boolean journaled,
+        @Nullable Hold hold) {
       this.token = token;
+      this.origin = origin;
       this.claim = claim;
       this.v = v;
       this.what = what;
@@ -1187,6 +1313,7 @@ final class TreeLock {
             hold.renewed();
           }
           if (next == 0) {
+            leadAcked = true;
             if (commitPoint == 0) {
               committed = true;
             }
@@ -1243,15 +1370,31 @@ final class TreeLock {
       try {
         BulkWriteResult r = sender.send(timed(), new Batch(batch));
         deleted += r.getDeletedCount();
+        if (index.contains(0)) {
+          leadAcked = true;
+        }
         if (last >= commitPoint) {
           committed = true;
         }
         return -1;
       } catch (MongoBulkWriteException e) {
         deleted += e.getWriteResult().getDeletedCount();
+        if (e.getWriteErrors().isEmpty()) {
+          // A write-concern error alone (a primary stepping down during the majority wait):
+          // every statement ran on the primary, but may be rolled back. Sent again behind its
+          // fence: what ran is guarded or idempotent.
+          if (last >= commitPoint) {
+            uncertain = true;
+          }
+          retryAfter(e, start);
+          return first;
+        }
         BulkWriteError error = e.getWriteErrors().get(0);
         int i = error.getIndex();
         int at = index.get(i);
+        if (index.subList(0, i).contains(0)) {
+          leadAcked = true;
+        }
         if (at > commitPoint && journaled) {
           committed = true;
         }
@@ -1306,6 +1449,24 @@ final class TreeLock {
       }
     }
 
+    /**
+     * A driver error the execution does not handle: what became of the change is what this caller
+     * knows of it. Before its commit point nothing was written, and the lock is freed.
+     */
+    private RuntimeException failed(MongoException e) {
+      if (committed || uncertain) {
+        return interrupted(e, false);
+      }
+      if (freeOnFailure && (leadAcked || hold != null)) {
+        releaseQuietly(token);
+      }
+      if (transientError(e)) {
+        return interrupted(e, false);
+      }
+      return new TreeException("Tree '" + tree + "': the server refused '" + what + "': "
+          + e.getMessage() + "; nothing was written", e);
+    }
+
     /** The change cannot go on: says what became of it, as far as this caller can tell. */
     private ChangeInterruptedException interrupted(RuntimeException e, boolean sentCommit) {
       Outcome outcome = committed ? Outcome.COMMITTED
@@ -1327,42 +1488,74 @@ final class TreeLock {
       return claim == null && hold != null && hold.version != v;
     }
 
-    /** The fence met a duplicate key: another caller holds the lock. */
+    /**
+     * A fence or the claim met a duplicate key: the lock document no longer names this caller's
+     * token. What became of the change is decided from the lock document (the pending journal's
+     * version and token, the tokens of journals completed by others) and, for a change of one
+     * step, from the mark of the document it writes; never from the version alone, which another
+     * change may share with a claim that did not land.
+     */
     private int settleLost() {
-      if (journaled && committed) {
-        awaitCompletion(v, what);
-        throw new Completed();
-      }
       if (journaled) {
         State s = read();
-        if (s.op == v) {
-          awaitCompletion(v, what);
+        if (s.op == v && origin.equals(s.opToken)) {
+          awaitCompletion(v, origin, what);
           throw new Completed();
         }
-        if (s.done.contains(v)) {
+        if (s.done.contains(origin)) {
           throw new Completed(); // its commit went through; the caller who took over completed it
         }
-      } else if (committed || appliedAlone()) {
+        if (committed) {
+          // Its journal was stored and is no longer pending: a journal is only ever cleared by
+          // completing it (or stuck, which the read above would have shown as pending).
+          throw new Completed();
+        }
+        if (claim != null && !leadAcked) {
+          throw new ClaimRefused(); // the claim never landed: nothing was written
+        }
+        throw lost(what);
+      }
+      Boolean applied = appliedAlone();
+      if (committed || Boolean.TRUE.equals(applied)) {
         // committed: the batch with the single step was acknowledged whole, so the step ran
         // inside the lease (on a server that goes on after errors, the batch's closing deadline
-        // fence matched after it). Later changes may have re-marked the document since.
+        // fence matched after it).
         throw new Completed();
+      }
+      if (applied == null) {
+        throw new ChangeInterruptedException("Could not tell whether '" + what + "' on tree '"
+            + tree + "' was applied: the lock was taken over and a later change rewrote the"
+            + " document it writes; read the tree", Outcome.UNKNOWN, null);
+      }
+      if (claim != null && !leadAcked) {
+        throw new ClaimRefused(); // nothing was written: plan again under the lock
       }
       throw lost(what);
     }
 
-    /** Whether the single step of an unjournaled change is in the tree (its mark says so). */
-    private boolean appliedAlone() {
+    /**
+     * Whether the single step of an unjournaled change is in the tree: true if the document
+     * bears its mark (with this change's token), false if it bears an earlier one, null if a
+     * later change rewrote (or deleted) it since.
+     */
+    private @Nullable Boolean appliedAlone() {
       Step step = steps.get(0);
       BsonDocument filter = step instanceof Step.Insert i ? i.key()
           : step instanceof Step.Update u ? u.filter() : ((Step.Delete) step).filter();
       BsonDocument d = raw.find(filter).first();
       if (step instanceof Step.Delete) {
-        return d == null;
+        return d == null ? null : Boolean.FALSE;
       }
-      return d != null && d.isDocument(Step.MARK)
-          && d.getDocument(Step.MARK).isNumber("v")
-          && d.getDocument(Step.MARK).getNumber("v").longValue() == v;
+      if (d == null) {
+        return step instanceof Step.Insert ? Boolean.FALSE : null;
+      }
+      BsonDocument mark = d.isDocument(Step.MARK) ? d.getDocument(Step.MARK) : new BsonDocument();
+      long marked = mark.isNumber("v") ? mark.getNumber("v").longValue() : 0;
+      if (marked == v && mark.isString("t")) {
+        return origin.equals(mark.getString("t").getValue()) ? Boolean.TRUE
+            : uncertain ? null : Boolean.FALSE;
+      }
+      return marked > v ? null : Boolean.FALSE;
     }
 
     /** A step the server refuses. */
@@ -1395,36 +1588,60 @@ final class TreeLock {
     raw.updateOne(and(lockKey(), eq(OWNER, token)), releaseUpdate());
   }
 
+  /** Frees the lock if {@code token} holds it, best effort (else its lease runs out). */
+  private void releaseQuietly(String token) {
+    try {
+      release(token);
+    } catch (MongoException e) {
+      // the lease frees it
+    }
+  }
+
   /**
    * Waits until the journal of change {@code v} is no longer pending, finishing it if its holder
    * stopped.
    */
-  private void awaitCompletion(long v, String what) {
+  private void awaitCompletion(long v, String origin, String what) {
     long start = timing.nanoTime();
-    for (int attempt = 0; ; attempt++) {
-      State s = read();
-      if (s.stuck != null && s.stuck.isNumber("v") && s.stuck.getNumber("v").longValue() == v) {
-        throw stuck(s.stuck);
+    String token = newToken();
+    try {
+      for (int attempt = 0; ; attempt++) {
+        State s = poll(token, true);
+        if (s.stuck != null && s.stuck.isNumber("v") && s.stuck.getNumber("v").longValue() == v) {
+          throw stuck(s.stuck);
+        }
+        if (s.op != v || !origin.equals(s.opToken)) {
+          return;
+        }
+        long now = s.waiting.get(token).at();
+        if (s.expired(now)) {
+          // Its holder stopped too: this caller completes the journal itself.
+          Hold h = takeOver(s, newToken(), "recover", now);
+          if (h != null) {
+            release(h);
+          }
+          continue;
+        }
+        if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
+          throw new ChangeInterruptedException("'" + what + "' on tree '" + tree + "' is"
+              + " committed but another caller is still completing it", Outcome.COMMITTED, null);
+        }
+        pause(attempt, start, s);
       }
-      if (s.op != v) {
-        return;
-      }
-      if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
-        throw new ChangeInterruptedException("'" + what + "' on tree '" + tree + "' is committed"
-            + " but another caller is still completing it", Outcome.COMMITTED, null);
-      }
-      pause(attempt, start, s);
+    } finally {
+      unregister(token);
     }
   }
 
   /** Replays the journal of change {@code op} under the hold, then clears it. */
-  private void replay(Hold h, long op) {
+  private boolean replay(Hold h, long op) {
     BsonDocument d = raw.find(lockKey()).projection(Projections.include(JOURNAL))
         .first();
     BsonDocument journal = d == null ? null : d.getDocument(JOURNAL, null);
     if (journal == null || !journal.isNumber("v") || journal.getNumber("v").longValue() != op) {
-      raw.updateOne(and(lockKey(), eq(OWNER, h.token)), Updates.unset(OP));
-      return;
+      raw.updateOne(and(lockKey(), eq(OWNER, h.token)), Updates.combine(Updates.unset(OP),
+          Updates.unset(OP_TOKEN)));
+      return true;
     }
     log.info("Tree '{}': completing the journal of '{}' (change {}), left by a holder that"
         + " stopped", tree, journal.get("what") instanceof BsonString w ? w.getValue() : "?", op);
@@ -1456,8 +1673,11 @@ final class TreeLock {
       }
     }
     String what = journal.getString("what", new BsonString("a change")).getValue();
-    run(h.token, null, op, what, steps, false, false, h);
-    onCommitted.accept(op);
+    String origin = journal.getString("t", new BsonString("")).getValue();
+    boolean mine = run(h.token, origin, null, op, what, steps, false, false, h).deleted() >= 0;
+    if (mine) {
+      onCommitted.accept(op);
+    }
     if (parts > 0) {
       List<BsonValue> ids = new ArrayList<>();
       for (int p = 0; p < parts; p++) {
@@ -1465,6 +1685,7 @@ final class TreeLock {
       }
       raw.deleteMany(scoped(in("_id", ids)));
     }
+    return mine;
   }
 
   // ------------------------------------------------------------------ loads
@@ -1479,10 +1700,10 @@ final class TreeLock {
     Step undo = new Step.Delete(scope == null ? loaded : scope.equality().append("$and",
         new BsonArray(List.of(loaded))), true);
     BsonDocument header = new BsonDocument("v", new BsonInt64(h.version))
-        .append("what", new BsonString(h.what)).append("parts", new BsonInt32(0))
-        .append("steps", new BsonArray(List.of(undo.encode())));
+        .append("what", new BsonString(h.what)).append("t", new BsonString(h.token))
+        .append("parts", new BsonInt32(0)).append("steps", new BsonArray(List.of(undo.encode())));
     sendFenced(h, List.of(fence(h.token, Updates.combine(Updates.set(JOURNAL, header),
-        Updates.set(OP, h.version)))));
+        Updates.set(OP, h.version), Updates.set(OP_TOKEN, h.token)))));
   }
 
   /**
@@ -1545,7 +1766,7 @@ final class TreeLock {
   Result commitLoad(Hold h, List<Step> steps) {
     raw.deleteMany(scoped(in("_id", insertFences(h))));
     try {
-      Result r = run(h.token, null, h.version, h.what, steps, true, true, h, true);
+      Result r = run(h.token, h.token, null, h.version, h.what, steps, true, true, h, true);
       onCommitted.accept(r.version());
       return r;
     } finally {
@@ -1557,12 +1778,61 @@ final class TreeLock {
   void endLoad(Hold h) {
     try {
       sendFenced(h, List.of(fence(h.token, null)));
-      raw.deleteMany(scoped(in("_id", insertFences(h))));
-      sendFenced(h, List.of(fence(h.token, releaseUpdate())));
+      deleteInsertFences(h);
+      releaseLoad(h);
     } finally {
       h.close();
     }
     onCommitted.accept(h.version);
+  }
+
+  /**
+   * Deletes the insert fences of {@code h}'s load, which guard nothing once its last insert
+   * command was answered. Best effort: one left behind is harmless (no query of nodes sees it).
+   */
+  private void deleteInsertFences(Hold h) {
+    for (int attempt = 0; attempt < 3; attempt++) {
+      try {
+        raw.deleteMany(scoped(in("_id", insertFences(h))));
+        return;
+      } catch (MongoException e) {
+        if (!transientError(e)) {
+          return;
+        }
+      }
+    }
+  }
+
+  /**
+   * The fenced release of a load, its commit: after an uncertain answer (an I/O error, a
+   * timeout) the lock document says what became of it: released by this holder (the load
+   * stands), or taken over and its undo journal replayed (nothing of it stands).
+   */
+  private void releaseLoad(Hold h) {
+    try {
+      sendFenced(h, List.of(fence(h.token, releaseUpdate())));
+    } catch (LockLostException e) {
+      if (!releaseLanded(h)) {
+        throw e;
+      }
+    } catch (ChangeInterruptedException e) {
+      throw new ChangeInterruptedException("Could not tell whether '" + h.what + "' on tree '"
+          + tree + "' was committed: its release was sent but not answered ("
+          + e.getMessage() + "); read the tree", Outcome.UNKNOWN, e.getCause());
+    }
+  }
+
+  /** Whether the release of {@code h}'s load landed (its fence, resent, then found it gone). */
+  private boolean releaseLanded(Hold h) {
+    State s = read();
+    if (s.op == h.version && h.token.equals(s.opToken)) {
+      awaitCompletion(h.version, h.token, h.what); // the undo of a holder taken over
+      return false;
+    }
+    if (s.done.contains(h.token)) {
+      return false; // its undo was completed by the caller who took it over
+    }
+    return s.version > h.version && !h.token.equals(s.owner);
   }
 
   /** Abandons a load that failed: its documents are deleted, the lock freed. */
@@ -1598,34 +1868,142 @@ final class TreeLock {
     }
   }
 
+  /**
+   * Sends one batch of a load led by a fence (an update fence, or an insert fence for inserts),
+   * again after a transient error. When the fence then meets a duplicate key, the lock document
+   * decides: if it still names this holder, the fence was its own first attempt's, whose inserts
+   * may have landed: those marked by this load are left out and the rest sent behind a new
+   * insert fence. Only a lock document that names another holder means the lock was lost.
+   */
   private void sendFenced(Hold h, List<WriteModel<BsonDocument>> writes) {
-    List<Statement> batch = new ArrayList<>();
-    for (WriteModel<BsonDocument> w : writes) {
-      // The first statement is a fence; a load's documents and late updates follow it.
-      batch.add(new Statement(w, w instanceof InsertOneModel || !batch.isEmpty() ? 1 : 0));
-    }
+    boolean inserts = writes.get(0) instanceof InsertOneModel;
+    List<WriteModel<BsonDocument>> pending = writes;
+    int[] original = null; // the index in writes of each statement of pending, once rebuilt
+    boolean resent = false;
     long start = timing.nanoTime();
     for (;;) {
+      List<Statement> batch = new ArrayList<>(pending.size());
+      for (WriteModel<BsonDocument> w : pending) {
+        // The first statement is a fence; a load's documents and late updates follow it.
+        batch.add(new Statement(w, w instanceof InsertOneModel || !batch.isEmpty() ? 1 : 0));
+      }
       try {
         sender.send(timed(), new Batch(batch));
-        if (!(writes.get(0) instanceof InsertOneModel)) {
+        if (!inserts) {
           h.renewed();
         }
         return;
       } catch (MongoBulkWriteException e) {
+        if (e.getWriteErrors().isEmpty()) { // a write-concern error alone: may be rolled back
+          resent = true;
+          retryPause(e, start);
+          continue;
+        }
         BulkWriteError error = e.getWriteErrors().get(0);
-        if (error.getIndex() == 0 && duplicateId(error)) {
-          throw lost(h.what);
+        boolean duplicate = duplicateId(error);
+        if (duplicate && (error.getIndex() == 0 || (resent && inserts))) {
+          State s = read();
+          if (!h.token.equals(s.owner)) {
+            throw lostTo(h.what, s);
+          }
+          int[] sent = original == null ? identity(pending.size()) : original;
+          if (inserts && (error.getIndex() == 0
+              || ownInsert(h, pending.get(error.getIndex())))) {
+            // Still this holder's: its earlier attempt took the fence, and maybe inserted some
+            // of the documents. Send the rest behind a fresh insert fence.
+            original = remaining(h, writes, sent);
+            if (original.length == 0) {
+              return;
+            }
+            pending = new ArrayList<>(original.length + 1);
+            pending.add(new InsertOneModel<>(tagged(new BsonDocument("_id",
+                insertFence(h.version, h.insertFences++)))));
+            for (int k : original) {
+              pending.add(writes.get(k));
+            }
+            original = prepend(original);
+            continue;
+          }
+        }
+        if (original != null) {
+          throw renumbered(e, error, original);
         }
         throw e;
       } catch (MongoException e) {
-        if (!transientError(e)
-            || timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
+        if (!transientError(e)) {
           throw e;
         }
-        sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
+        resent = true;
+        retryPause(e, start);
       }
     }
+  }
+
+  private void retryPause(MongoException e, long start) {
+    if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
+      throw new ChangeInterruptedException("Could not send a batch to tree '" + tree + "' ("
+          + e.getMessage() + "); nothing of the load stands: its journal undoes it at the next"
+          + " access", Outcome.NOT_APPLIED, e);
+    }
+    sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
+  }
+
+  private static int[] identity(int n) {
+    int[] out = new int[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = i;
+    }
+    return out;
+  }
+
+  /** {@code indexes} without its first entry (the old fence) — of the documents, with 0 dropped. */
+  private static int[] prepend(int[] documents) {
+    int[] out = new int[documents.length + 1];
+    out[0] = 0;
+    System.arraycopy(documents, 0, out, 1, documents.length);
+    return out;
+  }
+
+  /** Whether the document an insert statement inserts is stored with this load's mark. */
+  private boolean ownInsert(Hold h, WriteModel<BsonDocument> insert) {
+    return insert instanceof InsertOneModel<BsonDocument> i
+        && raw.find(scoped(and(eq("_id", i.getDocument().get("_id")),
+            eq(Step.MARK + ".v", h.version)))).first() != null;
+  }
+
+  /**
+   * The indexes in {@code writes} of the documents of a load batch that are not stored yet with
+   * this load's mark, among those of {@code sent} (index 0, the fence, is left out).
+   */
+  private int[] remaining(Hold h, List<WriteModel<BsonDocument>> writes, int[] sent) {
+    List<BsonValue> ids = new ArrayList<>();
+    for (int k : sent) {
+      if (k > 0) {
+        ids.add(((InsertOneModel<BsonDocument>) writes.get(k)).getDocument().get("_id"));
+      }
+    }
+    java.util.Set<BsonValue> landed = new java.util.HashSet<>();
+    for (BsonDocument d : raw.find(scoped(and(in("_id", ids),
+            eq(Step.MARK + ".v", h.version)))).projection(Projections.include("_id"))) {
+      landed.add(d.get("_id"));
+    }
+    List<Integer> out = new ArrayList<>();
+    for (int k : sent) {
+      if (k > 0 && !landed.contains(((InsertOneModel<BsonDocument>) writes.get(k)).getDocument()
+          .get("_id"))) {
+        out.add(k);
+      }
+    }
+    return out.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  /** {@code e} with its error's index put back to the statement's place in the first batch. */
+  private static MongoBulkWriteException renumbered(MongoBulkWriteException e,
+      BulkWriteError error, int[] original) {
+    int at = error.getIndex() < original.length ? original[error.getIndex()] : error.getIndex();
+    return new MongoBulkWriteException(e.getWriteResult(), List.of(new BulkWriteError(
+        error.getCode(), error.getMessage(), error.getDetails(), at)), e.getWriteConcernError(),
+        e.getServerAddress(), e.getErrorLabels());
   }
 
   // ------------------------------------------------------------------ stuck journals

@@ -1,0 +1,193 @@
+package dev.arbor.mongo;
+
+import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.core.ChangeInterruptedException.Outcome;
+import dev.arbor.core.InMemoryTreeStore;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStore;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A linearizability checker for tree stores (after Wing and Gong, as Knossos and Porcupine do it):
+ * a history of calls, each with its start and end on one clock and its outcome, is linearizable if
+ * one order of the calls, consistent with real time (a call that ended before another started
+ * comes first), explains every outcome and every read when replayed on {@link InMemoryTreeStore},
+ * and ends at the stored tree.
+ *
+ * <p>Outcomes: a call that returned (or threw a domain exception) must be in the order, with the
+ * same result; one that threw {@link ChangeInterruptedException} with {@code NOT_APPLIED} must
+ * not; one with {@code COMMITTED} must be, with no end; one with {@code UNKNOWN} may be, with no
+ * end.
+ */
+final class Linearizability {
+  /** One call as it ran. */
+  static final class Call {
+    final int process;
+    final String what;
+    final Function<TreeStore, @Nullable Object> op;
+    final long start;
+    long end = Long.MAX_VALUE;
+    /** The value returned, or the exception's class. */
+    @Nullable Object result;
+    @Nullable Throwable thrown;
+
+    Call(int process, String what, Function<TreeStore, @Nullable Object> op, long start) {
+      this.process = process;
+      this.what = what;
+      this.op = op;
+      this.start = start;
+    }
+
+    @Nullable Outcome interrupted() {
+      return thrown instanceof ChangeInterruptedException c ? c.outcome() : null;
+    }
+
+    boolean required() {
+      Outcome o = interrupted();
+      return o == null || o == Outcome.COMMITTED;
+    }
+
+    boolean excluded() {
+      return interrupted() == Outcome.NOT_APPLIED;
+    }
+
+    long effectiveEnd() {
+      return interrupted() != null ? Long.MAX_VALUE : end;
+    }
+
+    @Override
+    public String toString() {
+      return "p" + process + " " + what + " [" + start / 1_000_000 + "–"
+          + (end == Long.MAX_VALUE ? "∞" : end / 1_000_000) + " ms] → "
+          + (thrown != null ? thrown.getClass().getSimpleName()
+              + (interrupted() != null ? " " + interrupted() : "") : shortly(result));
+    }
+
+    private static String shortly(@Nullable Object o) {
+      String s = String.valueOf(o);
+      return s.length() > 60 ? s.substring(0, 60) + "…" : s;
+    }
+  }
+
+  /** A history of calls, logged by several threads. */
+  static final class History {
+    private final List<Call> calls = new ArrayList<>();
+    private final long origin = System.nanoTime();
+
+    /** Runs and logs one call of {@code process} on {@code store}. */
+    @Nullable Object call(int process, String what, TreeStore store,
+        Function<TreeStore, @Nullable Object> op) {
+      Call c = new Call(process, what, op, System.nanoTime() - origin);
+      try {
+        c.result = op.apply(store);
+        return c.result;
+      } catch (RuntimeException e) {
+        c.thrown = e;
+        return null;
+      } finally {
+        c.end = System.nanoTime() - origin;
+        synchronized (this) {
+          calls.add(c);
+        }
+      }
+    }
+
+    synchronized List<Call> calls() {
+      return new ArrayList<>(calls);
+    }
+  }
+
+  private final Tree initial;
+  private final List<Call> calls;
+  private final Tree stored;
+  private final Set<List<Object>> seen = new HashSet<>();
+  private int explored;
+
+  private Linearizability(Tree initial, List<Call> history, Tree stored) {
+    this.initial = initial;
+    this.calls = history.stream().filter(c -> !c.excluded()).toList();
+    this.stored = stored;
+  }
+
+  /**
+   * Returns null if the history is linearizable from {@code initial} to {@code stored}, else why
+   * not.
+   */
+  static @Nullable String check(Tree initial, List<Call> history, Tree stored) {
+    Linearizability l = new Linearizability(initial, history, stored);
+    if (l.search(new BitSet(), initial)) {
+      return null;
+    }
+    StringBuilder b = new StringBuilder("No order of the calls, consistent with real time,"
+        + " explains every outcome and the stored tree (" + l.explored + " states explored):");
+    for (Call c : l.calls) {
+      b.append("\n  ").append(c);
+    }
+    return b.toString();
+  }
+
+  private boolean search(BitSet done, Tree state) {
+    explored++;
+    if (explored > 2_000_000) {
+      throw new IllegalStateException("history too large to check");
+    }
+    boolean allRequired = true;
+    long horizon = Long.MAX_VALUE;
+    for (int i = 0; i < calls.size(); i++) {
+      if (!done.get(i)) {
+        Call c = calls.get(i);
+        if (c.required()) {
+          allRequired = false;
+        }
+        horizon = Math.min(horizon, c.effectiveEnd());
+      }
+    }
+    if (allRequired && state.equals(stored)) {
+      return true;
+    }
+    if (!seen.add(List.of(done.clone(), state))) {
+      return false;
+    }
+    for (int i = 0; i < calls.size(); i++) {
+      Call c = calls.get(i);
+      if (done.get(i) || c.start > horizon) {
+        continue;
+      }
+      InMemoryTreeStore reference = new InMemoryTreeStore();
+      reference.load(state);
+      Object result = null;
+      Throwable thrown = null;
+      try {
+        result = c.op.apply(reference);
+      } catch (RuntimeException e) {
+        thrown = e;
+      }
+      if (!explains(c, result, thrown)) {
+        continue;
+      }
+      done.set(i);
+      if (search(done, reference.snapshot())) {
+        return true;
+      }
+      done.clear(i);
+    }
+    return false;
+  }
+
+  private static boolean explains(Call c, @Nullable Object result, @Nullable Throwable thrown) {
+    if (c.interrupted() != null) {
+      return thrown == null; // an applied change succeeded on the reference
+    }
+    if (c.thrown != null || thrown != null) {
+      return c.thrown != null && thrown != null && c.thrown.getClass() == thrown.getClass();
+    }
+    return Objects.equals(c.result, result);
+  }
+}

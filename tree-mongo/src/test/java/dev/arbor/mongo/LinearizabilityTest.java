@@ -1,0 +1,161 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.bson.Document;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Several writers, each on a client of its own (as separate processes are), with leases shorter
+ * than their changes, on a machine made busy by spinning threads; a reader reads all along. Every
+ * writer's first change is a move planned from the same quiet version. The history of calls must
+ * be linearizable ({@link Linearizability}): one order of the calls, consistent with real time,
+ * explains every outcome and every read, and ends at the stored tree.
+ */
+class LinearizabilityTest {
+  static final int NODES = 2_000;
+  static final int WRITERS = 3;
+  static final int MOVES = 4;
+
+  /** A random recursive tree: node i hangs under a node before it. */
+  static Tree randomTree(int nodes, long seed) {
+    Random random = new Random(seed);
+    Tree.Builder b = Tree.builder();
+    b.add("n0", null);
+    for (int i = 1; i < nodes; i++) {
+      b.add("n" + i, "n" + random.nextInt(i));
+    }
+    return b.build();
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void firstMovesFromOneQuietVersionWithShortLeases(TreePattern pattern) throws Exception {
+    for (int round = 0; round < rounds(pattern); round++) {
+      runRound(pattern, round, Long.getLong("arbor.linearizability.lease", 100));
+    }
+  }
+
+  private static int rounds(TreePattern pattern) {
+    return Integer.getInteger("arbor.linearizability.rounds",
+        pattern == TreePattern.NESTED_SETS ? 4 : 2);
+  }
+
+  private void runRound(TreePattern pattern, int round, long lease) throws Exception {
+    Tree initial = randomTree(NODES, 17 + round);
+    MongoCollection<Document> direct = MongoTestServer.get().freshCollection();
+    String name = direct.getNamespace().getCollectionName();
+    String db = direct.getNamespace().getDatabaseName();
+    String uri = MongoTestServer.get().uri();
+    pattern.open(direct).load(initial);
+    List<MongoClient> clients = new ArrayList<>();
+    AtomicBoolean busy = new AtomicBoolean(true);
+    ExecutorService pool = Executors.newCachedThreadPool();
+    try {
+      List<TreeStore> writers = new ArrayList<>();
+      for (int w = 0; w <= WRITERS; w++) {
+        MongoClient client = MongoClients.create(MongoTestServer.settings(uri));
+        clients.add(client);
+        MongoCollection<Document> c = client.getDatabase(db).getCollection(name);
+        TreeStore store = pattern.open(c, ServerCapabilities.probing(c).lease(lease, 60_000));
+        store.children("n0"); // every store sees the tree quiet at the same version
+        writers.add(store);
+      }
+      TreeStore reader = writers.remove(WRITERS);
+      // A busy machine: spinning threads compete with the writers and the server.
+      for (int s = 0; s < 2; s++) {
+        pool.submit(() -> {
+          long x = 0;
+          while (busy.get()) {
+            x += System.nanoTime() % 7;
+          }
+          return x;
+        });
+      }
+      Linearizability.History history = new Linearizability.History();
+      CountDownLatch go = new CountDownLatch(1);
+      Random plan = new Random(round * 7_919L + pattern.ordinal());
+      List<Future<?>> running = new ArrayList<>();
+      for (int w = 0; w < WRITERS; w++) {
+        int process = w;
+        TreeStore store = writers.get(w);
+        long delay = w == 0 ? 0 : 60 + plan.nextInt(160);
+        List<String[]> moves = new ArrayList<>();
+        for (int m = 0; m < MOVES; m++) {
+          moves.add(new String[] {"n" + (1 + plan.nextInt(NODES - 1)),
+              "n" + plan.nextInt(NODES), String.valueOf(plan.nextInt(3))});
+        }
+        running.add(pool.submit(() -> {
+          go.await();
+          Thread.sleep(delay * process);
+          for (String[] m : moves) {
+            Position p = switch (m[2]) {
+              case "0" -> Position.firstChildOf(m[1]);
+              case "1" -> Position.lastChildOf(m[1]);
+              default -> Position.after(m[1]);
+            };
+            history.call(process, "move " + m[0] + " to " + p, store, s -> {
+              s.move(m[0], p);
+              return null;
+            });
+          }
+          return null;
+        }));
+      }
+      AtomicBoolean writing = new AtomicBoolean(true);
+      Future<?> reading = pool.submit(() -> {
+        go.await();
+        while (writing.get()) {
+          history.call(WRITERS, "snapshot", reader, TreeStore::snapshot);
+          Thread.sleep(20);
+        }
+        return null;
+      });
+      go.countDown();
+      for (Future<?> f : running) {
+        f.get(5, TimeUnit.MINUTES);
+      }
+      writing.set(false);
+      reading.get(1, TimeUnit.MINUTES);
+      busy.set(false);
+      TreeStore after = pattern.open(direct);
+      assertEquals(List.of(), after.check());
+      Tree stored = after.snapshot();
+      String verdict = Linearizability.check(initial, history.calls(), stored);
+      if (verdict != null) {
+        for (Linearizability.Call c : history.calls()) {
+          if (c.what.startsWith("move")) {
+            String[] w = c.what.split(" ");
+            System.out.println("DEBUG " + c + " stored parent of " + w[1] + ": "
+                + stored.get(w[1]).parentId() + " initial " + initial.get(w[1]).parentId());
+          }
+        }
+        System.out.println("DEBUG takeovers " + writers.stream()
+            .mapToLong(st -> ((MongoTreeStore) st).lock.takeovers.get()).sum());
+      }
+      assertNull(verdict,
+          pattern + ", round " + round);
+    } finally {
+      busy.set(false);
+      pool.shutdownNow();
+      clients.forEach(MongoClient::close);
+    }
+  }
+}
