@@ -6,6 +6,7 @@ import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
 import dev.arbor.core.ChangeInterruptedException;
 import dev.arbor.core.Deletion;
 import dev.arbor.core.InMemoryTreeStore;
@@ -49,7 +50,9 @@ import org.junit.jupiter.api.Test;
  * retryWrites} on and off × a cut before and after × the k-th write command for every k up to the
  * number an uncut run sends (counted through the same proxy). The cuts are made by a {@link
  * CuttingProxy} between the store's own client and the server; the tree is set up and read back
- * through the test server's direct client.
+ * through the test server's direct client. (On a standalone server, such as the embedded one, the
+ * driver never retries a write, whatever {@code retryWrites} says: retryable writes need a replica
+ * set or a sharded cluster, which {@code -Darbor.mongo.uri} can name.)
  *
  * <p>Every violation is collected; the test fails at the end with a summary (counts per pattern,
  * change and cut, per kind of violation, and the first violations). The default run takes the
@@ -58,7 +61,7 @@ import org.junit.jupiter.api.Test;
  */
 class CutConnectionTest {
   private static final String FIXTURE = "r1(a(b c) d) r2(e(f))";
-  private static final long LEASE = 250;
+  private static final long LEASE = 500;
   private static final long WAIT = 5_000;
   /** How long the next writer may take to get the tree after a cut. */
   private static final long USABLE_WITHIN = 4 * LEASE;
@@ -170,6 +173,11 @@ class CutConnectionTest {
         ServerCapabilities.probing(c).lease(LEASE, USABLE_WITHIN));
   }
 
+  /** A store that sets the tree up, with the default lease (it is not under test). */
+  private static MongoTreeStore setUp(TreePattern pattern, MongoCollection<Document> c) {
+    return (MongoTreeStore) pattern.open(c);
+  }
+
   @Test
   void everyCutConnectionLeavesTheTreeBeforeOrAfterAndSaysWhich() throws Exception {
     boolean full = Boolean.getBoolean("arbor.cuts.full");
@@ -183,7 +191,15 @@ class CutConnectionTest {
             continue;
           }
           // The commands are the same either way (retryWrites adds a transaction number only).
-          int total = countWrites(pattern, change, view, false);
+          int total;
+          try {
+            total = countWrites(pattern, change, view, false);
+          } catch (RuntimeException | AssertionError e) {
+            Point uncut = new Point(pattern, change, view, false, CuttingProxy.Cut.BEFORE, 0, 0);
+            record(uncut, List.of("the uncut run fails"), e.getClass().getSimpleName() + ": "
+                + e.getMessage());
+            continue;
+          }
           for (boolean retryWrites : new boolean[] {false, true}) {
             for (CuttingProxy.Cut cut : CuttingProxy.Cut.values()) {
               for (int k = 1; k <= total; k++) {
@@ -212,7 +228,7 @@ class CutConnectionTest {
   private int countWrites(TreePattern pattern, Change change, View view, boolean retryWrites) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     if (!change.fromEmpty()) {
-      direct(pattern, c).load(change.before());
+      setUp(pattern, c).load(change.before());
     }
     try (MongoClient client = throughProxy(retryWrites)) {
       MongoTreeStore store = open(pattern, client, c, view);
@@ -261,7 +277,7 @@ class CutConnectionTest {
     Tree after = at.change().after();
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     if (!at.change().fromEmpty()) {
-      direct(at.pattern(), c).load(before);
+      setUp(at.pattern(), c).load(before);
     }
     List<String> found = new ArrayList<>();
     try (MongoClient client = throughProxy(at.retryWrites())) {
@@ -280,8 +296,12 @@ class CutConnectionTest {
           ? thrown.getClass().getSimpleName() + " " + ci.outcome()
           : thrown.getClass().getSimpleName(), 1, Integer::sum);
 
-      // What the call said, and what the next access finds.
-      // The next user of the tree: another process, on the direct client.
+      // Who holds the lock now, before anyone else touches the tree: nobody, or the store itself.
+      Document lock = c.find(Filters.eq("_id", TreeLock.LOCK_ID)).first();
+      Object owner = lock == null ? null : lock.get(TreeLock.STATE, Document.class).get("owner");
+
+      // What the call said, and what the next user of the tree (another process, on the direct
+      // client) finds.
       MongoTreeStore next = direct(at.pattern(), c);
       Tree now;
       try {
@@ -292,7 +312,8 @@ class CutConnectionTest {
             + e.getMessage() + ")");
       }
       if (thrown instanceof LockLostException) {
-        found.add("LockLostException though nobody else holds the lock");
+        found.add("LockLostException though nobody else holds the lock (its owner after the call: "
+            + owner + ")");
       } else if (thrown instanceof ChangeInterruptedException) {
         // judged by the tree below
       } else if (thrown instanceof TreeException) {

@@ -21,16 +21,16 @@ import org.jspecify.annotations.Nullable;
 /**
  * A loopback TCP proxy between a MongoDB client and a server that reads the MongoDB wire protocol
  * and can cut the client's connection at a chosen command: either <i>before</i> forwarding it
- * (the server never sees it) or <i>after</i> the server has run it, dropping the server's reply (the
- * client never learns that it ran). A cut closes both sockets of that connection, the client's with
- * a reset ({@code SO_LINGER 0}); the proxy keeps accepting connections, so the client reconnects
- * as it would after a network failure.
+ * (the server never sees it) or <i>after</i> the server has run it, dropping the server's reply
+ * (the client never learns that it ran). A cut closes both sockets of that connection, the
+ * client's with a reset ({@code SO_LINGER 0}); the proxy keeps accepting connections, so the
+ * client reconnects as it would after a network failure.
  *
  * <pre>{@code
  * try (CuttingProxy proxy = new CuttingProxy(MongoTestServer.get().uri());
  *     MongoClient client = MongoClients.create(
  *         MongoTestServer.settings("mongodb://127.0.0.1:" + proxy.port()))) {
- *   proxy.arm(CuttingProxy.Cut.AFTER, 2);  // the 2nd write command from now runs, its reply is lost
+ *   proxy.arm(CuttingProxy.Cut.AFTER, 2); // the 2nd write from now runs; its reply is lost
  *   ...
  * }
  * }</pre>
