@@ -3,6 +3,7 @@ package dev.arbor.mongo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.mongodb.client.MongoDatabase;
 import java.util.ArrayList;
@@ -60,5 +61,23 @@ class DoctorTest {
       out.put(name, db.getCollection(name).countDocuments());
     }
     return out;
+  }
+
+  /** A server whose $graphLookup ignores startWith (the embedded one), used anyway, fails. */
+  @Test
+  void aWrongServerFeatureUsedAnywayIsReportedFailedWithItsReason() {
+    assumeTrue(MongoTestServer.get().embedded(), "needs the embedded server's wrong $graphLookup");
+    MongoTestServer server = MongoTestServer.get();
+    Doctor.Report report = Doctor.run(MongoTestServer.settings(server.uri()),
+        server.database().getName(), line -> {}, true, name -> name.startsWith("$graphLookup"));
+    report.lines().forEach(System.out::println);
+    assertFalse(report.passed(), () -> String.join("\n", report.lines()));
+    List<Doctor.Capability> failed = report.failures();
+    assertEquals(1, failed.size(), () -> String.join("\n", report.lines()));
+    assertTrue(failed.get(0).name().startsWith("$graphLookup"), failed.get(0)::line);
+    assertTrue(failed.get(0).line().contains("FAILED") && failed.get(0).detail().contains(
+        "expected"), failed.get(0)::line);
+    assertTrue(report.lines().get(report.lines().size() - 1).startsWith("NOT healthy: "),
+        report::toString);
   }
 }
