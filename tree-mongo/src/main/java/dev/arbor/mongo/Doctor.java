@@ -307,7 +307,7 @@ public final class Doctor {
     if (!checks.test(what)) {
       return;
     }
-    progress.accept("doctor: " + what + " (" + (capabilities.size() + 1) + " of " + CHECKS
+    progress.accept("checking " + what + " (" + (capabilities.size() + 1) + " of " + CHECKS
         + ")");
     long start = System.nanoTime();
     Verdict v;
