@@ -42,8 +42,9 @@ import org.bson.Document;
  * server offers (the lock and journal, Arbor's own transactions, the caller's session), the
  * server paths the stores use where the server has them ({@code $graphLookup}, pipeline
  * updates, a collection with a locale collation, bounded regexes, a large {@code $in}), a short
- * run of concurrent writers and the recovery of a change interrupted half-way. {@code arbor
- * doctor} prints its {@link Report}; the test suite runs it against its own server.
+ * run of concurrent writers and the recovery of a change interrupted half-way (its holder dead,
+ * or its client closed). {@code arbor doctor} prints its {@link Report}; the test suite runs it
+ * against its own server.
  *
  * <pre>{@code
  * Doctor.Report report = Doctor.run(settings, "arbor_doctor", System.err::println);
@@ -55,7 +56,7 @@ import org.bson.Document;
  * database, created, emptied between the runs and dropped at the end (also after a failure);
  * no other collection is read or written. A capability the server does not offer (transactions
  * on a standalone server, pipeline updates on an old or emulated server) is reported as not
- * offered, never as a failure. A run takes a few seconds on a local server.
+ * offered, never as a failure. A run takes 10 to 20 s on the embedded server.
  */
 public final class Doctor {
   /** The number of checks (lines of a report). */
@@ -906,8 +907,27 @@ public final class Doctor {
    * lock held and the journal written.
    */
   private static final class Crashing implements TreeLock.Sender {
+    /** Closes the holder's client, or null: the holder stops dead instead. */
+    private final @org.jspecify.annotations.Nullable Runnable close;
     volatile boolean crashed;
     volatile String where = "";
+
+    Crashing(@org.jspecify.annotations.Nullable Runnable close) {
+      this.close = close;
+    }
+
+    /**
+     * Stops the holder: dead (it throws, holding the lock), or with its client closed under it
+     * (its next write fails, and the store says what became of the change).
+     */
+    private com.mongodb.bulk.BulkWriteResult stop(
+        MongoCollection<org.bson.BsonDocument> collection, TreeLock.Batch batch) {
+      if (close == null) {
+        throw new Crash();
+      }
+      close.run();
+      return TreeLock.BULK.send(collection, batch); // fails: the client is closed
+    }
 
     @Override
     public com.mongodb.bulk.BulkWriteResult send(
@@ -942,7 +962,7 @@ public final class Doctor {
       if (filter == null) {
         collection.bulkWrite(List.of(m));
         where = "after step " + middle + " of " + total;
-        throw new Crash();
+        return stop(collection, batch);
       }
       List<Object> ids = new ArrayList<>();
       for (org.bson.BsonDocument d : collection.find(filter).collation(Reads.SIMPLE)
@@ -967,7 +987,7 @@ public final class Doctor {
       }
       where = "after " + half + " of the " + ids.size() + " documents of step " + middle + " of "
           + total;
-      throw new Crash();
+      return stop(collection, batch);
     }
   }
 
@@ -982,7 +1002,7 @@ public final class Doctor {
         ServerCapabilities.probing(c).lease(CRASH_LEASE_MILLIS, 60_000));
     crashing.load(before);
     crashing.lock.log = QUIET;
-    Crashing sender = new Crashing();
+    Crashing sender = new Crashing(null);
     crashing.lock.sender = sender;
     try {
       crashing.delete("b");
@@ -1025,7 +1045,57 @@ public final class Doctor {
     if (!next.check().isEmpty()) {
       throw new Mismatch("check() after a change following the recovery is not empty");
     }
-    return Verdict.passed("delete 'b' crashed " + sender.where + "; another store took the lock over after " + waited + " ms and finished it"
-        + (recovered.equals(after) ? "" : " (undone)") + "; check() empty");
+    String closed = closedClient(pattern, before, after);
+    return Verdict.passed("delete 'b' stopped " + sender.where + ": dead, taken over after "
+        + waited + " ms and " + (recovered.equals(after) ? "finished" : "undone") + "; "
+        + closed + "; check() empty");
+  }
+
+  /**
+   * Closes the client of a store half-way through {@code delete 'b'}: the call throws {@link
+   * dev.arbor.core.ChangeInterruptedException} saying what became of the change, and the next
+   * access (after the closed client's lease) finds the tree that outcome says.
+   */
+  private String closedClient(TreePattern pattern, Tree before, Tree after) {
+    MongoCollection<Document> c = fresh();
+    dev.arbor.core.ChangeInterruptedException.Outcome outcome;
+    Crashing sender;
+    try (MongoClient own = MongoClients.create(settings)) {
+      MongoCollection<Document> mine = own.getDatabase(database.getName()).getCollection(name);
+      MongoTreeStore closing = (MongoTreeStore) pattern.open(mine,
+          ServerCapabilities.probing(mine).lease(CRASH_LEASE_MILLIS, 60_000));
+      closing.load(before);
+      closing.lock.log = QUIET;
+      sender = new Crashing(own::close);
+      closing.lock.sender = sender;
+      try {
+        closing.delete("b");
+        throw new Mismatch("delete 'b' went through although its client was closed half-way");
+      } catch (dev.arbor.core.ChangeInterruptedException e) {
+        outcome = e.outcome();
+      } catch (Mismatch e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw new Mismatch("a client closed half-way through delete 'b': " + describe(e)
+            + " instead of ChangeInterruptedException");
+      }
+    }
+    MongoTreeStore next = (MongoTreeStore) pattern.open(c);
+    next.lock.log = QUIET;
+    Tree now = next.snapshot();
+    boolean right = switch (outcome) {
+      case NOT_APPLIED -> now.equals(before);
+      case COMMITTED -> now.equals(after);
+      case UNKNOWN -> now.equals(before) || now.equals(after);
+    };
+    if (!right) {
+      throw new Mismatch("a client closed half-way through delete 'b' (" + sender.where
+          + ") said " + outcome + ", but the next reader found " + now);
+    }
+    List<Problem> problems = next.check();
+    if (!problems.isEmpty()) {
+      throw new Mismatch("check() after a client closed half-way found " + problems);
+    }
+    return "its client closed: " + outcome + ", and so it was";
   }
 }
