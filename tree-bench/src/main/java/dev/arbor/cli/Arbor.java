@@ -22,7 +22,8 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
- * The {@code arbor} command line: {@code arbor bench|import|export|convert|check|repair}.
+ * The {@code arbor} command line: {@code arbor
+ * bench|import|export|convert|check|repair|doctor}.
  *
  * <p>Every data subcommand names its tree with {@code --uri} (or {@code --data-dir} for the
  * embedded server kept on disk; neither: an embedded in-memory server), {@code --db}, {@code
@@ -39,13 +40,14 @@ import picocli.CommandLine.UnmatchedArgumentException;
     version = "arbor 0.1.0-SNAPSHOT",
     description = "Trees in MongoDB in the five patterns of the MongoDB manual.",
     subcommands = {BenchCommand.class, ImportCommand.class, ExportCommand.class,
-        ConvertCommand.class, CheckCommand.class, RepairCommand.class, HelpCommand.class},
+        ConvertCommand.class, CheckCommand.class, RepairCommand.class, DoctorCommand.class,
+        HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:success",
         "1:failure, one line on stderr; nothing was written",
         "2:invalid command line",
-        "3:check found problems, or problems remain after repair"})
+        "3:check found problems, problems remain after repair, or doctor found a failure"})
 public final class Arbor implements Callable<Integer> {
   /** Success. */
   public static final int EXIT_OK = 0;
@@ -53,7 +55,10 @@ public final class Arbor implements Callable<Integer> {
   public static final int EXIT_FAILURE = 1;
   /** An invalid command line. */
   public static final int EXIT_USAGE = 2;
-  /** {@code check} found problems, or problems remain after {@code repair}. */
+  /**
+   * {@code check} found problems, problems remain after {@code repair}, or {@code doctor} found
+   * a failure.
+   */
   public static final int EXIT_PROBLEMS = 3;
 
   private final InputStream stdin;

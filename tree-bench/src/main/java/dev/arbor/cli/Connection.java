@@ -48,6 +48,7 @@ final class Connection implements AutoCloseable {
   private final String uriDatabase;
   private final EmbeddedMongo server; // null for --uri
   private final MongoClient client;
+  private final MongoClientSettings settings;
   private final Counter counter;
 
   private Connection(String description, String uriDatabase, EmbeddedMongo server,
@@ -56,12 +57,19 @@ final class Connection implements AutoCloseable {
     this.uriDatabase = uriDatabase;
     this.server = server;
     this.counter = new Counter();
-    this.client = MongoClients.create(MongoClientSettings.builder()
+    this.settings = MongoClientSettings.builder()
         .applyConnectionString(cs)
         .applyToClusterSettings(b -> b.serverSelectionTimeout(timeoutMillis(cs),
             TimeUnit.MILLISECONDS))
+        .build();
+    this.client = MongoClients.create(MongoClientSettings.builder(settings)
         .addCommandListener(counter)
         .build());
+  }
+
+  /** The settings of this connection's client (its URI and timeout), for clients of one's own. */
+  MongoClientSettings settings() {
+    return settings;
   }
 
   /** Counts the documents the server reports inserted and returns in cursor batches. */
