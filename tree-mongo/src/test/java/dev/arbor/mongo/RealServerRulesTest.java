@@ -1,0 +1,95 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.ReadPreference;
+import com.mongodb.TransactionOptions;
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Tree;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rules of a real MongoDB that the embedded server does not enforce, checked on what Arbor asks
+ * of the driver: fakes of the driver's interfaces stand where the embedded server cannot answer
+ * as a replica set or a sharded cluster would.
+ */
+class RealServerRulesTest {
+
+  /** A proxy of {@code type} answering {@code answer}, or the return type's default. */
+  static <T> T fake(Class<T> type, Answer answer) {
+    return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+        (proxy, method, args) -> {
+          switch (method.getName()) {
+            case "equals":
+              return proxy == args[0];
+            case "hashCode":
+              return System.identityHashCode(proxy);
+            case "toString":
+              return "fake " + type.getSimpleName();
+            default:
+              Object value = answer.answer(method, args == null ? new Object[0] : args);
+              if (value == null && method.getReturnType() == boolean.class) {
+                return false;
+              }
+              if (value == null && method.getReturnType().isPrimitive()
+                  && method.getReturnType() != void.class) {
+                return 0;
+              }
+              return value;
+          }
+        }));
+  }
+
+  /** What a fake answers to a call. */
+  interface Answer {
+    Object answer(Method method, Object[] args) throws Throwable;
+  }
+
+  /** Thrown by a fake session to end a change once its transaction was started. */
+  private static final class Started extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+  }
+
+  @Test
+  void everyTransactionArborStartsReadsFromThePrimary() {
+    // A client configured secondaryPreferred: the driver gives a transaction started without a
+    // read preference the client's, and then fails its every read ("Read preference in a
+    // transaction must be primary").
+    List<TransactionOptions> started = new ArrayList<>();
+    ClientSession session = fake(ClientSession.class, (m, args) -> {
+      switch (m.getName()) {
+        case "withTransaction":
+          started.add(args.length > 1 ? (TransactionOptions) args[1] : null);
+          return null;
+        case "startTransaction":
+          started.add(args.length > 0 ? (TransactionOptions) args[0] : null);
+          throw new Started();
+        default:
+          return null;
+      }
+    });
+    MongoClient client = fake(MongoClient.class, (m, args) -> m.getName().equals("startSession")
+        ? session : null);
+    MongoTreeStore store = (MongoTreeStore) TreePattern.NESTED_SETS.open(
+        MongoTestServer.get().freshCollection().withReadPreference(
+            ReadPreference.secondaryPreferred()));
+    store.load(Tree.parse("a(b) c"));
+    Transactions transactions = new Transactions(client, store.data, store.lock);
+    assertTrue(transactions.available(), "the probe ran in the fake's transaction");
+    assertThrows(Started.class, () -> transactions.run("a change", change -> { }, null));
+    assertEquals(2, started.size(), "the probe's transaction and the change's: " + started);
+    for (TransactionOptions o : started) {
+      assertTrue(o != null && ReadPreference.primary().equals(o.getReadPreference()),
+          "a transaction Arbor starts names the primary: " + o);
+    }
+  }
+}
