@@ -126,6 +126,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     this.capabilities = capabilities;
     this.isolatedReads = capabilities.isolatedReads();
     capabilities.checkScope(pattern(), structuralFields);
+    capabilities.checkServer();
     this.scope = capabilities.scope();
     MongoCollection<Document> primary = collection.withReadPreference(ReadPreference.primary());
     this.ids = new NodeIds(capabilities.idType(), names);

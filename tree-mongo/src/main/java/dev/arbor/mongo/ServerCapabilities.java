@@ -213,6 +213,113 @@ final class ServerCapabilities {
     return timing;
   }
 
+  /** The oldest MongoDB Arbor runs on: the journal's keys that start with '$' need 5.0. */
+  static final int MINIMUM_MAJOR_VERSION = 5;
+
+  private volatile boolean serverChecked;
+
+  /**
+   * Checks, once, when a store is opened, that the server is one Arbor runs on: the version it
+   * reports is at least {@value #MINIMUM_MAJOR_VERSION}.0. The version is read from {@code
+   * buildInfo} through the store's client where it has one ({@link TreeOptions#withTransactions}),
+   * else from the {@code serverInfo} of an {@code explain} of a query that matches nothing (a
+   * collection names no database to run {@code buildInfo} in); neither writes anything. A server
+   * that has no {@code explain} (the embedded server, which reports 5.0.0 to {@code buildInfo})
+   * reports no version and is accepted.
+   *
+   * @throws TreeException naming the collection, the version found and the minimum
+   */
+  void checkServer() {
+    if (serverChecked) {
+      return;
+    }
+    requireSupportedVersion(reportedVersion(), collection.getNamespace().getFullName());
+    serverChecked = true;
+  }
+
+  /** The version the server reports, or null if it reports none. */
+  private @Nullable String reportedVersion() {
+    com.mongodb.MongoNamespace ns = collection.getNamespace();
+    try {
+      if (client != null) {
+        return version(client.getDatabase(ns.getDatabaseName())
+            .withReadPreference(com.mongodb.ReadPreference.primary())
+            .runCommand(new Document("buildInfo", 1)));
+      }
+      return explainedVersion(collection.withReadPreference(com.mongodb.ReadPreference.primary())
+          .find(MongoTreeStore.nothing()).limit(1).explain());
+    } catch (com.mongodb.MongoCommandException e) {
+      if (e.getErrorCode() == 59) { // CommandNotFound: no explain (the embedded server)
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  private static @Nullable String version(Document reply) {
+    return reply.get("version") instanceof String v ? v : null;
+  }
+
+  /**
+   * The lowest version among the {@code serverInfo} documents of an {@code explain} reply (a
+   * mongod's at the top; through mongos, each shard's as well), or null if it has none.
+   */
+  static @Nullable String explainedVersion(Document reply) {
+    List<String> found = new java.util.ArrayList<>();
+    serverInfos(reply, found, 0);
+    String lowest = null;
+    for (String v : found) {
+      if (lowest == null || major(v) < major(lowest)) {
+        lowest = v;
+      }
+    }
+    return lowest;
+  }
+
+  private static void serverInfos(@Nullable Object value, List<String> found, int depth) {
+    if (depth > 12) {
+      return;
+    }
+    if (value instanceof Document d) {
+      for (java.util.Map.Entry<String, Object> e : d.entrySet()) {
+        if (e.getKey().equals("serverInfo") && e.getValue() instanceof Document info
+            && version(info) != null) {
+          found.add(version(info));
+        } else {
+          serverInfos(e.getValue(), found, depth + 1);
+        }
+      }
+    } else if (value instanceof List<?> l) {
+      for (Object o : l) {
+        serverInfos(o, found, depth + 1);
+      }
+    }
+  }
+
+  /** The major version number {@code version} starts with, or MAX_VALUE if none. */
+  private static int major(String version) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(\\d{1,9})(\\.|$)")
+        .matcher(version);
+    return m.find() ? Integer.parseInt(m.group(1)) : Integer.MAX_VALUE;
+  }
+
+  /**
+   * Refuses a server older than MongoDB {@value #MINIMUM_MAJOR_VERSION}.0; accepts one that
+   * reports no version, or one whose version does not start with a number.
+   *
+   * @throws TreeException naming {@code what}, the version found and the minimum
+   */
+  static void requireSupportedVersion(@Nullable String version, String what) {
+    if (version == null) {
+      return;
+    }
+    if (major(version) < MINIMUM_MAJOR_VERSION) {
+      throw new dev.arbor.core.TreeException("Collection '" + what + "' is on MongoDB " + version
+          + "; Arbor needs MongoDB " + MINIMUM_MAJOR_VERSION + ".0 or later (its journal keeps"
+          + " field names that start with '$', which older servers refuse)");
+    }
+  }
+
   /** Whether {@code $graphLookup} can be used; probes on first call with a non-empty collection. */
   boolean graphLookup() {
     if (graphLookupMode != Mode.PROBE) {

@@ -92,4 +92,49 @@ class RealServerRulesTest {
           "a transaction Arbor starts names the primary: " + o);
     }
   }
+
+  @Test
+  void aServerOlderThanMongoDb5IsRefusedAtOpenNamingItsVersion() {
+    // buildInfo of a MongoDB 4.4, through the client the store is given.
+    List<Document> commands = new ArrayList<>();
+    com.mongodb.client.MongoDatabase[] database = new com.mongodb.client.MongoDatabase[1];
+    database[0] = fake(com.mongodb.client.MongoDatabase.class, (m, args) -> {
+      if (m.getName().equals("runCommand")) {
+        commands.add((Document) args[0]);
+        return new Document("version", "4.4.29").append("ok", 1.0);
+      }
+      return m.getReturnType() == com.mongodb.client.MongoDatabase.class ? database[0] : null;
+    });
+    MongoClient client = fake(MongoClient.class, (m, args) -> m.getName().equals("getDatabase")
+        ? database[0] : null);
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    dev.arbor.core.TreeException e = assertThrows(dev.arbor.core.TreeException.class,
+        () -> TreePattern.NESTED_SETS.open(c, TreeOptions.defaults().withTransactions(client)));
+    assertTrue(e.getMessage().contains("MongoDB 4.4.29") && e.getMessage().contains("5.0 or later")
+        && e.getMessage().contains(c.getNamespace().getFullName()), e.getMessage());
+    assertEquals(List.of(new Document("buildInfo", 1)), commands);
+
+    // The serverInfo of an explain (no client): a mongod's, and a mongos's over two shards.
+    assertEquals("4.4.6", ServerCapabilities.explainedVersion(Document.parse(
+        "{queryPlanner: {winningPlan: {stage: 'EOF'}}, serverInfo: {host: 'h', port: 27017,"
+            + " version: '4.4.6', gitVersion: 'x'}, ok: 1}")));
+    assertEquals("4.4.6", ServerCapabilities.explainedVersion(Document.parse(
+        "{queryPlanner: {winningPlan: {stage: 'SHARD_MERGE', shards: [{shardName: 's0',"
+            + " serverInfo: {version: '5.0.3'}}, {shardName: 's1', serverInfo: {version:"
+            + " '4.4.6'}}]}}, serverInfo: {version: '5.0.3'}, ok: 1}")));
+    for (String old : new String[] {"4.4.6", "4.0.0", "3.6.23"}) {
+      assertThrows(dev.arbor.core.TreeException.class,
+          () -> ServerCapabilities.requireSupportedVersion(old, "db.t"));
+    }
+    for (String supported : new String[] {"5.0.0", "6.0.19", "7.0.2", "8.0.4", "8.2.0-rc1",
+        "10.0.0"}) {
+      ServerCapabilities.requireSupportedVersion(supported, "db.t");
+    }
+    ServerCapabilities.requireSupportedVersion(null, "db.t"); // no explain: the embedded server
+
+    // The embedded server reports 5.0.0 to buildInfo and has no explain: it is accepted both ways.
+    TreePattern.NESTED_SETS.open(MongoTestServer.get().freshCollection(),
+        TreeOptions.defaults().withTransactions(MongoTestServer.get().client()));
+    TreePattern.NESTED_SETS.open(MongoTestServer.get().freshCollection());
+  }
 }
