@@ -137,4 +137,51 @@ class RealServerRulesTest {
         TreeOptions.defaults().withTransactions(MongoTestServer.get().client()));
     TreePattern.NESTED_SETS.open(MongoTestServer.get().freshCollection());
   }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(value = TreePattern.class,
+      names = {"NESTED_SETS", "CHILD_REFERENCES"})
+  void theLateUpdatesOfAStreamedLoadCarryTheScope(TreePattern pattern) {
+    List<org.bson.BsonDocument> statements = new java.util.concurrent.CopyOnWriteArrayList<>();
+    com.mongodb.event.CommandListener listener = new com.mongodb.event.CommandListener() {
+      @Override
+      public void commandStarted(com.mongodb.event.CommandStartedEvent event) {
+        if (event.getCommandName().equals("update")) {
+          event.getCommand().getArray("updates")
+              .forEach(u -> statements.add(u.asDocument().getDocument("q").clone()));
+        }
+      }
+    };
+    try (MongoClient client = MongoTestServer.get().recordingClient(listener)) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection(client);
+      MongoTreeStore store = (MongoTreeStore) pattern.open(c,
+          TreeOptions.defaults().withScope("tenant", "acme"));
+      store.loadBatchSize = 64;
+      Tree deep = StreamLoadCarryTest.tree(600, 150); // an open path deeper than 64 / 8
+      statements.clear();
+      assertEquals(deep.size(), store.load(deep.entries().iterator()));
+      assertEquals(deep, store.snapshot());
+      long late = statements.stream().filter(q -> q.containsKey(Step.MARK + ".v")).count();
+      assertTrue(late > 0, "the load sent late updates: " + statements.size());
+      for (org.bson.BsonDocument q : statements) {
+        assertTrue(carries(q, "tenant", new org.bson.BsonString("acme")),
+            "every statement carries the scope equality: " + q.toJson());
+      }
+    }
+  }
+
+  /** {@code filter} selects by {@code field} = {@code value}: at its top, or in an {@code $and}. */
+  static boolean carries(org.bson.BsonDocument filter, String field, org.bson.BsonValue value) {
+    if (value.equals(filter.get(field))) {
+      return true;
+    }
+    if (filter.isArray("$and")) {
+      for (org.bson.BsonValue each : filter.getArray("$and")) {
+        if (each.isDocument() && carries(each.asDocument(), field, value)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
 }
