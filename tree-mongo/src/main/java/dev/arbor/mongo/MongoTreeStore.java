@@ -599,12 +599,14 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   /**
    * Whether a server error is {@code $graphLookup} passing its memory limit (100 MB before
    * MongoDB 8.2, whatever {@code allowDiskUse} says; it holds whole documents), or refused where
-   * it cannot run (inside a transaction on a sharded collection: OperationNotSupportedInTransaction):
+   * it cannot run (inside a transaction on a sharded collection: OperationNotSupportedInTransaction,
+   * or 3904801, "Cannot run $graphLookup with a sharded foreign collection in a transaction"):
    * the stores then walk the tree level by level instead.
    */
   static boolean graphLookupOutOfMemory(com.mongodb.MongoServerException e) {
     return e.getCode() == 40099 || e.getCode() == 292 // QueryExceededMemoryLimitNoDiskUseAllowed
         || e.getCode() == 263 // OperationNotSupportedInTransaction
+        || e.getCode() == 3904801 // $graphLookup of a sharded collection in a transaction
         || String.valueOf(e.getMessage()).contains("maximum memory consumption");
   }
 

@@ -170,6 +170,21 @@ class RealServerRulesTest {
     }
   }
 
+  @Test
+  void aGraphLookupRefusedInATransactionOnAShardedCollectionFallsBackToTheWalk() {
+    // MongoDB refuses $graphLookup of a sharded collection in a transaction with code 3904801
+    // ("Cannot run $graphLookup with a sharded foreign collection in a transaction") as well as
+    // with 263 (OperationNotSupportedInTransaction).
+    for (int code : new int[] {3904801, 263}) {
+      com.mongodb.MongoCommandException e = new com.mongodb.MongoCommandException(
+          new org.bson.BsonDocument("ok", new org.bson.BsonDouble(0))
+              .append("code", new org.bson.BsonInt32(code))
+              .append("errmsg", new org.bson.BsonString("Cannot run $graphLookup with a sharded"
+                  + " foreign collection in a transaction")), new com.mongodb.ServerAddress());
+      assertTrue(MongoTreeStore.graphLookupOutOfMemory(e), "code " + code);
+    }
+  }
+
   /** {@code filter} selects by {@code field} = {@code value}: at its top, or in an {@code $and}. */
   static boolean carries(org.bson.BsonDocument filter, String field, org.bson.BsonValue value) {
     if (value.equals(filter.get(field))) {
