@@ -178,6 +178,11 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       }
       indexes = scoped;
     }
+    for (IndexModel m : indexes) {
+      // the collation of Arbor's queries (a collection whose default collation is another is
+      // refused at open; an index without one would take the collection's)
+      m.getOptions().collation(Reads.SIMPLE);
+    }
     if (!indexes.isEmpty()) {
       collection.createIndexes(indexes);
     }

@@ -225,16 +225,47 @@ final class ServerCapabilities {
    * else from the {@code serverInfo} of an {@code explain} of a query that matches nothing (a
    * collection names no database to run {@code buildInfo} in); neither writes anything. A server
    * that has no {@code explain} (the embedded server, which reports 5.0.0 to {@code buildInfo})
-   * reports no version and is accepted.
+   * reports no version and is accepted. Then {@link #requireSimpleCollation} checks the
+   * collection's default collation.
    *
-   * @throws TreeException naming the collection, the version found and the minimum
+   * @throws dev.arbor.core.TreeException naming the collection, the version found and the minimum, or the
+   *     collection's default collation if it is not the simple one
    */
   void checkServer() {
     if (serverChecked) {
       return;
     }
     requireSupportedVersion(reportedVersion(), collection.getNamespace().getFullName());
+    requireSimpleCollation(collection.listIndexes(), collection.getNamespace().getFullName());
     serverChecked = true;
+  }
+
+  /**
+   * Refuses a collection whose default collation is not the simple one, as its {@code _id} index
+   * tells ({@code listIndexes}, which a collection can run; the server gives the {@code _id}
+   * index the collection's default collation and refuses any other): under a case-insensitive
+   * collation the {@code _id} index would hold ids {@code a} and {@code A} as one, and the lock
+   * documents of scopes {@code acme} and {@code ACME} as one, and no query of Arbor's (all in the
+   * simple collation) could use an index built in another. Neither collation can be changed
+   * after the collection is created.
+   *
+   * @throws dev.arbor.core.TreeException naming {@code what} and the collation
+   */
+  static void requireSimpleCollation(Iterable<Document> indexes, String what) {
+    for (Document index : indexes) {
+      if (!(index.get("key") instanceof Document key) || !key.keySet().equals(
+          java.util.Set.of(MongoTreeStore.ID))) {
+        continue;
+      }
+      if (index.get("collation") instanceof Document collation
+          && !"simple".equals(collation.get("locale"))) {
+        throw new dev.arbor.core.TreeException("Collection '" + what + "' has the default"
+            + " collation " + collation.toJson() + "; Arbor needs a collection whose default"
+            + " collation is the simple one (its node ids and lock documents are compared"
+            + " byte for byte, and the collation of an existing collection and of its _id"
+            + " index cannot be changed): use a collection created without a collation");
+      }
+    }
   }
 
   /** The version the server reports, or null if it reports none. */
@@ -247,7 +278,9 @@ final class ServerCapabilities {
             .runCommand(new Document("buildInfo", 1)));
       }
       return explainedVersion(collection.withReadPreference(com.mongodb.ReadPreference.primary())
-          .find(MongoTreeStore.nothing()).limit(1).explain());
+          .find(scope == null ? MongoTreeStore.nothing()
+              : scope.filter(MongoTreeStore.nothing(), collection.getCodecRegistry()))
+          .limit(1).explain());
     } catch (com.mongodb.MongoCommandException e) {
       if (e.getErrorCode() == 59) { // CommandNotFound: no explain (the embedded server)
         return null;
@@ -307,7 +340,7 @@ final class ServerCapabilities {
    * Refuses a server older than MongoDB {@value #MINIMUM_MAJOR_VERSION}.0; accepts one that
    * reports no version, or one whose version does not start with a number.
    *
-   * @throws TreeException naming {@code what}, the version found and the minimum
+   * @throws dev.arbor.core.TreeException naming {@code what}, the version found and the minimum
    */
   static void requireSupportedVersion(@Nullable String version, String what) {
     if (version == null) {

@@ -185,6 +185,56 @@ class RealServerRulesTest {
     }
   }
 
+  @Test
+  void aCollectionWithALocaleDefaultCollationIsRefusedAndIndexesAreSimple() {
+    // listIndexes of a collection created with {collation: {locale: "en", strength: 2}}, as
+    // MongoDB answers it: the _id index carries the collection's default collation.
+    List<Document> caseInsensitive = List.of(Document.parse("{v: 2, key: {_id: 1}, name: '_id_',"
+        + " collation: {locale: 'en', caseLevel: false, caseFirst: 'off', strength: 2,"
+        + " numericOrdering: false, alternate: 'non-ignorable', maxVariable: 'punct',"
+        + " normalization: false, backwards: false, version: '57.1'}}"),
+        Document.parse("{v: 2, key: {parent: 1, arborRank: 1}, name: 'parent_1_arborRank_1',"
+            + " collation: {locale: 'simple'}}"));
+    dev.arbor.core.TreeException e = assertThrows(dev.arbor.core.TreeException.class,
+        () -> ServerCapabilities.requireSimpleCollation(caseInsensitive, "shop.categories"));
+    assertTrue(e.getMessage().contains("'shop.categories'")
+        && e.getMessage().contains("\"locale\": \"en\"")
+        && e.getMessage().contains("\"strength\": 2"), e.getMessage());
+    // No collation (the simple one, which listIndexes omits), or simple named: accepted.
+    ServerCapabilities.requireSimpleCollation(List.of(Document.parse(
+        "{v: 2, key: {_id: 1}, name: '_id_'}")), "shop.categories");
+    ServerCapabilities.requireSimpleCollation(List.of(Document.parse(
+        "{v: 2, key: {_id: 1}, name: '_id_', collation: {locale: 'simple'}}")), "shop.categories");
+    ServerCapabilities.requireSimpleCollation(List.of(), "shop.categories"); // no collection yet
+
+    // Arbor's own indexes name the simple collation, so a collection's default never applies.
+    List<org.bson.BsonDocument> created = new java.util.concurrent.CopyOnWriteArrayList<>();
+    com.mongodb.event.CommandListener listener = new com.mongodb.event.CommandListener() {
+      @Override
+      public void commandStarted(com.mongodb.event.CommandStartedEvent event) {
+        if (event.getCommandName().equals("createIndexes")) {
+          event.getCommand().getArray("indexes").forEach(i -> created.add(i.asDocument().clone()));
+        }
+      }
+    };
+    try (MongoClient client = MongoTestServer.get().recordingClient(listener)) {
+      for (TreePattern pattern : TreePattern.values()) {
+        for (TreeOptions options : List.of(TreeOptions.defaults(),
+            TreeOptions.defaults().withScope("tenant", "acme"))) {
+          MongoTree tree = pattern.open(MongoTestServer.get().freshCollection(client), options);
+          tree.ensureIndexes();
+          tree.load(Tree.parse("a(b)"));
+          assertEquals(List.of(), tree.check());
+        }
+      }
+    }
+    assertTrue(created.size() >= 10, "indexes were created: " + created);
+    for (org.bson.BsonDocument index : created) {
+      assertEquals(new org.bson.BsonDocument("locale", new org.bson.BsonString("simple")),
+          index.getDocument("collation", new org.bson.BsonDocument()), index.toJson());
+    }
+  }
+
   /** {@code filter} selects by {@code field} = {@code value}: at its top, or in an {@code $and}. */
   static boolean carries(org.bson.BsonDocument filter, String field, org.bson.BsonValue value) {
     if (value.equals(filter.get(field))) {
