@@ -131,8 +131,10 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     MongoCollection<Document> primary = collection.withReadPreference(ReadPreference.primary());
     this.ids = new NodeIds(capabilities.idType(), names);
     this.data = scope == null ? ids.collection(primary) : scope.collection(primary);
+    // The lock's state is read at majority: never a state a failover would roll back.
     this.lock = new TreeLock(collection.withDocumentClass(BsonDocument.class)
-        .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY),
+        .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY)
+        .withReadConcern(com.mongodb.ReadConcern.MAJORITY),
         scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing());
     this.transactions = new Transactions(capabilities.client(), data, lock);
     this.listeners = capabilities.listeners();

@@ -235,6 +235,36 @@ class RealServerRulesTest {
     }
   }
 
+  @Test
+  void theLockStateIsReadAtMajority() {
+    List<org.bson.BsonDocument> lockReads = new java.util.concurrent.CopyOnWriteArrayList<>();
+    com.mongodb.event.CommandListener listener = new com.mongodb.event.CommandListener() {
+      @Override
+      public void commandStarted(com.mongodb.event.CommandStartedEvent event) {
+        org.bson.BsonDocument command = event.getCommand();
+        if (event.getCommandName().equals("find")
+            && command.getDocument("filter").equals(new org.bson.BsonDocument("_id",
+                TreeLock.LOCK_ID))) {
+          lockReads.add(command.clone());
+        }
+      }
+    };
+    try (MongoClient client = MongoTestServer.get().recordingClient(listener)) {
+      MongoTree tree = TreePattern.PARENT_REFERENCES.open(
+          MongoTestServer.get().freshCollection(client));
+      tree.load(Tree.parse("a(b c) d"));
+      tree.insert("e", dev.arbor.core.Position.lastChildOf("d"));
+      tree.descendants("a", Integer.MAX_VALUE);
+      tree.ancestors("e");
+      assertEquals(List.of(), tree.check());
+    }
+    assertTrue(!lockReads.isEmpty(), "the lock document was read");
+    for (org.bson.BsonDocument find : lockReads) {
+      assertEquals(new org.bson.BsonDocument("level", new org.bson.BsonString("majority")),
+          find.getDocument("readConcern", new org.bson.BsonDocument()), find.toJson());
+    }
+  }
+
   /** {@code filter} selects by {@code field} = {@code value}: at its top, or in an {@code $and}. */
   static boolean carries(org.bson.BsonDocument filter, String field, org.bson.BsonValue value) {
     if (value.equals(filter.get(field))) {
