@@ -265,6 +265,43 @@ class RealServerRulesTest {
     }
   }
 
+  @Test
+  void isolatedReadersWriteTheLockDocumentAndUnisolatedReadersOnlyRead() {
+    List<String> commands = new java.util.concurrent.CopyOnWriteArrayList<>();
+    com.mongodb.event.CommandListener listener = new com.mongodb.event.CommandListener() {
+      @Override
+      public void commandStarted(com.mongodb.event.CommandStartedEvent event) {
+        commands.add(event.getCommandName());
+      }
+    };
+    MongoCollection<Document> base = MongoTestServer.get().freshCollection();
+    // Nodes written by another process that has not made a lock document yet.
+    TreePattern.PARENT_REFERENCES.open(base).load(Tree.parse("a(b c) d"));
+    base.deleteMany(new Document("_id", new Document("$type", "object")));
+    try (MongoClient client = MongoTestServer.get().recordingClient(listener)) {
+      MongoCollection<Document> c = client.getDatabase(base.getNamespace().getDatabaseName())
+          .getCollection(base.getNamespace().getCollectionName());
+      MongoTree readOnly = TreePattern.PARENT_REFERENCES.open(c,
+          TreeOptions.defaults().withIsolatedReads(false));
+      commands.clear();
+      readAll(readOnly);
+      assertTrue(java.util.Set.of("find", "aggregate", "count", "getMore", "killCursors")
+          .containsAll(commands), "only reads: " + commands);
+
+      MongoTree isolated = TreePattern.PARENT_REFERENCES.open(c);
+      commands.clear();
+      readAll(isolated);
+      assertTrue(commands.contains("update") || commands.contains("findAndModify"),
+          "the first isolated read creates the lock document: " + commands);
+    }
+  }
+
+  private static void readAll(MongoTree tree) {
+    assertEquals(List.of("a"), tree.ancestors("b"));
+    assertEquals(List.of("b", "c"), tree.children("a"));
+    assertEquals(Tree.parse("a(b c) d"), tree.snapshot());
+  }
+
   /** {@code filter} selects by {@code field} = {@code value}: at its top, or in an {@code $and}. */
   static boolean carries(org.bson.BsonDocument filter, String field, org.bson.BsonValue value) {
     if (value.equals(filter.get(field))) {
