@@ -265,6 +265,55 @@ class RealServerRulesTest {
     }
   }
 
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(TreePattern.class)
+  void aStreamWhoseCursorTheServerKilledWhileIdleGoesOn(TreePattern pattern) {
+    // The server kills a cursor idle for 10 minutes (cursorTimeoutMillis): killCursors here does
+    // the same at once, between two entries the consumer takes, while the stream holds a cursor
+    // with more batches to come (a forest of 2 500 roots: the roots cursor of every pattern).
+    java.util.Set<Long> cursors = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    com.mongodb.event.CommandListener listener = new com.mongodb.event.CommandListener() {
+      @Override
+      public void commandSucceeded(com.mongodb.event.CommandSucceededEvent event) {
+        org.bson.BsonDocument reply = event.getResponse();
+        if (reply.isDocument("cursor")) {
+          long id = reply.getDocument("cursor").getInt64("id").getValue();
+          if (id != 0) {
+            cursors.add(id);
+          }
+        }
+      }
+    };
+    Tree.Builder b = Tree.builder();
+    for (int i = 0; i < 2_500; i++) {
+      b.add(String.format("r%04d", i), null);
+    }
+    b.add("c", "r0001");
+    Tree forest = b.build();
+    try (MongoClient client = MongoTestServer.get().recordingClient(listener)) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection(client);
+      MongoTree tree = pattern.open(c);
+      tree.ensureIndexes();
+      tree.load(forest);
+      List<Tree.Entry> read = new ArrayList<>();
+      try (java.util.stream.Stream<Tree.Entry> entries = tree.entries()) {
+        java.util.Iterator<Tree.Entry> it = entries.iterator();
+        for (int i = 0; i < 10; i++) {
+          read.add(it.next());
+        }
+        assertTrue(!cursors.isEmpty(), "the stream holds a cursor");
+        org.bson.BsonArray ids = new org.bson.BsonArray();
+        cursors.forEach(id -> ids.add(new org.bson.BsonInt64(id)));
+        Document killed = MongoTestServer.get().database().runCommand(new Document("killCursors",
+            c.getNamespace().getCollectionName()).append("cursors", ids));
+        assertEquals(ids.size(), killed.getList("cursorsKilled", Object.class).size(),
+            killed.toJson());
+        it.forEachRemaining(read::add);
+      }
+      assertEquals(forest.entries(), read);
+    }
+  }
+
   @Test
   void isolatedReadersWriteTheLockDocumentAndUnisolatedReadersOnlyRead() {
     List<String> commands = new java.util.concurrent.CopyOnWriteArrayList<>();
