@@ -23,6 +23,10 @@ import org.jspecify.annotations.Nullable;
  *       own value (path prefixes) fall back to reading the subtree and writing each document in
  *       one bulk write when this is false.
  * </ul>
+ *
+ * <p>And two checks, once when a store is opened ({@link #checkServer}), refuse what Arbor cannot
+ * run on: a server older than MongoDB {@value #MINIMUM_MAJOR_VERSION}.0, and a collection whose
+ * default collation is not the simple one.
  */
 final class ServerCapabilities {
   /** How a capability is decided. */
@@ -228,8 +232,8 @@ final class ServerCapabilities {
    * reports no version and is accepted. Then {@link #requireSimpleCollation} checks the
    * collection's default collation.
    *
-   * @throws dev.arbor.core.TreeException naming the collection, the version found and the minimum, or the
-   *     collection's default collation if it is not the simple one
+   * @throws dev.arbor.core.TreeException naming the collection and the version found and the
+   *     minimum, or the collection's default collation if it is not the simple one
    */
   void checkServer() {
     if (serverChecked) {
