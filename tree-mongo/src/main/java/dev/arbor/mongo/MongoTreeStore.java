@@ -612,9 +612,26 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    */
   static boolean graphLookupOutOfMemory(com.mongodb.MongoServerException e) {
     return e.getCode() == 40099 || e.getCode() == 292 // QueryExceededMemoryLimitNoDiskUseAllowed
-        || e.getCode() == 263 // OperationNotSupportedInTransaction
-        || e.getCode() == 3904801 // $graphLookup of a sharded collection in a transaction
+        || graphLookupRefused(e)
         || String.valueOf(e.getMessage()).contains("maximum memory consumption");
+  }
+
+  /** Whether the server refused {@code $graphLookup} in a transaction on a sharded collection. */
+  static boolean graphLookupRefused(com.mongodb.MongoServerException e) {
+    return e.getCode() == 263 // OperationNotSupportedInTransaction
+        || e.getCode() == 3904801; // $graphLookup of a sharded collection in a transaction
+  }
+
+  /**
+   * Whether to walk level by level after {@code $graphLookup} failed with {@code e} (see {@link
+   * #graphLookupOutOfMemory}). A refusal also turns {@code $graphLookup} off for this store's
+   * later walks: the refusal aborted the transaction it met, and the retried transaction walks.
+   */
+  final boolean walkInstead(com.mongodb.MongoServerException e) {
+    if (graphLookupRefused(e)) {
+      capabilities.refuseGraphLookup();
+    }
+    return graphLookupOutOfMemory(e);
   }
 
   /** The pattern this store implements. */

@@ -60,6 +60,7 @@ final class ServerCapabilities {
   private NodeIdType idType = NodeIdType.STRING;
   private volatile @Nullable Boolean graphLookup;
   private volatile @Nullable Boolean pipelineUpdates;
+  private volatile boolean graphLookupRefused;
 
   ServerCapabilities(MongoCollection<Document> collection, Mode graphLookupMode,
       Mode pipelineMode) {
@@ -357,8 +358,23 @@ final class ServerCapabilities {
     }
   }
 
+  /**
+   * Stops using {@code $graphLookup}: the server refused it where it cannot run (in a transaction
+   * on a sharded collection), whatever the probe or the mode said.
+   */
+  void refuseGraphLookup() {
+    if (!graphLookupRefused) {
+      graphLookupRefused = true;
+      LOG.debug("{}: $graphLookup was refused in a transaction; walks go level by level",
+          collection.getNamespace().getFullName());
+    }
+  }
+
   /** Whether {@code $graphLookup} can be used; probes on first call with a non-empty collection. */
   boolean graphLookup() {
+    if (graphLookupRefused) {
+      return false;
+    }
     if (graphLookupMode != Mode.PROBE) {
       return graphLookupMode == Mode.ON;
     }

@@ -351,6 +351,73 @@ class RealServerRulesTest {
     assertEquals(Tree.parse("a(b c) d"), tree.snapshot());
   }
 
+  /**
+   * {@code collection}, whose every {@code aggregate} with a {@code $graphLookup} stage fails as
+   * MongoDB fails it in a transaction on a sharded collection (code 3904801); counted in {@code
+   * refused}.
+   */
+  @SuppressWarnings("unchecked")
+  static <T> MongoCollection<T> refusingGraphLookup(MongoCollection<T> collection,
+      java.util.concurrent.atomic.AtomicInteger refused) {
+    return (MongoCollection<T>) Proxy.newProxyInstance(MongoCollection.class.getClassLoader(),
+        new Class<?>[] {MongoCollection.class}, (proxy, method, args) -> {
+          Object[] a = args == null ? new Object[0] : args;
+          if (method.getName().equals("aggregate") && java.util.Arrays.stream(a).anyMatch(
+              x -> x instanceof List<?> l && String.valueOf(l).contains("$graphLookup"))) {
+            return fake(com.mongodb.client.AggregateIterable.class, (m, ignored) -> {
+              if (m.getReturnType() == com.mongodb.client.AggregateIterable.class) {
+                return null; // replaced below: chained options return the same iterable
+              }
+              refused.incrementAndGet();
+              throw new com.mongodb.MongoCommandException(new org.bson.BsonDocument("ok",
+                  new org.bson.BsonDouble(0)).append("code", new org.bson.BsonInt32(3904801))
+                  .append("errmsg", new org.bson.BsonString("Cannot run $graphLookup with a"
+                      + " sharded foreign collection in a transaction")),
+                  new com.mongodb.ServerAddress());
+            }, true);
+          }
+          Object result;
+          try {
+            result = method.invoke(collection, a);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+          return result instanceof MongoCollection<?> derived
+              ? refusingGraphLookup(derived, refused) : result;
+        });
+  }
+
+  /** As {@link #fake(Class, Answer)}; {@code chained}: a call returning the type returns it. */
+  static <T> T fake(Class<T> type, Answer answer, boolean chained) {
+    Object[] self = new Object[1];
+    T t = fake(type, (m, args) -> chained && m.getReturnType() == type ? self[0]
+        : answer.answer(m, args));
+    self[0] = t;
+    return t;
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(value = TreePattern.class,
+      names = {"PARENT_REFERENCES", "CHILD_REFERENCES"})
+  void aRefusedGraphLookupIsWalkedAndNotAskedAgain(TreePattern pattern) {
+    java.util.concurrent.atomic.AtomicInteger refused =
+        new java.util.concurrent.atomic.AtomicInteger();
+    MongoCollection<Document> c = refusingGraphLookup(MongoTestServer.get().freshCollection(),
+        refused);
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, new ServerCapabilities(c,
+        ServerCapabilities.Mode.ON, ServerCapabilities.Mode.PROBE));
+    store.load(Tree.parse("a(b(c(d))) e"));
+    assertEquals(List.of("a", "b", "c"), store.ancestors("d"), "walked instead");
+    int once = refused.get();
+    assertTrue(once > 0, "the store asked for $graphLookup first");
+    // The refusal aborted the transaction it met: its retry, and every later walk, walk at once.
+    assertEquals(List.of("b", "c", "d"), store.descendants("a", Integer.MAX_VALUE));
+    store.move("c", dev.arbor.core.Position.lastChildOf("e"));
+    assertEquals(List.of("e", "c"), store.ancestors("d"));
+    assertEquals(List.of(), store.check());
+    assertEquals(once, refused.get(), "no $graphLookup after the refusal");
+  }
+
   /** {@code filter} selects by {@code field} = {@code value}: at its top, or in an {@code $and}. */
   static boolean carries(org.bson.BsonDocument filter, String field, org.bson.BsonValue value) {
     if (value.equals(filter.get(field))) {
