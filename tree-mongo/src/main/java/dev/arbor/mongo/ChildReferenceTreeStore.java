@@ -307,7 +307,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       try {
         return ancestorsByGraphLookup(r, id);
       } catch (com.mongodb.MongoServerException e) {
-        if (!graphLookupOutOfMemory(e)) {
+        if (!walkInstead(e)) {
           throw e;
         }
         // past $graphLookup's memory limit: walk instead
@@ -368,7 +368,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
         docs.addAll(subtreeByGraphLookup(r, id, maxDepth));
         walk = false;
       } catch (com.mongodb.MongoServerException e) {
-        if (!graphLookupOutOfMemory(e)) {
+        if (!walkInstead(e)) {
           throw e;
         }
         // past $graphLookup's memory limit: walk instead

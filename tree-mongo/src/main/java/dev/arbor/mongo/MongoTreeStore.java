@@ -126,12 +126,15 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     this.capabilities = capabilities;
     this.isolatedReads = capabilities.isolatedReads();
     capabilities.checkScope(pattern(), structuralFields);
+    capabilities.checkServer();
     this.scope = capabilities.scope();
     MongoCollection<Document> primary = collection.withReadPreference(ReadPreference.primary());
     this.ids = new NodeIds(capabilities.idType(), names);
     this.data = scope == null ? ids.collection(primary) : scope.collection(primary);
+    // The lock's state is read at majority: never a state a failover would roll back.
     this.lock = new TreeLock(collection.withDocumentClass(BsonDocument.class)
-        .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY),
+        .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY)
+        .withReadConcern(com.mongodb.ReadConcern.MAJORITY),
         scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing(),
         capabilities.renewals());
     this.transactions = new Transactions(capabilities.client(), data, lock);
@@ -177,6 +180,11 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
         scoped.add(new IndexModel(keys, m.getOptions()));
       }
       indexes = scoped;
+    }
+    for (IndexModel m : indexes) {
+      // the collation of Arbor's queries (a collection whose default collation is another is
+      // refused at open; an index without one would take the collection's)
+      m.getOptions().collation(Reads.SIMPLE);
     }
     if (!indexes.isEmpty()) {
       collection.createIndexes(indexes);
@@ -618,13 +626,32 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   /**
    * Whether a server error is {@code $graphLookup} passing its memory limit (100 MB before
    * MongoDB 8.2, whatever {@code allowDiskUse} says; it holds whole documents), or refused where
-   * it cannot run (inside a transaction on a sharded collection: OperationNotSupportedInTransaction):
+   * it cannot run (inside a transaction on a sharded collection: OperationNotSupportedInTransaction,
+   * or 3904801, "Cannot run $graphLookup with a sharded foreign collection in a transaction"):
    * the stores then walk the tree level by level instead.
    */
   static boolean graphLookupOutOfMemory(com.mongodb.MongoServerException e) {
     return e.getCode() == 40099 || e.getCode() == 292 // QueryExceededMemoryLimitNoDiskUseAllowed
-        || e.getCode() == 263 // OperationNotSupportedInTransaction
+        || graphLookupRefused(e)
         || String.valueOf(e.getMessage()).contains("maximum memory consumption");
+  }
+
+  /** Whether the server refused {@code $graphLookup} in a transaction on a sharded collection. */
+  static boolean graphLookupRefused(com.mongodb.MongoServerException e) {
+    return e.getCode() == 263 // OperationNotSupportedInTransaction
+        || e.getCode() == 3904801; // $graphLookup of a sharded collection in a transaction
+  }
+
+  /**
+   * Whether to walk level by level after {@code $graphLookup} failed with {@code e} (see {@link
+   * #graphLookupOutOfMemory}). A refusal also turns {@code $graphLookup} off for this store's
+   * later walks: the refusal aborted the transaction it met, and the retried transaction walks.
+   */
+  final boolean walkInstead(com.mongodb.MongoServerException e) {
+    if (graphLookupRefused(e)) {
+      capabilities.refuseGraphLookup();
+    }
+    return graphLookupOutOfMemory(e);
   }
 
   /** The pattern this store implements. */

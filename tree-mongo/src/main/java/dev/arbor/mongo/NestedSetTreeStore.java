@@ -287,8 +287,9 @@ final class NestedSetTreeStore extends MongoTreeStore {
    */
   @Override
   PreorderCursor preorder(Reads r) {
-    com.mongodb.client.MongoCursor<Document> cursor = r.find(NODES).sort(Sorts.ascending(leftField))
-        .batchSize(Preorder.SLICE).cursor();
+    // resumed if the server killed it while the consumer was away (idle cursor timeout)
+    ResumingCursor cursor = new ResumingCursor(skip -> r.find(NODES)
+        .sort(Sorts.ascending(leftField)).skip(skip).batchSize(Preorder.SLICE).cursor());
     java.util.ArrayDeque<Document> open = new java.util.ArrayDeque<>();
     return new PreorderCursor() {
       @Override

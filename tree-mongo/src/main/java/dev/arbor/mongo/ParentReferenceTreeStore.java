@@ -231,7 +231,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
         }
         walked = false;
       } catch (com.mongodb.MongoServerException e) {
-        if (!graphLookupOutOfMemory(e)) {
+        if (!walkInstead(e)) {
           throw e;
         }
         parents.clear(); // walk instead
@@ -270,7 +270,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
       try {
         return subtreeByGraphLookup(r, id, maxDepth);
       } catch (com.mongodb.MongoServerException e) {
-        if (!graphLookupOutOfMemory(e)) {
+        if (!walkInstead(e)) {
           throw e;
         }
         // past $graphLookup's memory limit: walk instead

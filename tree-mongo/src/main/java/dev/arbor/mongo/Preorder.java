@@ -1,6 +1,5 @@
 package dev.arbor.mongo;
 
-import com.mongodb.client.MongoCursor;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import java.util.ArrayDeque;
@@ -162,7 +161,7 @@ abstract class Preorder implements PreorderCursor {
     private final @Nullable Bson filter;
     private final List<String> listed;
     private int listedAt;
-    private @Nullable MongoCursor<Document> cursor;
+    private @Nullable ResumingCursor cursor;
     private boolean exhausted;
 
     private Frame(@Nullable String parent, int depth, @Nullable Bson filter,
@@ -190,13 +189,16 @@ abstract class Preorder implements PreorderCursor {
       if (filter != null) {
         if (cursor == null) {
           queries++;
-          cursor = reads.find(filter).sort(order).batchSize(SLICE).cursor();
+          Bson f = filter;
+          // resumed if the server killed it while the consumer was away (idle cursor timeout)
+          cursor = new ResumingCursor(skip -> reads.find(f).sort(order).skip(skip)
+              .batchSize(SLICE).cursor());
         }
         while (n < SLICE && cursor.hasNext()) {
           slice.add(cursor.next());
           n++;
         }
-        if (n == 0 || (cursor.available() == 0 && cursor.getServerCursor() == null)) {
+        if (n == 0 || (cursor.available() == 0 && cursor.drained())) {
           close(); // nothing left on the server: no round trip to learn it later
         }
       } else {

@@ -23,6 +23,10 @@ import org.jspecify.annotations.Nullable;
  *       own value (path prefixes) fall back to reading the subtree and writing each document in
  *       one bulk write when this is false.
  * </ul>
+ *
+ * <p>And two checks, once when a store is opened ({@link #checkServer}), refuse what Arbor cannot
+ * run on: a server older than MongoDB {@value #MINIMUM_MAJOR_VERSION}.0, and a collection whose
+ * default collation is not the simple one.
  */
 final class ServerCapabilities {
   /** How a capability is decided. */
@@ -57,6 +61,7 @@ final class ServerCapabilities {
   private NodeIdType idType = NodeIdType.STRING;
   private volatile @Nullable Boolean graphLookup;
   private volatile @Nullable Boolean pipelineUpdates;
+  private volatile boolean graphLookupRefused;
 
   ServerCapabilities(MongoCollection<Document> collection, Mode graphLookupMode,
       Mode pipelineMode) {
@@ -224,8 +229,163 @@ final class ServerCapabilities {
     return renewals;
   }
 
+  /** The oldest MongoDB Arbor runs on: the journal's keys that start with '$' need 5.0. */
+  static final int MINIMUM_MAJOR_VERSION = 5;
+
+  private volatile boolean serverChecked;
+
+  /**
+   * Checks, once, when a store is opened, that the server is one Arbor runs on: the version it
+   * reports is at least {@value #MINIMUM_MAJOR_VERSION}.0. The version is read from {@code
+   * buildInfo} through the store's client where it has one ({@link TreeOptions#withTransactions}),
+   * else from the {@code serverInfo} of an {@code explain} of a query that matches nothing (a
+   * collection names no database to run {@code buildInfo} in); neither writes anything. A server
+   * that has no {@code explain} (the embedded server, which reports 5.0.0 to {@code buildInfo})
+   * reports no version and is accepted. Then {@link #requireSimpleCollation} checks the
+   * collection's default collation.
+   *
+   * @throws dev.arbor.core.TreeException naming the collection and the version found and the
+   *     minimum, or the collection's default collation if it is not the simple one
+   */
+  void checkServer() {
+    if (serverChecked) {
+      return;
+    }
+    requireSupportedVersion(reportedVersion(), collection.getNamespace().getFullName());
+    requireSimpleCollation(collection.listIndexes(), collection.getNamespace().getFullName());
+    serverChecked = true;
+  }
+
+  /**
+   * Refuses a collection whose default collation is not the simple one, as its {@code _id} index
+   * tells ({@code listIndexes}, which a collection can run; the server gives the {@code _id}
+   * index the collection's default collation and refuses any other): under a case-insensitive
+   * collation the {@code _id} index would hold ids {@code a} and {@code A} as one, and the lock
+   * documents of scopes {@code acme} and {@code ACME} as one, and no query of Arbor's (all in the
+   * simple collation) could use an index built in another. Neither collation can be changed
+   * after the collection is created.
+   *
+   * @throws dev.arbor.core.TreeException naming {@code what} and the collation
+   */
+  static void requireSimpleCollation(Iterable<Document> indexes, String what) {
+    for (Document index : indexes) {
+      if (!(index.get("key") instanceof Document key) || !key.keySet().equals(
+          java.util.Set.of(MongoTreeStore.ID))) {
+        continue;
+      }
+      if (index.get("collation") instanceof Document collation
+          && !"simple".equals(collation.get("locale"))) {
+        throw new dev.arbor.core.TreeException("Collection '" + what + "' has the default"
+            + " collation " + collation.toJson() + "; Arbor needs a collection whose default"
+            + " collation is the simple one (its node ids and lock documents are compared"
+            + " byte for byte, and the collation of an existing collection and of its _id"
+            + " index cannot be changed): use a collection created without a collation");
+      }
+    }
+  }
+
+  /** The version the server reports, or null if it reports none. */
+  private @Nullable String reportedVersion() {
+    com.mongodb.MongoNamespace ns = collection.getNamespace();
+    try {
+      if (client != null) {
+        return version(client.getDatabase(ns.getDatabaseName())
+            .withReadPreference(com.mongodb.ReadPreference.primary())
+            .runCommand(new Document("buildInfo", 1)));
+      }
+      return explainedVersion(collection.withReadPreference(com.mongodb.ReadPreference.primary())
+          .find(scope == null ? MongoTreeStore.nothing()
+              : scope.filter(MongoTreeStore.nothing(), collection.getCodecRegistry()))
+          .limit(1).explain());
+    } catch (com.mongodb.MongoCommandException e) {
+      if (e.getErrorCode() == 59) { // CommandNotFound: no explain (the embedded server)
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  private static @Nullable String version(Document reply) {
+    return reply.get("version") instanceof String v ? v : null;
+  }
+
+  /**
+   * The lowest version among the {@code serverInfo} documents of an {@code explain} reply (a
+   * mongod's at the top; through mongos, each shard's as well), or null if it has none.
+   */
+  static @Nullable String explainedVersion(Document reply) {
+    List<String> found = new java.util.ArrayList<>();
+    serverInfos(reply, found, 0);
+    String lowest = null;
+    for (String v : found) {
+      if (lowest == null || major(v) < major(lowest)) {
+        lowest = v;
+      }
+    }
+    return lowest;
+  }
+
+  private static void serverInfos(@Nullable Object value, List<String> found, int depth) {
+    if (depth > 12) {
+      return;
+    }
+    if (value instanceof Document d) {
+      for (java.util.Map.Entry<String, Object> e : d.entrySet()) {
+        if (e.getKey().equals("serverInfo") && e.getValue() instanceof Document info
+            && version(info) != null) {
+          found.add(version(info));
+        } else {
+          serverInfos(e.getValue(), found, depth + 1);
+        }
+      }
+    } else if (value instanceof List<?> l) {
+      for (Object o : l) {
+        serverInfos(o, found, depth + 1);
+      }
+    }
+  }
+
+  /** The major version number {@code version} starts with, or MAX_VALUE if none. */
+  private static int major(String version) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(\\d{1,9})(\\.|$)")
+        .matcher(version);
+    return m.find() ? Integer.parseInt(m.group(1)) : Integer.MAX_VALUE;
+  }
+
+  /**
+   * Refuses a server older than MongoDB {@value #MINIMUM_MAJOR_VERSION}.0; accepts one that
+   * reports no version, or one whose version does not start with a number.
+   *
+   * @throws dev.arbor.core.TreeException naming {@code what}, the version found and the minimum
+   */
+  static void requireSupportedVersion(@Nullable String version, String what) {
+    if (version == null) {
+      return;
+    }
+    if (major(version) < MINIMUM_MAJOR_VERSION) {
+      throw new dev.arbor.core.TreeException("Collection '" + what + "' is on MongoDB " + version
+          + "; Arbor needs MongoDB " + MINIMUM_MAJOR_VERSION + ".0 or later (its journal keeps"
+          + " field names that start with '$', which older servers refuse)");
+    }
+  }
+
+  /**
+   * Stops using {@code $graphLookup}: the server refused it where it cannot run (in a transaction
+   * on a sharded collection), whatever the probe or the mode said.
+   */
+  void refuseGraphLookup() {
+    if (!graphLookupRefused) {
+      graphLookupRefused = true;
+      LOG.debug("{}: $graphLookup was refused in a transaction; walks go level by level",
+          collection.getNamespace().getFullName());
+    }
+  }
+
   /** Whether {@code $graphLookup} can be used; probes on first call with a non-empty collection. */
   boolean graphLookup() {
+    if (graphLookupRefused) {
+      return false;
+    }
     if (graphLookupMode != Mode.PROBE) {
       return graphLookupMode == Mode.ON;
     }

@@ -350,8 +350,11 @@ final class StreamLoad {
       encode(f.slot);
     } else {
       BsonValue v = value instanceof Long l ? new BsonInt64(l) : strings(f.children);
-      // by _id and this load's mark: a stale holder's update never reaches a later node
-      late.add(new UpdateOneModel<>(new BsonDocument(MongoTreeStore.ID, key(f.id))
+      // by _id and this load's mark: a stale holder's update never reaches a later node; and
+      // by the scope equality, as every command of a scoped store (a shard key on the scope
+      // field routes it to the tree's shard)
+      BsonDocument q = store.scope == null ? new BsonDocument() : store.scope.equality();
+      late.add(new UpdateOneModel<>(q.append(MongoTreeStore.ID, key(f.id))
           .append(Step.MARK + ".v", new BsonInt64(version)),
           store.ids.update(new BsonDocument("$set", new BsonDocument(field, v))),
           Step.simpleUpdate()));

@@ -7,6 +7,7 @@ import com.mongodb.MongoClientException;
 import com.mongodb.MongoCommandException;
 import com.mongodb.MongoException;
 import com.mongodb.ReadConcern;
+import com.mongodb.ReadPreference;
 import com.mongodb.TransactionOptions;
 import com.mongodb.WriteConcern;
 import com.mongodb.bulk.BulkWriteResult;
@@ -61,7 +62,14 @@ final class Transactions {
       "TransactionTooLarge", "TransactionTooLargeForCache",
       "TransactionExceededLifetimeLimitSeconds");
 
-  private static final TransactionOptions OPTIONS = TransactionOptions.builder()
+  /**
+   * The options of every transaction Arbor starts (the probe's and each change's). The read
+   * preference is primary whatever the client's: a transaction's reads must go to the primary,
+   * and the driver would otherwise take the client's preference ({@code secondaryPreferred}
+   * fails every read in a transaction with "Read preference in a transaction must be primary").
+   */
+  static final TransactionOptions OPTIONS = TransactionOptions.builder()
+      .readPreference(ReadPreference.primary())
       .readConcern(ReadConcern.SNAPSHOT).writeConcern(WriteConcern.MAJORITY).build();
 
   private final @Nullable MongoClient client;
@@ -102,7 +110,7 @@ final class Transactions {
 
   private boolean probe() {
     try (ClientSession session = client.startSession()) {
-      session.withTransaction(() -> data.find(session, lock.lockKey()).first());
+      session.withTransaction(() -> data.find(session, lock.lockKey()).first(), OPTIONS);
       return true;
     } catch (MongoClientException e) {
       // The driver's own verdict that the server has no sessions (a standalone server without

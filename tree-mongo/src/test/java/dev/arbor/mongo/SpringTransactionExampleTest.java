@@ -51,7 +51,7 @@ class SpringTransactionExampleTest {
     // README-spring:begin
     MongoTransactionManager transactionManager = new MongoTransactionManager(databaseFactory);
     TransactionTemplate inTransaction = new TransactionTemplate(transactionManager);
-    inTransaction.executeWithoutResult(status -> {
+    SpringRetries.inTransaction(inTransaction, status -> {  // retried if transient
       mongoTemplate.insert(new Document("_id", "p1").append("category", "Databases"), products);
       ClientSession session = SpringSessions.of(status);  // the transaction's session
       categories.withSession(session).move("Databases", Position.lastChildOf("Books"));
@@ -128,6 +128,64 @@ class SpringTransactionExampleTest {
         }));
   }
 
+  /**
+   * Without a server: Spring's manager rolls back a transaction whose work failed with a
+   * TransientTransactionError and throws; the example's loop runs the work again in a new
+   * transaction, and throws other errors, and the last transient one, at once.
+   */
+  @Test
+  void aTransientTransactionErrorIsRetriedInANewTransaction() {
+    List<String> calls = new ArrayList<>();
+    MongoDatabaseFactory factory = fake(MongoDatabaseFactory.class, method -> {
+      if (method.getName().equals("getSession")) {
+        return fake(ClientSession.class, m -> {
+          if (m.getName().endsWith("Transaction")) {
+            calls.add(m.getName());
+          }
+          return null;
+        });
+      }
+      return null;
+    });
+    TransactionTemplate inTransaction = new TransactionTemplate(
+        new MongoTransactionManager(factory));
+    int[] attempts = {0};
+    SpringRetries.inTransaction(inTransaction, status -> {
+      assertTrue(SpringSessions.of(status) != null);
+      if (++attempts[0] < 3) {
+        com.mongodb.MongoException e = new com.mongodb.MongoException(
+            "the tree was being changed by another caller");
+        e.addLabel(com.mongodb.MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL);
+        throw e;
+      }
+    });
+    assertEquals(3, attempts[0]);
+    assertEquals(List.of("startTransaction", "abortTransaction", "startTransaction",
+        "abortTransaction", "startTransaction", "commitTransaction"), calls);
+
+    attempts[0] = 0;
+    assertThrows(IllegalStateException.class, () -> SpringRetries.inTransaction(inTransaction,
+        status -> {
+          attempts[0]++;
+          throw new IllegalStateException("not transient");
+        }));
+    assertEquals(1, attempts[0]);
+    attempts[0] = 0;
+    assertThrows(com.mongodb.MongoException.class, () -> SpringRetries.inTransaction(
+        inTransaction, status -> {
+          attempts[0]++;
+          com.mongodb.MongoException e = new com.mongodb.MongoException("always");
+          e.addLabel(com.mongodb.MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL);
+          throw e;
+        }));
+    assertEquals(SpringRetries.MAX_ATTEMPTS, attempts[0]);
+    // A commit that failed transiently reaches the caller wrapped by Spring.
+    com.mongodb.MongoException commit = new com.mongodb.MongoException("NoSuchTransaction");
+    commit.addLabel(com.mongodb.MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL);
+    assertTrue(SpringRetries.transientTransactionError(
+        new org.springframework.transaction.TransactionSystemException("commit", commit)));
+  }
+
   @Test
   void outsideAMongoTransactionThereIsNoSession() {
     IllegalStateException e = assertThrows(IllegalStateException.class,
@@ -141,6 +199,7 @@ class SpringTransactionExampleTest {
     String dir = "src/test/java/dev/arbor/mongo/";
     for (String[] marked : List.of(
         new String[] {dir + "SpringTransactionExampleTest.java", "README-spring"},
+        new String[] {dir + "SpringRetries.java", "README-spring-retries"},
         new String[] {dir + "SpringSessions.java", "README-spring-sessions"})) {
       String source = Files.readString(Path.of(marked[0]));
       String begin = "// " + marked[1] + ":begin\n";
