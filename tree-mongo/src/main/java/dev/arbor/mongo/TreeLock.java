@@ -839,7 +839,21 @@ final class TreeLock {
 
   boolean ordered() {
     Boolean known = ordered;
-    if (known == null) {
+    long start = timing.nanoTime();
+    while (known == null) {
+      try {
+        known = probeOrdered();
+      } catch (MongoException e) {
+        retryPause(e, start, "probe whether the server stops an ordered bulk write at an error");
+      }
+    }
+    return known;
+  }
+
+  /** The probe of {@link #ordered()}: each probe writes a field of its own, so it can be sent again. */
+  private boolean probeOrdered() {
+    Boolean known;
+    {
       read(); // the lock document exists from here on
       // Each probe writes a field of its own: probes of other stores (or threads) sent at the
       // same time neither hide nor fake this one's harmless update.
@@ -1060,6 +1074,12 @@ final class TreeLock {
    * starts).
    */
   private MongoCollection<BsonDocument> timed() {
+    if (!ordered()) {
+      // There every update and delete of a batch is bounded by the server's clock instead (it
+      // applies only before its fence's lease ends; an insert is fenced by its insert fence): a
+      // slow batch changes nothing late, and needs no time limit of its own.
+      return raw;
+    }
     return raw.withTimeout(Math.max(1, leaseMillis - Math.max(1, leaseMillis / 10)),
         TimeUnit.MILLISECONDS);
   }
@@ -1191,6 +1211,11 @@ final class TreeLock {
     /** Whether the server acknowledged the lead (claim or first fence) of the program. */
     boolean leadAcked;
     /**
+     * The most statements in the next batch: halved each time a batch runs out of its time (the
+     * lease), so that a holder on a slow server or a busy machine still gets through.
+     */
+    int limit = Integer.MAX_VALUE;
+    /**
      * Whether a failure before the commit point frees the lock: not for a replay nor a graft's
      * commit, which leave a journal (the stopped holder's, the graft's undo) to complete.
      */
@@ -1255,7 +1280,9 @@ final class TreeLock {
           }
         }
         long bytes = 0;
+        int lead = batch.size();
         while (next < program.size() && batch.size() < batchStatements
+            && (batch.size() - lead < limit || batch.size() == lead)
             && kind(program.get(next)) == kind) {
           Statement s = program.get(next);
           long size = s.isStep() ? steps.get(s.step() - 1).size() : 1_024;
@@ -1441,6 +1468,9 @@ final class TreeLock {
         }
         if (last >= commitPoint) {
           uncertain = true;
+        }
+        if (timedOut(e)) {
+          limit = Math.max(1, (batch.size() - 1) / 2);
         }
         retryAfter(e, start);
         return first;
@@ -1935,7 +1965,44 @@ final class TreeLock {
         }
         resent = true;
         retryPause(e, start);
+        int[] sent = original == null ? identity(pending.size()) : original;
+        if (inserts && timedOut(e) && sent.length > 3) {
+          // Too slow for its lease: what did not land goes again in two halves.
+          State s = read();
+          if (!h.token.equals(s.owner)) {
+            throw lostTo(h.what, s);
+          }
+          int[] rest = remaining(h, writes, sent);
+          int half = rest.length / 2;
+          sendPart(h, writes, java.util.Arrays.copyOfRange(rest, 0, half));
+          sendPart(h, writes, java.util.Arrays.copyOfRange(rest, half, rest.length));
+          return;
+        }
       }
+    }
+  }
+
+  /**
+   * Sends the documents {@code part} (indexes in {@code writes}) of a load batch behind a fresh
+   * insert fence; a refused statement is named by its index in {@code writes}.
+   */
+  private void sendPart(Hold h, List<WriteModel<BsonDocument>> writes, int[] part) {
+    if (part.length == 0) {
+      return;
+    }
+    List<WriteModel<BsonDocument>> sub = new ArrayList<>(part.length + 1);
+    sub.add(new InsertOneModel<>(tagged(new BsonDocument("_id",
+        insertFence(h.version, h.insertFences++)))));
+    for (int k : part) {
+      sub.add(writes.get(k));
+    }
+    try {
+      sendFenced(h, sub);
+    } catch (MongoBulkWriteException e) {
+      if (e.getWriteErrors().isEmpty()) {
+        throw e;
+      }
+      throw renumbered(e, e.getWriteErrors().get(0), prepend(part));
     }
   }
 
@@ -2073,9 +2140,18 @@ final class TreeLock {
     return duplicateKey(e.getCode());
   }
 
+  /** Whether a command ran out of its time limit (the client's or the server's). */
+  static boolean timedOut(MongoException e) {
+    return e instanceof MongoOperationTimeoutException
+        || e instanceof MongoExecutionTimeoutException
+        || e.getCause() instanceof com.mongodb.MongoSocketReadTimeoutException;
+  }
+
   /** Errors after which the same fenced batch may be sent again. */
   static boolean transientError(MongoException e) {
-    return e instanceof MongoSocketException || e instanceof MongoTimeoutException
+    return (e instanceof MongoBulkWriteException b && b.getWriteErrors().isEmpty()
+        && b.getWriteConcernError() != null)
+        || e instanceof MongoSocketException || e instanceof MongoTimeoutException
         || e instanceof MongoOperationTimeoutException
         || e instanceof MongoExecutionTimeoutException
         || e instanceof MongoNotPrimaryException || e instanceof MongoNodeIsRecoveringException

@@ -51,6 +51,8 @@ class LinearizabilityTest {
     for (int round = 0; round < rounds(pattern); round++) {
       runRound(pattern, round, Long.getLong("arbor.linearizability.lease", 100));
     }
+    // A lease far shorter than a change: holders are taken over half-way.
+    runRound(pattern, rounds(pattern), 30);
   }
 
   private static int rounds(TreePattern pattern) {
@@ -99,8 +101,12 @@ class LinearizabilityTest {
         long delay = w == 0 ? 0 : 60 + plan.nextInt(160);
         List<String[]> moves = new ArrayList<>();
         for (int m = 0; m < MOVES; m++) {
+          // The first change is a move; then moves, inserts and deletes.
+          int kind = m == 0 ? 0 : plan.nextInt(100);
+          String op = kind < 60 ? "move" : kind < 85 ? "insert" : "delete";
           moves.add(new String[] {"n" + (1 + plan.nextInt(NODES - 1)),
-              "n" + plan.nextInt(NODES), String.valueOf(plan.nextInt(3))});
+              "n" + plan.nextInt(NODES), String.valueOf(plan.nextInt(3)), op,
+              "w" + w + "-" + m});
         }
         running.add(pool.submit(() -> {
           go.await();
@@ -111,10 +117,18 @@ class LinearizabilityTest {
               case "1" -> Position.lastChildOf(m[1]);
               default -> Position.after(m[1]);
             };
-            history.call(process, "move " + m[0] + " to " + p, store, s -> {
-              s.move(m[0], p);
-              return null;
-            });
+            switch (m[3]) {
+              case "move" -> history.call(process, "move " + m[0] + " to " + p, store, s -> {
+                s.move(m[0], p);
+                return null;
+              });
+              case "insert" -> history.call(process, "insert " + m[4] + " at " + p, store,
+                  s -> {
+                    s.insert(m[4], p);
+                    return null;
+                  });
+              default -> history.call(process, "delete " + m[0], store, s -> s.delete(m[0]));
+            }
           }
           return null;
         }));
@@ -140,15 +154,16 @@ class LinearizabilityTest {
       Tree stored = after.snapshot();
       String verdict = Linearizability.check(initial, history.calls(), stored);
       if (verdict != null) {
+        StringBuilder moves = new StringBuilder(verdict).append("\nWhere the moved nodes are:");
         for (Linearizability.Call c : history.calls()) {
-          if (c.what.startsWith("move")) {
-            String[] w = c.what.split(" ");
-            System.out.println("DEBUG " + c + " stored parent of " + w[1] + ": "
-                + stored.get(w[1]).parentId() + " initial " + initial.get(w[1]).parentId());
+          String x = c.what.split(" ")[1];
+          if (c.what.startsWith("move") && stored.contains(x) && initial.contains(x)) {
+            moves.append("\n  ").append(c).append(": ").append(x).append(" is under ")
+                .append(stored.get(x).parentId()).append(", was under ")
+                .append(initial.get(x).parentId());
           }
         }
-        System.out.println("DEBUG takeovers " + writers.stream()
-            .mapToLong(st -> ((MongoTreeStore) st).lock.takeovers.get()).sum());
+        verdict = moves.toString();
       }
       assertNull(verdict,
           pattern + ", round " + round);

@@ -1,0 +1,285 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoCommandException;
+import com.mongodb.MongoOperationTimeoutException;
+import com.mongodb.ServerAddress;
+import com.mongodb.bulk.WriteConcernError;
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.InMemoryTreeStore;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Every outcome tells the truth, and a live holder keeps its change: answers lost after the server
+ * applied a command (a client-side timeout, a cut connection), write-concern errors without write
+ * errors, a lead statement the server refuses, holders whose background renewals stop, scoped
+ * journals written in parts, and first users of a new scope that race.
+ */
+class TruthfulOutcomesTest {
+  static final Tree TREE = LinearizabilityTest.randomTree(300, 5);
+  static final ServerAddress ADDRESS = new ServerAddress("127.0.0.1", 1);
+
+  /** Sends each batch, then loses its answer the first time (as a client-side timeout does). */
+  static final class LosingAnswers implements TreeLock.Sender {
+    final java.util.function.Supplier<RuntimeException> loss;
+    final AtomicInteger lost = new AtomicInteger();
+    private boolean again;
+
+    LosingAnswers(java.util.function.Supplier<RuntimeException> loss) {
+      this.loss = loss;
+    }
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> c, TreeLock.Batch batch) {
+      return again(TreeLock.BULK.send(c, batch));
+    }
+
+    @Override
+    public BsonDocument fence(MongoCollection<BsonDocument> c, Bson filter, Bson update) {
+      BsonDocument after = TreeLock.BULK.fence(c, filter, update);
+      try {
+        return again(after);
+      } catch (MongoBulkWriteException e) {
+        // a findOneAndUpdate tells a write-concern error so
+        throw new com.mongodb.MongoWriteConcernException(e.getWriteConcernError(), null,
+            ADDRESS, Set.of());
+      }
+    }
+
+    private synchronized <T> T again(T answer) {
+      again = !again;
+      if (again) {
+        lost.incrementAndGet();
+        throw loss.get();
+      }
+      return answer;
+    }
+  }
+
+  private static List<Consumer<TreeStore>> changes() {
+    return List.of(
+        s -> s.insert("new1", Position.lastChildOf("n0")),
+        s -> s.insert("new2", Position.before("n7")),
+        s -> s.move("n3", Position.lastChildOf("n250")),
+        s -> s.move("n250", Position.firstRoot()),
+        s -> s.update("n9", java.util.Map.of("colour", "red")),
+        s -> s.delete("n12"),
+        s -> s.delete("n2", dev.arbor.core.Deletion.LIFT_CHILDREN),
+        s -> s.delete("n1"));
+  }
+
+  private static MongoTreeStore open(TreePattern pattern, MongoCollection<Document> c,
+      long lease, long wait) {
+    return (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c).lease(lease, wait));
+  }
+
+  /** The answers of every command are lost once, after the server applied it. */
+  private void everyAnswerLostOnce(TreePattern pattern, LosingAnswers sender, boolean optimistic) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTreeStore store = open(pattern, c, 400, 20_000);
+    store.loadBatchSize = 40; // a load of several batches
+    store.lock.sender = sender;
+    store.load(TREE); // every batch's answer lost once: resent, its own fence met, then resolved
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(TREE);
+    for (Consumer<TreeStore> change : changes()) {
+      if (!optimistic) {
+        store.forget();
+      }
+      change.accept(store);
+      change.accept(reference);
+    }
+    TreeStore fresh = pattern.open(c);
+    assertEquals(List.of(), fresh.check());
+    assertEquals(reference.snapshot(), fresh.snapshot());
+    assertTrue(sender.lost.get() > 10, "answers lost: " + sender.lost.get());
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aTimeoutAfterTheServerAppliedABatchIsResolvedNotReportedAsALostLock(TreePattern pattern) {
+    everyAnswerLostOnce(pattern, new LosingAnswers(() -> new MongoOperationTimeoutException(
+        "injected: the answer came after the client-side timeout")), true);
+    everyAnswerLostOnce(pattern, new LosingAnswers(() -> new MongoOperationTimeoutException(
+        "injected: the answer came after the client-side timeout")), false);
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aWriteConcernErrorAloneIsResentNotAnIndexOutOfBounds(TreePattern pattern) {
+    everyAnswerLostOnce(pattern, new LosingAnswers(() -> new MongoBulkWriteException(
+        BulkWriteResult.acknowledged(0, 0, 0, 0, List.of(), List.of()), List.of(), new WriteConcernError(64,
+            "WriteConcernFailed", "injected: waiting for replication timed out",
+            new BsonDocument()), ADDRESS, Set.of())), false);
+  }
+
+  /** A lead statement refused for a reason other than a duplicate key frees the lock. */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aRefusedLeadStatementLeavesTheTreeFree(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTreeStore store = open(pattern, c, 30_000, 2_000);
+    store.load(TREE);
+    AtomicBoolean refuse = new AtomicBoolean(true);
+    store.lock.sender = new TreeLock.Sender() {
+      @Override
+      public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
+        if (refuse.getAndSet(false)) {
+          throw new MongoBulkWriteException(BulkWriteResult.unacknowledged(), List.of(
+              new com.mongodb.bulk.BulkWriteError(15, "injected: nesting depth", new BsonDocument(),
+                  0)), null, ADDRESS, Set.of());
+        }
+        return TreeLock.BULK.send(coll, batch);
+      }
+
+      @Override
+      public BsonDocument fence(MongoCollection<BsonDocument> coll, Bson filter, Bson update) {
+        if (refuse.getAndSet(false)) {
+          throw new MongoCommandException(new BsonDocument("ok", new BsonInt32(0))
+              .append("code", new BsonInt32(15))
+              .append("errmsg", new BsonString("injected: nesting depth")), ADDRESS);
+        }
+        return TreeLock.BULK.fence(coll, filter, update);
+      }
+    };
+    for (boolean optimistic : new boolean[] {true, false}) {
+      refuse.set(true);
+      if (!optimistic) {
+        store.forget();
+      }
+      TreeException e = assertThrows(TreeException.class,
+          () -> store.move("n3", Position.lastChildOf("n250")));
+      assertTrue(e.getMessage().contains("nothing was written"), e.getMessage());
+      // Not locked for a lease (30 s): another store changes the tree at once.
+      TreeStore other = open(pattern, c, 30_000, 2_000);
+      other.insert("after" + optimistic, Position.lastRoot());
+      assertEquals(List.of(), other.check());
+    }
+  }
+
+  /** A holder whose background renewals stop and whose batches are slower than its lease. */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aLoneHolderSlowerThanItsLeaseCompletes(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(100, 20_000).renewals((period, renewal) -> new java.util.concurrent
+            .CompletableFuture<>())); // paused: never renews
+    store.loadBatchSize = 60;
+    AtomicInteger calls = new AtomicInteger();
+    store.lock.sender = new TreeLock.Sender() {
+      @Override
+      public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
+        if (calls.incrementAndGet() % 3 == 0) {
+          pause(150); // a GC pause longer than the lease, before every third command
+        }
+        return TreeLock.BULK.send(coll, batch);
+      }
+
+      @Override
+      public BsonDocument fence(MongoCollection<BsonDocument> coll, Bson filter, Bson update) {
+        if (calls.incrementAndGet() % 3 == 0) {
+          pause(150);
+        }
+        return TreeLock.BULK.fence(coll, filter, update);
+      }
+    };
+    store.load(TREE);
+    store.forget();
+    store.move("n3", Position.lastChildOf("n250"));
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(TREE);
+    reference.move("n3", Position.lastChildOf("n250"));
+    assertEquals(reference.snapshot(), pattern.open(c).snapshot());
+  }
+
+  private static void pause(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** A scoped tree's journal written in parts is found by the replay after a crash. */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aScopedJournalInPartsIsReplayedAfterACrash(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeOptions acme = TreeOptions.defaults().withScope("tenant", "acme")
+        .withLease(java.time.Duration.ofMillis(200));
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, acme);
+    store.load(TREE);
+    store.forget();
+    store.lock.keepAlive = false; // a crashed process renews nothing
+    store.lock.inlineJournalBytes = 200; // parts of at most 200 bytes
+    store.lock.sender = StepwiseSender.crashingAfter(3);
+    assertThrows(StepwiseSender.Crash.class, () -> store.delete("n1"));
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(TREE);
+    reference.delete("n1");
+    // The next access, once the crashed holder's lease ran out, replays its journal.
+    MongoTreeStore after = (MongoTreeStore) pattern.open(c, acme);
+    assertEquals(reference.snapshot(), after.snapshot());
+    assertEquals(List.of(), after.check());
+    assertEquals(0, c.countDocuments(new Document("_id.arbor", "journal")),
+        "journal parts left");
+  }
+
+  /** The first users of a new scope create its lock document at once: none of them fails. */
+  @Test
+  void firstUsersOfANewScopeDoNotRace() throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try {
+      for (int round = 0; round < 20; round++) {
+        String tenant = "t" + round;
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<?>> users = new ArrayList<>();
+        for (int u = 0; u < 8; u++) {
+          int user = u;
+          users.add(pool.submit(() -> {
+            TreeStore s = TreePattern.PARENT_REFERENCES.open(c,
+                TreeOptions.defaults().withScope("tenant", tenant));
+            go.await();
+            s.insert(tenant + "-" + user, Position.lastRoot());
+            return null;
+          }));
+        }
+        go.countDown();
+        for (Future<?> f : users) {
+          f.get(1, TimeUnit.MINUTES);
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
