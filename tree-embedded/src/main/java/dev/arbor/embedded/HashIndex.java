@@ -96,6 +96,7 @@ final class HashIndex<P> extends Index<P> {
     if (n == 0) {
       return -1;
     }
+    eq = compacted(eq);
     long best = Long.MAX_VALUE;
     for (int i = 0; i < n; i++) {
       best = Math.min(best, size(i, eq.get(fields.get(i))));
@@ -124,6 +125,7 @@ final class HashIndex<P> extends Index<P> {
     if (n == 0) {
       throw new IllegalArgumentException("index " + getName() + " cannot serve " + eq);
     }
+    eq = compacted(eq);
     int narrowest = 0;
     long least = Long.MAX_VALUE;
     for (int i = 0; i < n; i++) {
@@ -231,12 +233,49 @@ final class HashIndex<P> extends Index<P> {
   /** Collects the exact values of a field value: itself, or its elements through nested arrays. */
   private static void collect(@Nullable Object value, Set<Object> out, int depth) {
     if (Equalities.exact(value)) {
-      out.add(value);
+      out.add(compact(value));
     } else if (value instanceof Collection<?> c && depth < 200) {
       for (Object e : c) {
         collect(e, out, depth + 1);
       }
     }
+  }
+
+  /**
+   * Strings longer than {@value #LONGEST_KEPT} characters are indexed under a 64-bit digest
+   * instead of themselves: a materialized path, an id made of a file path, held once more for
+   * every document, would otherwise cost the heap more than the documents do (the server shares
+   * the heap with the client in-process). A digest may collide; the collection applies the whole
+   * query to every candidate, so a collision costs a document examined, never a wrong answer.
+   */
+  static final int LONGEST_KEPT = 24;
+
+  /** What the index holds for an exact value: itself, or the digest of a long string. */
+  static Object compact(Object value) {
+    if (value instanceof String s && s.length() > LONGEST_KEPT) {
+      long h = 0xcbf29ce484222325L; // FNV-1a over the UTF-16 units, mixed with String.hashCode
+      for (int i = 0; i < s.length(); i++) {
+        h ^= s.charAt(i);
+        h *= 0x100000001b3L;
+      }
+      return new Digest(h ^ ((long) s.hashCode() << 32), s.length());
+    }
+    return value;
+  }
+
+  /** The digest of a long string. */
+  record Digest(long hash, int length) {}
+
+  private static Map<String, Set<Object>> compacted(Map<String, Set<Object>> eq) {
+    Map<String, Set<Object>> out = new HashMap<>();
+    for (Map.Entry<String, Set<Object>> e : eq.entrySet()) {
+      Set<Object> values = new HashSet<>();
+      for (Object v : e.getValue()) {
+        values.add(compact(v));
+      }
+      out.put(e.getKey(), values);
+    }
+    return out;
   }
 
   /** Drops the entries of {@code position}, if any: the collection removed its document. */
