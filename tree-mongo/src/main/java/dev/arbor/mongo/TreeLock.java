@@ -1210,6 +1210,8 @@ final class TreeLock {
     boolean resent;
     /** Whether the server acknowledged the lead (claim or first fence) of the program. */
     boolean leadAcked;
+    /** Whether the single step of a change without journal ran, when its answer said so. */
+    @Nullable Boolean stepApplied;
     /**
      * The most statements in the next batch: halved each time a batch runs out of its time (the
      * lease), so that a holder on a slow server or a busy machine still gets through.
@@ -1419,6 +1421,12 @@ final class TreeLock {
         BulkWriteError error = e.getWriteErrors().get(0);
         int i = error.getIndex();
         int at = index.get(i);
+        if (!journaled && index.contains(1)) {
+          // The single step of a change without journal was in this command: its answer says
+          // whether it ran, which its document may no longer tell once a later change rewrote it.
+          stepApplied = Boolean.TRUE.equals(stepApplied)
+              || (orderedServer ? index.indexOf(1) < i : ranAlone(e, index.indexOf(1)));
+        }
         if (index.subList(0, i).contains(0)) {
           leadAcked = true;
         }
@@ -1545,7 +1553,11 @@ final class TreeLock {
         }
         throw lost(what);
       }
-      Boolean applied = appliedAlone();
+      // What the answer to its command said, else (and for an insert told refused, to be sure)
+      // what its document says.
+      Boolean applied = Boolean.TRUE.equals(stepApplied) ? Boolean.TRUE
+          : stepApplied != null && !(steps.get(0) instanceof Step.Insert) ? Boolean.FALSE
+          : appliedAlone();
       if (committed || Boolean.TRUE.equals(applied)) {
         // committed: the batch with the single step was acknowledged whole, so the step ran
         // inside the lease (on a server that goes on after errors, the batch's closing deadline
@@ -1561,6 +1573,26 @@ final class TreeLock {
         throw new ClaimRefused(); // nothing was written: plan again under the lock
       }
       throw lost(what);
+    }
+
+    /**
+     * Whether the single step of a change without journal ran, from the answer to the command
+     * that carried it on a server that goes on after a failed statement: the batch held the step
+     * (bounded by its deadline) and the release, which failed, so the counts are the step's.
+     */
+    private boolean ranAlone(MongoBulkWriteException e, int at) {
+      Step step = steps.get(0);
+      if (step instanceof Step.Insert) {
+        // led by its insert fence, which the server counts too: the insert ran unless refused
+        for (BulkWriteError error : e.getWriteErrors()) {
+          if (error.getIndex() <= at) {
+            return false;
+          }
+        }
+        return true;
+      }
+      BulkWriteResult r = e.getWriteResult();
+      return step instanceof Step.Update ? r.getMatchedCount() > 0 : r.getDeletedCount() > 0;
     }
 
     /**
