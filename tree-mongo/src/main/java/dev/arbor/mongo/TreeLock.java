@@ -67,7 +67,8 @@ import org.jspecify.annotations.Nullable;
  *                owner: "9b1e…" | null,     the holder's token, one per acquisition
  *                lease: 30000, renewed: ISODate(…),   the holder's lease, by the server's clock
  *                what: "move 'x' to after(y)",
- *                op: 41,                    the version whose journal is pending, if any
+ *                op: 41, opt: "9b1e…",      the version and token whose journal is pending
+ *                done: ["7c2a…", …],        tokens of the last 64 journals another completed
  *                waiting: { "<token>": {at: ISODate(…), r: false, l: 30000}, … },   in arrival order
  *                stuck: {v, what, step, error} },     a journal the server refuses to complete
  *   arborJournal: { v: 41, what, parts: 0, steps: [ {k, q, u, …}, … ] } }
@@ -87,7 +88,8 @@ import org.jspecify.annotations.Nullable;
  *       the server's time. Callers are served in arrival order; a waiting reader goes before the
  *       writers that follow the current holder. A holder whose lease has expired <i>by the server's
  *       clock</i> (its last {@code $currentDate} renewal plus its lease is before the server's
- *       now) is taken over with a compare-and-set on the version; if it left a journal, the new
+ *       now) is taken over with a compare-and-set on the version, the holder and the renewal seen
+ *       expired (a holder that renewed meanwhile keeps its lock); if it left a journal, the new
  *       holder replays it first. Every acquisition has its own token.
  *   <li><b>Plan.</b> The store reads what it needs and plans its steps (see {@link Change}); a
  *       holder renews its lease before a read when a third of the lease has passed.
@@ -113,6 +115,9 @@ import org.jspecify.annotations.Nullable;
  * waits for that; otherwise nothing was written and the call throws {@link LockLostException}.
  * An I/O error while writing resends the same batch (the fence makes it safe) until the lock wait
  * runs out, then throws {@link ChangeInterruptedException} saying what became of the change.
+ * What became of a change whose answer was lost is decided by tokens, never by a version another
+ * change may share: the pending journal's token, the tokens of journals completed by others, the
+ * token a change of one document marks it with, and the answer to the command of its step.
  *
  * <p><b>Limits.</b> The lease must be longer than the longest single read a planner makes.
  * Writes made to the collection by anything other than Arbor are not covered.
@@ -779,16 +784,28 @@ final class TreeLock {
         waited(start, "read");
         return s;
       }
-      long now = s.waiting.get(token).at();
-      if (s.expired(now)) {
-        Hold h = takeOver(s, newToken(), "recover", now);
-        if (h != null) {
-          release(h);
-        }
+      if (recoverExpired(s, s.waiting.get(token).at())) {
         continue;
       }
       pause(attempt, start, s);
     }
+  }
+
+  /**
+   * If the holder in {@code s} has let its lease expire by {@code now} (the server's time),
+   * takes the lock over, finishing its journal, and frees it again.
+   *
+   * @return whether the holder had expired (the lock changed, or someone else took it first)
+   */
+  private boolean recoverExpired(State s, long now) {
+    if (!s.expired(now)) {
+      return false;
+    }
+    Hold h = takeOver(s, newToken(), "recover", now);
+    if (h != null) {
+      release(h);
+    }
+    return true;
   }
 
   /** A new token for a reader's place in the queue. */
@@ -1675,14 +1692,8 @@ final class TreeLock {
         if (s.op != v || !origin.equals(s.opToken)) {
           return;
         }
-        long now = s.waiting.get(token).at();
-        if (s.expired(now)) {
-          // Its holder stopped too: this caller completes the journal itself.
-          Hold h = takeOver(s, newToken(), "recover", now);
-          if (h != null) {
-            release(h);
-          }
-          continue;
+        if (recoverExpired(s, s.waiting.get(token).at())) {
+          continue; // its holder stopped too: this caller completed the journal itself
         }
         if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
           throw new ChangeInterruptedException("'" + what + "' on tree '" + tree + "' is"
