@@ -446,7 +446,7 @@ final class TreeLock {
      */
     void renew() {
       if (!renewOnServer()) {
-        throw lost(what);
+        throw lostTo(what, read());
       }
     }
 
@@ -500,12 +500,6 @@ final class TreeLock {
         + (s.owner != null ? "another caller holds the lock, doing: " + s.what
             : "another caller took the lock over, and has released it since")
         + "); nothing of this change was written");
-  }
-
-  private LockLostException lost(String what) {
-    return new LockLostException("Lost the lock of tree '" + tree + "' while doing: " + what
-        + " (its lease of " + leaseMillis + " ms expired and another caller took the lock over);"
-        + " nothing of this change was written");
   }
 
   private static String newToken() {
@@ -623,16 +617,26 @@ final class TreeLock {
     return h;
   }
 
-  /** Pauses before an idempotent lock command is sent again, until the lock wait runs out. */
-  private void retryPause(MongoException e, long start, String what) {
+  /**
+   * Pauses before a command is sent again after the transient error {@code e}; once the lock
+   * wait has run out since {@code start}, throws what {@code givingUp} makes of {@code e}.
+   */
+  private void retryPause(MongoException e, long start,
+      java.util.function.Function<MongoException, RuntimeException> givingUp) {
     if (!transientError(e)) {
       throw e;
     }
     if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
-      throw new ChangeInterruptedException("Could not take the lock of tree '" + tree + "' to do: "
-          + what + " (" + e.getMessage() + "); nothing of it was written", Outcome.NOT_APPLIED, e);
+      throw givingUp.apply(e);
     }
     sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
+  }
+
+  /** Pauses before an acquisition's command is sent again; nothing of the change is written. */
+  private void retryPause(MongoException e, long start, String what) {
+    retryPause(e, start, cause -> new ChangeInterruptedException("Could not take the lock of"
+        + " tree '" + tree + "' to do: " + what + " (" + cause.getMessage() + "); nothing of it"
+        + " was written", Outcome.NOT_APPLIED, cause));
   }
 
   private Bson take(String token, String what, Bson... more) {
@@ -861,7 +865,9 @@ final class TreeLock {
       try {
         known = probeOrdered();
       } catch (MongoException e) {
-        retryPause(e, start, "probe whether the server stops an ordered bulk write at an error");
+        retryPause(e, start, cause -> new ChangeInterruptedException("Could not probe the server"
+            + " of tree '" + tree + "' (" + cause.getMessage() + "); nothing was written",
+            Outcome.NOT_APPLIED, cause));
       }
     }
     return known;
@@ -869,31 +875,27 @@ final class TreeLock {
 
   /** The probe of {@link #ordered()}: each probe writes a field of its own, so it can be sent again. */
   private boolean probeOrdered() {
-    Boolean known;
-    {
-      read(); // the lock document exists from here on
-      // Each probe writes a field of its own: probes of other stores (or threads) sent at the
-      // same time neither hide nor fake this one's harmless update.
-      String token = newToken();
-      String mine = PROBE + "." + token;
-      try {
-        raw.bulkWrite(List.of(
-            new UpdateOneModel<>(and(lockKey(), eq(OWNER, "probe-" + token)),
-                Updates.set(STATE + ".probe", token), new UpdateOptions().upsert(true)),
-            new UpdateOneModel<>(lockKey(), Updates.set(mine, true))));
-      } catch (MongoBulkWriteException expected) {
-        // the fence failed, as intended
-      }
-      BsonDocument d = raw.find(lockKey()).projection(Projections.include(mine)).first();
-      boolean ranOn = d != null && d.isDocument(PROBE) && d.getDocument(PROBE)
-          .containsKey(token);
-      if (ranOn) {
-        raw.updateOne(lockKey(), Updates.unset(mine));
-      }
-      known = !ranOn;
-      ordered = known;
+    read(); // the lock document exists from here on
+    // Each probe writes a field of its own: probes of other stores (or threads) sent at the
+    // same time neither hide nor fake this one's harmless update.
+    String token = newToken();
+    String mine = PROBE + "." + token;
+    try {
+      raw.bulkWrite(List.of(
+          new UpdateOneModel<>(and(lockKey(), eq(OWNER, "probe-" + token)),
+              Updates.set(STATE + ".probe", token), new UpdateOptions().upsert(true)),
+          new UpdateOneModel<>(lockKey(), Updates.set(mine, true))));
+    } catch (MongoBulkWriteException expected) {
+      // the fence failed, as intended
     }
-    return known;
+    BsonDocument d = raw.find(lockKey()).projection(Projections.include(mine)).first();
+    boolean ranOn = d != null && d.isDocument(PROBE) && d.getDocument(PROBE)
+        .containsKey(token);
+    if (ranOn) {
+      raw.updateOne(lockKey(), Updates.unset(mine));
+    }
+    ordered = !ranOn;
+    return !ranOn;
   }
 
   /**
@@ -1568,7 +1570,7 @@ final class TreeLock {
         if (claim != null && !leadAcked) {
           throw new ClaimRefused(); // the claim never landed: nothing was written
         }
-        throw lost(what);
+        throw lostTo(what, s);
       }
       // What the answer to its command said, else (and for an insert told refused, to be sure)
       // what its document says.
@@ -1589,7 +1591,7 @@ final class TreeLock {
       if (claim != null && !leadAcked) {
         throw new ClaimRefused(); // nothing was written: plan again under the lock
       }
-      throw lost(what);
+      throw lostTo(what, read());
     }
 
     /**
@@ -2049,13 +2051,11 @@ final class TreeLock {
     }
   }
 
+  /** Pauses before a load's batch is sent again; before its release nothing of it stands. */
   private void retryPause(MongoException e, long start) {
-    if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
-      throw new ChangeInterruptedException("Could not send a batch to tree '" + tree + "' ("
-          + e.getMessage() + "); nothing of the load stands: its journal undoes it at the next"
-          + " access", Outcome.NOT_APPLIED, e);
-    }
-    sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
+    retryPause(e, start, cause -> new ChangeInterruptedException("Could not send a batch to tree"
+        + " '" + tree + "' (" + cause.getMessage() + "); nothing of the load stands: its journal"
+        + " undoes it at the next access", Outcome.NOT_APPLIED, cause));
   }
 
   private static int[] identity(int n) {
