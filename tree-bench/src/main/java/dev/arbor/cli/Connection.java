@@ -214,10 +214,9 @@ final class Connection implements AutoCloseable {
   }
 
   /**
-   * Whether what the command writes is kept only if it {@link #save}s: the embedded server with
-   * a data directory. (There a collection is replaced by dropping and loading it, since nothing
-   * reaches the directory before the end; a renamed collection would not keep its documents in
-   * the H2 backend of mongo-java-server 1.47 anyway.)
+   * Whether what the command writes is kept only if it {@link #save}s, or a stop leaves it
+   * half-written as on a server: the embedded server with a data directory (which also saves
+   * a large change as it goes, between two of its commands).
    */
   boolean savedOnSuccessOnly() {
     return server != null && server.dataDir().isPresent();

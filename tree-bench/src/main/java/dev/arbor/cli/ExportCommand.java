@@ -83,6 +83,7 @@ final class ExportCommand extends ArborCommand {
     Patterns.require(db, collection, pattern, options);
     MongoCollection<Document> c = db.getCollection(collection);
     TreeStore source = connection.open(pattern, c, options);
+    Loads.settle(connection, c, pattern, options); // counts the tree, not a stopped load
     long nodes = Connection.nodes(c);
     if (check) {
       progress.phase("checking " + where, reading(connection, nodes), nodes);

@@ -17,9 +17,7 @@ import org.bson.Document;
  * Writes a whole tree into a collection so that a failure leaves nothing half-written: an empty
  * collection is filled by the pattern's bulk loader, which removes what it wrote if it fails; a
  * collection with documents is refused unless replacing, and then the tree is loaded into a
- * temporary collection beside it and renamed over it in one step (with {@code --data-dir}, where
- * nothing reaches the directory before the command succeeds, the collection is dropped and loaded
- * again instead).
+ * temporary collection beside it and renamed over it in one step.
  */
 final class Loads {
   private Loads() {}
@@ -51,11 +49,11 @@ final class Loads {
    * {@code replace}: the store's streamed load holds one batch at a time, and undoes what it wrote
    * if anything fails, an entry the iterator cannot give included.
    *
-   * <p>Replacing on a server first loads the tree into a temporary collection beside the target,
-   * so that everything the load checks (attribute names the pattern reserves, values BSON cannot
-   * hold) is checked while the target is untouched, then renames it over the target in one step.
-   * With {@code --data-dir} the target is dropped and loaded again: what this command writes
-   * reaches the directory only if it succeeds ({@link Connection#save}).
+   * <p>Replacing first loads the tree into a temporary collection beside the target, so that
+   * everything the load checks (attribute names the pattern reserves, values BSON cannot hold)
+   * is checked while the target is untouched, then renames it over the target in one step: a
+   * process stopped before the rename leaves the target as it was (with {@code --data-dir} too,
+   * where a large load is saved as it goes).
    *
    * @param size the number of entries if known (for progress), or -1: the caller shows progress
    * @return the number of nodes written
@@ -70,14 +68,9 @@ final class Loads {
   private static long write(java.util.function.ToLongFunction<TreeStore> loading, long size,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
       TreeOptions options, boolean replace, Progress progress) {
-    String where = where(db, collection, pattern);
+    settle(connection, db.getCollection(collection), pattern, options);
     boolean occupied = checkTarget(db, collection, pattern, replace);
     if (!occupied) {
-      return load(loading, size, connection, db, collection, pattern, options, progress);
-    }
-    if (connection.savedOnSuccessOnly()) {
-      progress.phase("replacing " + where);
-      db.getCollection(collection).drop();
       return load(loading, size, connection, db, collection, pattern, options, progress);
     }
     String temporary = collection + ".arbor-tmp-"
@@ -93,6 +86,26 @@ final class Loads {
     } catch (RuntimeException e) {
       dropQuietly(aside, e);
       throw e;
+    }
+  }
+
+  /**
+   * Lets a change that a stopped process left half-done in the collection be completed or undone
+   * (a load killed half-way is undone), so that what is counted next is the tree: one read of
+   * the store, which does that first (waiting out the stopped holder's lease). A collection the
+   * store cannot open is left for the caller to report.
+   */
+  static void settle(Connection connection, MongoCollection<Document> collection,
+      TreePattern pattern, TreeOptions options) {
+    if (!Connection.hasNodes(collection)) {
+      return;
+    }
+    try {
+      connection.open(pattern, collection, options).size();
+    } catch (dev.arbor.core.ChangeInterruptedException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      // not a tree of this pattern: the caller says so
     }
   }
 

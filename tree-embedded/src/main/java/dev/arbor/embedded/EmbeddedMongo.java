@@ -40,14 +40,17 @@ import org.jspecify.annotations.Nullable;
  * #start(Path)} keeps the data in one file, {@value #DATA_FILE} in the given directory (an H2
  * MVStore), so that the next server started on the same directory finds it.
  *
- * <p><b>What survives a crash.</b> Changes reach the file only at {@link #checkpoint()} and at
- * {@link #close()}, each one atomic commit of the MVStore; nothing is written to it in between.
- * A process that dies at any moment, even killed with {@code SIGKILL} during a checkpoint, leaves
- * the file as it was at the last completed checkpoint, which the next start reads. (The H2
- * backend's own background commits, which are turned off here, could capture a write half-way
- * through, a document without its {@code _id} index entry, and the next start would fail on it.)
- * The price: changes since the last checkpoint are held in memory, and a checkpoint must be taken
- * when no operation is in flight. Collections renamed with {@code renameCollection} lose their
+ * <p><b>What survives a crash.</b> Changes reach the file at {@link #checkpoint()}, at {@link
+ * #close()}, and whenever more than 32 MB of them are unsaved, each time in one atomic commit of
+ * the MVStore taken between two commands (no command is in flight while it is written). A
+ * process that dies at any moment, even killed with {@code SIGKILL} during a save, leaves the
+ * file as it was at the last completed save, which the next start reads. (The H2 backend's own
+ * background commits, which are turned off here, could capture a write half-way through, a
+ * document without its {@code _id} index entry, and the next start would fail on it.) A save
+ * between two commands may capture an Arbor change half-way, between two of its batches, as a
+ * crash of its process would: its journal and lock are in the file too, and the next access to
+ * the tree completes it, or undoes a load, once its lease has run out. Below 32 MB nothing is
+ * written between checkpoints, so small changes are saved whole or not at all. Collections renamed with {@code renameCollection} lose their
  * documents when the file is opened again (a gap of the H2 backend of mongo-java-server 1.47); load
  * into the final name instead.
  *
@@ -137,6 +140,11 @@ public final class EmbeddedMongo implements AutoCloseable {
    *     not an MVStore file; the message names the file
    */
   public static EmbeddedMongo start(Path dataDir) {
+    return start(dataDir, IndexedH2Backend.AUTOSAVE_BYTES);
+  }
+
+  /** {@link #start(Path)}, saving between two commands past {@code autosaveBytes} unsaved. */
+  static EmbeddedMongo start(Path dataDir, long autosaveBytes) {
     requireNonNull(dataDir, "dataDir");
     try {
       Files.createDirectories(dataDir);
@@ -146,9 +154,15 @@ public final class EmbeddedMongo implements AutoCloseable {
     Path file = dataDir.resolve(DATA_FILE);
     MVStore store;
     try {
-      // No background commit: it could save a write half-done. Saved at checkpoints only.
+      // No background commit: it could save a write half-done. Saved between commands only.
       store = new MVStore.Builder().fileName(file.toString()).autoCommitDisabled()
           .autoCommitBufferSize(0).open();
+      // The space of old pages is reused from the next save on, instead of after 45 s: a load
+      // saved as it goes rewrites its pages every few seconds, and would leave a file several
+      // times its data. Safe here: every read of a map ends within one command, before a save
+      // (the server's cursors keep the version they read, see IndexedH2Backend), and each save
+      // is synced to disk before the next.
+      store.setRetentionTime(0);
     } catch (MVStoreException e) {
       throw new IllegalStateException("cannot open " + file + ": " + (e.getErrorCode()
           == DataUtils.ERROR_FILE_LOCKED ? "it is in use by another process"
@@ -158,7 +172,7 @@ public final class EmbeddedMongo implements AutoCloseable {
           e);
     }
     try {
-      return new EmbeddedMongo(new IndexedH2Backend(store), store, dataDir);
+      return new EmbeddedMongo(new IndexedH2Backend(store, autosaveBytes), store, dataDir);
     } catch (RuntimeException e) {
       store.closeImmediately();
       throw new IllegalStateException("cannot open " + file + ": " + firstLine(e.getMessage()),
@@ -189,6 +203,11 @@ public final class EmbeddedMongo implements AutoCloseable {
     return client;
   }
 
+  /** The data file's store, or null in memory; for the tests. */
+  @Nullable MVStore store() {
+    return store;
+  }
+
   /** The server's backend, for the tests that look at its indexes. */
   MongoBackend backend() {
     return backend;
@@ -208,7 +227,7 @@ public final class EmbeddedMongo implements AutoCloseable {
       throw new IllegalStateException("the embedded server is closed");
     }
     if (store != null) {
-      store.commit();
+      ((IndexedH2Backend) backend).save();
     }
   }
 

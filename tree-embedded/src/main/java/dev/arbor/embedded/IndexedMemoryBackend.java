@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -94,7 +95,8 @@ final class IndexedMemoryBackend extends MemoryBackend {
 
     @Override
     public Stream<Document> queryAllAsStream() {
-      return prefilter.stream(this, match -> candidates(match, false), queryAll());
+      return prefilter.stream(this, match -> candidates(match, false),
+          () -> StreamSupport.stream(queryAll().spliterator(), false));
     }
 
     @Override

@@ -10,7 +10,6 @@ import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -77,7 +76,7 @@ final class IndexedQueries {
      * this thread (which is then forgotten), read under {@code lock}; else every document.
      */
     Stream<Document> stream(Object lock, Function<Document, @Nullable List<Document>> candidates,
-        Iterable<Document> all) {
+        Supplier<Stream<Document>> all) {
       Document filter = match.get();
       if (filter != null) {
         match.remove();
@@ -89,7 +88,7 @@ final class IndexedQueries {
           return found.stream();
         }
       }
-      return StreamSupport.stream(all.spliterator(), false);
+      return all.get();
     }
   }
 

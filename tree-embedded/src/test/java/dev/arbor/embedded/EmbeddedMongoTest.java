@@ -10,6 +10,7 @@ import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -65,6 +66,120 @@ class EmbeddedMongoTest {
     }
     try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
       assertEquals(List.of("saved by checkpoint", "saved by close"), ids(mongo));
+    }
+  }
+
+  /**
+   * Past the unsaved size it is given, the server saves between two commands: a process that
+   * stops without saving keeps what was written before the last of those saves, whole commands
+   * only.
+   */
+  @Test
+  void unsavedChangesPastTheLimitAreSavedBetweenCommands() {
+    String padding = "x".repeat(1_000);
+    try (EmbeddedMongo mongo = EmbeddedMongo.start(dir, 256 << 10)) {
+      MongoCollection<Document> c = collection(mongo);
+      for (int command = 0; command < 20; command++) {
+        List<Document> docs = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+          docs.add(new Document("_id", command + "-" + i).append("pad", padding));
+        }
+        c.insertMany(docs);
+      }
+      mongo.abandon(); // as if killed: no checkpoint
+    }
+    try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
+      long kept = collection(mongo).countDocuments();
+      assertTrue(kept >= 15 * 500, "saved along the way: " + kept);
+      assertEquals(0, kept % 500, "whole commands only: " + kept);
+    }
+  }
+
+  /**
+   * A query that asks for batches is read from the file as they are taken, and gives what the
+   * in-memory server gives: with a filter, a projection, a skip and a limit, closed early, and
+   * read on while other clients' writes are saved under it (the file's space is not reused
+   * under an open cursor, even with no retention time).
+   */
+  @Test
+  void batchedQueriesReadTheFileAsTheyGo() {
+    try (EmbeddedMongo file = EmbeddedMongo.start(dir, 64 << 10);
+        EmbeddedMongo memory = EmbeddedMongo.start()) {
+      file.store().setRetentionTime(0);
+      for (EmbeddedMongo m : List.of(file, memory)) {
+        List<Document> docs = new ArrayList<>();
+        for (int i = 0; i < 3_000; i++) {
+          docs.add(new Document("_id", String.format("%05d", i)).append("i", i)
+              .append("even", i % 2 == 0).append("pad", "p".repeat(200)));
+        }
+        collection(m).insertMany(docs);
+      }
+      for (EmbeddedMongo m : List.of(file, memory)) {
+        m.checkpoint();
+      }
+      java.util.function.Function<EmbeddedMongo, List<Document>> query = m -> collection(m)
+          .find(Filters.eq("even", true)).projection(new Document("i", 1)).skip(7).limit(1_200)
+          .batchSize(50).into(new ArrayList<>());
+      List<Document> expected = query.apply(memory);
+      assertEquals(1_200, expected.size());
+      assertEquals(expected, query.apply(file));
+
+      try (com.mongodb.client.MongoCursor<Document> early = collection(file).find()
+          .batchSize(10).iterator()) {
+        assertEquals("00000", early.next().get("_id")); // closed with batches left: killed
+      }
+
+      List<Document> read = new ArrayList<>();
+      try (com.mongodb.client.MongoCursor<Document> cursor = collection(file).find()
+          .batchSize(100).iterator()) {
+        for (int round = 0; cursor.hasNext(); round++) {
+          read.add(cursor.next());
+          if (round % 100 == 0 && round < 2_000) {
+            // Rewrites every document, well past the save limit: saved under the cursor.
+            collection(file).updateMany(new Document(), new Document("$set",
+                new Document("pad", "q".repeat(200)).append("round", round)));
+          }
+        }
+      }
+      assertEquals(3_000, read.size());
+      for (int i = 0; i < read.size(); i++) {
+        assertEquals(String.format("%05d", i), read.get(i).get("_id"));
+        assertEquals(i, read.get(i).get("i"));
+      }
+    }
+  }
+
+  /**
+   * A renamed collection keeps its documents and its indexes in the file (mongo-java-server's
+   * H2 backend left them under the old name, and the next start found the collection empty).
+   */
+  @Test
+  void aRenamedCollectionKeepsItsDocumentsInTheFile() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
+      MongoDatabase db = mongo.client().getDatabase("d");
+      MongoCollection<Document> a = db.getCollection("a");
+      for (int i = 0; i < 100; i++) {
+        a.insertOne(new Document("_id", "k" + i).append("u", i));
+      }
+      a.createIndex(new Document("u", 1), new com.mongodb.client.model.IndexOptions()
+          .unique(true));
+      db.getCollection("b").insertOne(new Document("_id", "replaced"));
+      a.renameCollection(new com.mongodb.MongoNamespace("d", "b"),
+          new com.mongodb.client.model.RenameCollectionOptions().dropTarget(true));
+    }
+    try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
+      MongoDatabase db = mongo.client().getDatabase("d");
+      MongoCollection<Document> b = db.getCollection("b");
+      assertEquals(100, b.countDocuments());
+      assertEquals(42, b.find(Filters.eq("_id", "k42")).first().get("u"));
+      assertEquals(0, b.countDocuments(Filters.eq("_id", "replaced")));
+      assertFalse(db.listCollectionNames().into(new ArrayList<>()).contains("a"));
+      MongoWriteException duplicate = assertThrows(MongoWriteException.class,
+          () -> b.insertOne(new Document("_id", "k0")));
+      assertEquals(ErrorCategory.DUPLICATE_KEY, duplicate.getError().getCategory());
+      MongoWriteException unique = assertThrows(MongoWriteException.class,
+          () -> b.insertOne(new Document("_id", "new").append("u", 7)));
+      assertEquals(ErrorCategory.DUPLICATE_KEY, unique.getError().getCategory());
     }
   }
 

@@ -13,7 +13,8 @@ import org.bson.Document;
 
 /**
  * The process {@link EmbeddedMongoTest} kills: writes rounds of documents into a data directory
- * and checkpoints after each, printing {@code saving k} before and {@code saved k} after the
+ * and checkpoints after each (with no saves between commands, so that only checkpoints save),
+ * printing {@code saving k} before and {@code saved k} after the
  * checkpoint of round k, until it is killed.
  *
  * <p>Round k inserts {@value #PER_ROUND} documents {@code {_id: "k-i", round: k, i}}, then marks
@@ -40,7 +41,7 @@ final class Writer {
       }
       return;
     }
-    try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start(dir, Long.MAX_VALUE)) {
       run(mongo.client().getDatabase("d").getCollection("c"), mongo::checkpoint, out);
     }
   }

@@ -12,6 +12,7 @@ import com.mongodb.ReadPreference;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoCursor;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Projections;
@@ -32,6 +33,7 @@ import dev.arbor.core.TreeStore;
 import dev.arbor.core.TreeStores;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -1559,19 +1561,29 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   }
 
   private List<Problem> checkNow(Reads r) {
-    List<Document> docs = new ArrayList<>();
-    // Every document but Arbor's lock and journal: one whose _id is not a string is not a node
-    // the store can read, and is reported.
-    r.find(Filters.exists(ID + ".arbor", false)).into(docs);
     List<Problem> problems = new ArrayList<>();
     Map<String, Document> byId = new LinkedHashMap<>();
-    for (Document d : docs) {
-      Object id = d.get(ID);
-      if (!(id instanceof String s) || s.isEmpty()) {
-        problems.add(new Problem(String.valueOf(id), "_id is not a non-empty string"));
-        continue;
+    // Every document but Arbor's lock and journal: one whose _id is not a string is not a node
+    // the store can read, and is reported. Read in batches, and each kept with only what the
+    // checks read (the structural fields of every pattern, its values shared with equal ones
+    // read before), so that a tree of hundreds of thousands of nodes is checked in a small
+    // heap; the first is kept whole, for the message that lists its fields.
+    Set<String> structure = new HashSet<>();
+    for (TreePattern p : TreePattern.values()) {
+      structure.addAll(Layouts.fields(p, names));
+    }
+    Map<Object, Object> shared = new HashMap<>();
+    try (MongoCursor<Document> docs = r.find(Filters.exists(ID + ".arbor", false))
+        .batchSize(CHECK_BATCH).iterator()) {
+      while (docs.hasNext()) {
+        Document d = docs.next();
+        Object id = d.get(ID);
+        if (!(id instanceof String s) || s.isEmpty()) {
+          problems.add(new Problem(String.valueOf(id), "_id is not a non-empty string"));
+          continue;
+        }
+        byId.put(s, byId.isEmpty() ? d : slim(d, structure, shared));
       }
-      byId.put(s, d);
     }
     Problem layout = Layouts.problem(pattern(), byId.values(), collectionName, names);
     if (layout != null) { // the pattern's own checks would only list its missing fields
@@ -1580,6 +1592,48 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     }
     checkDocuments(byId, problems);
     return problems;
+  }
+
+  /** The batch size of the check's scan. */
+  private static final int CHECK_BATCH = 1_000;
+
+  /**
+   * {@code d} with only its {@code _id} and the fields in {@code keep}, in a {@link SlimDocument};
+   * each name, and each string or array value, replaced by an equal one in {@code shared} if
+   * there is one (siblings share their parent, path and ancestors).
+   */
+  private static Document slim(Document d, Set<String> keep, Map<Object, Object> shared) {
+    int n = 0;
+    for (String k : d.keySet()) {
+      n += k.equals(ID) || keep.contains(k) ? 1 : 0;
+    }
+    String[] keys = new String[n];
+    Object[] values = new Object[n];
+    int i = 0;
+    for (Map.Entry<String, Object> e : d.entrySet()) {
+      if (e.getKey().equals(ID) || keep.contains(e.getKey())) {
+        Object v = e.getValue();
+        keys[i] = (String) shared.computeIfAbsent(e.getKey(), x -> x);
+        values[i++] = v instanceof String && !e.getKey().equals(ID) || v instanceof List<?>
+            ? shared.computeIfAbsent(v, x -> x) : v;
+      }
+    }
+    // One array of names for every document with the same ones.
+    return new SlimDocument((String[]) shared.computeIfAbsent(new Names(keys), x -> keys),
+        values);
+  }
+
+  /** An array of field names as a key of the shared values: equal when the names are. */
+  private record Names(String[] names) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Names other && java.util.Arrays.equals(names, other.names);
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Arrays.hashCode(names);
+    }
   }
 
   /**

@@ -457,19 +457,30 @@ final class NestedSetTreeStore extends MongoTreeStore {
         docs.add(d);
       }
     }
-    // The numbers are 1 .. 2N, each used once.
-    Map<Long, String> used = new HashMap<>();
-    for (Document d : docs) {
+    // The numbers are 1 .. 2N, each used once. Who uses each: an array for those in range (a
+    // map of a node per number would dwarf the nodes of a large tree), a map for the others.
+    int max = 2 * docs.size();
+    int[] owner = new int[max + 1]; // index in docs + 1, 0 for unused
+    Map<Long, Integer> outside = new HashMap<>();
+    for (int i = 0; i < docs.size(); i++) {
+      Document d = docs.get(i);
       for (String f : List.of(leftField, rightField)) {
-        String other = used.put(num(d, f), d.getString(ID));
+        long v = num(d, f);
+        Integer other;
+        if (v >= 1 && v <= max) {
+          other = owner[(int) v] == 0 ? null : owner[(int) v] - 1;
+          owner[(int) v] = i + 1;
+        } else {
+          other = outside.put(v, i);
+        }
         if (other != null) {
-          problems.add(new Problem(d.getString(ID), f + " " + num(d, f)
-              + " is also used by '" + other + "'"));
+          problems.add(new Problem(d.getString(ID), f + " " + v
+              + " is also used by '" + docs.get(other).getString(ID) + "'"));
         }
       }
     }
-    for (long v = 1; v <= 2L * docs.size(); v++) {
-      if (!used.containsKey(v)) {
+    for (int v = 1; v <= max; v++) {
+      if (owner[v] == 0) {
         problems.add(new Problem(docs.isEmpty() ? "" : docs.get(0).getString(ID),
             "the numbering leaves a gap at " + v + " (expected 1.." + 2L * docs.size() + ")"));
         break;

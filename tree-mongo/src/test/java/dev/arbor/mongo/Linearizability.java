@@ -79,12 +79,33 @@ final class Linearizability {
   /** A history of calls, logged by several threads. */
   static final class History {
     private final List<Call> calls = new ArrayList<>();
-    private final long origin = System.nanoTime();
+    private final java.util.function.LongSupplier clock;
+    private final long origin;
+
+    /** A history on this process's clock ({@link System#nanoTime()}). */
+    History() {
+      this(System::nanoTime);
+    }
+
+    /**
+     * A history on {@code clock}, in nanoseconds: {@link #wallClock()} for calls made by
+     * several processes.
+     */
+    History(java.util.function.LongSupplier clock) {
+      this.clock = clock;
+      this.origin = clock.getAsLong();
+    }
+
+    /** The wall clock in nanoseconds, at its precision (microseconds here): one per machine. */
+    static long wallClock() {
+      java.time.Instant now = java.time.Instant.now();
+      return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
 
     /** Runs and logs one call of {@code process} on {@code store}. */
     @Nullable Object call(int process, String what, TreeStore store,
         Function<TreeStore, @Nullable Object> op) {
-      Call c = new Call(process, what, op, System.nanoTime() - origin);
+      Call c = new Call(process, what, op, clock.getAsLong() - origin);
       try {
         c.result = op.apply(store);
         return c.result;
@@ -92,11 +113,18 @@ final class Linearizability {
         c.thrown = e;
         return null;
       } finally {
-        c.end = System.nanoTime() - origin;
-        synchronized (this) {
-          calls.add(c);
-        }
+        c.end = clock.getAsLong() - origin;
+        add(c);
       }
+    }
+
+    /** Logs a call made elsewhere, its start and end measured from {@link #origin()}. */
+    synchronized void add(Call c) {
+      calls.add(c);
+    }
+
+    long origin() {
+      return origin;
     }
 
     synchronized List<Call> calls() {
@@ -186,8 +214,23 @@ final class Linearizability {
       return thrown == null; // an applied change succeeded on the reference
     }
     if (c.thrown != null || thrown != null) {
-      return c.thrown != null && thrown != null && c.thrown.getClass() == thrown.getClass();
+      return c.thrown != null && thrown != null && type(c.thrown) == thrown.getClass();
     }
     return Objects.equals(c.result, result);
+  }
+
+  private static Class<?> type(Throwable t) {
+    return t instanceof Remote r ? r.type : t.getClass();
+  }
+
+  /** An exception another process threw, standing for it by its class. */
+  static final class Remote extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final Class<?> type;
+
+    Remote(Class<?> type) {
+      super(type.getName(), null, false, false);
+      this.type = type;
+    }
   }
 }

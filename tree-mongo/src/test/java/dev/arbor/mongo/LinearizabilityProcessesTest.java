@@ -1,0 +1,177 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.core.ChangeInterruptedException.Outcome;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStore;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.bson.Document;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * {@link LinearizabilityTest} with its writers in processes of their own
+ * ({@link LinearizabilityProcess}), as the issue that found the lost nested-set moves ran them:
+ * three writer JVMs on one 2 000-node tree, leases of 100 ms (shorter than a change), each
+ * writer's first change a move planned from the same quiet version, the first moves 60 to 220
+ * ms apart, while a reader in this JVM reads snapshots and two threads keep the machine busy.
+ * The calls are timed on the wall clock, which the processes share; the history must be
+ * linearizable, and the stored tree sound. {@code -Darbor.linearizability.processRounds=N} runs
+ * more rounds.
+ */
+class LinearizabilityProcessesTest {
+  static final int WRITERS = 3;
+  static final int CHANGES = 5;
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void writerProcessesWithShortLeasesAreLinearizable(TreePattern pattern) throws Exception {
+    int rounds = Integer.getInteger("arbor.linearizability.processRounds", 1);
+    for (int round = 0; round < rounds; round++) {
+      runRound(pattern, round, Long.getLong("arbor.linearizability.lease", 100));
+    }
+  }
+
+  private void runRound(TreePattern pattern, int round, long lease) throws Exception {
+    Tree initial = LinearizabilityTest.randomTree(LinearizabilityTest.NODES, 101 + round);
+    MongoCollection<Document> direct = MongoTestServer.get().freshCollection();
+    String name = direct.getNamespace().getCollectionName();
+    String db = direct.getNamespace().getDatabaseName();
+    String uri = MongoTestServer.get().uri();
+    pattern.open(direct).load(initial);
+    Random plan = new Random(round * 104_729L + pattern.ordinal());
+    List<Process> writers = new ArrayList<>();
+    List<List<String>> changes = new ArrayList<>();
+    AtomicBoolean busy = new AtomicBoolean(true);
+    ExecutorService pool = Executors.newCachedThreadPool();
+    try (MongoClient readerClient = MongoClients.create(MongoTestServer.settings(uri))) {
+      for (int w = 0; w < WRITERS; w++) {
+        List<String> mine = new ArrayList<>();
+        for (int m = 0; m < CHANGES; m++) {
+          int kind = m == 0 ? 0 : plan.nextInt(100);
+          String x = "n" + (1 + plan.nextInt(LinearizabilityTest.NODES - 1));
+          String anchor = "n" + plan.nextInt(LinearizabilityTest.NODES);
+          int p = plan.nextInt(3);
+          mine.add(kind < 60 ? "move|" + x + "|" + anchor + "|" + p
+              : kind < 85 ? "insert|p" + w + "-" + m + "|" + anchor + "|" + p
+              : "delete|" + x);
+        }
+        changes.add(mine);
+        long delay = w == 0 ? 0 : (60 + plan.nextInt(160)) * w;
+        List<String> args = new ArrayList<>(List.of(uri, db, name, pattern.name(),
+            String.valueOf(lease), String.valueOf(delay)));
+        args.addAll(mine);
+        writers.add(java(LinearizabilityProcess.class.getName(), args));
+      }
+      List<BufferedReader> outs = new ArrayList<>();
+      for (Process p : writers) {
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
+            StandardCharsets.UTF_8));
+        String ready = out.readLine();
+        assertEquals("ready", ready, "a writer did not start: " + ready + " "
+            + new String(p.getErrorStream().readNBytes(4_000), StandardCharsets.UTF_8));
+        outs.add(out);
+      }
+      for (int s = 0; s < 2; s++) {
+        pool.submit(() -> {
+          long x = 0;
+          while (busy.get()) {
+            x += System.nanoTime() % 7;
+          }
+          return x;
+        });
+      }
+      Linearizability.History history =
+          new Linearizability.History(Linearizability.History::wallClock);
+      long go = Linearizability.History.wallClock() + 300_000_000L;
+      for (Process p : writers) {
+        PrintStream in = new PrintStream(p.getOutputStream(), true, StandardCharsets.UTF_8);
+        in.println("go " + go);
+      }
+      MongoCollection<Document> rc = readerClient.getDatabase(db).getCollection(name);
+      TreeStore reader = pattern.open(rc, ServerCapabilities.probing(rc).lease(lease, 60_000));
+      AtomicBoolean writing = new AtomicBoolean(true);
+      Future<?> reading = pool.submit(() -> {
+        Thread.sleep(Math.max(0, (go - Linearizability.History.wallClock()) / 1_000_000));
+        while (writing.get()) {
+          history.call(WRITERS, "snapshot", reader, TreeStore::snapshot);
+          Thread.sleep(20);
+        }
+        return null;
+      });
+      for (int w = 0; w < WRITERS; w++) {
+        Process p = writers.get(w);
+        List<String> said = new ArrayList<>();
+        for (String line = outs.get(w).readLine(); line != null; line = outs.get(w).readLine()) {
+          said.add(line);
+          if (line.startsWith("call ")) {
+            history.add(call(w, line, history.origin()));
+          }
+        }
+        assertTrue(p.waitFor(5, TimeUnit.MINUTES), "writer " + w + " did not end");
+        assertEquals(0, p.exitValue(), "writer " + w + ": " + said + " "
+            + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+        assertEquals(CHANGES + 1, said.size(), "writer " + w + " said " + said);
+      }
+      writing.set(false);
+      reading.get(1, TimeUnit.MINUTES);
+      busy.set(false);
+      TreeStore after = pattern.open(direct);
+      assertEquals(List.of(), after.check());
+      String verdict = Linearizability.check(initial, history.calls(), after.snapshot());
+      assertNull(verdict, pattern + ", round " + round);
+    } finally {
+      busy.set(false);
+      pool.shutdownNow();
+      writers.forEach(Process::destroyForcibly);
+    }
+  }
+
+  /** The call a writer's line reports (see {@link LinearizabilityProcess}). */
+  private static Linearizability.Call call(int process, String line, long origin)
+      throws ClassNotFoundException {
+    String[] f = line.split(" ");
+    String spec = f[3];
+    Linearizability.Call c = new Linearizability.Call(process, spec.replace('|', ' '),
+        LinearizabilityProcess.op(spec), Long.parseLong(f[1]) - origin);
+    c.end = Long.parseLong(f[2]) - origin;
+    if (f[4].equals("value")) {
+      c.result = f[5].equals("null") ? null : Long.valueOf(f[5]);
+    } else {
+      Class<?> type = Class.forName(f[5]);
+      c.thrown = type == ChangeInterruptedException.class
+          ? new ChangeInterruptedException(line, Outcome.valueOf(f[6]), null)
+          : new Linearizability.Remote(type);
+    }
+    return c;
+  }
+
+  private static Process java(String main, List<String> args) throws Exception {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String classpath = System.getProperty("surefire.test.class.path",
+        System.getProperty("java.class.path"));
+    List<String> command = new ArrayList<>(List.of(java, "-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC", "-Xmx256m", "-cp", classpath, main));
+    command.addAll(args);
+    return new ProcessBuilder(command).start();
+  }
+}
