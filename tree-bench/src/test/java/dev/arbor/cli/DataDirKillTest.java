@@ -21,8 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code arbor import --data-dir} run as a real process and killed ({@code SIGKILL}) at several
- * moments: while reading the file, while replacing and loading, while creating the indexes,
- * while saving, and between saving and exiting. Each time, the next {@code export} and {@code
+ * moments: while reading the file, while loading beside the collection, while creating the
+ * indexes, while renaming over it, while saving, and between saving and exiting. Each time, the next {@code export} and {@code
  * check} find the tree as it was before the import or as the import made it, never anything else.
  */
 class DataDirKillTest {
@@ -43,8 +43,8 @@ class DataDirKillTest {
     // The phase of the progress line after which the process is killed, and a delay.
     // A phase shorter than the progress interval prints no line: creating the indexes may be
     // over before its line, so that run is killed at the first line of it or of what follows.
-    String[] phases = {"reading", "replacing", "loading", "creating the indexes|saving", "saving",
-        "saving", "imported"};
+    String[] phases = {"reading", "loading", "loading", "creating the indexes|renaming|saving",
+        "renaming|saving", "saving", "imported"};
     long[] delays = {0, 0, 400, 0, 0, 60, 0};
     List<String> outcomes = new ArrayList<>();
     for (int run = 0; run < phases.length; run++) {

@@ -41,18 +41,26 @@ import org.jspecify.annotations.Nullable;
  * MVStore), so that the next server started on the same directory finds it.
  *
  * <p><b>What survives a crash.</b> Changes reach the file at {@link #checkpoint()}, at {@link
- * #close()}, and whenever more than 32 MB of them are unsaved, each time in one atomic commit of
- * the MVStore taken between two commands (no command is in flight while it is written). A
- * process that dies at any moment, even killed with {@code SIGKILL} during a save, leaves the
- * file as it was at the last completed save, which the next start reads. (The H2 backend's own
- * background commits, which are turned off here, could capture a write half-way through, a
- * document without its {@code _id} index entry, and the next start would fail on it.) A save
- * between two commands may capture an Arbor change half-way, between two of its batches, as a
- * crash of its process would: its journal and lock are in the file too, and the next access to
- * the tree completes it, or undoes a load, once its lease has run out. Below 32 MB nothing is
- * written between checkpoints, so small changes are saved whole or not at all. Collections renamed with {@code renameCollection} lose their
- * documents when the file is opened again (a gap of the H2 backend of mongo-java-server 1.47); load
- * into the final name instead.
+ * #close()}, and whenever more than a 32nd of the heap (at most 32 MB) of them is unsaved, each
+ * time in one atomic commit of the MVStore taken between two commands (no command is in flight
+ * while it is written). A process that dies at any moment, even killed with {@code SIGKILL}
+ * during a save, leaves the file as it was at the last completed save, which the next start
+ * reads. (The H2 backend's own background commits, which are turned off here, could capture a
+ * write half-way through, a document without its {@code _id} index entry, and the next start
+ * would fail on it.) A save between two commands may capture an Arbor change half-way, between
+ * two of its batches, as a crash of its process would on MongoDB: its journal and lock are in
+ * the file too, and the next access to the tree completes it, or undoes a load, once its lease
+ * has run out. Below the limit nothing is written between checkpoints, so small changes are
+ * saved whole or not at all.
+ *
+ * <p><b>Larger than the heap.</b> Since changes are saved as they grow, a load larger than the
+ * heap goes through; so do reads of it: a query that asks for batches (the driver's {@code
+ * batchSize}) is read from the file as its batches are taken, and a sorted one holds only the
+ * sort keys of its matches, where mongo-java-server itself collects every matching document
+ * first. Each save also rewrites the live pages of mostly-dead parts of the file, whose space the
+ * next saves reuse, so that the file stays within a few times its data. A renamed collection
+ * keeps its documents and indexes in the file (mongo-java-server 1.47's H2 backend left them
+ * under the old name).
  *
  * <h2>Secondary indexes</h2>
  *
@@ -94,8 +102,9 @@ import org.jspecify.annotations.Nullable;
  * (discard quietly) or the binding of your logging framework (route them) to your test
  * dependencies.
  *
- * <p>Thread-safe: the client may be shared; {@link #checkpoint()} and {@link #close()} must not
- * run while another thread is using the server.
+ * <p>Thread-safe: the client may be shared; {@link #checkpoint()} waits for the commands in
+ * flight and saves between two commands; {@link #close()} must not run while another thread is
+ * using the server.
  */
 public final class EmbeddedMongo implements AutoCloseable {
   /** The file, inside the data directory, that holds the data. */
@@ -219,8 +228,8 @@ public final class EmbeddedMongo implements AutoCloseable {
   }
 
   /**
-   * Saves every change made so far to the data file, in one atomic commit; does nothing in memory.
-   * Call it only while no operation is in flight on the server.
+   * Saves every change made so far to the data file, in one atomic commit taken between two
+   * commands (it waits for those in flight); does nothing in memory.
    */
   public synchronized void checkpoint() {
     if (closed) {

@@ -85,7 +85,9 @@ final class IndexedMemoryBackend extends MemoryBackend {
         return null;
       }
       positions.sort(descending ? Collections.reverseOrder() : null);
-      return positions.stream().map(this::getDocument).filter(Objects::nonNull).toList();
+      // distinct: an $in may name a document twice
+      return positions.stream().distinct().map(this::getDocument).filter(Objects::nonNull)
+          .toList();
     }
 
     @Override

@@ -148,43 +148,55 @@ final class IndexedQueries {
   }
 
   /**
-   * The positions the {@code _id} index gives for an {@code _id} equality that the query
-   * requires beside other conditions ({@code {_id: k, owner: t}}, or in a top-level {@code
-   * $and}), which the server's own choice leaves to the scan; null if there is none. The value
-   * must be a string, an ObjectId or a document of those (as the lock documents' keys are): the
-   * index then finds what the server finds for {@code {_id: k}} alone, and the collection applies
-   * the whole query to it.
+   * The positions the {@code _id} index gives for an {@code _id} equality, or an {@code _id}
+   * {@code $in}, that the query requires beside other conditions ({@code {_id: k, owner: t}},
+   * {@code {_id: {$in: [k1, k2]}, mark: v}}, or in a top-level {@code $and}), which the server's
+   * own choice leaves to the scan (a scan that, for an {@code $in}, compares every document with
+   * every value); null if there is none. Each value must be a string, an ObjectId or a document
+   * of those (as the lock documents' keys are): the index then finds what the server finds for
+   * {@code {_id: k}} alone, and the collection applies the whole query to it.
    */
   static <P> @Nullable List<P> byId(List<Index<P>> indexes, Document query) {
-    Object id = idEquality(query, 0);
-    if (id == null) {
+    List<Object> ids = idKeys(query, 0);
+    if (ids == null) {
       return null;
     }
-    Document alone = new Document("_id", id);
     for (Index<P> index : indexes) {
       if (!(index instanceof HashIndex) && index.getKeys().size() == 1
           && index.getKeys().get(0).getKey().equals("_id")
-          && index.canHandle(alone)) {
+          && index.canHandle(new Document("_id", ids.get(0)))) {
         List<P> out = new java.util.ArrayList<>();
-        index.getPositions(alone).forEach(out::add);
+        for (Object id : ids) {
+          index.getPositions(new Document("_id", id)).forEach(out::add);
+        }
         return out;
       }
     }
     return null;
   }
 
-  /** The value of an {@code _id} equality {@code query} requires, or null. */
-  private static @Nullable Object idEquality(Document query, int depth) {
+  /**
+   * The values of an {@code _id} equality or {@code $in} that {@code query} requires (not empty),
+   * or null.
+   */
+  private static @Nullable List<Object> idKeys(Document query, int depth) {
     for (Map.Entry<String, Object> e : query.entrySet()) {
-      if (e.getKey().equals("_id") && plainKey(e.getValue(), 0)) {
-        return e.getValue();
+      if (e.getKey().equals("_id")) {
+        if (plainKey(e.getValue(), 0)) {
+          return List.of(e.getValue());
+        }
+        if (e.getValue() instanceof Document op && op.size() == 1
+            && op.get("$in") instanceof List<?> in && !in.isEmpty()
+            && in.stream().allMatch(v -> plainKey(v, 0))) {
+          return new java.util.ArrayList<>(in);
+        }
       }
       if (e.getKey().equals("$and") && depth < 4 && e.getValue() instanceof List<?> list) {
         for (Object o : list) {
           if (o instanceof Document d) {
-            Object id = idEquality(d, depth + 1);
-            if (id != null) {
-              return id;
+            List<Object> ids = idKeys(d, depth + 1);
+            if (ids != null) {
+              return ids;
             }
           }
         }

@@ -99,6 +99,27 @@ class SecondaryIndexTest {
       assertEquals(null, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
           .Document("$or", List.of(new de.bwaldvogel.mongo.bson.Document("_id", "n5"),
               new de.bwaldvogel.mongo.bson.Document("parent", "n0")))));
+
+      // an _id $in beside other conditions (which of a batch's documents landed): by the index
+      List<String> batch = List.of("n7", "n5", "missing", "n7", "n19999");
+      List<String> found = new java.util.ArrayList<>();
+      c.find(Filters.and(Filters.in("_id", batch), Filters.eq("parent", "n0")))
+          .forEach(d -> found.add(d.getString("_id")));
+      List<String> expected = new java.util.ArrayList<>();
+      c.find(Filters.eq("parent", "n0")).forEach(d -> {
+        if (batch.contains(d.getString("_id"))) {
+          expected.add(d.getString("_id"));
+        }
+      });
+      assertEquals(List.of("n5", "n7"), expected);
+      assertEquals(expected, found); // same documents, in the scan's order, each once
+      // one position per value found (n7 twice; the collection reads it once)
+      assertEquals(4, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
+          .Document("_id", new de.bwaldvogel.mongo.bson.Document("$in", List.of("n7", "n5",
+              "missing", "n7", "n19999"))).append("parent", "n0")).size());
+      assertEquals(null, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
+          .Document("_id", new de.bwaldvogel.mongo.bson.Document("$in", List.of("n5", 42)))
+          .append("parent", "n0")));
     }
   }
 

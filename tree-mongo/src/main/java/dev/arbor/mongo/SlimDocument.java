@@ -65,7 +65,8 @@ final class SlimDocument extends Document {
 
   @Override
   public Set<String> keySet() {
-    return Set.of(keys);
+    return java.util.Collections.unmodifiableSet(
+        new java.util.LinkedHashSet<>(Arrays.asList(keys)));
   }
 
   @Override
