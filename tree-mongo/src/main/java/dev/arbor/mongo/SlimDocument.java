@@ -13,8 +13,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * A read-only document of a few fields in two arrays, for {@link MongoTreeStore#check()}, which
  * keeps every node of a tree in memory at once: about a third of the heap of a {@link Document}
- * of the same fields (no hash table, no entry objects). The getters of {@link Document} work
- * (they read through {@link #get}); changing it throws.
+ * of the same fields (no hash table, no entry objects). Every method of {@link Document} that
+ * reads its own map is overridden (the others read through them: {@code SlimDocumentTest}
+ * checks them all against a {@link Document}); changing it throws. It equals a {@link Document}
+ * of the same fields, but not the reverse ({@code Document.equals} compares the maps).
  */
 final class SlimDocument extends Document {
   private static final long serialVersionUID = 1L;
@@ -41,6 +43,18 @@ final class SlimDocument extends Document {
   public @Nullable Object get(@Nullable Object key) {
     int i = index(key);
     return i < 0 ? null : values[i];
+  }
+
+  @Override
+  public <T> @Nullable T get(Object key, Class<T> clazz) {
+    return clazz.cast(get(key));
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <T> T get(Object key, T defaultValue) {
+    Object value = get(key);
+    return value == null ? defaultValue : (T) value;
   }
 
   @Override

@@ -87,8 +87,11 @@ class LinearizabilityProcessesTest {
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
             StandardCharsets.UTF_8));
         String ready = out.readLine();
-        assertEquals("ready", ready, "a writer did not start: " + ready + " "
-            + new String(p.getErrorStream().readNBytes(4_000), StandardCharsets.UTF_8));
+        if (!"ready".equals(ready)) {
+          p.destroyForcibly().waitFor();
+          throw new AssertionError("a writer did not start: " + ready + " "
+              + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+        }
         outs.add(out);
       }
       for (int s = 0; s < 2; s++) {
