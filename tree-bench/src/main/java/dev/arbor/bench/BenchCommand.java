@@ -174,7 +174,7 @@ public final class BenchCommand implements Callable<Integer> {
   private Settings settings() {
     return new Settings(uri == null || uri.isBlank() ? null : uri,
         Names.parse("pattern", patterns, TreePattern.values(), List.of(TreePattern.values())),
-        Names.parse("shape", shapes, Shape.values(), List.of(Shape.values())),
+        List.copyOf(Names.parse("shape", shapes, Shape.values(), List.of(Shape.values()))),
         Settings.parseSizes(sizes),
         Names.parse("operation", ops, Operation.values(), List.of(Operation.values())),
         Workload.parse(workloads, mixes),

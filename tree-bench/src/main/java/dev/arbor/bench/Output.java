@@ -92,7 +92,7 @@ final class Output {
       List<Object> cells = List.of(r.started().toString(), r.server(), r.serverVersion(),
           r.embedded(), s.seed(), s.repeat(), s.warmup(), s.cellSeconds(), s.isolatedReads(),
           s.transactions(), Names.of(m.pattern()),
-          Names.of(m.shape()), m.size(), m.kind(), m.name(), m.subject(), m.subjectSize(),
+          m.shape().label(), m.size(), m.kind(), m.name(), m.subject(), m.subjectSize(),
           m.resultSize(), m.steps(), m.reads(), m.samples(), m.minMicros(), m.medianMicros(),
           m.p95Micros(),
           m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(), m.bytesReceived(),
@@ -141,7 +141,7 @@ final class Output {
         .append("embedded", r.embedded())
         .append("explain", r.explain())
         .append("patterns", r.measured().stream().map(Names::of).toList())
-        .append("shapes", s.shapes().stream().map(Names::of).toList())
+        .append("shapes", s.shapes().stream().map(TreeSource::label).toList())
         .append("sizes", s.sizes())
         .append("ops", s.ops().stream().map(Names::of).toList())
         .append("repeat", s.repeat())
@@ -162,7 +162,7 @@ final class Output {
     List<Document> measurements = new ArrayList<>();
     for (Measurement m : r.measurements()) {
       measurements.add(new Document("pattern", Names.of(m.pattern()))
-          .append("shape", Names.of(m.shape()))
+          .append("shape", m.shape().label())
           .append("size", m.size())
           .append("kind", m.kind())
           .append("name", m.name())
@@ -198,7 +198,7 @@ final class Output {
     List<Document> growth = new ArrayList<>();
     for (Analysis.Growth g : report.growth()) {
       growth.add(new Document("pattern", Names.of(g.pattern()))
-          .append("shape", Names.of(g.shape()))
+          .append("shape", g.shape().label())
           .append("name", g.name())
           .append("latencyExponent", finite(g.latency()))
           .append("roundTripExponent", finite(g.roundTrips()))

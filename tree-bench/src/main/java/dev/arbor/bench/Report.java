@@ -561,15 +561,15 @@ final class Report {
     int size = results.largestSize();
     b.add(new Heading(2, "Storage (" + Format.count(size) + " nodes)"));
     List<String> header = new ArrayList<>(List.of("pattern"));
-    for (Shape s : results.settings().shapes()) {
-      header.add(Names.of(s));
+    for (TreeSource s : results.settings().shapes()) {
+      header.add(s.label());
     }
     header.add("index bytes");
     Table t = new Table(header);
     for (TreePattern p : results.measured()) {
       List<String> row = new ArrayList<>(List.of(Names.of(p)));
       Long index = null;
-      for (Shape s : results.settings().shapes()) {
+      for (TreeSource s : results.settings().shapes()) {
         Measurement m = anyOf(p, s, size);
         row.add(m == null || m.avgDocBytes() == null ? "-"
             : String.format(Locale.ROOT, "%.0f", m.avgDocBytes()));
@@ -585,7 +585,7 @@ final class Report {
     b.add(new TableBlock(t));
   }
 
-  private Measurement anyOf(TreePattern p, Shape s, int size) {
+  private Measurement anyOf(TreePattern p, TreeSource s, int size) {
     for (String name : results.names()) {
       Measurement m = results.find(p, s, size, name);
       if (m != null && m.avgDocBytes() != null) {
@@ -600,7 +600,7 @@ final class Report {
     b.add(new Text("For each operation and workload: per shape and pattern, the median latency,"
         + " the round trips and the documents written per operation (in HTML, one chart each:"
         + " one group of bars per shape; hover for the figures)."));
-    List<String> shapes = results.settings().shapes().stream().map(Names::of).toList();
+    List<String> shapes = results.settings().shapes().stream().map(TreeSource::label).toList();
     List<String> patterns = results.measured().stream().map(Names::shortName).toList();
     for (String name : results.names()) {
       double[][] latency = new double[shapes.size()][patterns.size()];
@@ -642,8 +642,8 @@ final class Report {
     b.add(new Text("Per shape and size: median latency, round trips, documents written (per"
         + " operation). results.csv has every figure."));
     for (int size : results.settings().sizes()) {
-      for (Shape shape : results.settings().shapes()) {
-        b.add(new Heading(3, Names.of(shape) + " (" + shape.description() + "), "
+      for (TreeSource shape : results.settings().shapes()) {
+        b.add(new Heading(3, shape.label() + " (" + shape.description() + "), "
             + Format.count(size) + " nodes"));
         b.add(new TableBlock(byPattern(size, results.names(), (p, name, sz) -> {
           Measurement m = results.find(p, shape, sz, name);

@@ -80,8 +80,8 @@ final class Runner {
     warmUp(available);
     List<Measurement> measurements = new ArrayList<>();
     for (int size : settings.sizes()) {
-      for (Shape shape : settings.shapes()) {
-        Tree tree = shape.generate(size, settings.seed());
+      for (TreeSource shape : settings.shapes()) {
+        Tree tree = shape.tree(size, settings.seed());
         Scripts scripts = new Scripts(tree, settings.seed());
         for (TreePattern pattern : available) {
           measurements.addAll(measureTree(pattern, shape, size, tree, scripts));
@@ -150,11 +150,11 @@ final class Runner {
     }
   }
 
-  private List<Measurement> measureTree(TreePattern pattern, Shape shape, int size, Tree tree,
+  private List<Measurement> measureTree(TreePattern pattern, TreeSource shape, int size, Tree tree,
       Scripts scripts) {
-    String where = Names.of(pattern) + " " + Names.of(shape) + " " + size;
+    String where = Names.of(pattern) + " " + shape.label() + " " + size;
     MongoCollection<Document> collection = server.collection(
-        "tree_" + Names.of(pattern).replace('-', '_') + "_" + Names.of(shape) + "_" + size);
+        "tree_" + Names.of(pattern).replace('-', '_') + "_" + shape.label() + "_" + size);
     collection.drop();
     TreeOptions options = TreeOptions.defaults().withIsolatedReads(settings.isolatedReads());
     if (settings.transactions()) {
@@ -217,7 +217,7 @@ final class Runner {
   /** The per-tree context of the measurements. */
   private static final class Cell {
     final TreePattern pattern;
-    final Shape shape;
+    final TreeSource shape;
     final int size;
     final Tree tree;
     final TreeStore store;
@@ -229,7 +229,7 @@ final class Runner {
     /** How long reloading the tree takes: an undo slower than this is replaced by a reload. */
     long reloadNanos;
 
-    Cell(TreePattern pattern, Shape shape, int size, Tree tree, TreeStore store,
+    Cell(TreePattern pattern, TreeSource shape, int size, Tree tree, TreeStore store,
         MongoCollection<Document> collection) {
       this.pattern = pattern;
       this.shape = shape;
@@ -453,7 +453,7 @@ final class Runner {
   }
 
   private static String where(Cell c) {
-    return Names.of(c.pattern) + " " + Names.of(c.shape) + " " + c.size;
+    return Names.of(c.pattern) + " " + c.shape.label() + " " + c.size;
   }
 
   private void warn(String message) {
@@ -471,7 +471,7 @@ final class Runner {
     }
     cell++;
     progress.printf(Locale.ROOT, "[%6.1fs %4d/%d] %-18s %-8s %9s  %-19s ",
-        (System.nanoTime() - start) / 1e9, cell, cells, Names.of(c.pattern), Names.of(c.shape),
+        (System.nanoTime() - start) / 1e9, cell, cells, Names.of(c.pattern), c.shape.label(),
         Format.count(c.size), name);
     progress.flush();
     return System.nanoTime();

@@ -11,7 +11,7 @@ import java.util.Locale;
  *
  * @param uri the MongoDB URI, or null for the embedded server
  * @param patterns the patterns to measure
- * @param shapes the tree shapes
+ * @param shapes where the trees come from: the generated shapes
  * @param sizes the tree sizes (nodes), ascending
  * @param ops the single operations
  * @param workloads the mixed workloads
@@ -26,9 +26,10 @@ import java.util.Locale;
  *     them, instead of their lock and journal
  * @param rankBy what ranks the patterns per workload
  */
-record Settings(String uri, List<TreePattern> patterns, List<Shape> shapes, List<Integer> sizes,
-    List<Operation> ops, List<Workload> workloads, int repeat, int warmup, long seed, Path out,
-    double cellSeconds, boolean isolatedReads, boolean transactions, RankBy rankBy) {
+record Settings(String uri, List<TreePattern> patterns, List<TreeSource> shapes,
+    List<Integer> sizes, List<Operation> ops, List<Workload> workloads, int repeat, int warmup,
+    long seed, Path out, double cellSeconds, boolean isolatedReads, boolean transactions,
+    RankBy rankBy) {
 
   /** What ranks the patterns of a workload. */
   enum RankBy {
@@ -102,6 +103,7 @@ record Settings(String uri, List<TreePattern> patterns, List<Shape> shapes, List
     if (!(cellSeconds > 0)) {
       throw new IllegalArgumentException("--cell-seconds must be positive, got " + cellSeconds);
     }
+    shapes = List.copyOf(shapes);
     sizes = sizes.stream().distinct().sorted().toList();
   }
 

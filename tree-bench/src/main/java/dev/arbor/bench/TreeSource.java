@@ -1,0 +1,19 @@
+package dev.arbor.bench;
+
+import dev.arbor.core.Tree;
+
+/**
+ * Where the trees of a run come from: a generated {@link Shape}. The runner loads the source's
+ * tree for every pattern and the reports group the measurements by source, under its {@link
+ * #label()}.
+ */
+sealed interface TreeSource permits Shape {
+  /** The name the reports, {@code results.csv} and {@code results.json} give the trees. */
+  String label();
+
+  /** One line saying what the trees are, for the report. */
+  String description();
+
+  /** The tree of {@code size} nodes for {@code seed}. */
+  Tree tree(int size, long seed);
+}
