@@ -9,7 +9,7 @@ import java.util.List;
  * null where the figure does not apply or the server cannot give it.
  *
  * @param pattern the pattern
- * @param shape where the tree comes from
+ * @param shape where the tree comes from: a generated shape, or the tree file
  * @param size the tree size in nodes
  * @param kind {@code operation} or {@code workload}
  * @param name the operation's or workload's command-line name

@@ -143,6 +143,7 @@ final class Output {
         .append("patterns", r.measured().stream().map(Names::of).toList())
         .append("shapes", s.shapes().stream().map(TreeSource::label).toList())
         .append("sizes", s.sizes())
+        .append("tree", s.treeFile() == null ? null : tree(s.treeFile()))
         .append("ops", s.ops().stream().map(Names::of).toList())
         .append("repeat", s.repeat())
         .append("warmup", s.warmup())
@@ -242,6 +243,19 @@ final class Output {
         .build()) + "\n";
   }
 
+  /** The file of {@code --tree} and its shape, for {@code run.tree}. */
+  private static Document tree(TreeFile file) {
+    TreeFacts.Profile p = file.profile();
+    return new Document("file", file.path().toString())
+        .append("nodes", p.nodes())
+        .append("roots", p.roots())
+        .append("leaves", p.leaves())
+        .append("maxDepth", p.maxDepth())
+        .append("meanDepth", p.meanDepth())
+        .append("maxFanOut", p.maxFanOut())
+        .append("meanFanOut", p.meanFanOut());
+  }
+
   private static Double finite(double d) {
     return Double.isNaN(d) || Double.isInfinite(d) ? null : d;
   }
@@ -254,6 +268,9 @@ final class Output {
     String at = " at " + Format.count(size) + " nodes";
     out.println();
     out.println("== Arbor bench: " + report.runLine());
+    if (report.treeLine() != null) {
+      out.println(wrap(report.treeLine(), 100));
+    }
     if (r.embedded()) {
       out.println();
       out.println(wrap(Report.EMBEDDED_NOTE, 100));

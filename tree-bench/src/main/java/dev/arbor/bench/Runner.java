@@ -19,8 +19,9 @@ import org.bson.BsonType;
 import org.bson.Document;
 
 /**
- * Runs the benchmark: for each size, shape and pattern, loads the generated tree and measures every
- * selected operation and workload on it.
+ * Runs the benchmark: for each size, shape and pattern, loads the generated tree (or the tree of
+ * {@code --tree}, the only one of such a run) and measures every selected operation and workload on
+ * it.
  *
  * <p>Each measurement follows one fixed discipline, pinned here and nowhere else:
  *
@@ -38,7 +39,7 @@ import org.bson.Document;
  * (inverse operations, or a reload where the first undo took longer than loading the tree), so
  * every invocation starts from the same state. Warm-up and timed invocations stop early once a
  * measurement has taken {@code --cell-seconds}, after at least one of each. After the last
- * measurement of a tree, the store's snapshot is compared with the generated tree.
+ * measurement of a tree, the store's snapshot is compared with the tree loaded.
  */
 final class Runner {
   /** Nodes of the tree the JVM warm-up runs on (fewer if the run's smallest size is smaller). */
@@ -126,7 +127,7 @@ final class Runner {
   }
 
   /**
-   * The scripts of one generated tree, built on first use and shared by all patterns (a workload's
+   * The scripts of one tree, built on first use and shared by all patterns (a workload's
    * script is computed on an in-memory copy of the tree, worth doing once at a million nodes).
    */
   private static final class Scripts {
@@ -153,8 +154,10 @@ final class Runner {
   private List<Measurement> measureTree(TreePattern pattern, TreeSource shape, int size, Tree tree,
       Scripts scripts) {
     String where = Names.of(pattern) + " " + shape.label() + " " + size;
+    // A file's name may hold what a collection name cannot ($, NUL, any length): "file".
     MongoCollection<Document> collection = server.collection(
-        "tree_" + Names.of(pattern).replace('-', '_') + "_" + shape.label() + "_" + size);
+        "tree_" + Names.of(pattern).replace('-', '_') + "_"
+            + (shape instanceof Shape s ? Names.of(s) : "file") + "_" + size);
     collection.drop();
     TreeOptions options = TreeOptions.defaults().withIsolatedReads(settings.isolatedReads());
     if (settings.transactions()) {
@@ -204,7 +207,7 @@ final class Runner {
     }
     try {
       if (!store.snapshot().equals(tree)) {
-        warn(where + ": after the measurements the stored tree differs from the generated one"
+        warn(where + ": after the measurements the stored tree differs from the one loaded"
             + " (an undo went wrong or the store lost an update)");
       }
     } catch (RuntimeException e) {
