@@ -31,7 +31,7 @@ final class Analysis {
   /** The measurements of one pattern, name and size, one per shape (failed ones included). */
   List<Measurement> acrossShapes(TreePattern pattern, String name, int size) {
     List<Measurement> out = new ArrayList<>();
-    for (Shape shape : results.settings().shapes()) {
+    for (TreeSource shape : results.settings().shapes()) {
       Measurement m = results.find(pattern, shape, size, name);
       if (m != null) {
         out.add(m);
@@ -102,7 +102,7 @@ final class Analysis {
    * @param roundTrips exponent of the round trips
    * @param documents exponent of the documents returned plus written
    */
-  record Growth(TreePattern pattern, Shape shape, String name, double latency, double roundTrips,
+  record Growth(TreePattern pattern, TreeSource shape, String name, double latency, double roundTrips,
       double documents) {}
 
   /** The growth of every pattern, shape and name; empty with fewer than two sizes. */
@@ -113,7 +113,7 @@ final class Analysis {
       return out;
     }
     for (TreePattern p : results.measured()) {
-      for (Shape shape : results.settings().shapes()) {
+      for (TreeSource shape : results.settings().shapes()) {
         for (String name : results.names()) {
           List<Measurement> points = new ArrayList<>();
           for (int size : sizes) {

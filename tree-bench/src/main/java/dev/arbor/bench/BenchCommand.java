@@ -13,17 +13,20 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code arbor bench}: measures the five tree patterns side by side on generated trees and ranks
- * them per workload.
+ * {@code arbor bench}: measures the five tree patterns side by side on generated trees, or on the
+ * user's own tree ({@code --tree FILE}), and ranks them per workload.
  *
- * <p>For every size, shape and pattern it loads the same generated tree and measures each operation
- * and mixed workload: median and p95 latency, and the machine-independent counts (round trips,
- * documents returned and written, bytes), with a hand-written baseline beside every read. It prints
- * progress and a comparison, and writes {@code results.json}, {@code results.csv}, {@code
- * report.md} and a self-contained {@code report.html} into {@code --out}.
+ * <p>For every size, shape and pattern it loads the same generated tree (with {@code --tree}: for
+ * every pattern, the file's tree) and measures each operation and mixed workload: median and p95
+ * latency, and the machine-independent counts (round trips, documents returned and written, bytes),
+ * with a hand-written baseline beside every read. It prints progress and a comparison, and writes
+ * {@code results.json}, {@code results.csv}, {@code report.md} and a self-contained {@code
+ * report.html} into {@code --out}.
  *
- * <p>Exit status: 0 when every measurement succeeded, 1 when some failed or the server could not be
- * used, 2 for an invalid option value (one line on standard error naming it and the valid values).
+ * <p>Exit status: 0 when every measurement succeeded, 1 when some failed, the server could not be
+ * used or the file of {@code --tree} cannot be measured (unreadable, malformed, empty, or refused
+ * by a pattern), 2 for an invalid option value or options that exclude each other (one line on
+ * standard error naming it and the valid values).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"Measure the five tree patterns side by side and recommend one per workload.",
@@ -34,7 +37,8 @@ import picocli.CommandLine.Spec;
         "  arbor bench --uri mongodb://localhost:27017",
         "  arbor bench --uri mongodb://localhost:27017 --sizes 10k,100k,1M \\",
         "      --shapes random,catalog --repeat 10",
-        "  arbor bench --mix 70/30 --sizes 5000 --workload none --ops none"})
+        "  arbor bench --mix 70/30 --sizes 5000 --workload none --ops none",
+        "  arbor bench --tree categories.json"})
 public final class BenchCommand implements Callable<Integer> {
   @Spec
   private CommandSpec spec;
@@ -48,6 +52,14 @@ public final class BenchCommand implements Callable<Integer> {
       description = "Patterns: parent-references, child-references, array-of-ancestors,"
           + " materialized-paths, nested-sets (default: all).")
   private List<String> patterns;
+
+  @Option(names = "--tree", paramLabel = "FILE",
+      description = "Measure the tree of this file instead of generated ones: the nested-JSON"
+          + " format of arbor import and export, read whole into memory. The patterns,"
+          + " operations and workloads chosen all run on it, their subjects picked from it with"
+          + " --seed; the report names the file and gives its shape (nodes, roots, depth,"
+          + " fan-out). Excludes --shapes and --sizes.")
+  private Path tree;
 
   @Option(names = "--shapes", split = ",", paramLabel = "SHAPE",
       description = "Tree shapes: balanced, deep, wide, random, catalog (default: all).")
@@ -84,7 +96,8 @@ public final class BenchCommand implements Callable<Integer> {
   private int warmup;
 
   @Option(names = "--seed", paramLabel = "N", defaultValue = "" + Settings.DEFAULT_SEED,
-      description = "Seed of the generated trees and random choices (default: ${DEFAULT-VALUE}).")
+      description = "Seed of the generated trees and of every random choice: the subjects of"
+          + " the operations, the workloads' sequences (default: ${DEFAULT-VALUE}).")
   private long seed;
 
   @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench-results",
@@ -130,6 +143,10 @@ public final class BenchCommand implements Callable<Integer> {
       stderr.println("arbor bench: " + e.getMessage());
       stderr.flush();
       return 2;
+    } catch (TreeFile.Unusable e) {
+      stderr.println("arbor bench: " + Errors.oneLine(e.getMessage()));
+      stderr.flush();
+      return 1;
     }
     try {
       Output.prepare(settings.out()); // before measuring: results are never lost to a bad --out
@@ -171,14 +188,43 @@ public final class BenchCommand implements Callable<Integer> {
     return failed ? 1 : 0;
   }
 
+  /**
+   * The validated settings; with {@code --tree}, after the other options, the file is read and
+   * checked against the patterns chosen.
+   *
+   * @throws IllegalArgumentException naming an invalid option value or two that exclude each other
+   * @throws TreeFile.Unusable naming the file of {@code --tree} and why it cannot be measured
+   */
   private Settings settings() {
-    return new Settings(uri == null || uri.isBlank() ? null : uri,
-        Names.parse("pattern", patterns, TreePattern.values(), List.of(TreePattern.values())),
-        Names.parse("shape", shapes, Shape.values(), List.of(Shape.values())),
-        Settings.parseSizes(sizes),
-        Names.parse("operation", ops, Operation.values(), List.of(Operation.values())),
-        Workload.parse(workloads, mixes),
-        repeat, warmup, seed, out, cellSeconds, isolatedReads, transactions,
-        Settings.RankBy.parse(rankBy));
+    List<TreePattern> chosen = Names.parse("pattern", patterns, TreePattern.values(),
+        List.of(TreePattern.values()));
+    List<Operation> operations = Names.parse("operation", ops, Operation.values(),
+        List.of(Operation.values()));
+    List<Workload> measuredWorkloads = Workload.parse(workloads, mixes);
+    Settings.RankBy by = Settings.RankBy.parse(rankBy);
+    List<TreeSource> sources;
+    List<Integer> treeSizes;
+    if (tree == null) {
+      sources = List.copyOf(Names.parse("shape", shapes, Shape.values(),
+          List.of(Shape.values())));
+      treeSizes = Settings.parseSizes(sizes);
+    } else {
+      excludedByTree("--shapes", shapes);
+      excludedByTree("--sizes", sizes);
+      TreeFile file = TreeFile.read(tree, chosen);
+      sources = List.of(file);
+      treeSizes = List.of(file.size());
+    }
+    return new Settings(uri == null || uri.isBlank() ? null : uri, chosen, sources, treeSizes,
+        operations, measuredWorkloads, repeat, warmup, seed, out, cellSeconds, isolatedReads,
+        transactions, by);
+  }
+
+  /** Refuses an option that chooses generated trees when {@code --tree} gives the tree. */
+  private static void excludedByTree(String option, List<String> given) {
+    if (given != null) {
+      throw new IllegalArgumentException("--tree and " + option + " exclude each other: --tree"
+          + " measures the file's tree, at its own size; " + option + " chooses generated ones");
+    }
   }
 }

@@ -9,7 +9,7 @@ import java.util.List;
  * null where the figure does not apply or the server cannot give it.
  *
  * @param pattern the pattern
- * @param shape the tree shape
+ * @param shape where the tree comes from: a generated shape, or the tree file
  * @param size the tree size in nodes
  * @param kind {@code operation} or {@code workload}
  * @param name the operation's or workload's command-line name
@@ -45,7 +45,7 @@ import java.util.List;
  * @param otherOverheadRatios the same for a store of the same collection with the other read
  *     isolation ({@code --isolated-reads}), timed in the same rounds; empty for a change
  */
-record Measurement(TreePattern pattern, Shape shape, int size, String kind, String name,
+record Measurement(TreePattern pattern, TreeSource shape, int size, String kind, String name,
     String subject, long subjectSize, long resultSize, int steps, int reads, int samples,
     double minMicros, double medianMicros, double p95Micros, double roundTrips, double docsReturned,
     double docsWritten, double bytesSent, double bytesReceived, double lockRoundTrips,

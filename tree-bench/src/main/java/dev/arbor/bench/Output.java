@@ -92,7 +92,7 @@ final class Output {
       List<Object> cells = List.of(r.started().toString(), r.server(), r.serverVersion(),
           r.embedded(), s.seed(), s.repeat(), s.warmup(), s.cellSeconds(), s.isolatedReads(),
           s.transactions(), Names.of(m.pattern()),
-          Names.of(m.shape()), m.size(), m.kind(), m.name(), m.subject(), m.subjectSize(),
+          m.shape().label(), m.size(), m.kind(), m.name(), m.subject(), m.subjectSize(),
           m.resultSize(), m.steps(), m.reads(), m.samples(), m.minMicros(), m.medianMicros(),
           m.p95Micros(),
           m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(), m.bytesReceived(),
@@ -141,8 +141,9 @@ final class Output {
         .append("embedded", r.embedded())
         .append("explain", r.explain())
         .append("patterns", r.measured().stream().map(Names::of).toList())
-        .append("shapes", s.shapes().stream().map(Names::of).toList())
+        .append("shapes", s.shapes().stream().map(TreeSource::label).toList())
         .append("sizes", s.sizes())
+        .append("tree", s.treeFile() == null ? null : tree(s.treeFile()))
         .append("ops", s.ops().stream().map(Names::of).toList())
         .append("repeat", s.repeat())
         .append("warmup", s.warmup())
@@ -162,7 +163,7 @@ final class Output {
     List<Document> measurements = new ArrayList<>();
     for (Measurement m : r.measurements()) {
       measurements.add(new Document("pattern", Names.of(m.pattern()))
-          .append("shape", Names.of(m.shape()))
+          .append("shape", m.shape().label())
           .append("size", m.size())
           .append("kind", m.kind())
           .append("name", m.name())
@@ -198,7 +199,7 @@ final class Output {
     List<Document> growth = new ArrayList<>();
     for (Analysis.Growth g : report.growth()) {
       growth.add(new Document("pattern", Names.of(g.pattern()))
-          .append("shape", Names.of(g.shape()))
+          .append("shape", g.shape().label())
           .append("name", g.name())
           .append("latencyExponent", finite(g.latency()))
           .append("roundTripExponent", finite(g.roundTrips()))
@@ -242,6 +243,19 @@ final class Output {
         .build()) + "\n";
   }
 
+  /** The file of {@code --tree} and its shape, for {@code run.tree}. */
+  private static Document tree(TreeFile file) {
+    TreeFacts.Profile p = file.profile();
+    return new Document("file", file.path().toString())
+        .append("nodes", p.nodes())
+        .append("roots", p.roots())
+        .append("leaves", p.leaves())
+        .append("maxDepth", p.maxDepth())
+        .append("meanDepth", p.meanDepth())
+        .append("maxFanOut", p.maxFanOut())
+        .append("meanFanOut", p.meanFanOut());
+  }
+
   private static Double finite(double d) {
     return Double.isNaN(d) || Double.isInfinite(d) ? null : d;
   }
@@ -254,6 +268,9 @@ final class Output {
     String at = " at " + Format.count(size) + " nodes";
     out.println();
     out.println("== Arbor bench: " + report.runLine());
+    if (report.treeLine() != null) {
+      out.println(wrap(report.treeLine(), 100));
+    }
     if (r.embedded()) {
       out.println();
       out.println(wrap(Report.EMBEDDED_NOTE, 100));

@@ -78,12 +78,26 @@ final class Report {
     for (int size : s.sizes()) {
       sizes.add(Format.count(size));
     }
-    return results.measured().size() + " patterns x " + s.shapes().size() + " shapes x sizes "
-        + String.join(", ", sizes) + "; seed " + s.seed() + ", " + s.warmup() + " warm-up + up to "
-        + s.repeat() + " timed runs per measurement; " + results.server() + "; "
+    TreeFile file = s.treeFile();
+    String trees = file != null
+        ? "tree " + file.label() + " (" + Format.count(file.size()) + " nodes)"
+        : s.shapes().size() + " shapes x sizes " + String.join(", ", sizes);
+    return results.measured().size() + " patterns x " + trees + "; seed " + s.seed() + ", "
+        + s.warmup() + " warm-up + up to " + s.repeat() + " timed runs per measurement; " + results.server() + "; "
         + Format.duration(results.elapsedSeconds()) + ", started "
         + DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(
             results.started().atOffset(ZoneOffset.UTC).withNano(0)) + "Z";
+  }
+
+  /**
+   * With {@code --tree}, one line naming the file and giving its shape: nodes, roots, leaves,
+   * depth and fan-out; null for generated trees.
+   */
+  String treeLine() {
+    TreeFile file = results.settings().treeFile();
+    return file == null ? null : "Tree: " + file.path() + ", " + file.profile().describe()
+        + ". Every pattern loads this tree and performs the same operations on the same nodes,"
+        + " chosen from it with seed " + results.settings().seed() + ".";
   }
 
   /** A table of a figure per name (rows) and pattern (columns) at one size, over shapes. */
@@ -263,6 +277,9 @@ final class Report {
     String at = " (" + Format.count(size) + " nodes)";
     b.add(new Heading(1, "Arbor benchmark: which tree pattern for which workload"));
     b.add(new Text(runLine()));
+    if (treeLine() != null) {
+      b.add(new Text(treeLine()));
+    }
     decision(b);
     if (results.embedded()) {
       b.add(new Text(EMBEDDED_NOTE, true));
@@ -515,6 +532,11 @@ final class Report {
   private void growth(List<Block> b) {
     List<Integer> sizes = results.settings().sizes();
     b.add(new Heading(2, "Growth with tree size"));
+    if (results.settings().treeFile() != null) {
+      b.add(new Text("One tree was measured (--tree), at its own size: nothing to fit. Generated"
+          + " shapes at two or more --sizes show how each cost grows."));
+      return;
+    }
     if (sizes.size() < 2) {
       b.add(new Text("Only one size was measured; pass two or more to --sizes to fit how each"
           + " cost grows."));
@@ -561,15 +583,15 @@ final class Report {
     int size = results.largestSize();
     b.add(new Heading(2, "Storage (" + Format.count(size) + " nodes)"));
     List<String> header = new ArrayList<>(List.of("pattern"));
-    for (Shape s : results.settings().shapes()) {
-      header.add(Names.of(s));
+    for (TreeSource s : results.settings().shapes()) {
+      header.add(s.label());
     }
     header.add("index bytes");
     Table t = new Table(header);
     for (TreePattern p : results.measured()) {
       List<String> row = new ArrayList<>(List.of(Names.of(p)));
       Long index = null;
-      for (Shape s : results.settings().shapes()) {
+      for (TreeSource s : results.settings().shapes()) {
         Measurement m = anyOf(p, s, size);
         row.add(m == null || m.avgDocBytes() == null ? "-"
             : String.format(Locale.ROOT, "%.0f", m.avgDocBytes()));
@@ -585,7 +607,7 @@ final class Report {
     b.add(new TableBlock(t));
   }
 
-  private Measurement anyOf(TreePattern p, Shape s, int size) {
+  private Measurement anyOf(TreePattern p, TreeSource s, int size) {
     for (String name : results.names()) {
       Measurement m = results.find(p, s, size, name);
       if (m != null && m.avgDocBytes() != null) {
@@ -600,7 +622,7 @@ final class Report {
     b.add(new Text("For each operation and workload: per shape and pattern, the median latency,"
         + " the round trips and the documents written per operation (in HTML, one chart each:"
         + " one group of bars per shape; hover for the figures)."));
-    List<String> shapes = results.settings().shapes().stream().map(Names::of).toList();
+    List<String> shapes = results.settings().shapes().stream().map(TreeSource::label).toList();
     List<String> patterns = results.measured().stream().map(Names::shortName).toList();
     for (String name : results.names()) {
       double[][] latency = new double[shapes.size()][patterns.size()];
@@ -642,8 +664,8 @@ final class Report {
     b.add(new Text("Per shape and size: median latency, round trips, documents written (per"
         + " operation). results.csv has every figure."));
     for (int size : results.settings().sizes()) {
-      for (Shape shape : results.settings().shapes()) {
-        b.add(new Heading(3, Names.of(shape) + " (" + shape.description() + "), "
+      for (TreeSource shape : results.settings().shapes()) {
+        b.add(new Heading(3, shape.label() + " (" + shape.description() + "), "
             + Format.count(size) + " nodes"));
         b.add(new TableBlock(byPattern(size, results.names(), (p, name, sz) -> {
           Measurement m = results.find(p, shape, sz, name);
@@ -670,8 +692,11 @@ final class Report {
   private void method(List<Block> b) {
     b.add(new Heading(2, "Method"));
     b.add(new Bullets(List.of(
-        "Trees are generated from the seed; every pattern loads the same tree and performs the"
-            + " same operations on the same nodes.",
+        (results.settings().treeFile() != null ? "The tree is read from "
+            + results.settings().treeFile().path() + " (--tree); the subjects of the operations"
+            + " are chosen from it with the seed" : "Trees are generated from the seed")
+            + "; every pattern loads the same tree and performs the same operations on the same"
+            + " nodes.",
         "Per measurement: max(1, warm-up) untimed invocations, then one counted invocation"
             + " (CommandListener on the benchmark's own client: round trips, documents in cursor"
             + " batches, documents written as the replies report them, BSON bytes), then up to"
@@ -679,7 +704,7 @@ final class Report {
         "Every invocation that changes the tree is undone afterwards, untimed and uncounted"
             + " (inverse operations; a deleted subtree over " + Script.REINSERT_LIMIT
             + " nodes by reloading the tree), so each starts from the same state; the final state"
-            + " is checked against the generated tree.",
+            + " is checked against the tree loaded.",
         "Workloads run a fixed sequence of " + Workload.MIN_STEPS + " operations (more, up to"
             + " 100, where the ratio needs it: 33/67 takes 100), exactly the stated share of them"
             + " reads at positions drawn from the seed; the kind of each read and edit is drawn"

@@ -43,7 +43,7 @@ record Results(Settings settings, Instant started, double elapsedSeconds, String
   }
 
   /** The measurement of a cell, or null. */
-  Measurement find(TreePattern pattern, Shape shape, int size, String name) {
+  Measurement find(TreePattern pattern, TreeSource shape, int size, String name) {
     for (Measurement m : measurements) {
       if (m.pattern() == pattern && m.shape() == shape && m.size() == size
           && m.name().equals(name)) {

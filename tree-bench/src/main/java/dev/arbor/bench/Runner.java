@@ -19,8 +19,9 @@ import org.bson.BsonType;
 import org.bson.Document;
 
 /**
- * Runs the benchmark: for each size, shape and pattern, loads the generated tree and measures every
- * selected operation and workload on it.
+ * Runs the benchmark: for each size, shape and pattern, loads the generated tree (or the tree of
+ * {@code --tree}, the only one of such a run) and measures every selected operation and workload on
+ * it.
  *
  * <p>Each measurement follows one fixed discipline, pinned here and nowhere else:
  *
@@ -38,7 +39,7 @@ import org.bson.Document;
  * (inverse operations, or a reload where the first undo took longer than loading the tree), so
  * every invocation starts from the same state. Warm-up and timed invocations stop early once a
  * measurement has taken {@code --cell-seconds}, after at least one of each. After the last
- * measurement of a tree, the store's snapshot is compared with the generated tree.
+ * measurement of a tree, the store's snapshot is compared with the tree loaded.
  */
 final class Runner {
   /** Nodes of the tree the JVM warm-up runs on (fewer if the run's smallest size is smaller). */
@@ -80,8 +81,8 @@ final class Runner {
     warmUp(available);
     List<Measurement> measurements = new ArrayList<>();
     for (int size : settings.sizes()) {
-      for (Shape shape : settings.shapes()) {
-        Tree tree = shape.generate(size, settings.seed());
+      for (TreeSource shape : settings.shapes()) {
+        Tree tree = shape.tree(size, settings.seed());
         Scripts scripts = new Scripts(tree, settings.seed());
         for (TreePattern pattern : available) {
           measurements.addAll(measureTree(pattern, shape, size, tree, scripts));
@@ -126,7 +127,7 @@ final class Runner {
   }
 
   /**
-   * The scripts of one generated tree, built on first use and shared by all patterns (a workload's
+   * The scripts of one tree, built on first use and shared by all patterns (a workload's
    * script is computed on an in-memory copy of the tree, worth doing once at a million nodes).
    */
   private static final class Scripts {
@@ -150,11 +151,13 @@ final class Runner {
     }
   }
 
-  private List<Measurement> measureTree(TreePattern pattern, Shape shape, int size, Tree tree,
+  private List<Measurement> measureTree(TreePattern pattern, TreeSource shape, int size, Tree tree,
       Scripts scripts) {
-    String where = Names.of(pattern) + " " + Names.of(shape) + " " + size;
+    String where = Names.of(pattern) + " " + shape.label() + " " + size;
+    // A file's name may hold what a collection name cannot ($, NUL, any length): "file".
     MongoCollection<Document> collection = server.collection(
-        "tree_" + Names.of(pattern).replace('-', '_') + "_" + Names.of(shape) + "_" + size);
+        "tree_" + Names.of(pattern).replace('-', '_') + "_"
+            + (shape instanceof Shape s ? Names.of(s) : "file") + "_" + size);
     collection.drop();
     TreeOptions options = TreeOptions.defaults().withIsolatedReads(settings.isolatedReads());
     if (settings.transactions()) {
@@ -204,7 +207,7 @@ final class Runner {
     }
     try {
       if (!store.snapshot().equals(tree)) {
-        warn(where + ": after the measurements the stored tree differs from the generated one"
+        warn(where + ": after the measurements the stored tree differs from the one loaded"
             + " (an undo went wrong or the store lost an update)");
       }
     } catch (RuntimeException e) {
@@ -217,7 +220,7 @@ final class Runner {
   /** The per-tree context of the measurements. */
   private static final class Cell {
     final TreePattern pattern;
-    final Shape shape;
+    final TreeSource shape;
     final int size;
     final Tree tree;
     final TreeStore store;
@@ -229,7 +232,7 @@ final class Runner {
     /** How long reloading the tree takes: an undo slower than this is replaced by a reload. */
     long reloadNanos;
 
-    Cell(TreePattern pattern, Shape shape, int size, Tree tree, TreeStore store,
+    Cell(TreePattern pattern, TreeSource shape, int size, Tree tree, TreeStore store,
         MongoCollection<Document> collection) {
       this.pattern = pattern;
       this.shape = shape;
@@ -453,7 +456,7 @@ final class Runner {
   }
 
   private static String where(Cell c) {
-    return Names.of(c.pattern) + " " + Names.of(c.shape) + " " + c.size;
+    return Names.of(c.pattern) + " " + c.shape.label() + " " + c.size;
   }
 
   private void warn(String message) {
@@ -471,7 +474,7 @@ final class Runner {
     }
     cell++;
     progress.printf(Locale.ROOT, "[%6.1fs %4d/%d] %-18s %-8s %9s  %-19s ",
-        (System.nanoTime() - start) / 1e9, cell, cells, Names.of(c.pattern), Names.of(c.shape),
+        (System.nanoTime() - start) / 1e9, cell, cells, Names.of(c.pattern), c.shape.label(),
         Format.count(c.size), name);
     progress.flush();
     return System.nanoTime();

@@ -138,7 +138,7 @@ final class Script {
       case LOAD -> throw new IllegalArgumentException("LOAD is measured by the runner");
       case INSERT_LEAF -> {
         String parent = f.id(s.insertParent());
-        String id = "bench-new";
+        String id = f.newIdPrefix() + "new";
         yield new Script("under " + parent + " (" + f.childCount[s.insertParent()]
             + " children)", 1,
             List.of(insert(id, Position.lastChildOf(parent), Map.of("name", "New"))),
@@ -236,6 +236,7 @@ final class Script {
     List<Action> undo = new ArrayList<>();
     Map<Workload.Step, Integer> counts = new java.util.EnumMap<>(Workload.Step.class);
     int inserted = 0;
+    String prefix = f.newIdPrefix();
     for (boolean read : readPositions(workload, random)) {
       Workload.Step step = draw(read ? workload.reads() : workload.writes(), random);
       if (step == null) {
@@ -256,7 +257,7 @@ final class Script {
         case DESCENDANTS_LIMITED -> actions.add(descendants(live.pickInner(model, random),
             Operation.LIMITED_DEPTH));
         case INSERT -> {
-          String id = "bench-w" + (++inserted);
+          String id = prefix + "w" + (++inserted);
           String anchor = live.pick(random);
           Position position = random.nextBoolean() ? Position.lastChildOf(anchor)
               : Position.after(anchor);

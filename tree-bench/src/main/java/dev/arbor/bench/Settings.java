@@ -11,13 +11,15 @@ import java.util.Locale;
  *
  * @param uri the MongoDB URI, or null for the embedded server
  * @param patterns the patterns to measure
- * @param shapes the tree shapes
- * @param sizes the tree sizes (nodes), ascending
+ * @param shapes where the trees come from: the generated shapes, or the one {@link TreeFile} of
+ *     {@code --tree}
+ * @param sizes the tree sizes (nodes), ascending; with a tree file, its number of nodes alone
  * @param ops the single operations
  * @param workloads the mixed workloads
  * @param repeat the most timed invocations per measurement
  * @param warmup untimed invocations before the counted and timed ones
- * @param seed the seed of the generated trees and of random choices
+ * @param seed the seed of the generated trees and of random choices (the subjects of the
+ *     operations, the sequences of the workloads)
  * @param out the directory the reports go to
  * @param cellSeconds after this many seconds on one measurement, stop repeating it (at least one
  *     timed invocation is always made)
@@ -26,9 +28,10 @@ import java.util.Locale;
  *     them, instead of their lock and journal
  * @param rankBy what ranks the patterns per workload
  */
-record Settings(String uri, List<TreePattern> patterns, List<Shape> shapes, List<Integer> sizes,
-    List<Operation> ops, List<Workload> workloads, int repeat, int warmup, long seed, Path out,
-    double cellSeconds, boolean isolatedReads, boolean transactions, RankBy rankBy) {
+record Settings(String uri, List<TreePattern> patterns, List<TreeSource> shapes,
+    List<Integer> sizes, List<Operation> ops, List<Workload> workloads, int repeat, int warmup,
+    long seed, Path out, double cellSeconds, boolean isolatedReads, boolean transactions,
+    RankBy rankBy) {
 
   /** What ranks the patterns of a workload. */
   enum RankBy {
@@ -102,7 +105,20 @@ record Settings(String uri, List<TreePattern> patterns, List<Shape> shapes, List
     if (!(cellSeconds > 0)) {
       throw new IllegalArgumentException("--cell-seconds must be positive, got " + cellSeconds);
     }
+    shapes = List.copyOf(shapes);
     sizes = sizes.stream().distinct().sorted().toList();
+    for (TreeSource source : shapes) {
+      if (source instanceof TreeFile f
+          && (shapes.size() > 1 || !sizes.equals(List.of(f.size())))) {
+        throw new IllegalArgumentException("a tree file is measured alone and at its own size, "
+            + f.size() + " nodes");
+      }
+    }
+  }
+
+  /** The file of {@code --tree}, or null when the trees are generated. */
+  TreeFile treeFile() {
+    return shapes.get(0) instanceof TreeFile f ? f : null;
   }
 
   /**

@@ -24,7 +24,7 @@ import java.util.SplittableRandom;
  *            (a category with many children attracts more)
  * }</pre>
  */
-enum Shape {
+enum Shape implements TreeSource {
   /** A complete 4-ary tree filled level by level. */
   BALANCED("complete 4-ary tree"),
   /** Long chains that branch off at random earlier nodes. */
@@ -47,9 +47,22 @@ enum Shape {
     this.description = description;
   }
 
+  /** The command-line name: {@code balanced}, {@code deep}, ... */
+  @Override
+  public String label() {
+    return Names.of(this);
+  }
+
   /** One line saying how the shape is built. */
-  String description() {
+  @Override
+  public String description() {
     return description;
+  }
+
+  /** {@link #generate}. */
+  @Override
+  public Tree tree(int size, long seed) {
+    return generate(size, seed);
   }
 
   /**

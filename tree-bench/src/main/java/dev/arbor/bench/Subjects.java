@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * The nodes each single {@link Operation} works on, chosen once per generated tree so that every
- * pattern does the same work. Choices are deterministic: extremes are taken first in preorder and
- * random picks use the run's seed.
+ * The nodes each single {@link Operation} works on, chosen once per tree (generated, or read from
+ * {@code --tree}) so that every pattern does the same work. Choices are deterministic: extremes are
+ * taken first in preorder and random picks use the run's seed.
  *
  * @param deepLeaf a leaf of maximum depth (ancestors)
  * @param widest the node with the most children (children)
