@@ -69,8 +69,7 @@ final class Capacity {
       long limit = free / DISK_SHARE;
       return bytes <= limit ? null
           : "more than the data directory " + dir + " can take: a quarter of the " + size(free)
-              + " free on its disk (" + size(limit) + "), as its H2 file holds documents"
-              + " serialized and old pages";
+              + " free on its disk (" + size(limit) + ")";
     }
     long heap = maxHeap.getAsLong();
     long needed = saturated(bytes, nodes);
