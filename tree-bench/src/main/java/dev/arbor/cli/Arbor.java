@@ -76,8 +76,20 @@ public final class Arbor implements Callable<Integer> {
     this.stdout = stdout;
   }
 
-  /** Runs the command line and exits with its status. */
+  /**
+   * Runs the command line and exits with its status. An exception no thread catches (an {@link
+   * OutOfMemoryError} in a thread of the embedded server, say) is one line on stderr too, its
+   * stack trace only with {@code --stacktrace}.
+   */
   public static void main(String[] args) {
+    boolean traces = List.of(args).contains("--stacktrace");
+    Thread.setDefaultUncaughtExceptionHandler((thread, e) -> {
+      System.err.println("arbor: " + Errors.message(e) + " (thread " + thread.getName() + ")");
+      if (traces) {
+        e.printStackTrace();
+      }
+      System.err.flush();
+    });
     System.exit(commandLine(System.in, System.out, System.err).execute(args));
   }
 
@@ -94,6 +106,19 @@ public final class Arbor implements Callable<Integer> {
     CommandLine cmd = new CommandLine(new Arbor(stdin, stdout));
     cmd.setOut(new PrintWriter(new OutputStreamWriter(stdout, UTF_8), true));
     cmd.setErr(new PrintWriter(new OutputStreamWriter(stderr, UTF_8), true));
+    CommandLine.IExecutionStrategy run = cmd.getExecutionStrategy();
+    cmd.setExecutionStrategy(parseResult -> {
+      Heap.watch();
+      try {
+        return run.execute(parseResult);
+      } catch (Error e) {
+        // picocli lets errors through, and the JVM would print their stack trace; an
+        // OutOfMemoryError reaches here with the command's stack unwound, its memory free again
+        List<CommandLine> commands = parseResult.asCommandLineList();
+        throw new CommandLine.ExecutionException(commands.get(commands.size() - 1),
+            String.valueOf(e.getMessage()), e);
+      }
+    });
     cmd.setExecutionExceptionHandler(Arbor::handleExecutionException);
     cmd.setParameterExceptionHandler(Arbor::handleParameterException);
     return cmd;
@@ -117,9 +142,17 @@ public final class Arbor implements Callable<Integer> {
   private static int handleExecutionException(Exception e, CommandLine cmd,
       ParseResult parseResult) {
     PrintWriter err = cmd.getErr();
-    err.println(cmd.getCommandSpec().qualifiedName() + ": " + Errors.message(e));
+    Throwable error = e instanceof CommandLine.ExecutionException && e.getCause() instanceof Error
+        ? e.getCause() : e; // an OutOfMemoryError, say, from the strategy
+    String message = Errors.message(error);
+    if (!(error instanceof OutOfMemoryError) && Heap.ranFull()) {
+      // perhaps in a thread of the embedded server, which the command saw only as a lost
+      // connection
+      message += "; " + Errors.heapRanFull(Runtime.getRuntime().maxMemory());
+    }
+    err.println(cmd.getCommandSpec().qualifiedName() + ": " + message);
     if (wantsStackTrace(parseResult)) {
-      e.printStackTrace(err);
+      error.printStackTrace(err);
     }
     err.flush();
     return EXIT_FAILURE;

@@ -222,6 +222,16 @@ final class Connection implements AutoCloseable {
     return server != null && server.dataDir().isPresent();
   }
 
+  /** Whether the server is an embedded one in this process (with or without a data dir). */
+  boolean embedded() {
+    return server != null;
+  }
+
+  /** The data directory of the embedded server, or null (in memory, or {@code --uri}). */
+  Path dataDir() {
+    return server == null ? null : server.dataDir().orElse(null);
+  }
+
   /** Whether this is the embedded in-memory server, which keeps nothing after exit. */
   boolean temporary() {
     return server != null && server.dataDir().isEmpty();

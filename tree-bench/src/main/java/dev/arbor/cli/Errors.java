@@ -43,7 +43,43 @@ public final class Errors {
     return "cannot use MongoDB at " + hosts + ": " + message(e);
   }
 
+  /**
+   * The one line for running out of memory: which memory, how much this JVM has and what to do
+   * (with an embedded server, its documents share the heap).
+   */
+  static String outOfMemory(OutOfMemoryError e, long maxHeap) {
+    String what = e.getMessage();
+    if (what == null || what.contains("heap") || what.contains("GC overhead")
+        || what.contains("array size")) {
+      return "out of memory" + (what == null ? "" : " (" + what + ")") + ": this JVM's heap, at"
+          + " most " + Capacity.size(maxHeap) + " (java -Xmx), cannot hold what the command"
+          + " needs; run java with a larger -Xmx, or use --uri: an embedded server (--data-dir, or"
+          + " neither --data-dir nor --uri) keeps its documents in this heap";
+    }
+    return "out of memory (" + what + ")" + (what.contains("Direct buffer")
+        ? ": run java with a larger -XX:MaxDirectMemorySize" : "")
+        + " (run with --stacktrace for details)";
+  }
+
+  /**
+   * What is said after an error when the heap ran nearly full during the command ({@link Heap}):
+   * an embedded server that runs out of heap only closes its connections.
+   */
+  static String heapRanFull(long maxHeap) {
+    return "this JVM's heap, at most " + Capacity.size(maxHeap) + " (java -Xmx), ran nearly full"
+        + " meanwhile: an embedded server (--data-dir, or neither --data-dir nor --uri) keeps its"
+        + " documents in it and closes its connections when it runs out; run java with a larger"
+        + " -Xmx, or use --uri";
+  }
+
   private static String describe(Throwable e) {
+    if (e instanceof OutOfMemoryError o) {
+      return outOfMemory(o, Runtime.getRuntime().maxMemory());
+    }
+    if (e instanceof StackOverflowError) {
+      return "internal error: the thread's stack overflowed (java -Xss sets its size; run with"
+          + " --stacktrace for details)";
+    }
     if (e instanceof CliException || e instanceof TreeException
         || e instanceof IllegalArgumentException || e instanceof UnsupportedOperationException) {
       return String.valueOf(e.getMessage());

@@ -5,12 +5,15 @@ import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonException;
 import dev.arbor.core.json.TreeJsonReader;
+import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.TreeSizes;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -24,8 +27,9 @@ import picocli.CommandLine.Parameters;
     description = {
         "Read a tree from a nested-JSON file into a collection, in the given pattern.",
         "The file (stdin is first copied to a temporary file) is read through and checked "
-            + "before anything is written, then read again into the store node by node, in "
-            + "bounded memory. A collection that holds "
+            + "before anything is written (its JSON, its names, each document's size and the "
+            + "documents' total against what the target holds: see --accept-size), then read "
+            + "again into the store node by node, in bounded memory. A collection that holds "
             + "documents is refused unless --replace is given (then the tree is loaded beside it "
             + "and renamed over it in one step) or --graft / --under adds the file's trees to "
             + "the tree it holds, all-or-nothing."})
@@ -46,6 +50,13 @@ final class ImportCommand extends ArborCommand {
   @Option(names = "--under", paramLabel = "ID", description = "Add the file's trees under node "
       + "ID of the collection's tree, as its last children; its nodes stay. All-or-nothing.")
   String under;
+
+  @Option(names = "--accept-size", description = "Load even a tree whose documents total more "
+      + "than the target is taken to hold. The first pass over the file sums the documents' "
+      + "sizes in the pattern (in encoded BSON) and otherwise refuses, naming the total: past "
+      + "1 GB on a server (--uri), past a quarter of the free disk of a --data-dir, past what "
+      + "the heap holds for the in-memory server.")
+  boolean acceptSize;
 
   @Override
   public Integer call() {
@@ -89,7 +100,7 @@ final class ImportCommand extends ArborCommand {
       boolean grafting) {
     Path source = file.equals("-") ? spool() : Path.of(file);
     try {
-      long size = check(source, progress);
+      long size = check(source, connection, progress);
       try {
         return reading(source, (in, reader) -> grafting
             ? Loads.graft(reader, size, under, connection, db, store.collection, store.pattern,
@@ -132,21 +143,59 @@ final class ImportCommand extends ArborCommand {
   }
 
   /**
-   * Reads {@code source} through once, checking it whole before anything is written.
+   * Reads {@code source} through once, checking it whole before anything is written: the JSON,
+   * the attribute names, every document's size in the pattern, and the total of the documents
+   * against what the target holds ({@link Capacity}), unless {@code --accept-size}.
    *
    * @return the number of nodes in it
    */
-  private long check(Path source, Progress progress) {
+  private long check(Path source, Connection connection, Progress progress) {
     return reading(source, (in, reader) -> {
       long size = Files.size(source);
       progress.phase("reading " + file, reader::count,
           () -> size <= 0 ? Double.NaN : Math.min(1.0, (double) in.count / size));
-      var refusal = store.pattern.sizeRefusal(reader);
+      TreeSizes sizes = TreePattern.measure(reader);
+      var refusal = sizes.refusal(store.pattern);
       if (refusal.isPresent()) {
         throw refusal.get();
       }
+      String excess = Capacity.excess(connection, sizes.totalBytes(store.pattern),
+          sizes.nodes());
+      if (excess != null) {
+        if (!acceptSize) {
+          throw new CliException(tooLarge(sizes, excess, "would") + "; "
+              + (!connection.embedded() ? "add --accept-size to load it"
+                  : connection.dataDir() != null ? "free disk space, give a server with --uri,"
+                      + " or add --accept-size to load it anyway"
+                  : "run java with a larger -Xmx, give --data-dir or --uri, or add"
+                      + " --accept-size to load it anyway"));
+        }
+        progress.note(tooLarge(sizes, excess, "will") + ": loading it (--accept-size)");
+      }
       return reader.count();
     });
+  }
+
+  /**
+   * {@code FILE as PATTERN would store about N of documents (the largest M, in encoded BSON),
+   * <excess>; the patterns whose documents do not grow with depth would store it in: ...}.
+   */
+  private String tooLarge(TreeSizes sizes, String excess, String verb) {
+    TreeSizes.Documents d = sizes.documents(store.pattern);
+    StringBuilder s = new StringBuilder(file).append(" as ").append(Patterns.name(store.pattern))
+        .append(' ').append(verb).append(" store about ").append(Capacity.size(d.totalBytes()))
+        .append(" of documents (the largest ").append(Capacity.size(d.largestBytes()))
+        .append(", in encoded BSON), ").append(excess);
+    List<TreePattern> linear = sizes.linearPatterns();
+    if (!linear.isEmpty() && verb.equals("would")) {
+      s.append("; the patterns whose documents do not grow with depth would store it in ");
+      for (int i = 0; i < linear.size(); i++) {
+        s.append(i == 0 ? "" : i == linear.size() - 1 ? " and " : ", ")
+            .append(Patterns.name(linear.get(i))).append(' ')
+            .append(Capacity.size(sizes.totalBytes(linear.get(i))));
+      }
+    }
+    return s.toString();
   }
 
   /** The error at the second node of {@code source} with id {@code id}, or null. */

@@ -15,17 +15,39 @@ import org.bson.codecs.configuration.CodecRegistry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Whether the documents of a whole tree fit MongoDB's 16 MB per document in a pattern, computed
- * before anything is written and without building the documents: in one pass over the tree's
- * preorder, each node's structural bytes from its parent's (an array of ancestors and a path grow
- * with depth, a {@code children} array with fan-out), plus its id and its attributes as encoded.
- * Memory: a few numbers per node on the path from the root, never the documents (whose total
- * grows with depth squared). All five patterns are walked at once, to name those that hold the
- * tree.
+ * The documents of a whole tree in every pattern, measured before anything is written and
+ * without building them: whether each fits MongoDB's 16 MB per document, the largest, and their
+ * total. One pass over the tree's preorder computes each node's document from its parent's (an
+ * array of ancestors and a path grow with depth, a {@code children} array with fan-out), plus its
+ * id and its attributes as encoded. Memory: a few numbers per node on the path from the root,
+ * never the documents (whose total grows with depth squared). All five patterns are walked at
+ * once, to name those that hold the tree.
+ *
+ * <p>The sizes are those of the documents a load writes with the default options (string ids,
+ * the default field names, no scope), byte for byte: {@code _id}, the pattern's structural
+ * fields, the attributes and the load's mark {@code arborOp: {v: <int64>, s: <int32>}}. Other
+ * field names or id types change each document by a few bytes.
  */
 final class Fits {
   /** The largest node document Arbor writes: 16 MB less room for the statement around it. */
   static final long MAX_NODE = Encoded.MAX_DOCUMENT - 16 * 1024;
+
+  /** A document's frame: its length (int32) and its terminating NUL. */
+  private static final int DOCUMENT = 5;
+  /** {@code arborRank: <int64>}. */
+  private static final int RANK = 1 + "arborRank".length() + 1 + 8;
+  /** The load's mark, {@code arborOp: {v: <int64>, s: <int32>}}. */
+  private static final int MARK = 1 + Step.MARK.length() + 1
+      + DOCUMENT + (1 + 2 + 8) + (1 + 2 + 4);
+  /** {@code name: null}. */
+  private static long nullElement(int nameBytes) {
+    return 1 + nameBytes + 1;
+  }
+
+  /** {@code name: <int64>}. */
+  private static long longElement(int nameBytes) {
+    return 1 + nameBytes + 1 + 8;
+  }
 
   /** Bytes of an element {@code name: <string s>} of a BSON document, s of {@code n} bytes. */
   private static long stringElement(int nameBytes, long n) {
@@ -35,6 +57,11 @@ final class Fits {
   /** Bytes of the array element at {@code index} holding a string of {@code n} bytes. */
   private static long arrayString(int index, long n) {
     return stringElement(Integer.toString(index).length(), n);
+  }
+
+  /** Bytes of an element holding an empty array: {@code name: []}. */
+  private static long emptyArray(int nameBytes) {
+    return 1 + nameBytes + 1 + DOCUMENT;
   }
 
   private static long bytes(String s) {
@@ -60,34 +87,49 @@ final class Fits {
    */
   static @Nullable NodeTooLargeException check(TreePattern pattern,
       Iterator<? extends Tree.Entry> entries, CodecRegistry registry) {
+    return measure(entries, registry).refusal(pattern).orElse(null);
+  }
+
+  /**
+   * The documents of the tree that {@code entries} give, in preorder, in every pattern: read once,
+   * memory growing with the depth of the tree, not its size.
+   *
+   * @throws IllegalArgumentException naming the entry if the entries are not in preorder
+   */
+  static TreeSizes measure(Iterator<? extends Tree.Entry> entries, CodecRegistry registry) {
     Map<TreePattern, Walk> walks = new EnumMap<>(TreePattern.class);
     for (TreePattern p : TreePattern.values()) {
       walks.put(p, new Walk(p));
     }
-    Map<TreePattern, Failure> failed = new EnumMap<>(TreePattern.class);
     long count = 0;
     while (entries.hasNext()) {
       Tree.Entry e = entries.next();
       count++;
       long attributes = e.attributes().isEmpty() ? 0
           : Encoded.size(new Document(e.attributes()).toBsonDocument(Document.class, registry))
-              - 5;
-      for (var w : walks.entrySet()) {
-        if (!failed.containsKey(w.getKey())) {
-          Failure f = w.getValue().add(e, attributes, count);
-          if (f != null) {
-            failed.put(w.getKey(), f);
-          }
-        }
+              - DOCUMENT;
+      for (Walk w : walks.values()) {
+        w.add(e, attributes, count);
       }
     }
-    Failure f = failed.get(pattern);
-    if (f == null) {
-      return null;
+    Map<TreePattern, TreeSizes.Documents> documents = new EnumMap<>(TreePattern.class);
+    Map<TreePattern, NodeTooLargeException> refusals = new EnumMap<>(TreePattern.class);
+    for (Walk w : walks.values()) {
+      documents.put(w.pattern, new TreeSizes.Documents(w.total, w.largest));
     }
+    for (Walk w : walks.values()) {
+      if (w.failure != null) {
+        refusals.put(w.pattern, refusal(w.pattern, w.failure, walks));
+      }
+    }
+    return new TreeSizes(count, documents, refusals);
+  }
+
+  private static NodeTooLargeException refusal(TreePattern pattern, Failure f,
+      Map<TreePattern, Walk> walks) {
     List<String> hold = new ArrayList<>();
     for (TreePattern other : TreePattern.values()) {
-      if (other != pattern && !failed.containsKey(other)) {
+      if (other != pattern && walks.get(other).failure == null) {
         hold.add(other.toString());
       }
     }
@@ -119,16 +161,20 @@ final class Fits {
     }
   }
 
-  /** One pattern's sizes along the preorder: a stack of the open nodes. */
+  /** One pattern's sizes along the preorder: a stack of the open nodes, the total, the largest. */
   private static final class Walk {
     private final TreePattern pattern;
     private final Deque<Frame> path = new ArrayDeque<>();
+    /** The documents' total so far: each complete but the open ones' children arrays. */
+    long total;
+    long largest;
+    @Nullable Failure failure;
 
     Walk(TreePattern pattern) {
       this.pattern = pattern;
     }
 
-    @Nullable Failure add(Tree.Entry e, long attributes, long index) {
+    void add(Tree.Entry e, long attributes, long index) {
       String parent = e.parentId();
       while (!path.isEmpty() && !path.peek().id.equals(parent)) {
         path.pop();
@@ -140,40 +186,45 @@ final class Fits {
       }
       int d = up == null ? 0 : up.depth + 1;
       long grown = 0; // the part that grows with depth
-      long fixed = 5 + stringElement(3, bytes(e.id())) + 1 + 5 + 8; // document, _id, rank
+      long fixed = DOCUMENT + stringElement(3, bytes(e.id())) + MARK; // document, _id, mark
+      long parentElement = parent == null ? nullElement(6) : stringElement(6, bytes(parent));
       switch (pattern) {
-        case PARENT_REFERENCES -> fixed += parent == null ? 8 : stringElement(6, bytes(parent));
-        case CHILD_REFERENCES -> fixed += 1 + 9 + 5; // an empty children array
+        case PARENT_REFERENCES -> fixed += parentElement + RANK;
+        case CHILD_REFERENCES -> fixed += emptyArray(8) + (parent == null ? RANK : 0);
         case ARRAY_OF_ANCESTORS -> {
-          fixed += (parent == null ? 8 : stringElement(6, bytes(parent))) + 1 + 10 + 5;
+          fixed += parentElement + emptyArray(9) + RANK;
           grown = up == null ? 0 : up.structure + arrayString(d - 1, bytes(parent));
         }
         case MATERIALIZED_PATHS -> {
           // path = (parent's path, or ",") + parent + ","; a root's path is null
           grown = up == null ? 0 : Math.max(1, up.structure)
               + bytes(MaterializedPathTreeStore.escape(parent)) + 1;
-          fixed += parent == null ? 6 : stringElement(4, 0);
+          fixed += (parent == null ? nullElement(4) : stringElement(4, 0)) + RANK;
         }
-        case NESTED_SETS -> fixed += (parent == null ? 8 : stringElement(6, bytes(parent)))
-            + 3 * (1 + 6 + 8);
+        case NESTED_SETS -> fixed += parentElement + longElement(4) + longElement(5)
+            + longElement(10);
       }
-      long total = fixed + grown + attributes;
-      if (total > MAX_NODE) {
-        return new Failure(e.id(), d, total, grown > attributes
+      long size = fixed + grown + attributes;
+      total += size;
+      largest = Math.max(largest, size);
+      if (size > MAX_NODE && failure == null) {
+        failure = new Failure(e.id(), d, size, grown > attributes
             ? (pattern == TreePattern.ARRAY_OF_ANCESTORS ? "its array of ancestors"
                 : "its path") + " grows with its depth"
             : "its attributes alone are " + attributes + " bytes");
       }
       if (pattern == TreePattern.CHILD_REFERENCES && up != null) {
         int i = up.fanOut++;
-        up.children += arrayString(i, bytes(e.id()));
-        if (up.own + up.children > MAX_NODE) {
-          return new Failure(up.id, up.depth, up.own + up.children,
+        long item = arrayString(i, bytes(e.id()));
+        up.children += item;
+        total += item;
+        largest = Math.max(largest, up.own + up.children);
+        if (up.own + up.children > MAX_NODE && failure == null) {
+          failure = new Failure(up.id, up.depth, up.own + up.children,
               "its children array grows with its " + (i + 1) + " children");
         }
       }
-      path.push(new Frame(e.id(), d, grown, total));
-      return null;
+      path.push(new Frame(e.id(), d, grown, size));
     }
   }
 }

@@ -138,9 +138,10 @@ public enum TreePattern {
    * dev.arbor.core.json.TreeJsonReader} give them), holding only the path from the root, so a
    * file too large for memory can be checked before it is loaded with {@link
    * TreeStore#load(java.util.Iterator)}, which otherwise finds an oversized node only when it
-   * reaches it (and then undoes what it wrote). Sizes are computed without building documents,
-   * attributes encoded with the driver's default codecs; field names and ids count at their
-   * default sizes.
+   * reaches it (and then undoes what it wrote). Sizes are measured in encoded BSON, computed
+   * without building documents, attributes encoded with the driver's default codecs; field names
+   * and ids count at their default sizes. {@link #measure} gives, in the same pass, the total of
+   * the documents in every pattern.
    *
    * @return the refusal a load would throw, naming the first node too large, its depth and size
    *     and the patterns that would hold the tree; empty if every node fits
@@ -148,9 +149,43 @@ public enum TreePattern {
    */
   public Optional<NodeTooLargeException> sizeRefusal(
       java.util.Iterator<? extends dev.arbor.core.Tree.Entry> entries) {
+    return measure(entries).refusal(this);
+  }
+
+  /**
+   * What the tree that {@code entries} give would cost in each pattern, measured before any of
+   * it is written: per pattern, the total and the largest of the node documents a load writes,
+   * and the refusal of a document past MongoDB's 16 MB ({@link #sizeRefusal} for every pattern at
+   * once). Sizes are measured in encoded BSON. The entries are read once, in preorder (as {@link
+   * dev.arbor.core.Tree#entries()} and a {@link dev.arbor.core.json.TreeJsonReader} give them),
+   * holding only the path from the root, so a file too large for memory, or whose documents
+   * would total more than the server can hold, is measured in one pass; each document's size is
+   * computed without building it (attributes encoded with the driver's default codecs), as the
+   * load with the default options would write it.
+   *
+   * <pre>{@code
+   * TreeSizes sizes = TreePattern.measure(TreeJson.reader(in));
+   * long bytes = sizes.totalBytes(TreePattern.MATERIALIZED_PATHS);  // the sum of its documents
+   * }</pre>
+   *
+   * @throws IllegalArgumentException naming the entry if the entries are not in preorder
+   */
+  public static TreeSizes measure(
+      java.util.Iterator<? extends dev.arbor.core.Tree.Entry> entries) {
     requireNonNull(entries, "entries");
-    return Optional.ofNullable(Fits.check(this, entries,
-        com.mongodb.MongoClientSettings.getDefaultCodecRegistry()));
+    return Fits.measure(entries, com.mongodb.MongoClientSettings.getDefaultCodecRegistry());
+  }
+
+  /**
+   * Whether a node's document in this pattern grows with the node's depth: an array of ancestors
+   * and a materialized path hold the whole path from the root, so a tree's documents total the
+   * sum of its nodes' depths (the square of the depth for a chain: a 100 000-level chain of short
+   * ids is tens of GB of materialized paths). Parent references, child references and nested
+   * sets keep documents whose size does not depend on depth, and hold a tree in space linear in
+   * its number of nodes.
+   */
+  public boolean documentsGrowWithDepth() {
+    return this == ARRAY_OF_ANCESTORS || this == MATERIALIZED_PATHS;
   }
 
   /**
