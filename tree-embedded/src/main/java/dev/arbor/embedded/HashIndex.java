@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -210,7 +211,8 @@ final class HashIndex<P> extends Index<P> {
       if (values.isEmpty()) {
         continue;
       }
-      entry[i] = values.size() == 1 ? values.iterator().next() : values.toArray();
+      Object[] held = new Object[values.size()];
+      int k = 0;
       for (Object v : values) {
         Object old = maps.get(i).get(v);
         if (old == null) {
@@ -219,13 +221,17 @@ final class HashIndex<P> extends Index<P> {
           @SuppressWarnings("unchecked")
           Positions<P> s = (Positions<P>) old;
           s.add(p);
+          v = s.key; // one copy of the value for all the documents that hold it
         } else {
-          Positions<Object> s = new Positions<>();
+          Positions<Object> s = new Positions<>(v);
           s.add(old);
           s.add(p);
+          maps.get(i).remove(v); // the map keeps this copy of the value as its key
           maps.get(i).put(v, s);
         }
+        held[k++] = v;
       }
+      entry[i] = held.length == 1 ? held[0] : held;
     }
     entries.put(p, entry);
   }
@@ -352,8 +358,95 @@ final class HashIndex<P> extends Index<P> {
     maps.forEach(Map::clear);
   }
 
-  /** The positions of a value held by several documents (never a position itself). */
-  private static final class Positions<P> extends HashSet<P> {
-    private static final long serialVersionUID = 1L;
+  /**
+   * The positions of a value held by several documents (never a position itself), and the value
+   * itself, which the entries of later documents share. An open-addressing hash set in one array:
+   * about 7 bytes a position where a {@link HashSet} takes about 40 (an array of ancestors indexes
+   * every document under each of its ancestors: tens of millions of positions at a few hundred
+   * thousand nodes).
+   */
+  private static final class Positions<P> extends java.util.AbstractCollection<P> {
+    private static final Object REMOVED = new Object();
+
+    final Object key;
+    private @Nullable Object[] table = new Object[8];
+    private int size;
+    private int used; // size plus the removed slots
+
+    Positions(Object key) {
+      this.key = key;
+    }
+
+    /** The slot of {@code o} if held, else {@code -1 - } the free slot where to put it. */
+    private static int slot(Object o, @Nullable Object[] t) {
+      int mask = t.length - 1;
+      int i = (o.hashCode() * 0x9E3779B9) >>> 1 & mask;
+      while (t[i] != null) {
+        if (t[i] != REMOVED && t[i].equals(o)) {
+          return i;
+        }
+        i = (i + 1) & mask;
+      }
+      return -1 - i;
+    }
+
+    @Override
+    public boolean add(P p) {
+      int i = slot(p, table);
+      if (i >= 0) {
+        return false;
+      }
+      table[-1 - i] = p;
+      size++;
+      used++;
+      if (used * 3 >= table.length * 2) {
+        // doubles when full of positions, else clears the removed slots
+        rehash(size * 3 >= table.length ? table.length * 2 : table.length);
+      }
+      return true;
+    }
+
+    @Override
+    public boolean remove(Object o) {
+      int i = slot(o, table);
+      if (i < 0) {
+        return false;
+      }
+      table[i] = REMOVED;
+      size--;
+      if (size * 8 < table.length && table.length > 8) {
+        rehash(table.length / 2);
+      }
+      return true;
+    }
+
+    private void rehash(int capacity) {
+      Object[] old = table;
+      table = new Object[capacity];
+      used = 0;
+      for (Object o : old) {
+        if (o != null && o != REMOVED) {
+          table[-1 - slot(o, table)] = o;
+          used++;
+        }
+      }
+    }
+
+    @Override
+    public int size() {
+      return size;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Iterator<P> iterator() {
+      List<P> live = new ArrayList<>(size);
+      for (Object o : table) {
+        if (o != null && o != REMOVED) {
+          live.add((P) o);
+        }
+      }
+      return live.iterator();
+    }
   }
 }
