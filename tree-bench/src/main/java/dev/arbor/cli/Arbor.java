@@ -145,7 +145,7 @@ public final class Arbor implements Callable<Integer> {
     Throwable error = e instanceof CommandLine.ExecutionException && e.getCause() instanceof Error
         ? e.getCause() : e; // an OutOfMemoryError, say, from the strategy
     String message = Errors.message(error);
-    if (!(error instanceof OutOfMemoryError) && Heap.ranFull()) {
+    if (!(error instanceof OutOfMemoryError) && lostTheServer(error) && Heap.ranFull()) {
       // perhaps in a thread of the embedded server, which the command saw only as a lost
       // connection
       message += "; " + Errors.heapRanFull(Runtime.getRuntime().maxMemory());
@@ -156,6 +156,21 @@ public final class Arbor implements Callable<Integer> {
     }
     err.flush();
     return EXIT_FAILURE;
+  }
+
+  /**
+   * Whether {@code error} comes of a connection lost or a command that did not answer in time:
+   * what an embedded server out of memory looks like to its client.
+   */
+  private static boolean lostTheServer(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof com.mongodb.MongoSocketException
+          || t instanceof com.mongodb.MongoTimeoutException
+          || t instanceof com.mongodb.MongoOperationTimeoutException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static int handleParameterException(ParameterException e, String[] args) {

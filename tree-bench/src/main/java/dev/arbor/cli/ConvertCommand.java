@@ -102,7 +102,8 @@ final class ConvertCommand extends ArborCommand {
             + " --to-collection");
       }
       from.requireCollection(sourceDb, source.collection);
-      Loads.checkTarget(targetDb, targetCollection, toPattern, replace); // fail before reading
+      Loads.checkTarget(sameServer ? from : to, targetDb, targetCollection, toPattern,
+          targetOptions, replace); // fail before reading
       ExportCommand.Source sourceTree = ExportCommand.open(sourceDb, source.collection,
           source.pattern, sourceOptions, !noCheck, from, progress);
       Connection target = sameServer ? from : to;

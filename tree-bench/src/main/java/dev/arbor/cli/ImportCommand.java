@@ -75,7 +75,8 @@ final class ImportCommand extends ArborCommand {
       if (grafting) {
         Patterns.require(db, store.collection, store.pattern, store.treeOptions()); // first
       } else {
-        Loads.checkTarget(db, store.collection, store.pattern, replace); // fail before reading
+        Loads.checkTarget(connection, db, store.collection, store.pattern, store.treeOptions(),
+            replace); // fail before reading
       }
       long n = stream(progress, connection, db, grafting);
       connection.save(progress);

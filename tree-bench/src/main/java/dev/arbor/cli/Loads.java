@@ -28,13 +28,15 @@ final class Loads {
   }
 
   /**
-   * Fails if the collection holds documents and {@code replace} is false.
+   * Fails if the collection holds documents and {@code replace} is false; first lets a change a
+   * stopped process left half-done there be completed or undone ({@link #settle}).
    *
    * @return whether it holds documents
    */
-  static boolean checkTarget(MongoDatabase db, String collection, TreePattern pattern,
-      boolean replace) {
+  static boolean checkTarget(Connection connection, MongoDatabase db, String collection,
+      TreePattern pattern, TreeOptions options, boolean replace) {
     MongoCollection<Document> target = db.getCollection(collection);
+    settle(connection, target, pattern, options);
     boolean occupied = Connection.hasNodes(target);
     if (occupied && !replace) {
       long nodes = Connection.nodes(target);
@@ -68,8 +70,7 @@ final class Loads {
   private static long write(java.util.function.ToLongFunction<TreeStore> loading, long size,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
       TreeOptions options, boolean replace, Progress progress) {
-    settle(connection, db.getCollection(collection), pattern, options);
-    boolean occupied = checkTarget(db, collection, pattern, replace);
+    boolean occupied = checkTarget(connection, db, collection, pattern, options, replace);
     if (!occupied) {
       return load(loading, size, connection, db, collection, pattern, options, progress);
     }

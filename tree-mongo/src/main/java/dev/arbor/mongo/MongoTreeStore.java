@@ -1599,8 +1599,9 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
 
   /**
    * {@code d} with only its {@code _id} and the fields in {@code keep}, in a {@link SlimDocument};
-   * each name, and each string or array value, replaced by an equal one in {@code shared} if
-   * there is one (siblings share their parent, path and ancestors).
+   * each name, each string or array value and each string in an array replaced by an equal one
+   * in {@code shared} if there is one (siblings share their parent, path and ancestors, and every
+   * document below a node names it).
    */
   private static Document slim(Document d, Set<String> keep, Map<Object, Object> shared) {
     int n = 0;
@@ -1614,6 +1615,16 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
       if (e.getKey().equals(ID) || keep.contains(e.getKey())) {
         Object v = e.getValue();
         keys[i] = (String) shared.computeIfAbsent(e.getKey(), x -> x);
+        if (v instanceof List<?> list) {
+          // its strings shared too: an array of ancestors names each ancestor in every document
+          // below it
+          List<Object> elements = new ArrayList<>(list.size());
+          for (Object element : list) {
+            elements.add(element instanceof String ? shared.computeIfAbsent(element, x -> x)
+                : element);
+          }
+          v = elements;
+        }
         values[i++] = v instanceof String && !e.getKey().equals(ID) || v instanceof List<?>
             ? shared.computeIfAbsent(v, x -> x) : v;
       }
