@@ -219,6 +219,20 @@ final class Linearizability {
     return Objects.equals(c.result, result);
   }
 
+  /** Makes the machine busy: {@code threads} spinning on {@code pool} while {@code busy}. */
+  static void spin(java.util.concurrent.ExecutorService pool,
+      java.util.concurrent.atomic.AtomicBoolean busy, int threads) {
+    for (int s = 0; s < threads; s++) {
+      pool.submit(() -> {
+        long x = 0;
+        while (busy.get()) {
+          x += System.nanoTime() % 7;
+        }
+        return x;
+      });
+    }
+  }
+
   private static Class<?> type(Throwable t) {
     return t instanceof Remote r ? r.type : t.getClass();
   }

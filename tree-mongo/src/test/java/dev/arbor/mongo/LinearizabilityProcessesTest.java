@@ -94,15 +94,7 @@ class LinearizabilityProcessesTest {
         }
         outs.add(out);
       }
-      for (int s = 0; s < 2; s++) {
-        pool.submit(() -> {
-          long x = 0;
-          while (busy.get()) {
-            x += System.nanoTime() % 7;
-          }
-          return x;
-        });
-      }
+      Linearizability.spin(pool, busy, 2);
       Linearizability.History history =
           new Linearizability.History(Linearizability.History::wallClock);
       long go = Linearizability.History.wallClock() + 300_000_000L;

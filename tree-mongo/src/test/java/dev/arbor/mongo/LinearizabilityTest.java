@@ -82,15 +82,7 @@ class LinearizabilityTest {
       }
       TreeStore reader = writers.remove(WRITERS);
       // A busy machine: spinning threads compete with the writers and the server.
-      for (int s = 0; s < 2; s++) {
-        pool.submit(() -> {
-          long x = 0;
-          while (busy.get()) {
-            x += System.nanoTime() % 7;
-          }
-          return x;
-        });
-      }
+      Linearizability.spin(pool, busy, 2);
       Linearizability.History history = new Linearizability.History();
       CountDownLatch go = new CountDownLatch(1);
       Random plan = new Random(round * 7_919L + pattern.ordinal());
