@@ -33,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  * on them are not served.
  *
  * <p>Positions are learned from the collection: {@link #add}, {@link #updateInPlace} (with the
- * position), and {@link #forget} from the collection's removal of a position. {@link
+ * position), and {@link #forget} from the collection's removal of a document. {@link
  * #remove(Document)}, which has no position, returns null; the index is therefore created sparse
  * (as the server's {@code EmptyIndex}), which makes the collection accept that null. A position
  * added again (the in-memory backend reuses freed positions) first drops its old entries.
@@ -45,8 +45,15 @@ final class HashIndex<P> extends Index<P> {
   private final List<String> fields;
   /** Per key field: value to a position, or to a {@link Positions} of several. */
   private final List<Map<Object, Object>> maps;
-  /** Per position, per key field: null, one value, or an Object[] of values. */
-  private final Map<P, Object[]> entries = new HashMap<>();
+  /**
+   * Per position, per key field: null, one value, or an Object[] of values; kept only for an
+   * index of several fields, whose candidates are narrowed by the other fields' values. An index
+   * of one field (an array of ancestors': every node under each of its ancestors) learns a removed
+   * document's values from the document instead.
+   */
+  private final @Nullable Map<P, Object[]> entries;
+  /** The number of documents indexed under at least one value. */
+  private long count;
   private final UnaryOperator<P> positionOf;
   private final AtomicLong served = new AtomicLong();
 
@@ -59,6 +66,7 @@ final class HashIndex<P> extends Index<P> {
   HashIndex(String name, List<IndexKey> keys, UnaryOperator<P> positionOf) {
     super(name, keys, true); // sparse: see the class documentation
     this.fields = keys.stream().map(IndexKey::getKey).toList();
+    this.entries = fields.size() > 1 ? new HashMap<>() : null;
     this.maps = new ArrayList<>();
     for (int i = 0; i < fields.size(); i++) {
       maps.add(new HashMap<>());
@@ -145,6 +153,9 @@ final class HashIndex<P> extends Index<P> {
         union.add((P) p);
       }
     }
+    if (entries == null) {
+      return new ArrayList<>(union);
+    }
     List<P> out = new ArrayList<>(union.size());
     for (P p : union) {
       Object[] entry = entries.get(p);
@@ -199,8 +210,11 @@ final class HashIndex<P> extends Index<P> {
   @Override
   public synchronized void add(Document document, P position, MongoCollection<P> collection) {
     P p = positionOf.apply(position);
-    unindex(p);
+    if (entries != null) {
+      unindex(p);
+    }
     Object[] entry = new Object[fields.size()];
+    boolean indexed = false;
     for (int i = 0; i < fields.size(); i++) {
       String field = fields.get(i);
       if (!plain(field)) {
@@ -232,8 +246,14 @@ final class HashIndex<P> extends Index<P> {
         held[k++] = v;
       }
       entry[i] = held.length == 1 ? held[0] : held;
+      indexed = true;
     }
-    entries.put(p, entry);
+    if (indexed) {
+      count++;
+      if (entries != null) {
+        entries.put(p, entry);
+      }
+    }
   }
 
   /** Collects the exact values of a field value: itself, or its elements through nested arrays. */
@@ -284,9 +304,28 @@ final class HashIndex<P> extends Index<P> {
     return out;
   }
 
-  /** Drops the entries of {@code position}, if any: the collection removed its document. */
-  synchronized void forget(P position) {
-    unindex(positionOf.apply(position));
+  /**
+   * Drops the entries of {@code position}, if any: the collection removed {@code document}, which
+   * it held there (as indexed: every change of it came through {@link #updateInPlace}).
+   */
+  synchronized void forget(P position, Document document) {
+    P p = positionOf.apply(position);
+    if (entries != null) {
+      unindex(p);
+      return;
+    }
+    Set<Object> values = new LinkedHashSet<>();
+    collect(document.get(fields.get(0)), values, 0);
+    if (!plain(fields.get(0)) || values.isEmpty()) {
+      return;
+    }
+    boolean held = false;
+    for (Object v : values) {
+      held |= unindex(0, v, p);
+    }
+    if (held) {
+      count--;
+    }
   }
 
   private void unindex(P p) {
@@ -294,6 +333,7 @@ final class HashIndex<P> extends Index<P> {
     if (entry == null) {
       return;
     }
+    count--;
     for (int i = 0; i < entry.length; i++) {
       if (entry[i] instanceof Object[] values) {
         for (Object v : values) {
@@ -305,19 +345,23 @@ final class HashIndex<P> extends Index<P> {
     }
   }
 
-  private void unindex(int field, Object value, P p) {
+  /** Drops {@code p} from the positions of {@code value}; whether it was there. */
+  private boolean unindex(int field, Object value, P p) {
     Map<Object, Object> map = maps.get(field);
     Object old = map.get(value);
     if (old instanceof Positions<?> s) {
-      s.remove(p);
+      boolean held = s.remove(p);
       if (s.size() == 1) {
         map.put(value, s.iterator().next());
       } else if (s.isEmpty()) {
         map.remove(value);
       }
+      return held;
     } else if (old != null && old.equals(p)) {
       map.remove(value);
+      return true;
     }
+    return false;
   }
 
   @Override
@@ -327,12 +371,12 @@ final class HashIndex<P> extends Index<P> {
 
   @Override
   public synchronized long getCount() {
-    return entries.size();
+    return count;
   }
 
   @Override
   public synchronized boolean isEmpty() {
-    return entries.isEmpty();
+    return count == 0;
   }
 
   @Override
@@ -349,13 +393,17 @@ final class HashIndex<P> extends Index<P> {
   @Override
   public synchronized void updateInPlace(Document oldDocument, Document newDocument, P position,
       MongoCollection<P> collection) {
-    add(newDocument, position, collection); // drops the old entries first
+    forget(position, oldDocument);
+    add(newDocument, position, collection);
   }
 
   @Override
   public synchronized void drop() {
-    entries.clear();
+    if (entries != null) {
+      entries.clear();
+    }
     maps.forEach(Map::clear);
+    count = 0;
   }
 
   /**

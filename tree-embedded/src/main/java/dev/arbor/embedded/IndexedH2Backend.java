@@ -397,8 +397,11 @@ final class IndexedH2Backend extends H2Backend {
 
     @Override
     protected void removeDocument(Object position) {
+      Document removed = getDocument(position); // the hash indexes drop it by its values
       super.removeDocument(position);
-      IndexedQueries.forget(getIndexes(), position);
+      if (removed != null) {
+        IndexedQueries.forget(getIndexes(), position, removed);
+      }
     }
 
     // The server leaves these unsynchronized; they read or change the list of indexes, and

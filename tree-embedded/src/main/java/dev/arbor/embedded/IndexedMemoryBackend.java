@@ -103,8 +103,11 @@ final class IndexedMemoryBackend extends MemoryBackend {
 
     @Override
     protected void removeDocument(Integer position) {
+      Document removed = getDocument(position); // the hash indexes drop it by its values
       super.removeDocument(position);
-      IndexedQueries.forget(getIndexes(), position);
+      if (removed != null) {
+        IndexedQueries.forget(getIndexes(), position, removed);
+      }
     }
 
     // The server leaves these unsynchronized; they read or change the list of indexes, and

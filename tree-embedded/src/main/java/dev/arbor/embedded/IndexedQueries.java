@@ -92,11 +92,14 @@ final class IndexedQueries {
     }
   }
 
-  /** Tells the hash indexes among {@code indexes} that {@code position} holds no document. */
-  static <P> void forget(List<Index<P>> indexes, P position) {
+  /**
+   * Tells the hash indexes among {@code indexes} that {@code position} no longer holds {@code
+   * document}, which the collection removed.
+   */
+  static <P> void forget(List<Index<P>> indexes, P position, Document document) {
     for (Index<P> index : indexes) {
       if (index instanceof HashIndex<P> h) {
-        h.forget(position);
+        h.forget(position, document);
       }
     }
   }

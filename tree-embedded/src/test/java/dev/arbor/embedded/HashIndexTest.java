@@ -109,6 +109,7 @@ class HashIndexTest {
 
   @Test
   void followsUpdatesRemovalsAndReusedPositions() {
+    // one field: the index learns a removed document's values from the document
     HashIndex<Integer> index = index("parent");
     Document a = doc("_id", "a", "parent", "x");
     index.add(a, 0, null);
@@ -116,11 +117,13 @@ class HashIndexTest {
     index.updateInPlace(a, a2, 0, null);
     assertEquals(Set.of(), candidates(index, doc("parent", "x")));
     assertEquals(Set.of(0), candidates(index, doc("parent", "z")));
-    index.forget(0);
+    index.forget(0, a2);
     assertEquals(Set.of(), candidates(index, doc("parent", "z")));
     assertTrue(index.isEmpty());
-    index.add(doc("_id", "b", "parent", "y"), 0, null);
-    index.add(doc("_id", "c", "parent", "x"), 0, null); // position 0 reused without a removal
+    Document b = doc("_id", "b", "parent", "y");
+    index.add(b, 0, null);
+    index.forget(0, b);
+    index.add(doc("_id", "c", "parent", "x"), 0, null); // position 0 reused after a removal
     assertEquals(Set.of(), candidates(index, doc("parent", "y")));
     assertEquals(Set.of(0), candidates(index, doc("parent", "x")));
     assertEquals(1, index.getCount());
