@@ -306,12 +306,16 @@ final class HashIndex<P> extends Index<P> {
 
   /**
    * Drops the entries of {@code position}, if any: the collection removed {@code document}, which
-   * it held there (as indexed: every change of it came through {@link #updateInPlace}).
+   * it held there (as indexed: every change of it came through {@link #updateInPlace}); the
+   * document may be null for an index that {@linkplain #forgetsByValues keeps its entries}.
    */
-  synchronized void forget(P position, Document document) {
+  synchronized void forget(P position, @Nullable Document document) {
     P p = positionOf.apply(position);
     if (entries != null) {
       unindex(p);
+      return;
+    }
+    if (document == null) {
       return;
     }
     Set<Object> values = new LinkedHashSet<>();
@@ -343,6 +347,11 @@ final class HashIndex<P> extends Index<P> {
         unindex(i, entry[i], p);
       }
     }
+  }
+
+  /** Whether {@link #forget} needs the removed document (it keeps no entries to read). */
+  boolean forgetsByValues() {
+    return entries == null;
   }
 
   /** Drops {@code p} from the positions of {@code value}; whether it was there. */

@@ -78,17 +78,22 @@ final class IndexedH2Backend extends H2Backend {
     } finally {
       gate.readLock().unlock();
       if (getMvStore().getUnsavedMemory() > autosaveBytes) {
-        save();
+        save(autosaveBytes); // several threads may get here: the first saves
       }
     }
   }
 
   /** Saves every change made so far in one atomic commit, between two commands. */
   void save() {
+    save(-1);
+  }
+
+  /** {@link #save()} if more than {@code unsaved} bytes are still unsaved once the server is held. */
+  private void save(long unsaved) {
     gate.writeLock().lock();
     try {
       MVStore store = getMvStore();
-      if (!store.isClosed()) {
+      if (!store.isClosed() && store.getUnsavedMemory() > unsaved) {
         store.commit();
         // Pages rewritten by later saves leave chunks mostly dead: their live pages are moved on,
         // so that whole chunks are freed and their space reused (H2's own background thread,
@@ -397,11 +402,8 @@ final class IndexedH2Backend extends H2Backend {
 
     @Override
     protected void removeDocument(Object position) {
-      Document removed = getDocument(position); // the hash indexes drop it by its values
-      super.removeDocument(position);
-      if (removed != null) {
-        IndexedQueries.forget(getIndexes(), position, removed);
-      }
+      IndexedQueries.removing(getIndexes(), position, this::getDocument,
+          () -> super.removeDocument(position));
     }
 
     // The server leaves these unsynchronized; they read or change the list of indexes, and

@@ -103,11 +103,8 @@ final class IndexedMemoryBackend extends MemoryBackend {
 
     @Override
     protected void removeDocument(Integer position) {
-      Document removed = getDocument(position); // the hash indexes drop it by its values
-      super.removeDocument(position);
-      if (removed != null) {
-        IndexedQueries.forget(getIndexes(), position, removed);
-      }
+      IndexedQueries.removing(getIndexes(), position, this::getDocument,
+          () -> super.removeDocument(position));
     }
 
     // The server leaves these unsynchronized; they read or change the list of indexes, and

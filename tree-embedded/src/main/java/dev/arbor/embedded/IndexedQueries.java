@@ -93,13 +93,23 @@ final class IndexedQueries {
   }
 
   /**
-   * Tells the hash indexes among {@code indexes} that {@code position} no longer holds {@code
-   * document}, which the collection removed.
+   * Runs the collection's {@code removal} of the document at {@code position}, then tells the
+   * hash indexes among {@code indexes} that it is gone; reads the document first (by {@code
+   * read}) only if one of them drops it by its values (an index of one field).
    */
-  static <P> void forget(List<Index<P>> indexes, P position, Document document) {
+  static <P> void removing(List<Index<P>> indexes, P position,
+      Function<P, @Nullable Document> read, Runnable removal) {
+    Document removed = null;
+    for (Index<P> index : indexes) {
+      if (index instanceof HashIndex<P> h && h.forgetsByValues()) {
+        removed = read.apply(position);
+        break;
+      }
+    }
+    removal.run();
     for (Index<P> index : indexes) {
       if (index instanceof HashIndex<P> h) {
-        h.forget(position, document);
+        h.forget(position, removed);
       }
     }
   }
