@@ -310,7 +310,7 @@ class IdTypesTest {
     assertEquals(0, c.countDocuments(Filters.eq("_id", languages)));
   }
 
-  /** The README's example ("Id types"), as it stands there. */
+  /** The example of docs/patterns.md ("Id types"), as it stands there. */
   @Test
   void docsExample() {
     MongoCollection<Document> collection = MongoTestServer.get().freshCollection();
@@ -327,8 +327,8 @@ class IdTypesTest {
   }
 
   @Test
-  void theReadmeShowsTheExample() throws IOException {
-    DocsPages.assertShown(DocsPages.readme(), DocsPages.testSource("IdTypesTest.java"),
+  void thePatternsPageShowsTheExample() throws IOException {
+    DocsPages.assertShown(DocsPages.page("patterns.md"), DocsPages.testSource("IdTypesTest.java"),
         "docs-id-types");
   }
 

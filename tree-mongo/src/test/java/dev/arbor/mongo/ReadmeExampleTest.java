@@ -41,8 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The README's first program, taken from the README as it stands, compiled and run as a new user
  * would: it must compile against the modules alone, run to the end, and print what its comments
- * say it prints; and the other examples (node data, streaming, scopes, typed nodes),
- * run here and shown in the README verbatim ({@link DocsPages#assertShown}).
+ * say it prints; and the examples of docs/data-api.md (node data, streaming, scopes, typed nodes),
+ * run here and shown in that page verbatim ({@link DocsPages#assertShown}).
  */
 class ReadmeExampleTest {
   private static final String CLASS = "FirstTree";
@@ -165,7 +165,7 @@ class ReadmeExampleTest {
     }
   }
 
-  /** The README's record, as the typed example declares it. */
+  /** The record of docs/data-api.md, as the typed example declares it. */
   // docs-record:begin
   public record Category(@BsonId String id, String title, List<String> tags) {}
   // docs-record:end
@@ -200,10 +200,10 @@ class ReadmeExampleTest {
   }
 
   @Test
-  void theReadmeShowsTheOtherExamples() throws IOException {
+  void theDataApiPageShowsTheExamples() throws IOException {
     for (String marker : List.of("docs-data", "docs-record", "docs-typed", "docs-stream",
         "docs-scope")) {
-      DocsPages.assertShown(DocsPages.readme(),
+      DocsPages.assertShown(DocsPages.page("data-api.md"),
           DocsPages.testSource("ReadmeExampleTest.java"), marker);
     }
   }

@@ -28,7 +28,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * A tree change in a transaction of Spring's {@code MongoTransactionManager}, beside a
- * MongoTemplate write: both commit or neither does. The README shows the example verbatim. On a
+ * MongoTemplate write: both commit or neither does. docs/data-api.md shows the example verbatim. On a
  * server that runs transactions (run the suite with {@code -Darbor.mongo.uri=mongodb://…} of a
  * replica set) the example runs; elsewhere it is skipped, as in {@link CallersSessionTest}.
  */
@@ -193,8 +193,8 @@ class SpringTransactionExampleTest {
   }
 
   @Test
-  void theReadmeShowsTheExample() throws IOException {
-    Path page = DocsPages.readme();
+  void theDataApiPageShowsTheExample() throws IOException {
+    Path page = DocsPages.page("data-api.md");
     DocsPages.assertShown(page, DocsPages.testSource("SpringTransactionExampleTest.java"),
         "docs-spring");
     DocsPages.assertShown(page, DocsPages.testSource("SpringRetries.java"),
