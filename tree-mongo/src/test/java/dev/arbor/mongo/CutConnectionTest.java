@@ -35,10 +35,10 @@ import org.junit.jupiter.api.Test;
 /**
  * Cuts the connection of a store under every structural change at every write command it sends,
  * before the command reaches the server and after the server ran it (its reply lost), and holds
- * what the call then says to the README's "What an exception means": a call that returns made its
- * change; a {@link ChangeInterruptedException} says truly what became of it ({@code NOT_APPLIED}:
- * the tree before; {@code COMMITTED}: the tree after, once the next access completes it; {@code
- * UNKNOWN}: either); nothing else is thrown for a valid call — no domain error, no raw driver
+ * what the call then says to docs/guarantees.md, "What a call's outcome means": a call that
+ * returns made its change; a {@link ChangeInterruptedException} says truly what became of it
+ * ({@code NOT_APPLIED}: the tree before; {@code COMMITTED}: the tree after, once the next access
+ * completes it; {@code UNKNOWN}: either); nothing else is thrown for a valid call — no domain error, no raw driver
  * exception, no {@link LockLostException} where nobody else holds the lock. Whatever the call
  * says, the stored tree is then the tree before or the tree after (never a mix), {@code check()}
  * finds nothing, and the next writer gets the tree within a few leases.
@@ -324,7 +324,7 @@ class CutConnectionTest {
       } else if (thrown instanceof TimeoutException) {
         found.add("call still running after a minute");
       } else if (thrown != null) {
-        found.add("exception the README does not allow");
+        found.add("exception docs/guarantees.md does not allow");
       }
       if (now != null) {
         boolean isBefore = now.equals(before);

@@ -15,6 +15,7 @@ import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import dev.arbor.core.TreeStore;
 import dev.arbor.core.TreeStoreContract;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -309,18 +310,26 @@ class IdTypesTest {
     assertEquals(0, c.countDocuments(Filters.eq("_id", languages)));
   }
 
-  /** The README's example ("Id types"), as it stands there. */
+  /** The example of docs/patterns.md ("Id types"), as it stands there. */
   @Test
-  void readmeExample() {
+  void docsExample() {
     MongoCollection<Document> collection = MongoTestServer.get().freshCollection();
+    // docs-id-types:begin
     MongoTree tree = TreePattern.PARENT_REFERENCES.open(collection, TreeOptions.defaults()
         .withIdType(NodeIdType.OBJECT_ID).withFieldName(TreeField.PARENT, "parentId"));
     String id = new ObjectId().toHexString();
     tree.insert(id, Position.lastRoot());   // stored as {_id: ObjectId(id), parentId: null, ...}
+    // docs-id-types:end
     Document stored = collection.find(Filters.eq("_id", new ObjectId(id))).first();
     assertTrue(stored != null && stored.containsKey("parentId")
         && stored.get("parentId") == null, String.valueOf(stored));
     assertEquals(List.of(id), tree.roots());
+  }
+
+  @Test
+  void thePatternsPageShowsTheExample() throws IOException {
+    DocsPages.assertShown(DocsPages.page("patterns.md"), DocsPages.testSource("IdTypesTest.java"),
+        "docs-id-types");
   }
 
   /** Long ids stored as 32-bit integers by another tool are read, and written as longs. */

@@ -235,7 +235,7 @@ class IntegrityTest {
         () -> store.move("Databases", Position.firstRoot()));
     assertTrue(first.getMessage().contains("stuck"), first.getMessage());
     // Another process; its writes stop at the first error as MongoDB's do (mongo-java-server's
-    // run on after a refused statement, see the README's limits).
+    // run on after a refused statement, see docs/guarantees.md, "Leases, leftovers and repair").
     MongoTreeStore other = (MongoTreeStore) TreePattern.NESTED_SETS.open(c);
     other.lock.sender = new StepwiseSender(written -> {});
     TreeException stuck = assertThrows(TreeException.class, other::snapshot);

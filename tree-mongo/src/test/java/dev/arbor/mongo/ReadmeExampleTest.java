@@ -41,7 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The README's first program, taken from the README as it stands, compiled and run as a new user
  * would: it must compile against the modules alone, run to the end, and print what its comments
- * say it prints; and the README's other examples, run here and shown in the README verbatim.
+ * say it prints; and the examples of docs/data-api.md (node data, streaming, scopes, typed nodes),
+ * run here and shown in that page verbatim ({@link DocsPages#assertShown}).
  */
 class ReadmeExampleTest {
   private static final String CLASS = "FirstTree";
@@ -51,7 +52,7 @@ class ReadmeExampleTest {
 
   @Test
   void theReadmesFirstProgramRunsAsWrittenAndPrintsWhatItSays() throws Exception {
-    String source = program(Files.readString(Path.of("..", "README.md")));
+    String source = program(Files.readString(DocsPages.readme()));
     Path file = dir.resolve(CLASS + ".java");
     Files.writeString(file, source);
 
@@ -82,7 +83,7 @@ class ReadmeExampleTest {
   void nodeDataExample() {
     String uri = MongoTestServer.get().uri();
     String db = MongoTestServer.get().database().getName();
-    // README-data:begin
+    // docs-data:begin
     try (MongoClient client = MongoClients.create(uri)) {
       MongoCollection<Document> products = client.getDatabase(db).getCollection("products");
       MongoTree shop = TreePattern.ARRAY_OF_ANCESTORS.open(products);
@@ -100,7 +101,7 @@ class ReadmeExampleTest {
       List<Node> next = shop.childNodes("Databases", first.get(0).id(), 1);  // the page after it
       long inBooks = products.countDocuments(shop.subtreeFilter("Books"));  // your own query
       shop.delete("Databases", Deletion.LIFT_CHILDREN);             // its children take its place
-      // README-data:end
+      // docs-data:end
       assertEquals(List.of("Books", "Databases"), page.ids());
       assertEquals("Storage", page.get("Databases").attributes().get("title"));
       assertEquals(List.of("Books", "Storage"),
@@ -119,7 +120,7 @@ class ReadmeExampleTest {
     TreePattern.NESTED_SETS.open(collection).load(Tree.parse("Books(Programming(MongoDB dbm))"));
     Path file = Files.createTempFile("arbor-readme-", ".json");
     try {
-      // README-stream:begin
+      // docs-stream:begin
       MongoTree tree = TreePattern.NESTED_SETS.open(collection);
       try (Stream<Tree.Entry> entries = tree.entries();             // preorder, from a cursor
           OutputStream out = Files.newOutputStream(file)) {
@@ -127,7 +128,7 @@ class ReadmeExampleTest {
         entries.forEach(writer::write);
         writer.finish();
       }
-      // README-stream:end
+      // docs-stream:end
       assertEquals(Tree.parse("Books(Programming(MongoDB dbm))"),
           TreeJson.parse(Files.readString(file)));
     } finally {
@@ -139,7 +140,7 @@ class ReadmeExampleTest {
   void scopeExample() {
     String uri = MongoTestServer.get().uri();
     String db = MongoTestServer.get().database().getName();
-    // README-scope:begin
+    // docs-scope:begin
     try (MongoClient client = MongoClients.create(uri)) {
       MongoCollection<Document> forums = client.getDatabase(db).getCollection("forums");
       MongoTree acme = TreePattern.MATERIALIZED_PATHS.open(forums,
@@ -152,7 +153,7 @@ class ReadmeExampleTest {
       globex.insert("General", Position.lastRoot());                // the same id, another tree
       globex.move("General", Position.lastRoot());                  // never waits for acme's lock
       long inGeneral = forums.countDocuments(acme.subtreeFilter("General"));  // 2: acme's only
-      // README-scope:end
+      // docs-scope:end
       assertEquals(2, inGeneral);
       assertEquals(List.of("Help"), acme.children("General"));
       assertEquals(List.of(), globex.children("General"));
@@ -164,14 +165,16 @@ class ReadmeExampleTest {
     }
   }
 
-  /** The README's record, as the typed example declares it. */
+  /** The record of docs/data-api.md, as the typed example declares it. */
+  // docs-record:begin
   public record Category(@BsonId String id, String title, List<String> tags) {}
+  // docs-record:end
 
   @Test
-  void typedExample() throws IOException {
+  void typedExample() {
     String uri = MongoTestServer.get().uri();
     String db = MongoTestServer.get().database().getName();
-    // README-typed:begin
+    // docs-typed:begin
     try (MongoClient client = MongoClients.create(uri)) {
       MongoCollection<Category> categories =
           client.getDatabase(db).getCollection("categories", Category.class);
@@ -187,33 +190,21 @@ class ReadmeExampleTest {
       List<Category> tech = shop.descendants("Books", Integer.MAX_VALUE, Filters.eq("tags", "nosql"));
       shop.update(new Category("Databases", "Storage", List.of("tech")));  // one document written
       shop.tree().move("MongoDB", Position.lastRoot());              // the structure, by id
-      // README-typed:end
+      // docs-typed:end
       assertEquals(List.of(new Category("Books", "Books", List.of()),
           new Category("Databases", "Databases", List.of("tech"))), crumbs);
       assertEquals(List.of("MongoDB"), tech.stream().map(Category::id).toList());
       assertEquals(List.of(), shop.ancestors("MongoDB"));
       assertEquals("Storage", shop.find("Databases").orElseThrow().title());
     }
-    assertTrue(Files.readString(Path.of("..", "README.md")).contains(
-        "public record Category(@BsonId String id, String title, List<String> tags) {}"));
   }
 
   @Test
-  void readmeShowsTheOtherExamples() throws IOException {
-    Path readme = Path.of("..", "README.md");
-    String text = Files.readString(readme);
-    String source = Files.readString(
-        Path.of("src/test/java/dev/arbor/mongo/ReadmeExampleTest.java"));
-    for (String marker : List.of("README-data", "README-typed", "README-stream",
-        "README-scope")) {
-      String begin = "// " + marker + ":begin";
-      String snippet = source.substring(source.indexOf(begin) + begin.length() + 1,
-          source.indexOf("      // " + marker + ":end"));
-      for (String line : snippet.split("\n")) {
-        String trimmed = line.strip();
-        assertTrue(trimmed.isEmpty() || text.contains(trimmed),
-            "README.md lacks the example line: " + trimmed);
-      }
+  void theDataApiPageShowsTheExamples() throws IOException {
+    for (String marker : List.of("docs-data", "docs-record", "docs-typed", "docs-stream",
+        "docs-scope")) {
+      DocsPages.assertShown(DocsPages.page("data-api.md"),
+          DocsPages.testSource("ReadmeExampleTest.java"), marker);
     }
   }
 

@@ -5,7 +5,7 @@ import java.util.function.Consumer;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 
-// README-spring-retries:begin
+// docs-spring-retries:begin
 /**
  * Runs work in a transaction of Spring's {@code MongoTransactionManager}, again while it fails
  * with a {@code TransientTransactionError}: the driver's {@code withTransaction} retries such a
@@ -42,4 +42,4 @@ final class SpringRetries {
     return false;
   }
 }
-// README-spring-retries:end
+// docs-spring-retries:end

@@ -5,7 +5,7 @@ import org.springframework.data.mongodb.MongoTransactionManager;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.DefaultTransactionStatus;
 
-// README-spring-sessions:begin
+// docs-spring-sessions:begin
 /**
  * The driver session of a transaction of Spring's {@code MongoTransactionManager}, for code that
  * calls the driver itself, such as Arbor. Spring binds the session to the thread for MongoTemplate
@@ -24,4 +24,4 @@ final class SpringSessions extends MongoTransactionManager {
     throw new IllegalStateException("not in a transaction of a MongoTransactionManager");
   }
 }
-// README-spring-sessions:end
+// docs-spring-sessions:end

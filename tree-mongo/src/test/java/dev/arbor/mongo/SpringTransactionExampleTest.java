@@ -12,7 +12,6 @@ import dev.arbor.core.Tree;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,7 +28,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * A tree change in a transaction of Spring's {@code MongoTransactionManager}, beside a
- * MongoTemplate write: both commit or neither does. The README shows the example verbatim. On a
+ * MongoTemplate write: both commit or neither does. docs/data-api.md shows the example verbatim. On a
  * server that runs transactions (run the suite with {@code -Darbor.mongo.uri=mongodb://…} of a
  * replica set) the example runs; elsewhere it is skipped, as in {@link CallersSessionTest}.
  */
@@ -48,7 +47,7 @@ class SpringTransactionExampleTest {
         MongoTestServer.get().client(), MongoTestServer.get().database().getName());
     MongoTemplate mongoTemplate = new MongoTemplate(databaseFactory);
 
-    // README-spring:begin
+    // docs-spring:begin
     MongoTransactionManager transactionManager = new MongoTransactionManager(databaseFactory);
     TransactionTemplate inTransaction = new TransactionTemplate(transactionManager);
     SpringRetries.inTransaction(inTransaction, status -> {  // retried if transient
@@ -56,7 +55,7 @@ class SpringTransactionExampleTest {
       ClientSession session = SpringSessions.of(status);  // the transaction's session
       categories.withSession(session).move("Databases", Position.lastChildOf("Books"));
     });
-    // README-spring:end
+    // docs-spring:end
     assertEquals(List.of("Books"), categories.ancestors("Databases"));
     assertEquals(1, productsCollection.countDocuments(new Document("_id", "p1")));
 
@@ -194,23 +193,13 @@ class SpringTransactionExampleTest {
   }
 
   @Test
-  void readmeShowsTheExample() throws IOException {
-    String readme = Files.readString(Path.of("..", "README.md"));
-    String dir = "src/test/java/dev/arbor/mongo/";
-    for (String[] marked : List.of(
-        new String[] {dir + "SpringTransactionExampleTest.java", "README-spring"},
-        new String[] {dir + "SpringRetries.java", "README-spring-retries"},
-        new String[] {dir + "SpringSessions.java", "README-spring-sessions"})) {
-      String source = Files.readString(Path.of(marked[0]));
-      String begin = "// " + marked[1] + ":begin\n";
-      String end = "// " + marked[1] + ":end";
-      String snippet = source.substring(source.indexOf(begin) + begin.length(),
-          source.indexOf(end));
-      for (String line : snippet.split("\n")) {
-        String trimmed = line.strip();
-        assertTrue(trimmed.isEmpty() || readme.contains(trimmed),
-            "README.md lacks the example line: " + trimmed);
-      }
-    }
+  void theDataApiPageShowsTheExample() throws IOException {
+    Path page = DocsPages.page("data-api.md");
+    DocsPages.assertShown(page, DocsPages.testSource("SpringTransactionExampleTest.java"),
+        "docs-spring");
+    DocsPages.assertShown(page, DocsPages.testSource("SpringRetries.java"),
+        "docs-spring-retries");
+    DocsPages.assertShown(page, DocsPages.testSource("SpringSessions.java"),
+        "docs-spring-sessions");
   }
 }

@@ -113,8 +113,9 @@ class StreamedEntriesTest {
   }
 
   /**
-   * The round trips the README states: nested sets, one cursor (N / 1 000 batches); the per-parent
-   * walk, one query per node with children plus one per slice of siblings; two lock reads.
+   * The round trips docs/data-api.md states: nested sets, one cursor (N / 1 000 batches); the
+   * per-parent walk, one query per node with children plus one per slice of siblings; two lock
+   * reads.
    */
   @ParameterizedTest
   @EnumSource(TreePattern.class)
