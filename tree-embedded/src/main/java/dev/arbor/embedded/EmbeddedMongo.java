@@ -112,13 +112,16 @@ public final class EmbeddedMongo implements AutoCloseable {
 
   private final MongoServer server;
   private final MongoBackend backend;
+  private final @Nullable DataFileSaver saver; // null in memory
   private final @Nullable MVStore store; // null in memory
   private final @Nullable Path dataDir;
   private final String uri;
   private @Nullable MongoClient client;
   private boolean closed;
 
-  private EmbeddedMongo(MongoBackend backend, @Nullable MVStore store, @Nullable Path dataDir) {
+  private EmbeddedMongo(MongoBackend backend, @Nullable DataFileSaver saver,
+      @Nullable MVStore store, @Nullable Path dataDir) {
+    this.saver = saver;
     this.store = store;
     this.dataDir = dataDir;
     this.backend = backend;
@@ -134,9 +137,14 @@ public final class EmbeddedMongo implements AutoCloseable {
     this.uri = "mongodb://" + address.getHostString() + ":" + address.getPort();
   }
 
-  /** Starts a server that keeps its data in memory, gone at {@link #close()}. */
+  /**
+   * Starts a server that keeps its data in memory, gone at {@link #close()}.
+   *
+   * @throws IllegalStateException naming the assumption, if the mongo-java-server on the class
+   *     path is not the one whose internals this module relies on
+   */
   public static EmbeddedMongo start() {
-    return new EmbeddedMongo(new IndexedMemoryBackend(), null, null);
+    return new EmbeddedMongo(MemoryServerAdapter.create(), null, null, null);
   }
 
   /**
@@ -146,15 +154,17 @@ public final class EmbeddedMongo implements AutoCloseable {
    *
    * @throws UncheckedIOException if the directory cannot be created
    * @throws IllegalStateException if the file cannot be opened: in use by another process, or
-   *     not an MVStore file; the message names the file
+   *     not an MVStore file; the message names the file. Also, naming the assumption, if the
+   *     mongo-java-server on the class path is not the one whose internals this module relies on
    */
   public static EmbeddedMongo start(Path dataDir) {
-    return start(dataDir, IndexedH2Backend.AUTOSAVE_BYTES);
+    return start(dataDir, DataFileSaver.AUTOSAVE_BYTES);
   }
 
   /** {@link #start(Path)}, saving between two commands past {@code autosaveBytes} unsaved. */
   static EmbeddedMongo start(Path dataDir, long autosaveBytes) {
     requireNonNull(dataDir, "dataDir");
+    H2ServerAdapter.checkAssumptions(); // before the file is opened
     try {
       Files.createDirectories(dataDir);
     } catch (IOException e) {
@@ -181,7 +191,8 @@ public final class EmbeddedMongo implements AutoCloseable {
           e);
     }
     try {
-      return new EmbeddedMongo(new IndexedH2Backend(store, autosaveBytes), store, dataDir);
+      H2ServerAdapter backend = H2ServerAdapter.create(store, autosaveBytes);
+      return new EmbeddedMongo(backend, backend.saver(), store, dataDir);
     } catch (RuntimeException e) {
       store.closeImmediately();
       throw new IllegalStateException("cannot open " + file + ": " + firstLine(e.getMessage()),
@@ -235,8 +246,8 @@ public final class EmbeddedMongo implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("the embedded server is closed");
     }
-    if (store != null) {
-      ((IndexedH2Backend) backend).save();
+    if (saver != null) {
+      saver.save();
     }
   }
 
