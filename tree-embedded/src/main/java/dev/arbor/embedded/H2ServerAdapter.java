@@ -132,6 +132,11 @@ final class H2ServerAdapter extends H2Backend {
     }
   }
 
+  /** The cursor of {@code id}, for the tests: a query read as its batches are taken has one. */
+  Object cursor(long id) {
+    return getCursorRegistry().getCursor(id);
+  }
+
   /** The saves of this backend's store. */
   DataFileSaver saver() {
     return saver;
