@@ -196,7 +196,7 @@ public final class EmbeddedMongo implements AutoCloseable {
       // The space of old pages is reused from the next save on, instead of after 45 s: a load
       // saved as it goes rewrites its pages every few seconds, and would leave a file several
       // times its data. Safe here: every read of a map ends within one command, before a save
-      // (the server's cursors keep the version they read, see IndexedH2Backend), and each save
+      // (the server's cursors keep the version they read, see H2ServerAdapter), and each save
       // is synced to disk before the next.
       store.setRetentionTime(0);
     } catch (MVStoreException e) {
