@@ -13,6 +13,7 @@ import com.mongodb.event.CommandListener;
 import com.mongodb.event.CommandSucceededEvent;
 import dev.arbor.core.TreeStore;
 import dev.arbor.embedded.EmbeddedMongo;
+import dev.arbor.embedded.internal.DataDirectories;
 import dev.arbor.mongo.TreePattern;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -244,7 +245,7 @@ final class Connection implements AutoCloseable {
   void save(Progress progress) {
     if (savedOnSuccessOnly()) {
       progress.phase("saving " + description);
-      server.checkpoint();
+      DataDirectories.checkpoint(server);
     }
   }
 
@@ -253,7 +254,7 @@ final class Connection implements AutoCloseable {
   public void close() {
     client.close();
     if (server != null) {
-      server.abandon();
+      DataDirectories.abandon(server);
     }
   }
 

@@ -8,6 +8,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
+import dev.arbor.embedded.internal.DataDirectories;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -40,18 +41,20 @@ import org.jspecify.annotations.Nullable;
  * #start(Path)} keeps the data in one file, {@value #DATA_FILE} in the given directory (an H2
  * MVStore), so that the next server started on the same directory finds it.
  *
- * <p><b>What survives a crash.</b> Changes reach the file at {@link #checkpoint()}, at {@link
- * #close()}, and whenever more than a 32nd of the heap (at most 32 MB) of them is unsaved, each
- * time in one atomic commit of the MVStore taken between two commands (no command is in flight
- * while it is written). A process that dies at any moment, even killed with {@code SIGKILL}
- * during a save, leaves the file as it was at the last completed save, which the next start
- * reads. (The H2 backend's own background commits, which are turned off here, could capture a
- * write half-way through, a document without its {@code _id} index entry, and the next start
- * would fail on it.) A save between two commands may capture an Arbor change half-way, between
- * two of its batches, as a crash of its process would on MongoDB: its journal and lock are in
- * the file too, and the next access to the tree completes it, or undoes a load, once its lease
- * has run out. Below the limit nothing is written between checkpoints, so small changes are
- * saved whole or not at all.
+ * <p><b>What survives a crash.</b> Changes reach the file at {@link #close()}, at a checkpoint
+ * (Arbor's command line takes one when a command succeeds), and whenever more than a 32nd of the
+ * heap (at most 32 MB) of them is unsaved, each time in one atomic commit of the MVStore taken
+ * between two commands (no command is in flight while it is written). A process that dies at any
+ * moment, even killed with {@code SIGKILL} during a save, leaves the file as it was at the last
+ * completed save, which the next start reads. (The H2 backend's own background commits, which are
+ * turned off here, could capture a write half-way through, a document without its {@code _id} index
+ * entry, and the next start would fail on it.) A save between two commands may capture an Arbor
+ * change half-way, between two of its batches, as a crash of its process would on MongoDB: its
+ * journal and lock are in the file too, and the next access to the tree completes it, or undoes a
+ * load, once its lease has run out. Below the limit nothing is written between checkpoints, so
+ * small changes are saved whole or not at all. (The command line's control of a data directory, to
+ * save now or to stop without saving, is not API: {@code
+ * dev.arbor.embedded.internal.DataDirectories}.)
  *
  * <p><b>Larger than the heap.</b> Since changes are saved as they grow, a load larger than the
  * heap goes through; so do reads of it: a query that asks for batches (the driver's {@code
@@ -102,23 +105,40 @@ import org.jspecify.annotations.Nullable;
  * (discard quietly) or the binding of your logging framework (route them) to your test
  * dependencies.
  *
- * <p>Thread-safe: the client may be shared; {@link #checkpoint()} waits for the commands in
- * flight and saves between two commands; {@link #close()} must not run while another thread is
- * using the server.
+ * <p>Thread-safe: the client may be shared; a checkpoint waits for the commands in flight and
+ * saves between two commands; {@link #close()} must not run while another thread is using the
+ * server.
  */
 public final class EmbeddedMongo implements AutoCloseable {
   /** The file, inside the data directory, that holds the data. */
   public static final String DATA_FILE = "arbor.mv";
 
+  static {
+    DataDirectories.install(new DataDirectories.Control() {
+      @Override
+      public void checkpoint(EmbeddedMongo mongo) {
+        mongo.checkpoint();
+      }
+
+      @Override
+      public void abandon(EmbeddedMongo mongo) {
+        mongo.abandon();
+      }
+    });
+  }
+
   private final MongoServer server;
   private final MongoBackend backend;
+  private final @Nullable DataFileSaver saver; // null in memory
   private final @Nullable MVStore store; // null in memory
   private final @Nullable Path dataDir;
   private final String uri;
   private @Nullable MongoClient client;
   private boolean closed;
 
-  private EmbeddedMongo(MongoBackend backend, @Nullable MVStore store, @Nullable Path dataDir) {
+  private EmbeddedMongo(MongoBackend backend, @Nullable DataFileSaver saver,
+      @Nullable MVStore store, @Nullable Path dataDir) {
+    this.saver = saver;
     this.store = store;
     this.dataDir = dataDir;
     this.backend = backend;
@@ -134,9 +154,14 @@ public final class EmbeddedMongo implements AutoCloseable {
     this.uri = "mongodb://" + address.getHostString() + ":" + address.getPort();
   }
 
-  /** Starts a server that keeps its data in memory, gone at {@link #close()}. */
+  /**
+   * Starts a server that keeps its data in memory, gone at {@link #close()}.
+   *
+   * @throws IllegalStateException naming the assumption, if the mongo-java-server on the class
+   *     path is not the one whose internals this module relies on
+   */
   public static EmbeddedMongo start() {
-    return new EmbeddedMongo(new IndexedMemoryBackend(), null, null);
+    return new EmbeddedMongo(MemoryServerAdapter.create(), null, null, null);
   }
 
   /**
@@ -146,15 +171,17 @@ public final class EmbeddedMongo implements AutoCloseable {
    *
    * @throws UncheckedIOException if the directory cannot be created
    * @throws IllegalStateException if the file cannot be opened: in use by another process, or
-   *     not an MVStore file; the message names the file
+   *     not an MVStore file; the message names the file. Also, naming the assumption, if the
+   *     mongo-java-server on the class path is not the one whose internals this module relies on
    */
   public static EmbeddedMongo start(Path dataDir) {
-    return start(dataDir, IndexedH2Backend.AUTOSAVE_BYTES);
+    return start(dataDir, DataFileSaver.AUTOSAVE_BYTES);
   }
 
   /** {@link #start(Path)}, saving between two commands past {@code autosaveBytes} unsaved. */
   static EmbeddedMongo start(Path dataDir, long autosaveBytes) {
     requireNonNull(dataDir, "dataDir");
+    H2ServerAdapter.checkAssumptions(); // before the file is opened
     try {
       Files.createDirectories(dataDir);
     } catch (IOException e) {
@@ -169,7 +196,7 @@ public final class EmbeddedMongo implements AutoCloseable {
       // The space of old pages is reused from the next save on, instead of after 45 s: a load
       // saved as it goes rewrites its pages every few seconds, and would leave a file several
       // times its data. Safe here: every read of a map ends within one command, before a save
-      // (the server's cursors keep the version they read, see IndexedH2Backend), and each save
+      // (the server's cursors keep the version they read, see H2ServerAdapter), and each save
       // is synced to disk before the next.
       store.setRetentionTime(0);
     } catch (MVStoreException e) {
@@ -181,7 +208,8 @@ public final class EmbeddedMongo implements AutoCloseable {
           e);
     }
     try {
-      return new EmbeddedMongo(new IndexedH2Backend(store, autosaveBytes), store, dataDir);
+      H2ServerAdapter backend = H2ServerAdapter.create(store, autosaveBytes);
+      return new EmbeddedMongo(backend, backend.saver(), store, dataDir);
     } catch (RuntimeException e) {
       store.closeImmediately();
       throw new IllegalStateException("cannot open " + file + ": " + firstLine(e.getMessage()),
@@ -227,25 +255,18 @@ public final class EmbeddedMongo implements AutoCloseable {
     return Optional.ofNullable(dataDir);
   }
 
-  /**
-   * Saves every change made so far to the data file, in one atomic commit taken between two
-   * commands (it waits for those in flight); does nothing in memory.
-   */
-  public synchronized void checkpoint() {
+  /** {@link DataDirectories#checkpoint}. */
+  synchronized void checkpoint() {
     if (closed) {
       throw new IllegalStateException("the embedded server is closed");
     }
-    if (store != null) {
-      ((IndexedH2Backend) backend).save();
+    if (saver != null) {
+      saver.save();
     }
   }
 
-  /**
-   * Stops the server without saving: the data file stays as at the last {@link #checkpoint()},
-   * as if the process had been killed. Use it when the changes must not be kept, e.g. after a
-   * failure. Does nothing if already closed.
-   */
-  public synchronized void abandon() {
+  /** {@link DataDirectories#abandon}. */
+  synchronized void abandon() {
     if (closed) {
       return;
     }

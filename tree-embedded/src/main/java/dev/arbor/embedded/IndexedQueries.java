@@ -1,15 +1,11 @@
 package dev.arbor.embedded;
 
-import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.bson.Document;
-import de.bwaldvogel.mongo.wire.message.MongoMessage;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
-import java.util.function.Supplier;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,16 +22,14 @@ import org.jspecify.annotations.Nullable;
  * and applies the whole query to each, as to the documents of the scan: an index changes which
  * documents are read, never the result, its order included.
  *
- * <p>The aggregations: the server runs a pipeline over all the documents of the collection
- * ({@code Aggregation.computeResult} reads {@code queryAllAsStream()}), even when its first stage
- * is a {@code $match}. For an {@code aggregate} command whose first stage is a {@code $match} (and
- * whose stages are all of {@link #PREFILTERED_STAGES}, none of which reads the collection while
- * the pipeline is built), the database tells the collection ({@link Prefiltered#prefilter})
- * that the next {@code queryAllAsStream()} of this thread, the one that feeds the pipeline, may
- * leave out documents that the {@code $match} would drop: the collection then streams the
- * candidates of an index, in its natural order, and the {@code $match} stage still applies the
- * whole filter to each, as it does to the documents of a scan. The {@code $graphLookup} and
- * {@code $lookup} stages find their documents with {@code handleQuery}, which indexes serve.
+ * <p>The aggregations: the server runs a pipeline over all the documents of the collection, even
+ * when its first stage is a {@code $match}. For an {@code aggregate} command whose first stage is
+ * a {@code $match} (and whose stages are all of {@link #PREFILTERED_STAGES}, none of which reads
+ * the collection while the pipeline is built), the adapters run the pipeline over the candidates
+ * of an index instead ({@link ServerAdapter#aggregate}), in the collection's natural order, and
+ * the {@code $match} stage still applies the whole filter to each, as it does to the documents of
+ * a scan. The {@code $graphLookup} and {@code $lookup} stages find their documents with {@code
+ * handleQuery}, which indexes serve.
  */
 final class IndexedQueries {
   /**
@@ -45,52 +39,6 @@ final class IndexedQueries {
   static final Set<String> PREFILTERED_STAGES = Set.of("$match", "$group", "$project", "$sort",
       "$limit", "$skip", "$count", "$unwind", "$addFields", "$set", "$unset", "$replaceRoot",
       "$replaceWith", "$sortByCount", "$graphLookup");
-
-  /** A collection that can leave out, for the next pipeline it feeds, what a filter drops. */
-  interface Prefiltered {
-    /**
-     * Until the next {@code queryAllAsStream()} of the calling thread, or null to forget: the
-     * filter of the pipeline's leading {@code $match}.
-     */
-    void prefilter(@Nullable Document match);
-  }
-
-  /**
-   * The filter a collection may prefilter the next pipeline of a thread with ({@link
-   * Prefiltered#prefilter}), for its {@code queryAllAsStream()}: the part of it both backends
-   * share.
-   */
-  static final class Prefilter {
-    private final ThreadLocal<Document> match = new ThreadLocal<>();
-
-    void set(@Nullable Document filter) {
-      if (filter == null) {
-        match.remove();
-      } else {
-        match.set(filter);
-      }
-    }
-
-    /**
-     * The documents of the next pipeline: the candidates an index gives for the filter set for
-     * this thread (which is then forgotten), read under {@code lock}; else every document.
-     */
-    Stream<Document> stream(Object lock, Function<Document, @Nullable List<Document>> candidates,
-        Supplier<Stream<Document>> all) {
-      Document filter = match.get();
-      if (filter != null) {
-        match.remove();
-        List<Document> found;
-        synchronized (lock) {
-          found = candidates.apply(filter);
-        }
-        if (found != null) {
-          return found.stream();
-        }
-      }
-      return all.get();
-    }
-  }
 
   /**
    * Runs the collection's {@code removal} of the document at {@code position}, then tells the
@@ -250,38 +198,5 @@ final class IndexedQueries {
       }
     }
     return ((Document) pipeline.get(0)).get("$match") instanceof Document match ? match : null;
-  }
-
-  /**
-   * Handles a message of the wire protocol, telling the collection first, if it is an {@code
-   * aggregate} command with a leading {@code $match}, that it may prefilter the documents of
-   * the pipeline. (The backends hook here, in {@code handleMessage}, the path of every command
-   * of the driver's OP_MSG protocol.)
-   */
-  static Document message(MongoBackend backend, MongoMessage message, Supplier<Document> run) {
-    Document command = message.getDocument();
-    Document match = null;
-    Object collection = null;
-    if (!command.isEmpty() && command.keySet().iterator().next().equalsIgnoreCase("aggregate")
-        && !"admin".equals(message.getDatabaseName())) {
-      match = leadingMatch(command);
-      if (match != null && command.values().iterator().next() instanceof String name) {
-        try {
-          collection = backend.resolveDatabase(message.getDatabaseName())
-              .resolveCollection(name, false);
-        } catch (RuntimeException e) {
-          collection = null; // the command reports it
-        }
-      }
-    }
-    if (match == null || !(collection instanceof Prefiltered c)) {
-      return run.get();
-    }
-    c.prefilter(match);
-    try {
-      return run.get();
-    } finally {
-      c.prefilter(null);
-    }
   }
 }

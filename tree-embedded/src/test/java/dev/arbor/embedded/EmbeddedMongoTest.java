@@ -12,6 +12,7 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
+import dev.arbor.embedded.internal.DataDirectories;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -41,7 +42,7 @@ class EmbeddedMongoTest {
       try (MongoClient other = MongoClients.create(mongo.uri())) {
         assertEquals(1, other.getDatabase("d").getCollection("c").countDocuments());
       }
-      mongo.checkpoint(); // nothing to save in memory
+      DataDirectories.checkpoint(mongo); // nothing to save in memory
     }
     try (EmbeddedMongo again = EmbeddedMongo.start()) {
       assertEquals(0, again.client().getDatabase("d").getCollection("c").countDocuments());
@@ -57,10 +58,10 @@ class EmbeddedMongoTest {
     try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
       assertEquals(List.of("saved by close"), ids(mongo));
       collection(mongo).insertOne(new Document("_id", "saved by checkpoint"));
-      mongo.checkpoint();
+      DataDirectories.checkpoint(mongo);
       collection(mongo).insertOne(new Document("_id", "abandoned"));
-      mongo.abandon();
-      mongo.abandon(); // idempotent
+      DataDirectories.abandon(mongo);
+      DataDirectories.abandon(mongo); // idempotent
       mongo.close();
       assertThrows(IllegalStateException.class, mongo::client);
     }
@@ -86,7 +87,7 @@ class EmbeddedMongoTest {
         }
         c.insertMany(docs);
       }
-      mongo.abandon(); // as if killed: no checkpoint
+      DataDirectories.abandon(mongo); // as if killed: no checkpoint
     }
     try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
       long kept = collection(mongo).countDocuments();
@@ -115,7 +116,7 @@ class EmbeddedMongoTest {
         collection(m).insertMany(docs);
       }
       for (EmbeddedMongo m : List.of(file, memory)) {
-        m.checkpoint();
+        DataDirectories.checkpoint(m);
       }
       java.util.function.Function<EmbeddedMongo, List<Document>> query = m -> collection(m)
           .find(Filters.eq("even", true)).projection(new Document("i", 1)).skip(7).limit(1_200)

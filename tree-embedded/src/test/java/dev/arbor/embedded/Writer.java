@@ -5,6 +5,7 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import dev.arbor.embedded.internal.DataDirectories;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -42,7 +43,8 @@ final class Writer {
       return;
     }
     try (EmbeddedMongo mongo = EmbeddedMongo.start(dir, Long.MAX_VALUE)) {
-      run(mongo.client().getDatabase("d").getCollection("c"), mongo::checkpoint, out);
+      run(mongo.client().getDatabase("d").getCollection("c"),
+          () -> DataDirectories.checkpoint(mongo), out);
     }
   }
 

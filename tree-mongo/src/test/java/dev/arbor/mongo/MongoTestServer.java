@@ -7,6 +7,7 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import dev.arbor.embedded.EmbeddedMongo;
+import dev.arbor.embedded.internal.DataDirectories;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.bson.Document;
@@ -35,7 +36,7 @@ public final class MongoTestServer {
       EmbeddedMongo server = EmbeddedMongo.start();
       configured = server.uri();
       embedded = true;
-      Runtime.getRuntime().addShutdownHook(new Thread(server::abandon));
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> DataDirectories.abandon(server)));
     } else {
       embedded = false;
     }

@@ -17,13 +17,13 @@ import de.bwaldvogel.mongo.backend.h2.H2Collection;
 import de.bwaldvogel.mongo.backend.h2.H2Database;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.TreeSet;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.h2.mvstore.MVMap;
@@ -32,10 +32,12 @@ import org.h2.mvstore.type.DataType;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The H2 MVStore backend of mongo-java-server with secondary indexes in effect: its databases
- * create a {@link HashIndex} where the server creates an {@code EmptyIndex}, and its collections
- * read the candidates an index gives ({@link IndexedQueries}) instead of scanning, for queries
- * and for the leading {@code $match} of a pipeline.
+ * The adapter of mongo-java-server's H2 MVStore backend: the one place where tree-embedded
+ * subclasses it. Its databases create a {@link HashIndex} where the server creates an {@code
+ * EmptyIndex}, and its collections read the candidates an index gives ({@link IndexedQueries})
+ * instead of scanning, for queries and for the leading {@code $match} of a pipeline ({@link
+ * ServerAdapter#aggregate}); their queries that ask for batches are read from the file as the
+ * batches are taken; each command runs under the {@link DataFileSaver}, which saves between two.
  *
  * <p>The indexes live in memory, not in the store: the file holds the documents and the
  * descriptions of the indexes ({@code system.indexes}), as the server's H2 backend writes them,
@@ -43,69 +45,109 @@ import org.jspecify.annotations.Nullable;
  * the documents ({@code AbstractMongoCollection.addIndex} fills an empty index). Files written by
  * the plain H2 backend open unchanged, and the reverse.
  *
+ * <p><b>The server's internals it relies on</b>, those of mongo-java-server {@value
+ * ServerAdapter#PINNED_VERSION} (the version the parent pom pins):
+ *
+ * <ul>
+ *   <li>the protected methods it overrides ({@code H2Database.openOrCreateCollection}, {@code
+ *       H2Collection.queryDocuments}, {@code matchDocuments}, {@code matchDocumentsFromStream},
+ *       {@code removeDocument}, ...), found by reflection before each backend starts ({@link
+ *       #checkAssumptions});
+ *   <li>the names of the store's maps, private to {@code H2Database}: a collection's documents in
+ *       {@value #DATA_PREFIX}{@code <db>.<collection>}, its metadata in {@value
+ *       #META_PREFIX}{@code <db>.<collection>}, its unique indexes in {@code
+ *       <db>.<collection>}{@value #INDEX_INFIX}{@code <name>}; the two prefixes are read from the
+ *       server's constants by reflection at start-up, the infix is checked by {@code
+ *       ServerAssumptionsTest};
+ *   <li>that {@code H2Backend}'s constructor opens the databases it finds in the store, and {@code
+ *       H2Database}'s its collections, before a subclass's constructor has run: the database is
+ *       therefore an inner class that reads the store from its backend ({@code getMvStore()},
+ *       set before), where a field of its own would still be null (no thread-local: javac sets
+ *       an inner class's enclosing instance before calling the superclass constructor);
+ *   <li>that the server asks {@code openOrCreateSecondaryIndex} for every non-unique index, hands
+ *       each removed document's key to {@code removeDocument}, and runs sorted queries through
+ *       {@code matchDocuments} and unsorted ones through {@code matchDocumentsFromStream}; and
+ *       what {@link ServerAdapter#aggregate} says of the aggregations.
+ * </ul>
+ *
+ * <p>{@code ServerAssumptionsTest} checks each; a start-up check that fails throws an {@link
+ * IllegalStateException} naming the assumption.
+ *
  * <p>Positions are the documents' {@code _id} values (a null one stored as {@code Missing}), the
  * keys of the collection's map; the scan reads them in the map's key order, and so do the
  * candidates.
  */
-final class IndexedH2Backend extends H2Backend {
-  /** The store of the database being constructed (its constructor opens its collections). */
-  private static final ThreadLocal<MVStore> OPENING = new ThreadLocal<>();
+final class H2ServerAdapter extends H2Backend {
+  /** The prefix of the name of a collection's map of documents ({@code H2Database}'s). */
+  static final String DATA_PREFIX = "databases.";
+  /** The prefix of the name of a collection's map of metadata ({@code H2Database}'s). */
+  static final String META_PREFIX = "meta.";
+  /** Between a collection's full name and an index's in the name of a unique index's map. */
+  static final String INDEX_INFIX = "._index_";
+
+  private final DataFileSaver saver;
+
+  private H2ServerAdapter(MVStore store, DataFileSaver saver) {
+    super(store);
+    this.saver = saver;
+  }
 
   /**
-   * Unsaved changes past this many bytes are saved between two commands: a 32nd of the heap, at
-   * most 32 MB (H2 counts a document at about its serialized size, a fraction of what it takes in
-   * the heap: an array of ancestors several times). A load larger than the heap then goes
-   * through, its pages written as it goes instead of all at its end.
+   * A backend over {@code store}, with secondary indexes in effect, that saves unsaved changes
+   * past {@code autosaveBytes} between two commands.
+   *
+   * @throws IllegalStateException if an assumption on the server's internals no longer holds
    */
-  static final long AUTOSAVE_BYTES = Math.min(32L << 20, Runtime.getRuntime().maxMemory() / 32);
+  static H2ServerAdapter create(MVStore store, long autosaveBytes) {
+    checkAssumptions();
+    return new H2ServerAdapter(store, new DataFileSaver(store, autosaveBytes));
+  }
 
-  private final long autosaveBytes;
+  /**
+   * Checks the assumptions on the server's internals that can be checked without running it.
+   *
+   * @throws IllegalStateException naming the first that no longer holds
+   */
+  static void checkAssumptions() {
+    ServerAdapter.checkOverrides(H2ServerAdapter.class);
+    ServerAdapter.checkOverrides(IndexedDatabase.class);
+    ServerAdapter.checkOverrides(IndexedCollection.class, ServerAdapter.Prefiltered.class);
+    ServerAdapter.checkOverrides(StreamingCursor.class);
+    ServerAdapter.check(DATA_PREFIX.equals(constant("DATABASES_PREFIX")),
+        "H2Database.DATABASES_PREFIX, the prefix of a collection's map of documents, is \""
+            + DATA_PREFIX + "\"");
+    ServerAdapter.check(META_PREFIX.equals(constant("META_PREFIX")),
+        "H2Database.META_PREFIX, the prefix of a collection's map of metadata, is \""
+            + META_PREFIX + "\"");
+  }
 
-  /** Commands hold it shared; a save holds it alone, so that it never captures half a command. */
-  private final ReentrantReadWriteLock gate = new ReentrantReadWriteLock();
+  /** The value of H2Database's static String field {@code name}, or null. */
+  private static @Nullable Object constant(String name) {
+    try {
+      Field f = H2Database.class.getDeclaredField(name);
+      f.setAccessible(true);
+      return f.get(null);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
+  }
 
-  /** Saves unsaved changes past {@code autosaveBytes} between two commands. */
-  IndexedH2Backend(MVStore store, long autosaveBytes) {
-    super(store);
-    this.autosaveBytes = autosaveBytes;
+  /** The cursor of {@code id}, for the tests: a query read as its batches are taken has one. */
+  Object cursor(long id) {
+    return getCursorRegistry().getCursor(id);
+  }
+
+  /** The saves of this backend's store. */
+  DataFileSaver saver() {
+    return saver;
   }
 
   @Override
   public Document handleMessage(MongoMessage message) {
-    gate.readLock().lock();
-    try {
-      return IndexedQueries.message(this, message, () -> super.handleMessage(message));
-    } finally {
-      gate.readLock().unlock();
-      if (getMvStore().getUnsavedMemory() > autosaveBytes) {
-        save(autosaveBytes); // several threads may get here: the first saves
-      }
-    }
-  }
-
-  /** Saves every change made so far in one atomic commit, between two commands. */
-  void save() {
-    save(-1);
-  }
-
-  /** {@link #save()} if more than {@code unsaved} bytes are still unsaved once the server is held. */
-  private void save(long unsaved) {
-    gate.writeLock().lock();
-    try {
-      MVStore store = getMvStore();
-      if (!store.isClosed() && store.getUnsavedMemory() > unsaved) {
-        store.commit();
-        // Pages rewritten by later saves leave chunks mostly dead: their live pages are moved on,
-        // so that whole chunks are freed and their space reused (H2's own background thread,
-        // which would do it, is off).
-        store.compact(50, (int) Math.min(autosaveBytes, 16 << 20));
-        // On disk before the next save may reuse the space this one freed (no retention time:
-        // see EmbeddedMongo.start).
-        store.sync();
-      }
-    } finally {
-      gate.writeLock().unlock();
-    }
+    return saver.command(() -> {
+      Document prefiltered = ServerAdapter.aggregate(this, message, oplog);
+      return prefiltered != null ? prefiltered : super.handleMessage(message);
+    });
   }
 
   @Override
@@ -128,12 +170,7 @@ final class IndexedH2Backend extends H2Backend {
 
   @Override
   protected MongoDatabase openOrCreateDatabase(String databaseName) {
-    OPENING.set(getMvStore());
-    try {
-      return new IndexedDatabase(databaseName, getMvStore(), getCursorRegistry());
-    } finally {
-      OPENING.remove();
-    }
+    return new IndexedDatabase(databaseName, getMvStore(), getCursorRegistry());
   }
 
   /** The rest of a query's documents, read from the collection as {@code getMore} takes them. */
@@ -190,25 +227,18 @@ final class IndexedH2Backend extends H2Backend {
     }
   }
 
-  private static final class IndexedDatabase extends H2Database {
-    // The same map names as H2Database's, whose constants are not visible.
-    private static final String DATA_PREFIX = "databases.";
-    private static final String META_PREFIX = "meta.";
-    private static final String INDEX_INFIX = "._index_";
-
-    private final @Nullable MVStore store; // null while the super constructor runs
-
+  /**
+   * An inner class: H2Database's constructor opens the collections (openOrCreateCollection)
+   * before a field of this class could be set, but the enclosing backend, and its store, are
+   * already there.
+   */
+  private final class IndexedDatabase extends H2Database {
     IndexedDatabase(String databaseName, MVStore store, CursorRegistry cursorRegistry) {
       super(databaseName, store, cursorRegistry);
-      this.store = store;
     }
 
     private MVStore store() {
-      MVStore s = store != null ? store : OPENING.get();
-      if (s == null) {
-        throw new IllegalStateException("no store for database " + getDatabaseName());
-      }
-      return s;
+      return getMvStore();
     }
 
     @Override
@@ -256,8 +286,7 @@ final class IndexedH2Backend extends H2Backend {
   }
 
   private static final class IndexedCollection extends H2Collection
-      implements IndexedQueries.Prefiltered {
-    private final IndexedQueries.Prefilter prefilter = new IndexedQueries.Prefilter();
+      implements ServerAdapter.Prefiltered {
     private final DataType<Object> keyType;
     private final MVStore store;
 
@@ -387,8 +416,12 @@ final class IndexedH2Backend extends H2Backend {
     }
 
     @Override
-    public void prefilter(@Nullable Document match) {
-      prefilter.set(match);
+    public Stream<Document> prefiltered(Document match) {
+      List<Document> found;
+      synchronized (this) {
+        found = candidates(match, false);
+      }
+      return found != null ? found.stream() : queryAllAsStream();
     }
 
     @Override
@@ -396,8 +429,7 @@ final class IndexedH2Backend extends H2Backend {
       // Every document, read from the map as the stream is consumed: the server's own
       // queryAll() collects them all into a list first, which a collection larger than the heap
       // cannot hold (the file's documents are copies, deserialized as they are read).
-      return prefilter.stream(this, match -> candidates(match, false),
-          () -> streamAllDocumentsWithPosition().map(DocumentWithPosition::getDocument));
+      return streamAllDocumentsWithPosition().map(DocumentWithPosition::getDocument);
     }
 
     @Override

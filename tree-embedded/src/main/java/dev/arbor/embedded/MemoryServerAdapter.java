@@ -16,22 +16,55 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The in-memory backend of mongo-java-server with secondary indexes in effect: its databases
- * create a {@link HashIndex} where the server creates an {@code EmptyIndex}, and its collections
- * read the candidates an index gives ({@link IndexedQueries}) instead of scanning, for queries
- * and for the leading {@code $match} of a pipeline.
+ * The adapter of mongo-java-server's in-memory backend: the one place where tree-embedded
+ * subclasses it. Its databases create a {@link HashIndex} where the server creates an {@code
+ * EmptyIndex}, and its collections read the candidates an index gives ({@link IndexedQueries})
+ * instead of scanning, for queries and for the leading {@code $match} of a pipeline ({@link
+ * ServerAdapter#aggregate}).
+ *
+ * <p><b>The server's internals it relies on</b>, those of mongo-java-server {@value
+ * ServerAdapter#PINNED_VERSION} (the version the parent pom pins): the protected methods it
+ * overrides ({@code MemoryDatabase.openOrCreateCollection} and {@code
+ * openOrCreateSecondaryIndex}, {@code MemoryCollection.queryDocuments}, {@code removeDocument},
+ * ...), which {@link #checkAssumptions} finds by reflection before each backend starts; that
+ * the server asks {@code openOrCreateSecondaryIndex} for every non-unique index and hands each
+ * removed document's position to {@code removeDocument}; and what {@link ServerAdapter#aggregate}
+ * says of the aggregations. {@code ServerAssumptionsTest} checks each.
  *
  * <p>Positions are the indexes of the documents in the collection's list, reused after deletes;
  * the scan reads them in ascending order, and so do the candidates.
  */
-final class IndexedMemoryBackend extends MemoryBackend {
+final class MemoryServerAdapter extends MemoryBackend {
+  private MemoryServerAdapter() {}
+
+  /**
+   * A backend in memory, with secondary indexes in effect.
+   *
+   * @throws IllegalStateException if an assumption on the server's internals no longer holds
+   */
+  static MemoryServerAdapter create() {
+    checkAssumptions();
+    return new MemoryServerAdapter();
+  }
+
+  /**
+   * Checks the assumptions on the server's internals that can be checked without running it.
+   *
+   * @throws IllegalStateException naming the first that no longer holds
+   */
+  static void checkAssumptions() {
+    ServerAdapter.checkOverrides(MemoryServerAdapter.class);
+    ServerAdapter.checkOverrides(IndexedDatabase.class);
+    ServerAdapter.checkOverrides(IndexedCollection.class, ServerAdapter.Prefiltered.class);
+  }
+
   @Override
   public Document handleMessage(MongoMessage message) {
-    return IndexedQueries.message(this, message, () -> super.handleMessage(message));
+    Document prefiltered = ServerAdapter.aggregate(this, message, oplog);
+    return prefiltered != null ? prefiltered : super.handleMessage(message);
   }
 
   @Override
@@ -58,8 +91,7 @@ final class IndexedMemoryBackend extends MemoryBackend {
   }
 
   private static final class IndexedCollection extends MemoryCollection
-      implements IndexedQueries.Prefiltered {
-    private final IndexedQueries.Prefilter prefilter = new IndexedQueries.Prefilter();
+      implements ServerAdapter.Prefiltered {
 
     IndexedCollection(MongoDatabase database, String collectionName, CollectionOptions options,
         CursorRegistry cursorRegistry) {
@@ -91,14 +123,12 @@ final class IndexedMemoryBackend extends MemoryBackend {
     }
 
     @Override
-    public void prefilter(@Nullable Document match) {
-      prefilter.set(match);
-    }
-
-    @Override
-    public Stream<Document> queryAllAsStream() {
-      return prefilter.stream(this, match -> candidates(match, false),
-          () -> StreamSupport.stream(queryAll().spliterator(), false));
+    public Stream<Document> prefiltered(Document match) {
+      List<Document> found;
+      synchronized (this) {
+        found = candidates(match, false);
+      }
+      return found != null ? found.stream() : queryAllAsStream();
     }
 
     @Override

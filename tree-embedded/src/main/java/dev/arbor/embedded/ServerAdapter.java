@@ -1,0 +1,207 @@
+package dev.arbor.embedded;
+
+import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.backend.Utils;
+import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.oplog.Oplog;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.Proxy;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What the two backend adapters ({@link MemoryServerAdapter}, {@link H2ServerAdapter}) share about
+ * mongo-java-server's internals: the version they are written against, the check that their
+ * overrides still override, and the answer to an {@code aggregate} command whose leading {@code
+ * $match} an index serves.
+ *
+ * <p>mongo-java-server has no extension API: the adapters subclass its backends, databases and
+ * collections and override protected methods. A method the server renames or re-types in a later
+ * version would leave an override that is never called, and the embedded server would then answer
+ * wrongly (an index never told of a removal) rather than fail. So each adapter checks, before
+ * each backend starts, that every method it declares overrides one of the
+ * server's, with the same parameters and return type, and that the server's constants it repeats
+ * are still the server's ({@link #check}); a broken assumption is an {@link
+ * IllegalStateException} that names it and the version below. {@code ServerAssumptionsTest}
+ * checks the same and the behaviour the adapters rely on.
+ */
+final class ServerAdapter {
+  /**
+   * The version of mongo-java-server whose internals the adapters rely on; the parent pom pins
+   * exactly this one ({@code mongo-java-server.version}).
+   */
+  static final String PINNED_VERSION = "1.47.0";
+
+  private ServerAdapter() {}
+
+  /** The version of mongo-java-server on the class path, from its jar's name, or "unknown". */
+  static String foundVersion() {
+    try {
+      String jar = MongoServer.class.getProtectionDomain().getCodeSource().getLocation()
+          .getPath();
+      String prefix = "mongo-java-server-core-";
+      int at = jar.lastIndexOf(prefix);
+      if (at >= 0 && jar.endsWith(".jar")) {
+        return jar.substring(at + prefix.length(), jar.length() - ".jar".length());
+      }
+    } catch (RuntimeException e) {
+      // no code source: unknown
+    }
+    return "unknown";
+  }
+
+  /**
+   * Throws an {@link IllegalStateException} naming {@code assumption} and the versions unless it
+   * {@code holds}.
+   */
+  static void check(boolean holds, String assumption) {
+    if (!holds) {
+      throw new IllegalStateException("tree-embedded relies on an internal of mongo-java-server "
+          + "that has changed: " + assumption + " (written against mongo-java-server "
+          + PINNED_VERSION + ", running with " + foundVersion() + "; use "
+          + PINNED_VERSION + " or adapt " + "dev.arbor.embedded's server adapters)");
+    }
+  }
+
+  /**
+   * Checks that every public or protected instance method {@code adapter} declares (besides
+   * those of {@code own}, interfaces of this module) overrides a method of one of its server
+   * superclasses: same name, parameter types and return type, neither private nor final. (An
+   * override of a server method is public or protected; the adapters' own helpers are private or
+   * package-private.)
+   */
+  static void checkOverrides(Class<?> adapter, Class<?>... own) {
+    for (Method m : adapter.getDeclaredMethods()) {
+      int mod = m.getModifiers();
+      if (!(Modifier.isPublic(mod) || Modifier.isProtected(mod)) || Modifier.isStatic(mod)
+          || m.isSynthetic() || m.isBridge() || declaredBy(m, own)) {
+        continue;
+      }
+      check(overridden(adapter.getSuperclass(), m) != null, adapter.getSuperclass().getName()
+          + " declares " + m.getReturnType().getSimpleName() + " " + m.getName()
+          + Arrays.stream(m.getParameterTypes()).map(Class::getSimpleName).toList()
+          + ", which " + adapter.getSimpleName() + " overrides");
+    }
+  }
+
+  private static boolean declaredBy(Method m, Class<?>[] interfaces) {
+    for (Class<?> i : interfaces) {
+      try {
+        i.getMethod(m.getName(), m.getParameterTypes());
+        return true;
+      } catch (NoSuchMethodException e) {
+        // not this one
+      }
+    }
+    return false;
+  }
+
+  /** The method of {@code type} or its supertypes that {@code m} overrides, or null. */
+  static @Nullable Method overridden(@Nullable Class<?> type, Method m) {
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      for (Method s : c.getDeclaredMethods()) {
+        int mod = s.getModifiers();
+        if (s.getName().equals(m.getName())
+            && Arrays.equals(s.getParameterTypes(), m.getParameterTypes())
+            && !Modifier.isPrivate(mod) && !Modifier.isStatic(mod) && !Modifier.isFinal(mod)
+            && s.getReturnType().isAssignableFrom(m.getReturnType())) {
+          return s;
+        }
+      }
+      for (Class<?> i : c.getInterfaces()) {
+        Method s = overridden(i, m);
+        if (s != null) {
+          return s;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** A collection that can leave out, for a pipeline it feeds, what a filter drops. */
+  interface Prefiltered {
+    /**
+     * The documents of a pipeline whose leading {@code $match} is {@code match}: the candidates
+     * an index gives for it, in the collection's natural order, or else every document. The
+     * {@code $match} stage still applies the whole filter to each.
+     */
+    Stream<Document> prefiltered(Document match);
+  }
+
+  /**
+   * The answer to {@code message} if it is an {@code aggregate} command of a database other than
+   * {@code admin} whose leading {@code $match} a {@link Prefiltered} collection may prefilter
+   * ({@link IndexedQueries#leadingMatch}); else null, and the server answers it as usual.
+   *
+   * <p>The server runs a pipeline over all the documents of its collection, even when the first
+   * stage is a {@code $match}: {@code AbstractMongoDatabase.commandAggregate} builds it ({@code
+   * Aggregation.fromPipeline}), validates it and computes it, and {@code computeResult} reads the
+   * collection's {@code queryAllAsStream()}. This does the same, with a view of the collection
+   * whose {@code queryAllAsStream()} is {@link Prefiltered#prefiltered}: the pipeline gets what it
+   * needs as a parameter, no thread-local side channel. The server's answer is a single first
+   * batch with cursor id 0; so is this one. (The server also clears the connection's last
+   * write status for {@code getLastError}, a command the driver no longer sends; this does not.)
+   */
+  static @Nullable Document aggregate(MongoBackend backend, MongoMessage message, Oplog oplog) {
+    Document command = message.getDocument();
+    if (command.isEmpty() || "admin".equals(message.getDatabaseName())) {
+      return null;
+    }
+    String name = command.keySet().iterator().next();
+    if (!name.equalsIgnoreCase("aggregate")
+        || !(command.get(name) instanceof String collectionName)) {
+      return null;
+    }
+    Document match = IndexedQueries.leadingMatch(command);
+    if (match == null) {
+      return null;
+    }
+    MongoDatabase database;
+    MongoCollection<?> collection;
+    try {
+      database = backend.resolveDatabase(message.getDatabaseName());
+      collection = database.resolveCollection(collectionName, false);
+    } catch (RuntimeException e) {
+      return null; // the server reports it
+    }
+    if (!(collection instanceof Prefiltered p)) {
+      return null;
+    }
+    List<Document> pipeline = Aggregation.parse(command.get("pipeline"));
+    Aggregation aggregation = Aggregation.fromPipeline(pipeline, backend::resolveDatabase,
+        database, view(collection, () -> p.prefiltered(match)), oplog);
+    aggregation.validate(command);
+    List<Document> result = aggregation.computeResult();
+    Document cursor = new Document("id", 0L);
+    cursor.put("ns", collection.getFullName());
+    cursor.put("firstBatch", result);
+    Document response = new Document("cursor", cursor);
+    Utils.markOkay(response);
+    return response;
+  }
+
+  /** {@code collection}, except that its {@code queryAllAsStream()} is {@code documents}. */
+  static MongoCollection<?> view(MongoCollection<?> collection,
+      java.util.function.Supplier<Stream<Document>> documents) {
+    return (MongoCollection<?>) Proxy.newProxyInstance(MongoCollection.class.getClassLoader(),
+        new Class<?>[] {MongoCollection.class}, (proxy, method, args) -> {
+          if (method.getName().equals("queryAllAsStream") && method.getParameterCount() == 0) {
+            return documents.get();
+          }
+          try {
+            return method.invoke(collection, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+  }
+}
