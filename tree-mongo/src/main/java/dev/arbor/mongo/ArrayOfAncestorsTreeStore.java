@@ -79,9 +79,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
 
-  ArrayOfAncestorsTreeStore(MongoCollection<Document> collection,
-      ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  ArrayOfAncestorsTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
+      @Nullable View view) {
+    super(collection, capabilities, view);
   }
 
   @Override

@@ -87,8 +87,9 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   private final Bson roots = exists(rankField, true);
 
-  ChildReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  ChildReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
+      @Nullable View view) {
+    super(collection, capabilities, view);
   }
 
   @Override

@@ -337,7 +337,7 @@ public final class Doctor {
     if (noTransactions.isEmpty() && !transactions) {
       MongoCollection<Document> c = fresh();
       MongoTreeStore probe = (MongoTreeStore) TreePattern.PARENT_REFERENCES.open(client, c);
-      transactions = probe.protocol() == MongoTreeStore.Protocol.TRANSACTIONS;
+      transactions = probe.usesTransactions();
       if (!transactions) {
         noTransactions = embedded ? "the embedded server has no sessions or transactions"
             : "no transactions on a " + topology + " (they need a replica set or sharded"
@@ -466,7 +466,7 @@ public final class Doctor {
     compareTrees("load", tree, reference);
     MongoTreeStore store = (MongoTreeStore) tree;
     String protocol = inCallersSession ? "the caller's transactions"
-        : store.protocol() == MongoTreeStore.Protocol.TRANSACTIONS ? "transactions"
+        : store.usesTransactions() ? "transactions"
             : "the lock and journal";
     int ops = 0;
     try (ClientSession session = inCallersSession ? client.startSession() : null) {

@@ -88,9 +88,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class MaterializedPathTreeStore extends MongoTreeStore {
 
-  MaterializedPathTreeStore(MongoCollection<Document> collection,
-      ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  MaterializedPathTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
+      @Nullable View view) {
+    super(collection, capabilities, view);
   }
 
   @Override

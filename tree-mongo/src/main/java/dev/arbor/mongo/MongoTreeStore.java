@@ -58,7 +58,7 @@ import org.jspecify.annotations.Nullable;
  * from concurrent changes, a change gets a {@link Change} context to plan its steps, which a
  * protocol then makes all-or-nothing (see {@link TreeLock} and {@link Transactions}).
  */
-abstract class MongoTreeStore implements MongoTree, Cloneable {
+abstract class MongoTreeStore implements MongoTree {
   static final String ID = "_id";
   static final int LOAD_BATCH = 10_000;
   /**
@@ -79,8 +79,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   final NodeIds ids;
   final TreeLock lock;
   final Transactions transactions;
-  private final boolean isolatedReads;
-  private final Set<String> structuralFields;
+  final boolean isolatedReads;
   /** The names of the structural fields ({@link TreeOptions#withFieldName}). */
   final FieldNames names;
   final String parentField;
@@ -93,25 +92,36 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   final String rankField;
   /** Sibling order in {@link #rankField}. */
   final Ranks ranks;
-  /** The latest version at which this store saw the tree with no change in flight. */
-  private final AtomicReference<TreeLock.Quiet> known = new AtomicReference<>();
+  /** Attribute checks and the mapping between nodes and documents. */
+  final NodeDocuments documents;
+  /** The latest version at which this store (or a view of it) saw the tree quiet. */
+  final QuietVersion known;
   /**
    * Called on the calling thread with the version at which each change took effect, or at which a
    * change that threw or did nothing saw the tree: the order of these versions is the serial
-   * order of the changes (tests replay it).
+   * order of the changes (tests replay it). A view calls its store's.
    */
   volatile java.util.function.LongConsumer onSettled = v -> {};
   /** Documents per load batch (tests lower it). */
   volatile int loadBatchSize = LOAD_BATCH;
   private final List<TreeListener> listeners;
   /** The caller's session of a {@link #withSession} view, or null. */
-  private @Nullable ClientSession session;
+  final @Nullable ClientSession session;
+  /** The store this is a view of, or null. */
+  private final @Nullable MongoTreeStore viewOf;
+  /** The protocol, once chosen ({@link #protocol()}). */
+  private volatile @Nullable Protocol protocol;
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
   /** Whether {@link #requireLayout()} has seen nodes laid out in this pattern. */
   private volatile boolean layoutSeen;
 
-  MongoTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
+  /**
+   * A store, or a view of {@code view}'s store with its session: a view shares the store's lock,
+   * transactions, quiet version and listeners, and differs only in its session and protocol.
+   */
+  MongoTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
+      @Nullable View view) {
     this.collection = requireNonNull(collection, "collection");
     this.names = capabilities.names();
     this.parentField = names.parent;
@@ -123,13 +133,28 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     this.depthField = names.depth;
     this.rankField = names.rank;
     this.ranks = new Ranks(rankField);
-    Set<String> structuralFields = Set.copyOf(names.of(pattern()));
     this.collectionName = collection.getNamespace().getCollectionName();
     this.capabilities = capabilities;
     this.isolatedReads = capabilities.isolatedReads();
-    capabilities.checkScope(pattern(), structuralFields);
-    capabilities.checkServer();
+    Set<String> structuralFields = Set.copyOf(names.of(pattern()));
+    if (view == null) {
+      capabilities.checkScope(pattern(), structuralFields); // fixes the scope
+      capabilities.checkServer();
+    }
     this.scope = capabilities.scope();
+    this.listeners = capabilities.listeners();
+    this.viewOf = view == null ? null : view.store();
+    this.session = view == null ? null : view.session();
+    if (viewOf != null) {
+      this.ids = viewOf.ids;
+      this.data = viewOf.data;
+      this.lock = viewOf.lock;
+      this.transactions = viewOf.transactions;
+      this.known = viewOf.known;
+      this.documents = viewOf.documents;
+      this.layoutSeen = viewOf.layoutSeen;
+      return;
+    }
     MongoCollection<Document> primary = collection.withReadPreference(ReadPreference.primary());
     this.ids = new NodeIds(capabilities.idType(), names);
     this.data = scope == null ? ids.collection(primary) : scope.collection(primary);
@@ -140,7 +165,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
         scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing(),
         capabilities.renewals());
     this.transactions = new Transactions(capabilities.client(), data, lock);
-    this.listeners = capabilities.listeners();
+    this.known = new QuietVersion();
     Set<String> fields = new HashSet<>(structuralFields);
     fields.add(Step.MARK);
     fields.add(TreeLock.STATE);
@@ -148,8 +173,11 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     if (scope != null) {
       fields.add(scope.field());
     }
-    this.structuralFields = Set.copyOf(fields);
+    this.documents = new NodeDocuments(Set.copyOf(fields), collection.getCodecRegistry());
   }
+
+  /** The store a view is of, and the view's session. */
+  record View(MongoTreeStore store, ClientSession session) {}
 
   /**
    * Whether the store walks the tree with {@code $graphLookup}: where the server runs it
@@ -165,7 +193,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
 
   /** The fields this pattern reserves for the structure, besides {@code _id}. */
   final Set<String> structuralFields() {
-    return structuralFields;
+    return documents.structuralFields();
   }
 
   @Override
@@ -195,34 +223,53 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
 
   // ------------------------------------------------------------------ the protocol
 
-  /** How structural changes are made all-or-nothing. */
-  enum Protocol {
-    /** One multi-document transaction per change (replica sets, sharded clusters). */
-    TRANSACTIONS,
-    /** The lock document and the journal of guarded steps ({@link TreeLock}). */
-    LOCK_AND_JOURNAL
+  /**
+   * The protocol of this store's calls, chosen once at the first: a store opened with its client
+   * makes each change in a transaction of its own where the server runs them ({@link
+   * OwnTransactionProtocol}); one opened without uses the fenced lock and journal; a {@link
+   * #withSession} view runs in the caller's transaction while its session is in one.
+   */
+  final Protocol protocol() {
+    Protocol p = protocol;
+    if (p == null) {
+      p = choose();
+      protocol = p;
+    }
+    return p;
+  }
+
+  private Protocol choose() {
+    java.util.function.LongConsumer settled = v -> settledAt(v);
+    FencedJournalProtocol fenced = fenced();
+    Protocol own = capabilities.client() == null ? fenced
+        : new OwnTransactionProtocol(transactions, session, fenced, settled);
+    return session == null ? own
+        : new CallersTransactionProtocol(transactions, session, own, isolatedReads);
   }
 
   /**
-   * The protocol this store uses: transactions need a client and a server that runs them (probed
-   * once).
+   * Whether this store's changes run in transactions of its own: it was opened with its client,
+   * and the server runs them (probed once).
    */
-  final Protocol protocol() {
-    return transactions.available() ? Protocol.TRANSACTIONS : Protocol.LOCK_AND_JOURNAL;
+  final boolean usesTransactions() {
+    return transactions.available();
+  }
+
+  /** The fenced lock and journal with this store's session: loads and streams always use it. */
+  final FencedJournalProtocol fenced() {
+    return new FencedJournalProtocol(lock, data, scope, session, isolatedReads, known,
+        v -> settledAt(v));
+  }
+
+  private void settledAt(long version) {
+    (viewOf != null ? viewOf.onSettled : onSettled).accept(version);
   }
 
   @Override
   public final MongoTree withSession(ClientSession session) {
     requireNonNull(session, "session");
-    try {
-      // A shallow copy: the view shares the lock, the transactions, the quiet version and the
-      // listeners with this store, and differs only in its session.
-      MongoTreeStore view = (MongoTreeStore) super.clone();
-      view.session = session;
-      return view;
-    } catch (CloneNotSupportedException e) {
-      throw new AssertionError(e);
-    }
+    return pattern().open(collection, capabilities,
+        new View(viewOf != null ? viewOf : this, session));
   }
 
   @Override
@@ -231,75 +278,24 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   }
 
   /** Whether this is a view whose session is in a transaction of the caller's. */
-  private boolean inCallersTransaction() {
-    return session != null && session.hasActiveTransaction();
-  }
-
-  /** Plans a change on its context. */
-  interface Planner {
-    void plan(Change change);
-  }
-
-  /** What a change did: its version, and the documents it deleted (-1 if not known). */
-  record Outcome(long version, long deleted) {
-    static final Outcome NONE = new Outcome(-1, 0);
+  final boolean inCallersTransaction() {
+    return session != null && protocol().inCallersTransaction();
   }
 
   /**
    * Runs a structural change: {@code planner} reads what it needs through its {@link Change} and
-   * plans its steps; they are then applied all-or-nothing, in a transaction or under the lock.
-   * With the lock, a store that knows a recent quiet version plans without the lock first and
-   * claims it with its first write; if the tree changed meanwhile, it plans again under the lock.
+   * plans its steps; the store's {@link #protocol()} then applies them all-or-nothing.
    */
   final Outcome change(String what, @Nullable String subject, Planner planner) {
     requireLayout();
-    Outcome o = changeLaidOut(what, subject, planner);
-    layoutSeen = true; // the nodes it wrote, if the collection was empty, are of this pattern
-    return o;
-  }
-
-  private Outcome changeLaidOut(String what, @Nullable String subject, Planner planner) {
+    Outcome o;
     try {
-      if (inCallersTransaction()) {
-        return transactions.runIn(session, what, planner);
-      }
-      if (protocol() == Protocol.TRANSACTIONS) {
-        Outcome o = transactions.run(what, planner, session);
-        if (o != null) {
-          onSettled.accept(o.version());
-          return o;
-        }
-      }
-      TreeLock.Quiet k = known.get();
-      if (k != null) {
-        Outcome o = optimistic(k, what, planner);
-        if (o != null) {
-          return o;
-        }
-      }
-      TreeLock.Hold h = lock.acquire(what);
-      Change c = new Change(data, scope, session, h::renewIfDue, h.version);
-      try {
-        planner.plan(c);
-      } catch (RuntimeException e) {
-        lock.release(h);
-        onSettled.accept(h.version);
-        throw e;
-      }
-      if (c.steps().isEmpty()) {
-        lock.release(h);
-        onSettled.accept(h.version);
-        return Outcome.NONE;
-      }
-      TreeLock.Result r = lock.run(h, c.steps());
-      if (r.deleted() >= 0) {
-        remember(new TreeLock.Quiet(h.epoch, r.version() + 1)); // its own release
-      }
-      onSettled.accept(r.version());
-      return new Outcome(r.version(), r.deleted());
+      o = protocol().change(what, planner);
     } catch (RuntimeException e) {
       throw unapplied(translate(e, subject), what);
     }
+    layoutSeen = true; // the nodes it wrote, if the collection was empty, are of this pattern
+    return o;
   }
 
   /**
@@ -318,138 +314,34 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   }
 
   /**
-   * Plans without the lock, on the tree as of the quiet version {@code k}, and sends the plan led
-   * by a claim of the lock at that version.
-   *
-   * @return the outcome, or null if the tree changed since {@code k} (nothing was written)
-   */
-  private @Nullable Outcome optimistic(TreeLock.Quiet k, String what, Planner planner) {
-    Change c = new Change(data, scope, session, () -> {}, k.version() + 1);
-    try {
-      planner.plan(c);
-    } catch (MongoException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      // A planner's verdict (no such node, a cycle…) stands only if its reads saw a quiet tree.
-      if (stillQuiet(k)) {
-        onSettled.accept(k.version());
-        throw e;
-      }
-      return null;
-    }
-    if (c.steps().isEmpty()) {
-      if (stillQuiet(k)) {
-        onSettled.accept(k.version());
-        return Outcome.NONE;
-      }
-      return null;
-    }
-    try {
-      TreeLock.Result r = lock.runClaimed(k, what, c.steps());
-      if (r.deleted() >= 0) {
-        remember(new TreeLock.Quiet(k.epoch(), r.version() + 1)); // its own release
-      }
-      onSettled.accept(r.version());
-      return new Outcome(r.version(), r.deleted());
-    } catch (TreeLock.ClaimRefused refused) {
-      return null;
-    }
-  }
-
-  /**
    * Refuses, before anything is written, a collection whose nodes are laid out in another pattern
    * ({@link Layouts}); one sample read until nodes of this pattern have been seen.
    */
-  private void requireLayout() {
+  final void requireLayout() {
     if (!layoutSeen) {
       layoutSeen = Layouts.require(pattern(), data, scope, names);
     }
   }
 
-  private boolean stillQuiet(TreeLock.Quiet k) {
-    TreeLock.State s = lock.read();
-    if (s.quiet()) {
-      remember(s.asQuiet());
-    }
-    return k.same(s);
+  /** Notes that the collection holds nodes of this pattern (a load wrote them). */
+  final void layoutSeen() {
+    layoutSeen = true;
   }
 
   /** Records a quiet version seen; keeps the latest of an epoch. */
   final void remember(TreeLock.Quiet seen) {
-    known.accumulateAndGet(seen, (old, now) -> old == null || !old.epoch().equals(now.epoch())
-        || now.version() > old.version() ? now : old);
+    known.remember(seen);
   }
 
   /** Forgets the quiet version (tests: makes the next change take the lock first). */
   final void forget() {
-    known.set(null);
+    known.forget();
   }
 
-  /**
-   * Runs a read, isolated from concurrent changes unless isolation is off: the read is accepted
-   * only if no change was in flight from a quiet version seen before it to a check of the lock
-   * document after it (folded into the read's query when it is a single query by {@code _id}).
-   * While a change is in flight the reader waits in line, before the writers that follow it.
-   */
+  /** Runs a read through the store's {@link #protocol()}: isolated unless isolation is off. */
   final <T> T read(Function<Reads, T> body) {
-    if (inCallersTransaction()) {
-      return transactions.readIn(session, body, isolatedReads);
-    }
-    if (!isolatedReads) {
-      return body.apply(new Reads(data, scope, session, () -> {}, false));
-    }
-    String waiting = null;
-    try {
-      TreeLock.Quiet before = known.get();
-      for (;;) {
-        if (before == null) {
-          TreeLock.State s = lock.read();
-          lock.checkNotStuck(s);
-          if (!s.quiet()) {
-            waiting = waiting == null ? lock.readerToken() : waiting;
-            s = lock.awaitQuiet(waiting);
-          }
-          before = s.asQuiet();
-          remember(before);
-        }
-        Reads r = new Reads(data, scope, session, () -> {}, true);
-        T result = null;
-        RuntimeException failed = null;
-        try {
-          result = body.apply(r);
-        } catch (MongoException e) {
-          throw e;
-        } catch (RuntimeException e) {
-          failed = e; // stands only if the read saw a quiet tree
-        }
-        BsonDocument folded = r.foldedLock();
-        TreeLock.State after = folded != null ? new TreeLock.State(folded) : lock.read();
-        if (before.same(after) && (folded == null || r.foldedMaxMark() <= before.version())) {
-          if (failed != null) {
-            throw failed;
-          }
-          return result;
-        }
-        if (folded != null && !before.same(after)) {
-          after = lock.read(); // the folded copy may predate the query's other documents
-        }
-        lock.checkNotStuck(after);
-        if (after.quiet()) {
-          before = after.asQuiet();
-          remember(before);
-        } else {
-          waiting = waiting == null ? lock.readerToken() : waiting;
-          before = lock.awaitQuiet(waiting).asQuiet();
-          remember(before);
-        }
-      }
-    } finally {
-      if (waiting != null) {
-        lock.unregister(waiting);
-      }
-    }
+    return protocol().read(body);
   }
-
   // ------------------------------------------------------------------ the public operations
 
   @Override
@@ -940,55 +832,6 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     });
   }
 
-  /**
-   * Checks a caller's filter: it may name the caller's fields and {@code _id}, not the
-   * structure's nor Arbor's, and may not run JavaScript.
-   *
-   * @return the filter, encoded
-   * @throws IllegalArgumentException naming the field
-   */
-  final Bson checkFilter(Bson filter) {
-    BsonDocument encoded = filter.toBsonDocument(BsonDocument.class,
-        collection.getCodecRegistry());
-    checkFilterDocument(encoded, false);
-    return encoded;
-  }
-
-  private void checkFilterDocument(BsonDocument d, boolean expression) {
-    for (Map.Entry<String, org.bson.BsonValue> e : d.entrySet()) {
-      String key = e.getKey();
-      if (key.equals("$where") || key.equals("$function") || key.equals("$accumulator")) {
-        throw new IllegalArgumentException("A node filter cannot use " + key
-            + " (it could read the tree's structural fields)");
-      }
-      if (!key.startsWith("$") && !expression) {
-        checkFilterField(key);
-      }
-      checkFilterValue(e.getValue(), expression || key.equals("$expr"));
-    }
-  }
-
-  private void checkFilterValue(org.bson.BsonValue v, boolean expression) {
-    if (v.isDocument()) {
-      checkFilterDocument(v.asDocument(), expression);
-    } else if (v.isArray()) {
-      for (org.bson.BsonValue each : v.asArray()) {
-        checkFilterValue(each, expression);
-      }
-    } else if (expression && v.isString() && v.asString().getValue().startsWith("$")
-        && !v.asString().getValue().startsWith("$$")) {
-      checkFilterField(v.asString().getValue().substring(1));
-    }
-  }
-
-  private void checkFilterField(String path) {
-    String top = path.contains(".") ? path.substring(0, path.indexOf('.')) : path;
-    if (structuralFields.contains(top)) {
-      throw new IllegalArgumentException("A node filter cannot name '" + top
-          + "': this pattern keeps the tree structure in it (reserved: " + reservedNames() + ")");
-    }
-  }
-
   @Override
   public final Bson subtreeFilter(String id) {
     TreeStores.checkId(id);
@@ -1109,284 +952,35 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
   }
 
   /**
-   * Loads a whole tree into the empty store: documents computed in one pass, inserted in ordered
-   * batches of {@value #LOAD_BATCH}, each fenced, under the lock, with a journal whose only step
-   * is the undo (delete every document the load inserted): a load interrupted half-way is rolled
-   * back by the next access.
+   * Loads a whole tree into the empty store: see {@link TreeLoads#load(Tree)}.
    */
   @Override
   public void load(Tree tree) {
-    requireNonNull(tree, "tree");
-    checkWhole(tree);
-    requireLayout();
-    if (inCallersTransaction()) {
-      // In the caller's transaction: one change of inserts, committed or aborted by the caller.
-      Outcome o = change("load " + tree.size() + " nodes", null, c -> {
-        if (c.find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
-          throw new TreeException("Cannot load into collection '" + collectionName
-              + "': it is not empty");
-        }
-        for (Document d : documentsFor(tree)) {
-          c.insert(d);
-        }
-      });
-      tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), o.version()));
-      return;
-    }
-    TreeLock.Hold h;
-    try {
-      h = lock.acquire("load " + tree.size() + " nodes");
-    } catch (RuntimeException e) {
-      throw unapplied(translate(e, null), "load");
-    }
-    boolean journaled = false;
-    boolean releasing = false;
-    try {
-      Reads r = new Reads(data, scope, session, h::renewIfDue, false);
-      if (r.find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
-        throw new TreeException("Cannot load into collection '" + collectionName
-            + "': it is not empty (" + r.count(NODES) + " nodes)");
-      }
-      lock.beginLoad(h);
-      journaled = true;
-      List<BsonDocument> batch = new ArrayList<>();
-      long bytes = 0;
-      org.bson.codecs.Codec<Document> codec = collection.getCodecRegistry().get(Document.class);
-      BsonDocument mark = Step.mark(h.version, 0);
-      for (Document d : documentsFor(tree)) {
-        // Marked and encoded once: the driver sends the bytes as they are.
-        d.put(Step.MARK, mark);
-        BsonDocument b = scope == null ? (ids.isString() ? new org.bson.RawBsonDocument(d, codec)
-            : ids.document(d.toBsonDocument(BsonDocument.class, collection.getCodecRegistry())))
-            : scope.stored(d.toBsonDocument(BsonDocument.class, collection.getCodecRegistry()));
-        int size = Encoded.size(b);
-        if (!batch.isEmpty() && (batch.size() >= loadBatchSize
-            || bytes + size > Encoded.MAX_BATCH)) {
-          lock.loadBatch(h, batch);
-          batch = new ArrayList<>();
-          bytes = 0;
-        }
-        batch.add(b);
-        bytes += size;
-      }
-      if (!batch.isEmpty()) {
-        lock.loadBatch(h, batch);
-      }
-      releasing = true;
-      lock.endLoad(h);
-      layoutSeen = true;
-      remember(new TreeLock.Quiet(h.epoch, h.version + 1));
-      tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), h.version));
-    } catch (dev.arbor.core.LockLostException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      if (releasing) {
-        throw unapplied(translate(e, null), "load"); // its journal settles it, or it stands
-      }
-      throw unapplied(abandonLoad(h, journaled, e), "load");
-    } finally {
-      h.close();
-    }
+    new TreeLoads(this).load(tree);
   }
 
-  /**
-   * Checks a whole tree before a load or graft writes any of it: its ids in the tree's id type,
-   * its attributes, the pattern's own bounds ({@link #checkLoad}) and every document's size
-   * (before a document is built: their total grows with depth squared).
-   */
-  private void checkWhole(Tree tree) {
-    for (Tree.Entry e : tree.entries()) {
-      ids.checkNew(e.id());
-      checkAttributes(e.id(), e.attributes());
-    }
-    checkLoad(tree);
-    NodeTooLargeException tooLarge = Fits.check(pattern(), tree, collection.getCodecRegistry());
-    if (tooLarge != null) {
-      throw tooLarge;
-    }
-  }
-
-  /** Undoes a load that failed before its commit (or frees the lock it took), for rethrowing. */
-  private RuntimeException abandonLoad(TreeLock.Hold h, boolean journaled, RuntimeException e) {
-    if (journaled) {
-      lock.abortLoad(h);
-    } else {
-      lock.release(h);
-    }
-    return translate(e, null);
-  }
-
-  /**
-   * Loads entries in preorder into the empty store as they come, in bounded client memory: the
-   * documents of one batch of {@code loadBatchSize} and the path from a root to the current entry
-   * (with, for child references, the children of the open nodes), never the whole tree. Under the
-   * lock with the undo journal of {@link #load(Tree)}: each batch is one fenced insert command
-   * (an id that exists is refused by the server's unique {@code _id} index), sent while the next
-   * batch is built (see {@link SendAhead}), and the fields known only when a subtree is complete
-   * (a nested set's {@code right}, a {@code children} array) go into documents still in hand or,
-   * for those already sent, into idempotent updates sent with a later batch. A refusal met
-   * midway (an entry out of preorder, a repeated id, a document too large) undoes what was
-   * written: the store is empty again. In the caller's transaction, the entries are collected
-   * and loaded as a {@link Tree}.
-   */
+  /** Loads entries in preorder into the empty store: see {@link TreeLoads#load(java.util.Iterator)}. */
   @Override
   public long load(java.util.Iterator<? extends Tree.Entry> entries) {
-    requireNonNull(entries, "entries");
-    if (inCallersTransaction()) {
-      Tree tree = TreeStores.collect(entries);
-      load(tree);
-      return tree.size();
-    }
-    return write(null, false, entries);
+    return new TreeLoads(this).load(entries);
   }
 
-  /**
-   * Grafts a tree as {@link #graft(String, java.util.Iterator)} does, after checking the whole
-   * tree first (attributes, {@code TreeOptions.withMaxChildren}, document sizes), so that a tree
-   * that cannot be stored is refused before anything is written. In the caller's transaction,
-   * the nodes are inserted one by one in it (all-or-nothing by the transaction).
-   */
+  /** Grafts a whole tree, checked first: see {@link TreeLoads#graft(String, Tree)}. */
   @Override
   public long graft(@Nullable String parentId, Tree tree) {
-    requireNonNull(tree, "tree");
-    if (parentId != null) {
-      TreeStores.checkId(parentId);
-    }
-    checkWhole(tree);
-    if (inCallersTransaction()) {
-      return MongoTree.super.graft(parentId, tree);
-    }
-    return write(parentId, true, tree.entries().iterator());
+    return new TreeLoads(this).graft(parentId, tree);
   }
 
-  /**
-   * Grafts entries in preorder under {@code parentId} (or as new roots) in bounded client memory
-   * and O(n / batch) round trips, all-or-nothing under the lock: the new documents go in as a
-   * streamed {@link #load(java.util.Iterator)} writes them (marked, under the load's undo
-   * journal), their derived fields computed from the graft point (ranks after the existing
-   * siblings, ancestors and paths from the parent's, nested-set numbers from the parent's {@code
-   * right}); then the writes of existing documents that make them part of the tree (the parent's
-   * {@code children} array; one shift of the nested-set numbers right of the graft point) replace
-   * the undo as the journal, the commit point, and run. Parent references, the array of
-   * ancestors and materialized paths write no existing document: the load's end is the commit.
-   * An id that exists is refused by the unique {@code _id} index when its batch is inserted, and
-   * the graft undone. In the caller's transaction, the entries are collected and grafted as a
-   * {@link Tree}.
-   */
+  /** Grafts entries in preorder: see {@link TreeLoads#graft(String, java.util.Iterator)}. */
   @Override
   public long graft(@Nullable String parentId,
       java.util.Iterator<? extends Tree.Entry> entries) {
-    requireNonNull(entries, "entries");
-    if (parentId != null) {
-      TreeStores.checkId(parentId);
-    }
-    if (inCallersTransaction()) {
-      return graft(parentId, TreeStores.collect(entries));
-    }
-    return write(parentId, true, entries);
+    return new TreeLoads(this).graft(parentId, entries);
   }
 
-  /**
-   * Writes a streamed load ({@code graft} false: the store must be empty) or a graft under the
-   * lock, with the load's undo journal.
-   */
-  private long write(@Nullable String parentId, boolean graft,
-      java.util.Iterator<? extends Tree.Entry> entries) {
-    requireLayout();
-    String what = (graft ? "graft" : "load") + " a stream of nodes" + (!graft ? ""
-        : parentId == null ? " as roots" : " under '" + parentId + "'");
-    TreeLock.Hold h;
-    try {
-      h = lock.acquire(what);
-    } catch (RuntimeException e) {
-      throw unapplied(translate(e, null), what);
-    }
-    boolean journaled = false;
-    boolean committing = false;
-    try {
-      Reads r = new Reads(data, scope, session, h::renewIfDue, false);
-      Document parent = null;
-      boolean empty = r.find(NODES).projection(Projections.include(ID)).limit(1).first() == null;
-      if (!graft && !empty) {
-        throw new TreeException("Cannot load into collection '" + collectionName
-            + "': it is not empty (" + r.count(NODES) + " nodes)");
-      }
-      if (parentId != null) {
-        parent = r.require(parentId, null);
-        String problem = layoutProblem(parent);
-        if (problem != null) {
-          throw new TreeException("Cannot graft under node '" + parentId + "': it is not in the "
-              + pattern() + " layout: " + problem + " (run check() to see all problems,"
-              + " repair() to complete derivable fields)");
-        }
-      }
-      lock.beginLoad(h);
-      journaled = true;
-      StreamLoad load;
-      try (SendAhead ahead = new SendAhead("arbor-load-" + collectionName)) {
-        load = new StreamLoad(this, r, parent, empty, h.version, loadBatchSize,
-            new StreamLoad.Sink() {
-              @Override
-              public void insert(List<BsonDocument> documents, List<String> ids) {
-                ahead.send(() -> insertBatch(h, documents, ids));
-              }
-
-              @Override
-              public void update(
-                  List<com.mongodb.client.model.WriteModel<BsonDocument>> updates) {
-                ahead.send(() -> lock.loadUpdates(h, updates));
-              }
-            });
-        while (entries.hasNext()) {
-          load.add(requireNonNull(entries.next(), "entry"));
-        }
-        ahead.inline();
-        load.finish();
-        ahead.await();
-      }
-      List<Step> fixes = load.fixes();
-      committing = true;
-      long version;
-      if (fixes.isEmpty()) {
-        lock.endLoad(h);
-        version = h.version;
-      } else {
-        version = lock.commitLoad(h, fixes).version();
-      }
-      layoutSeen = true;
-      remember(new TreeLock.Quiet(h.epoch, version + 1));
-      long n = load.count();
-      tell(new TreeEvent(graft ? TreeEvent.Kind.GRAFT : TreeEvent.Kind.LOAD, null, null,
-          parentId, null, n, version));
-      return n;
-    } catch (dev.arbor.core.LockLostException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      if (committing) {
-        // the journal, undo or redo, settles it at the next access
-        throw unapplied(translate(e, null), what);
-      }
-      throw unapplied(abandonLoad(h, journaled, e), what);
-    } finally {
-      h.close();
-    }
-  }
-
-  /**
-   * Inserts one batch of a streamed load or graft, fenced; a node whose id exists already (the
-   * server's unique {@code _id} index refuses it) is a {@link DuplicateNodeException} naming it.
-   */
-  private void insertBatch(TreeLock.Hold h, List<BsonDocument> documents, List<String> ids) {
-    try {
-      lock.loadBatch(h, documents);
-    } catch (MongoBulkWriteException e) {
-      com.mongodb.bulk.BulkWriteError error = e.getWriteErrors().get(0);
-      int at = error.getIndex() - 1; // led by its insert fence
-      if (TreeLock.duplicateId(error) && at >= 0 && at < ids.size()) {
-        throw new DuplicateNodeException(ids.get(at));
-      }
-      throw e;
-    }
+  /** Grafts {@code tree} node by node, as the contract's default does (in a caller's transaction). */
+  final long graftOneByOne(@Nullable String parentId, Tree tree) {
+    return MongoTree.super.graft(parentId, tree);
   }
 
   /**
@@ -1427,7 +1021,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     if (inCallersTransaction()) {
       return snapshot().entries().stream();
     }
-    Streamed it = new Streamed();
+    StreamedEntries it = new StreamedEntries(this, fenced());
     return java.util.stream.StreamSupport.stream(java.util.Spliterators.spliteratorUnknownSize(
         it, java.util.Spliterator.ORDERED | java.util.Spliterator.NONNULL), false)
         .onClose(it::close);
@@ -1450,201 +1044,12 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
     return null;
   }
 
-  /** A preorder walk between two checks of the lock document. */
-  private final class Streamed implements PreorderCursor {
-    private TreeLock.@Nullable Quiet before;
-    private PreorderCursor walk;
-    private long delivered;
-    private boolean ended;
-
-    Streamed() {
-      start();
-    }
-
-    private void start() {
-      if (isolatedReads) {
-        TreeLock.State s = lock.read();
-        lock.checkNotStuck(s);
-        if (!s.quiet()) {
-          String waiting = lock.readerToken();
-          try {
-            s = lock.awaitQuiet(waiting);
-          } finally {
-            lock.unregister(waiting);
-          }
-        }
-        before = s.asQuiet();
-        remember(before);
-      }
-      walk = preorder(new Reads(data, scope, session, () -> {}, false));
-    }
-
-    @Override
-    public boolean hasNext() {
-      if (ended) {
-        return false;
-      }
-      for (;;) {
-        boolean more;
-        try {
-          more = walk.hasNext();
-        } catch (MongoException e) {
-          throw e;
-        } catch (RuntimeException e) {
-          TreeLock.State now = changed();
-          if (now != null) {
-            throw changedWhileStreaming(now, e);
-          }
-          throw e;
-        }
-        if (more) {
-          return true;
-        }
-        walk.close();
-        TreeLock.State now = changed();
-        if (now == null) {
-          ended = true;
-          return false;
-        }
-        if (delivered > 0) {
-          throw changedWhileStreaming(now, null);
-        }
-        start(); // nothing delivered yet: read again
-      }
-    }
-
-    /** The lock's state if a change took effect since {@link #before}, else null. */
-    private TreeLock.@Nullable State changed() {
-      if (before == null) {
-        return null;
-      }
-      TreeLock.State now = lock.read();
-      return before.same(now) ? null : now;
-    }
-
-    private RuntimeException changedWhileStreaming(TreeLock.State now,
-        @Nullable Throwable cause) {
-      close();
-      RuntimeException e = new dev.arbor.core.TreeChangedException("the tree in collection '"
-          + collectionName + "' changed while it was streamed (version " + before.version()
-          + " when it started, " + now.version + (now.quiet() ? "" : " with a change in flight")
-          + " at the end), after " + delivered + " entries: they may mix the tree before and"
-          + " after the change; read it again");
-      if (cause != null) {
-        e.addSuppressed(cause);
-      }
-      return e;
-    }
-
-    @Override
-    public Tree.Entry next() {
-      if (!hasNext()) {
-        throw new java.util.NoSuchElementException();
-      }
-      delivered++;
-      return walk.next();
-    }
-
-    @Override
-    public void close() {
-      ended = true;
-      walk.close();
-    }
-  }
-
   /** Every node's structure (and attributes, if asked), decoded by the pattern from one scan. */
   abstract Forest forest(Reads r, boolean withAttributes);
 
   @Override
   public List<Problem> check() {
-    return read(this::checkNow);
-  }
-
-  private List<Problem> checkNow(Reads r) {
-    List<Problem> problems = new ArrayList<>();
-    Map<String, Document> byId = new LinkedHashMap<>();
-    // Every document but Arbor's lock and journal: one whose _id is not a string is not a node
-    // the store can read, and is reported. Read in batches, and each kept with only what the
-    // checks read (the structural fields of every pattern, its values shared with equal ones
-    // read before), so that a tree of hundreds of thousands of nodes is checked in a small
-    // heap; the first is kept whole, for the message that lists its fields.
-    Set<String> structure = new HashSet<>();
-    for (TreePattern p : TreePattern.values()) {
-      structure.addAll(Layouts.fields(p, names));
-    }
-    Map<Object, Object> shared = new HashMap<>();
-    try (MongoCursor<Document> docs = r.find(Filters.exists(ID + ".arbor", false))
-        .batchSize(CHECK_BATCH).iterator()) {
-      while (docs.hasNext()) {
-        Document d = docs.next();
-        Object id = d.get(ID);
-        if (!(id instanceof String s) || s.isEmpty()) {
-          problems.add(new Problem(String.valueOf(id), "_id is not a non-empty string"));
-          continue;
-        }
-        byId.put(s, byId.isEmpty() ? d : slim(d, structure, shared));
-      }
-    }
-    Problem layout = Layouts.problem(pattern(), byId.values(), collectionName, names);
-    if (layout != null) { // the pattern's own checks would only list its missing fields
-      problems.add(0, layout);
-      return problems;
-    }
-    checkDocuments(byId, problems);
-    return problems;
-  }
-
-  /** The batch size of the check's scan. */
-  private static final int CHECK_BATCH = 1_000;
-
-  /**
-   * {@code d} with only its {@code _id} and the fields in {@code keep}, in a {@link SlimDocument};
-   * each name, each string or array value and each string in an array replaced by an equal one
-   * in {@code shared} if there is one (siblings share their parent, path and ancestors, and every
-   * document below a node names it).
-   */
-  private static Document slim(Document d, Set<String> keep, Map<Object, Object> shared) {
-    int n = 0;
-    for (String k : d.keySet()) {
-      n += k.equals(ID) || keep.contains(k) ? 1 : 0;
-    }
-    String[] keys = new String[n];
-    Object[] values = new Object[n];
-    int i = 0;
-    for (Map.Entry<String, Object> e : d.entrySet()) {
-      if (e.getKey().equals(ID) || keep.contains(e.getKey())) {
-        Object v = e.getValue();
-        keys[i] = (String) shared.computeIfAbsent(e.getKey(), x -> x);
-        if (v instanceof List<?> list) {
-          // its strings shared too: an array of ancestors names each ancestor in every document
-          // below it
-          List<Object> elements = new ArrayList<>(list.size());
-          for (Object element : list) {
-            elements.add(element instanceof String ? shared.computeIfAbsent(element, x -> x)
-                : element);
-          }
-          v = elements;
-        }
-        values[i++] = v instanceof String && !e.getKey().equals(ID) || v instanceof List<?>
-            ? shared.computeIfAbsent(v, x -> x) : v;
-      }
-    }
-    // One array of names for every document with the same ones.
-    return new SlimDocument((String[]) shared.computeIfAbsent(new Names(keys), x -> keys),
-        values);
-  }
-
-  /** An array of field names as a key of the shared values: equal when the names are. */
-  private record Names(String[] names) {
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Names other && java.util.Arrays.equals(names, other.names);
-    }
-
-    @Override
-    public int hashCode() {
-      return java.util.Arrays.hashCode(names);
-    }
+    return new TreeCheck(this).check();
   }
 
   /**
@@ -1654,28 +1059,7 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
    */
   @Override
   public List<Problem> repair() {
-    requireLayout(); // never rewrites a collection into another pattern: convert does
-    String stuck = lock.retryStuck();
-    if (stuck != null) {
-      return List.of(new Problem("", stuck));
-    }
-    lock.recover();
-    forget();
-    long[] rewritten = new long[1];
-    Outcome o = change("repair", null, c -> {
-      List<Document> docs = new ArrayList<>();
-      // Natural order: siblings without a rank are ranked in insertion order, whatever index a
-      // server would otherwise choose for the scan.
-      c.find(NODES).sort(new Document("$natural", 1)).into(docs);
-      planRepair(c, docs);
-      rewritten[0] = c.steps().size();
-    });
-    if (o.version() >= 0) {
-      LOG.info("Tree '{}': repair rewrote {} documents", collectionName, rewritten[0]);
-      tell(new TreeEvent(TreeEvent.Kind.REPAIR, null, null, null, null, rewritten[0],
-          o.version()));
-    }
-    return check();
+    return new TreeCheck(this).repair();
   }
 
   /**
@@ -1723,64 +1107,24 @@ abstract class MongoTreeStore implements MongoTree, Cloneable {
 
   // ------------------------------------------------------------------ attributes and documents
 
-  /**
-   * Checks attribute names and values before anything is written.
-   *
-   * @throws IllegalArgumentException naming the node and the attribute
-   */
+  /** @see NodeDocuments#checkAttributes */
   final void checkAttributes(String id, Map<String, ?> attributes) {
-    for (Map.Entry<String, ?> e : attributes.entrySet()) {
-      String name = e.getKey();
-      if (name.equals(ID) || structuralFields.contains(name)) {
-        throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
-            + "' is reserved by this pattern for the tree structure (reserved: "
-            + reservedNames() + ")");
-      }
-      if (AttributeNames.fieldNameProblem(name) != null) {
-        throw new IllegalArgumentException("Attribute name '" + name + "' of node '" + id
-            + "' cannot be a MongoDB field name (empty, starts with '$', contains '.' or NUL)");
-      }
-      String nested = AttributeNames.nestedProblem(e.getValue());
-      if (nested != null) {
-        throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
-            + "' holds " + nested);
-      }
-      try {
-        collection.getCodecRegistry().get(Document.class).encode(
-            new BsonDocumentWriter(new BsonDocument()), new Document(name, e.getValue()),
-            EncoderContext.builder().build());
-      } catch (CodecConfigurationException | IllegalArgumentException
-          | org.bson.BSONException ex) {
-        throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
-            + "' cannot be stored in BSON: " + ex.getMessage(), ex);
-      }
-    }
+    documents.checkAttributes(id, attributes);
   }
 
-  private List<String> reservedNames() {
-    List<String> names = new ArrayList<>(structuralFields);
-    names.add(ID);
-    names.sort(null);
-    return names;
-  }
-
-  /** A new node document: {@code _id}, then the structure, then the attributes. */
+  /** @see NodeDocuments#newDocument */
   final Document newDocument(String id, Document structure, Map<String, ?> attributes) {
-    Document d = new Document(ID, id);
-    d.putAll(structure);
-    d.putAll(attributes);
-    return d;
+    return NodeDocuments.newDocument(id, structure, attributes);
   }
 
-  /** The attributes of a stored document: every field but {@code _id} and the structure. */
+  /** @see NodeDocuments#attributesOf */
   final Map<String, Object> attributesOf(Document d) {
-    Map<String, Object> attributes = new LinkedHashMap<>();
-    for (Map.Entry<String, Object> e : d.entrySet()) {
-      if (!e.getKey().equals(ID) && !structuralFields.contains(e.getKey())) {
-        attributes.put(e.getKey(), e.getValue());
-      }
-    }
-    return TreeStores.copyAttributes(attributes);
+    return documents.attributesOf(d);
+  }
+
+  /** @see NodeDocuments#checkFilter */
+  final Bson checkFilter(Bson filter) {
+    return documents.checkFilter(filter);
   }
 
   /** Projection of {@code _id} and the given fields. */

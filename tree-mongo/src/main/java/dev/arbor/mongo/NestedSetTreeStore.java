@@ -93,8 +93,9 @@ final class NestedSetTreeStore extends MongoTreeStore {
 
   private final Bson structure = fields(parentField, leftField, rightField, depthField);
 
-  NestedSetTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  NestedSetTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
+      @Nullable View view) {
+    super(collection, capabilities, view);
   }
 
   @Override

@@ -77,9 +77,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class ParentReferenceTreeStore extends ReferenceTreeStore {
 
-  ParentReferenceTreeStore(MongoCollection<Document> collection,
-      ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  ParentReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
+      @Nullable View view) {
+    super(collection, capabilities, view);
   }
 
   @Override

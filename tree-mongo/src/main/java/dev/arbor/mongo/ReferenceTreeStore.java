@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the two reference patterns share: they store only the links between a node and its parent
@@ -12,8 +13,9 @@ import org.bson.Document;
  * level-by-level walk), and every such read is defined by two walks.
  */
 abstract class ReferenceTreeStore extends MongoTreeStore {
-  ReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  ReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities,
+      @Nullable View view) {
+    super(collection, capabilities, view);
   }
 
   /**

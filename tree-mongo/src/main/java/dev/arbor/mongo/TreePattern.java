@@ -8,6 +8,7 @@ import dev.arbor.core.TreeStore;
 import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The five ways the MongoDB manual (Data Models, section 4.2 "Model Tree Structures") stores a
@@ -291,17 +292,23 @@ public enum TreePattern {
   }
 
   MongoTree open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
+    return open(collection, capabilities, null);
+  }
+
+  /** A store of this pattern, or a view of a store with the caller's session. */
+  MongoTreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities,
+      MongoTreeStore.@Nullable View view) {
     switch (this) {
       case PARENT_REFERENCES:
-        return new ParentReferenceTreeStore(collection, capabilities);
+        return new ParentReferenceTreeStore(collection, capabilities, view);
       case CHILD_REFERENCES:
-        return new ChildReferenceTreeStore(collection, capabilities);
+        return new ChildReferenceTreeStore(collection, capabilities, view);
       case ARRAY_OF_ANCESTORS:
-        return new ArrayOfAncestorsTreeStore(collection, capabilities);
+        return new ArrayOfAncestorsTreeStore(collection, capabilities, view);
       case MATERIALIZED_PATHS:
-        return new MaterializedPathTreeStore(collection, capabilities);
+        return new MaterializedPathTreeStore(collection, capabilities, view);
       case NESTED_SETS:
-        return new NestedSetTreeStore(collection, capabilities);
+        return new NestedSetTreeStore(collection, capabilities, view);
       default:
         throw new AssertionError(this);
     }
