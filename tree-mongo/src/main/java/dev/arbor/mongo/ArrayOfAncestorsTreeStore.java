@@ -4,6 +4,15 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.or;
+import static dev.arbor.mongo.Queries.checkMaxDepth;
+import static dev.arbor.mongo.Queries.countOrRequire;
+import static dev.arbor.mongo.Queries.deleteAll;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.group;
+import static dev.arbor.mongo.Queries.ids;
+import static dev.arbor.mongo.Queries.isNull;
+import static dev.arbor.mongo.Queries.isNullOrString;
+import static dev.arbor.mongo.Queries.lifted;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;

@@ -4,6 +4,11 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
+import static dev.arbor.mongo.Queries.deleteAll;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.ids;
+import static dev.arbor.mongo.Queries.lifted;
+import static dev.arbor.mongo.Queries.slices;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;

@@ -6,6 +6,14 @@ import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.or;
 import static com.mongodb.client.model.Filters.regex;
+import static dev.arbor.mongo.Queries.checkMaxDepth;
+import static dev.arbor.mongo.Queries.deleteAll;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.group;
+import static dev.arbor.mongo.Queries.ids;
+import static dev.arbor.mongo.Queries.isNull;
+import static dev.arbor.mongo.Queries.isNullOrString;
+import static dev.arbor.mongo.Queries.lifted;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import com.mongodb.client.MongoCollection;

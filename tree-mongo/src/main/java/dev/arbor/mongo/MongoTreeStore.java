@@ -2,6 +2,12 @@ package dev.arbor.mongo;
 
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
+import static dev.arbor.mongo.Queries.checkMaxDepth;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.graphLookupOutOfMemory;
+import static dev.arbor.mongo.Queries.graphLookupRefused;
+import static dev.arbor.mongo.Queries.translate;
+import static dev.arbor.mongo.Queries.unapplied;
 import static java.util.Objects.requireNonNull;
 
 import com.mongodb.ErrorCategory;
@@ -299,21 +305,6 @@ abstract class MongoTreeStore implements MongoTree {
   }
 
   /**
-   * A driver error that reached a change before anything was written (a read of its planning,
-   * the lock's own commands once their retries ran out) as {@link ChangeInterruptedException}
-   * with outcome {@code NOT_APPLIED}: a change never throws a raw driver exception. Errors the
-   * protocol met while writing are already told with their outcome.
-   */
-  static RuntimeException unapplied(RuntimeException e, String what) {
-    if (!(e instanceof MongoException m) || (e instanceof com.mongodb.MongoClientException
-        && !TreeLock.transientError(m))) {
-      return e; // not a driver error, or the caller's misuse of the driver (a foreign session…)
-    }
-    return new ChangeInterruptedException("Could not do '" + what + "': " + m.getMessage()
-        + "; nothing of it was written", ChangeInterruptedException.Outcome.NOT_APPLIED, m);
-  }
-
-  /**
    * Refuses, before anything is written, a collection whose nodes are laid out in another pattern
    * ({@link Layouts}); one sample read until nodes of this pattern have been seen.
    */
@@ -518,25 +509,6 @@ abstract class MongoTreeStore implements MongoTree {
   }
 
   /**
-   * Whether a server error is {@code $graphLookup} passing its memory limit (100 MB before
-   * MongoDB 8.2, whatever {@code allowDiskUse} says; it holds whole documents), or refused where
-   * it cannot run (inside a transaction on a sharded collection: OperationNotSupportedInTransaction,
-   * or 3904801, "Cannot run $graphLookup with a sharded foreign collection in a transaction"):
-   * the stores then walk the tree level by level instead.
-   */
-  static boolean graphLookupOutOfMemory(com.mongodb.MongoServerException e) {
-    return e.getCode() == 40099 || e.getCode() == 292 // QueryExceededMemoryLimitNoDiskUseAllowed
-        || graphLookupRefused(e)
-        || String.valueOf(e.getMessage()).contains("maximum memory consumption");
-  }
-
-  /** Whether the server refused {@code $graphLookup} in a transaction on a sharded collection. */
-  static boolean graphLookupRefused(com.mongodb.MongoServerException e) {
-    return e.getCode() == 263 // OperationNotSupportedInTransaction
-        || e.getCode() == 3904801; // $graphLookup of a sharded collection in a transaction
-  }
-
-  /**
    * Whether to walk level by level after {@code $graphLookup} failed with {@code e} (see {@link
    * #graphLookupOutOfMemory}). A refusal also turns {@code $graphLookup} off for this store's
    * later walks: the refusal aborted the transaction it met, and the retried transaction walks.
@@ -557,10 +529,6 @@ abstract class MongoTreeStore implements MongoTree {
    * document in another layout.
    */
   abstract @Nullable String layoutProblem(Document d);
-
-  static boolean isNullOrString(@Nullable Object o) {
-    return o == null || o instanceof String;
-  }
 
   /** Plans an insert; attributes are already checked. */
   abstract void planInsert(Change c, String id, Position position, Map<String, Object> attributes);
@@ -598,15 +566,6 @@ abstract class MongoTreeStore implements MongoTree {
           : Updates.set(rankField, rank));
       rank += Ranks.GAP;
     }
-  }
-
-  /** {@code siblings} with {@code id} replaced by {@code children}, in order. */
-  static List<String> lifted(List<String> siblings, String id, List<String> children) {
-    List<String> out = new ArrayList<>(siblings);
-    int at = out.indexOf(id);
-    out.remove(at);
-    out.addAll(at, children);
-    return out;
   }
 
   @Override
@@ -681,16 +640,7 @@ abstract class MongoTreeStore implements MongoTree {
   public final Tree subtree(String id, int maxDepth) {
     TreeStores.checkId(id);
     checkMaxDepth(maxDepth);
-    return read(r -> {
-      Rows rows = subtreeRows(r, id, maxDepth, true);
-      Forest forest = new Forest(rows.rows());
-      Tree.Builder builder = Tree.builder().add(id, null, rows.rows().get(0).attributes());
-      for (String d : forest.preorderBelow(id, maxDepth)) {
-        Row row = forest.row(d);
-        builder.add(d, row.parent(), row.attributes());
-      }
-      return builder.build();
-    });
+    return read(r -> NodeReads.subtree(this, r, id, maxDepth));
   }
 
   @Override
@@ -703,35 +653,7 @@ abstract class MongoTreeStore implements MongoTree {
     TreeStores.checkId(id);
     checkMaxDepth(maxDepth);
     Bson checked = filter == null ? null : checkFilter(filter);
-    return read(r -> {
-      Rows rows = subtreeRows(r, id, maxDepth, checked == null);
-      Forest forest = new Forest(rows.rows());
-      List<String> order = forest.preorderBelow(id, maxDepth);
-      Map<String, Map<String, Object>> matched = null;
-      if (checked != null) {
-        matched = new java.util.HashMap<>();
-        for (List<String> slice : slices(order)) {
-          for (Document d : r.find(Filters.and(in(ID, slice), checked))) {
-            matched.put(d.getString(ID), attributesOf(d));
-          }
-        }
-      }
-      int base = rows.depth() >= 0 ? rows.depth() : depthOf(r, id);
-      Map<String, Integer> depths = new java.util.HashMap<>();
-      depths.put(id, base);
-      List<Node> out = new ArrayList<>();
-      for (String d : order) {
-        Row row = forest.row(d);
-        int depth = depths.get(row.parent()) + 1;
-        depths.put(d, depth);
-        if (matched == null) {
-          out.add(new Node(d, row.parent(), depth, row.attributes()));
-        } else if (matched.containsKey(d)) {
-          out.add(new Node(d, row.parent(), depth, matched.get(d)));
-        }
-      }
-      return out;
-    });
+    return read(r -> NodeReads.descendants(this, r, id, maxDepth, checked));
   }
 
   @Override
@@ -763,41 +685,7 @@ abstract class MongoTreeStore implements MongoTree {
    */
   List<Node> childNodes(Reads r, String id, @Nullable String after, int limit,
       @Nullable Bson filter) {
-    ChildGroup g = childGroup();
-    Map<String, Document> docs = r.documents(after == null ? List.of(id) : List.of(id, after),
-        g.projection());
-    Document subject = docs.get(id);
-    if (subject == null) {
-      throw new NodeNotFoundException(id);
-    }
-    Bson q = g.children().apply(subject);
-    if (after != null) {
-      Document a = docs.get(after);
-      if (a == null) {
-        throw new NodeNotFoundException(after);
-      }
-      if (!id.equals(g.parent().apply(a))) {
-        throw TreeStores.notAChild(after, id);
-      }
-      q = Filters.and(q, Filters.gt(g.order(), a.get(g.order())));
-    }
-    if (filter != null) {
-      q = Filters.and(q, filter);
-    }
-    com.mongodb.client.FindIterable<Document> found = r.find(q)
-        .sort(com.mongodb.client.model.Sorts.ascending(g.order()));
-    if (limit != Integer.MAX_VALUE) {
-      found = found.limit(limit);
-    }
-    List<Document> children = new ArrayList<>();
-    found.into(children);
-    int depth = (g.depth().applyAsInt(subject) >= 0 ? g.depth().applyAsInt(subject)
-        : depthOf(r, id)) + 1;
-    List<Node> out = new ArrayList<>();
-    for (Document d : children) {
-      out.add(new Node(d.getString(ID), id, depth, attributesOf(d)));
-    }
-    return out;
+    return NodeReads.childPage(this, r, id, after, limit, filter);
   }
 
   /**
@@ -815,21 +703,7 @@ abstract class MongoTreeStore implements MongoTree {
   @Override
   public final List<Node> ancestorNodes(String id) {
     TreeStores.checkId(id);
-    return read(r -> {
-      List<String> ids = ancestorIds(r, id);
-      Map<String, Document> docs = ids.isEmpty() ? Map.of() : r.documents(ids, null);
-      List<Node> out = new ArrayList<>();
-      String parent = null;
-      for (String a : ids) {
-        Document d = docs.get(a);
-        if (d == null) {
-          throw new NodeNotFoundException(a); // deleted by a change this read will not accept
-        }
-        out.add(new Node(a, parent, out.size(), attributesOf(d)));
-        parent = a;
-      }
-      return out;
-    });
+    return read(r -> NodeReads.ancestors(this, r, id));
   }
 
   @Override
@@ -856,20 +730,6 @@ abstract class MongoTreeStore implements MongoTree {
   public final long childCount(String id) {
     TreeStores.checkId(id);
     return read(r -> childCountOf(r, id));
-  }
-
-  /**
-   * The number of documents {@code filter} selects, in one count; when there are none, checks
-   * that {@code id} exists (one more query).
-   *
-   * @throws NodeNotFoundException if {@code id} does not exist
-   */
-  static long countOrRequire(Reads r, Bson filter, String id) {
-    long n = r.count(filter);
-    if (n == 0) {
-      r.require(id, fields(ID));
-    }
-    return n;
   }
 
   /** The number of children of {@code id}; by default, its children's ids. */
@@ -1127,11 +987,6 @@ abstract class MongoTreeStore implements MongoTree {
     return documents.checkFilter(filter);
   }
 
-  /** Projection of {@code _id} and the given fields. */
-  static Bson fields(String... names) {
-    return Projections.include(names);
-  }
-
   /**
    * Reads, in one query, the document of the subject of an insert or move and of its position's
    * anchor, and checks them in the reference's order: for an insert the id must be new, for a move
@@ -1162,84 +1017,6 @@ abstract class MongoTreeStore implements MongoTree {
       throw new NodeNotFoundException(anchor);
     }
     return docs;
-  }
-
-  /** Translates a duplicate-key error on {@code _id} into {@link DuplicateNodeException}. */
-  static RuntimeException translate(RuntimeException e, @Nullable String id) {
-    if (e instanceof MongoWriteException w
-        && w.getError().getCategory() == ErrorCategory.DUPLICATE_KEY && id != null) {
-      return new DuplicateNodeException(id);
-    }
-    if (e instanceof MongoBulkWriteException b && id != null && !b.getWriteErrors().isEmpty()
-        && ErrorCategory.fromErrorCode(b.getWriteErrors().get(0).getCode())
-            == ErrorCategory.DUPLICATE_KEY) {
-      return new DuplicateNodeException(id);
-    }
-    if (e instanceof MongoException m && id == null
-        && ErrorCategory.fromErrorCode(m.getCode()) == ErrorCategory.DUPLICATE_KEY) {
-      return new TreeException("A write met a duplicate _id: " + m.getMessage(), m);
-    }
-    return e;
-  }
-
-  /** The ids of a query's results, in order. */
-  static List<String> ids(Iterable<Document> docs) {
-    List<String> out = new ArrayList<>();
-    for (Document d : docs) {
-      out.add(d.getString(ID));
-    }
-    return out;
-  }
-
-  /** Plans deletes of the documents of {@code ids}, in slices small enough for one statement. */
-  static void deleteAll(Change c, List<String> ids) {
-    for (List<String> slice : slices(ids)) {
-      c.deleteMany(in(ID, slice));
-    }
-  }
-
-  /**
-   * {@code ids} in slices small enough for one {@code $in} statement: at most 1 MB of encoded ids
-   * (and 20 000 ids) each.
-   */
-  static List<List<String>> slices(List<String> ids) {
-    List<List<String>> out = new ArrayList<>();
-    int start = 0;
-    long bytes = 0;
-    for (int i = 0; i < ids.size(); i++) {
-      long size = ids.get(i).length() * 3L + 16;
-      if (i > start && (i - start == 20_000 || bytes + size > 1_000_000)) {
-        out.add(ids.subList(start, i));
-        start = i;
-        bytes = 0;
-      }
-      bytes += size;
-    }
-    if (start < ids.size()) {
-      out.add(ids.subList(start, ids.size()));
-    }
-    return out;
-  }
-
-  static void checkMaxDepth(int maxDepth) {
-    if (maxDepth < 0) {
-      throw new IllegalArgumentException("maxDepth < 0: " + maxDepth);
-    }
-  }
-
-  /** A filter that matches no document, for probes that must not write anything. */
-  static Bson nothing() {
-    return Filters.exists(ID, false);
-  }
-
-  /** The sibling group whose {@code field} equals {@code value} (null: the roots). */
-  static Bson group(String field, @Nullable Object value) {
-    return value == null ? isNull(field) : eq(field, value);
-  }
-
-  /** Documents whose {@code field} is null or missing, lock and journal excluded. */
-  static Bson isNull(String field) {
-    return Filters.and(eq(field, null), NODES);
   }
 
   @Override

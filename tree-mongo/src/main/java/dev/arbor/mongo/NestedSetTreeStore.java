@@ -7,6 +7,12 @@ import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.ne;
+import static dev.arbor.mongo.Queries.checkMaxDepth;
+import static dev.arbor.mongo.Queries.countOrRequire;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.ids;
+import static dev.arbor.mongo.Queries.isNull;
+import static dev.arbor.mongo.Queries.isNullOrString;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;

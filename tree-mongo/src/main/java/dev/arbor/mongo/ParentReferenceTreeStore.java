@@ -2,6 +2,15 @@ package dev.arbor.mongo;
 
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
+import static dev.arbor.mongo.Queries.countOrRequire;
+import static dev.arbor.mongo.Queries.deleteAll;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.group;
+import static dev.arbor.mongo.Queries.ids;
+import static dev.arbor.mongo.Queries.isNull;
+import static dev.arbor.mongo.Queries.isNullOrString;
+import static dev.arbor.mongo.Queries.lifted;
+import static dev.arbor.mongo.Queries.slices;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;

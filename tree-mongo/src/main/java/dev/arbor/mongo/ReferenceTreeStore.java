@@ -1,5 +1,8 @@
 package dev.arbor.mongo;
 
+import static dev.arbor.mongo.Queries.checkMaxDepth;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.slices;
 import com.mongodb.client.MongoCollection;
 import java.util.ArrayList;
 import java.util.List;

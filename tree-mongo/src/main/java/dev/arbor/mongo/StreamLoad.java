@@ -160,7 +160,7 @@ final class StreamLoad {
       }
     } else if (pattern == TreePattern.NESTED_SETS && !load) {
       Document last = r.find(MongoTreeStore.NODES)
-          .projection(MongoTreeStore.fields(store.rightField))
+          .projection(Queries.fields(store.rightField))
           .sort(Sorts.descending(store.rightField)).limit(1).first();
       point = last == null ? 1 : ((Number) last.get(store.rightField)).longValue() + 1;
     } else if (pattern == TreePattern.NESTED_SETS) {
@@ -184,7 +184,7 @@ final class StreamLoad {
       default -> eq(store.parentField, parent);
     };
     Document last = r.find(and(MongoTreeStore.NODES, group))
-        .projection(MongoTreeStore.fields(store.rankField)).sort(Sorts.descending(store.rankField))
+        .projection(Queries.fields(store.rankField)).sort(Sorts.descending(store.rankField))
         .limit(1).first();
     return last != null && last.get(store.rankField) instanceof Number n ? n.longValue() + Ranks.GAP
         : 0;

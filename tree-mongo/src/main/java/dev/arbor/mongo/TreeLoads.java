@@ -1,10 +1,10 @@
 package dev.arbor.mongo;
 
-import static java.util.Objects.requireNonNull;
 import static dev.arbor.mongo.MongoTreeStore.ID;
 import static dev.arbor.mongo.MongoTreeStore.NODES;
-import static dev.arbor.mongo.MongoTreeStore.translate;
-import static dev.arbor.mongo.MongoTreeStore.unapplied;
+import static dev.arbor.mongo.Queries.translate;
+import static dev.arbor.mongo.Queries.unapplied;
+import static java.util.Objects.requireNonNull;
 
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.client.model.Projections;
