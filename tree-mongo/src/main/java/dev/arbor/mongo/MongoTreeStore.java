@@ -100,6 +100,8 @@ abstract class MongoTreeStore implements MongoTree {
   final Ranks ranks;
   /** Attribute checks and the mapping between nodes and documents. */
   final NodeDocuments documents;
+  /** The contract's changes, planned by this pattern. */
+  private final TreeChanges changes = new TreeChanges(this);
   /** The latest version at which this store (or a view of it) saw the tree quiet. */
   final QuietVersion known;
   /**
@@ -338,160 +340,34 @@ abstract class MongoTreeStore implements MongoTree {
   @Override
   public final void insert(String id, Position position,
       Map<String, @Nullable Object> attributes) {
-    TreeStores.checkId(id);
-    ids.checkNew(id);
-    requireNonNull(position, "position");
-    Map<String, Object> copy = TreeStores.copyAttributes(attributes);
-    checkAttributes(id, copy);
-    Told t = listeners.isEmpty() ? null : new Told();
-    Outcome o = change("insert '" + id + "' at " + position, id, c -> {
-      planInsert(c, id, position, copy);
-      if (t != null) {
-        t.newParent = parentAt(c, position);
-      }
-    });
-    if (t != null && o.version() >= 0) {
-      tell(new TreeEvent(TreeEvent.Kind.INSERT, id, null, t.newParent, position, 1,
-          o.version()));
-    }
+    changes.insert(id, position, attributes);
   }
 
-  /**
-   * One {@code $set}/{@code $unset} of the node's document, planned after a read of its {@code
-   * _id} that tells whether it exists; no journal (one single-document step).
-   */
   @Override
   public final void update(String id, Map<String, ? extends @Nullable Object> set) {
-    TreeStores.checkId(id);
-    requireNonNull(set, "set must not be null (use an empty map)");
-    Map<String, Object> copy = new LinkedHashMap<>();
-    set.forEach((name, value) -> copy.put(requireNonNull(name, "attribute names must not be null"),
-        value));
-    checkAttributes(id, copy);
-    List<Bson> updates = new ArrayList<>();
-    copy.forEach((name, value) -> updates.add(value == null ? Updates.unset(name)
-        : Updates.set(name, value)));
-    Told t = listeners.isEmpty() ? null : new Told();
-    Outcome o = change("update '" + id + "'", id, c -> {
-      if (t != null) {
-        Node n = findNode(c, id).orElseThrow(() -> new NodeNotFoundException(id));
-        t.oldParent = n.parentId();
-      } else {
-        c.require(id, fields(ID));
-      }
-      if (!updates.isEmpty()) {
-        c.set(id, Updates.combine(updates));
-      }
-    });
-    if (t != null && o.version() >= 0) {
-      tell(new TreeEvent(TreeEvent.Kind.UPDATE, id, t.oldParent, t.oldParent, null, 1,
-          o.version()));
-    }
+    changes.update(id, set);
   }
 
   @Override
   public final void move(String id, Position position) {
-    TreeStores.checkId(id);
-    requireNonNull(position, "position");
-    Told t = listeners.isEmpty() ? null : new Told();
-    Outcome o = change("move '" + id + "' to " + position, id, c -> {
-      planMove(c, id, position);
-      if (t != null && !c.steps().isEmpty()) {
-        t.oldParent = findNode(c, id).map(Node::parentId).orElse(null);
-        t.newParent = parentAt(c, position);
-        t.nodes = descendantIds(c, id, Integer.MAX_VALUE).size() + 1L;
-      }
-    });
-    if (t != null && o.version() >= 0) {
-      tell(new TreeEvent(TreeEvent.Kind.MOVE, id, t.oldParent, t.newParent, position, t.nodes,
-          o.version()));
-    }
+    changes.move(id, position);
   }
 
   @Override
   public final long delete(String id) {
-    TreeStores.checkId(id);
-    return deleteSubtree(id, "delete '" + id + "'", false);
+    return changes.delete(id);
   }
 
-  /**
-   * {@link Deletion#SUBTREE} and {@link Deletion#LEAF_ONLY} plan the pattern's delete (the latter
-   * after reading the children, in the same change); {@link Deletion#LIFT_CHILDREN} plans the
-   * pattern's {@link #planLift}.
-   */
   @Override
   public final long delete(String id, Deletion how) {
-    TreeStores.checkId(id);
-    requireNonNull(how, "how");
-    switch (how) {
-      case SUBTREE:
-        return delete(id);
-      case LEAF_ONLY:
-        return deleteSubtree(id, "delete leaf '" + id + "'", true);
-      default:
-        Told t = listeners.isEmpty() ? null : new Told();
-        Outcome o = change("delete '" + id + "' lifting its children", id, c -> {
-          if (t != null) {
-            t.oldParent = findNode(c, id).map(Node::parentId).orElse(null);
-          }
-          planLift(c, id);
-        });
-        if (t != null && o.version() >= 0) {
-          tell(new TreeEvent(TreeEvent.Kind.DELETE, id, t.oldParent, null, null, 1,
-              o.version()));
-        }
-        return 1;
-    }
+    return changes.delete(id, how);
   }
 
-  private long deleteSubtree(String id, String what, boolean leafOnly) {
-    long[] planned = new long[1];
-    Told t = listeners.isEmpty() ? null : new Told();
-    Outcome o = change(what, id, c -> {
-      if (leafOnly && !childIds(c, id).isEmpty()) {
-        throw new NodeHasChildrenException(id);
-      }
-      if (t != null) {
-        t.oldParent = findNode(c, id).map(Node::parentId).orElse(null);
-      }
-      planned[0] = planDelete(c, id);
-    });
-    long deleted;
-    if (planned[0] >= 0) {
-      deleted = planned[0];
-    } else if (o.deleted() < 0) {
-      throw new ChangeInterruptedException("'" + id + "' was deleted with its subtree by another"
-          + " caller that completed this change; how many nodes it removed is not known here",
-          ChangeInterruptedException.Outcome.COMMITTED, null);
-    } else if (o.deleted() == 0) {
-      throw new NodeNotFoundException(id);
-    } else {
-      deleted = o.deleted();
-    }
-    if (t != null && o.version() >= 0) {
-      tell(new TreeEvent(TreeEvent.Kind.DELETE, id, t.oldParent, null, null, deleted,
-          o.version()));
-    }
-    return deleted;
+  /** Whether a change must gather what the listeners are told. */
+  final boolean listening() {
+    return !listeners.isEmpty();
   }
 
-  /** What listeners are told of a change, gathered while it is planned. */
-  private static final class Told {
-    @Nullable String oldParent;
-    @Nullable String newParent;
-    long nodes = 1;
-  }
-
-  /** The parent a node at {@code position} has. */
-  private @Nullable String parentAt(Reads r, Position position) {
-    if (position instanceof Position.Child child) {
-      return child.parentId();
-    }
-    if (position instanceof Position.Sibling sibling) {
-      return findNode(r, sibling.siblingId()).map(Node::parentId).orElse(null);
-    }
-    return null;
-  }
 
   /** Tells the listeners of a committed change; a listener's exception is logged, not thrown. */
   final void tell(TreeEvent event) {
