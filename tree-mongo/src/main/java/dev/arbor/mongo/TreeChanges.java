@@ -41,7 +41,7 @@ final class TreeChanges {
     requireNonNull(position, "position");
     Map<String, Object> copy = TreeStores.copyAttributes(attributes);
     store.checkAttributes(id, copy);
-    Told t = store.listening() ? null : new Told();
+    Told t = store.listening() ? new Told() : null;
     Outcome o = store.change("insert '" + id + "' at " + position, id, c -> {
       store.planInsert(c, id, position, copy);
       if (t != null) {
@@ -68,7 +68,7 @@ final class TreeChanges {
     List<Bson> updates = new ArrayList<>();
     copy.forEach((name, value) -> updates.add(value == null ? Updates.unset(name)
         : Updates.set(name, value)));
-    Told t = store.listening() ? null : new Told();
+    Told t = store.listening() ? new Told() : null;
     Outcome o = store.change("update '" + id + "'", id, c -> {
       if (t != null) {
         Node n = store.findNode(c, id).orElseThrow(() -> new NodeNotFoundException(id));
@@ -89,7 +89,7 @@ final class TreeChanges {
   void move(String id, Position position) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
-    Told t = store.listening() ? null : new Told();
+    Told t = store.listening() ? new Told() : null;
     Outcome o = store.change("move '" + id + "' to " + position, id, c -> {
       store.planMove(c, id, position);
       if (t != null && !c.steps().isEmpty()) {
@@ -123,7 +123,7 @@ final class TreeChanges {
       case LEAF_ONLY:
         return deleteSubtree(id, "delete leaf '" + id + "'", true);
       default:
-        Told t = store.listening() ? null : new Told();
+        Told t = store.listening() ? new Told() : null;
         Outcome o = store.change("delete '" + id + "' lifting its children", id, c -> {
           if (t != null) {
             t.oldParent = store.findNode(c, id).map(Node::parentId).orElse(null);
@@ -140,7 +140,7 @@ final class TreeChanges {
 
   private long deleteSubtree(String id, String what, boolean leafOnly) {
     long[] planned = new long[1];
-    Told t = store.listening() ? null : new Told();
+    Told t = store.listening() ? new Told() : null;
     Outcome o = store.change(what, id, c -> {
       if (leafOnly && !store.childIds(c, id).isEmpty()) {
         throw new NodeHasChildrenException(id);
