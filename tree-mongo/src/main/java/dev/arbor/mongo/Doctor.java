@@ -1,5 +1,11 @@
 package dev.arbor.mongo;
 
+import static dev.arbor.mongo.DoctorComparisons.apply;
+import static dev.arbor.mongo.DoctorComparisons.compareReads;
+import static dev.arbor.mongo.DoctorComparisons.compareTrees;
+import static dev.arbor.mongo.DoctorComparisons.same;
+import static dev.arbor.mongo.DoctorScript.fixture;
+import static dev.arbor.mongo.DoctorScript.op;
 import static java.util.Objects.requireNonNull;
 
 import com.mongodb.MongoClientSettings;
@@ -11,24 +17,20 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Collation;
 import com.mongodb.client.model.CreateCollectionOptions;
-import dev.arbor.core.Deletion;
-import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.InvalidMoveException;
-import dev.arbor.core.NodeHasChildrenException;
 import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.Position;
 import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.DoctorScript.Op;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
@@ -280,28 +282,8 @@ public final class Doctor {
 
   // ------------------------------------------------------------------ bookkeeping
 
-  /** A check's verdict: passed with a detail, or not offered with the reason. */
-  private record Verdict(Status status, String detail) {
-    static Verdict passed(String detail) {
-      return new Verdict(Status.PASSED, detail);
-    }
-
-    static Verdict notOffered(String why) {
-      return new Verdict(Status.NOT_OFFERED, why);
-    }
-  }
-
-  /** A comparison with the reference that failed. */
-  private static final class Mismatch extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    Mismatch(String message) {
-      super(message, null, false, false);
-    }
-  }
-
   private interface Check {
-    Verdict run();
+    DoctorVerdict run();
   }
 
   private void check(String what, Check check) {
@@ -311,13 +293,11 @@ public final class Doctor {
     progress.accept("checking " + what + " (" + (capabilities.size() + 1) + " of " + CHECKS
         + ")");
     long start = System.nanoTime();
-    Verdict v;
+    DoctorVerdict v;
     try {
       v = check.run();
-    } catch (Mismatch e) {
-      v = new Verdict(Status.FAILED, oneLine(e.getMessage()));
     } catch (RuntimeException e) {
-      v = new Verdict(Status.FAILED, oneLine(describe(e)));
+      v = DoctorVerdict.failed(e);
     }
     capabilities.add(new Capability(what, v.status(), v.detail(),
         Duration.ofNanos(System.nanoTime() - start)));
@@ -327,7 +307,7 @@ public final class Doctor {
   private void checkTransactional(String what, Check check) {
     check(what, () -> {
       if (!transactionsOffered()) {
-        return Verdict.notOffered(noTransactions);
+        return DoctorVerdict.notOffered(noTransactions);
       }
       return check.run();
     });
@@ -347,27 +327,6 @@ public final class Doctor {
     return transactions;
   }
 
-  private static String describe(Throwable e) {
-    String message = e.getMessage();
-    if (e instanceof com.mongodb.MongoCommandException c) {
-      message = c.getErrorMessage() + " (code " + c.getErrorCode() + ")";
-    }
-    return e.getClass().getSimpleName() + ": " + firstLine(message);
-  }
-
-  private static String firstLine(String s) {
-    if (s == null) {
-      return "";
-    }
-    int newline = s.indexOf('\n');
-    return newline < 0 ? s : s.substring(0, newline);
-  }
-
-  private static String oneLine(String s) {
-    String line = String.valueOf(s).replace("\r", "\\r").replace("\n", "\\n");
-    return line.length() > 300 ? line.substring(0, 300) + "..." : line;
-  }
-
   private static String label(TreePattern p) {
     return p.name().toLowerCase(Locale.ROOT).replace('_', ' ');
   }
@@ -377,70 +336,6 @@ public final class Doctor {
     MongoCollection<Document> c = database.getCollection(name);
     c.drop();
     return c;
-  }
-
-  // ------------------------------------------------------------------ the contract's operations
-
-  /** One operation of the script, with the ids whose reads are compared after it. */
-  private record Op(String what, Consumer<TreeStore> run, List<String> focus) {}
-
-  private static Op op(String what, Consumer<TreeStore> run, String... focus) {
-    return new Op(what, run, List.of(focus));
-  }
-
-  /** The fixture: hostile ids among plain ones (path separators, regex metacharacters). */
-  static final String D = "d.$,/|\\(x)";
-
-  static Tree fixture() {
-    return Tree.builder()
-        .add("a", null, Map.of("title", "A", "n", 1))
-        .add("b", "a").add("c", "b").add(D, "b").add("e", D).add("f", D)
-        .add("g", "a").add("h", "g")
-        .add("i", null, Map.of("tags", List.of("x", "y")))
-        .add("j", "i").add("k", "i")
-        .build();
-  }
-
-  static List<Op> script() {
-    return List.of(
-        op("insert n1 firstRoot", s -> s.insert("n1", Position.firstRoot(),
-            Map.of("title", "n1", "n", 1)), "n1"),
-        op("insert n2 lastRoot", s -> s.insert("n2", Position.lastRoot()), "n2"),
-        op("insert n3 firstChildOf(d)", s -> s.insert("n3", Position.firstChildOf(D)), "n3", D),
-        op("insert n4 lastChildOf(b)", s -> s.insert("n4", Position.lastChildOf("b")), "n4", "b"),
-        op("insert n5 before(c)", s -> s.insert("n5", Position.before("c")), "n5", "b"),
-        op("insert n6 after(j)", s -> s.insert("n6", Position.after("j")), "n6", "i"),
-        op("insert a again (refused)", s -> s.insert("a", Position.lastRoot()), "a"),
-        op("insert under a missing node (refused)",
-            s -> s.insert("n7", Position.lastChildOf("nope")), "a"),
-        op("update n1", s -> s.update("n1", Map.of("title", "N1", "tags", List.of("p"))), "n1"),
-        op("update n1 removing n", s -> s.update("n1", nullValue("n")), "n1"),
-        op("move d lastChildOf(i)", s -> s.move(D, Position.lastChildOf("i")), D, "e", "i", "b"),
-        op("move b firstRoot", s -> s.move("b", Position.firstRoot()), "b", "c", "a"),
-        op("move h before(c)", s -> s.move("h", Position.before("c")), "h", "b", "g"),
-        op("move i into its own subtree (refused)", s -> s.move("i", Position.firstChildOf("f")),
-            "i", "f"),
-        op("move g after(k)", s -> s.move("g", Position.after("k")), "g", "i"),
-        op("move c before(c) (no-op)", s -> s.move("c", Position.before("c")), "c"),
-        op("move n2 firstChildOf(n1)", s -> s.move("n2", Position.firstChildOf("n1")), "n2",
-            "n1"),
-        op("move a lastRoot", s -> s.move("a", Position.lastRoot()), "a"),
-        op("delete b leaf-only (refused)", s -> s.delete("b", Deletion.LEAF_ONLY), "b"),
-        op("delete b lifting its children", s -> s.delete("b", Deletion.LIFT_CHILDREN), "c",
-            "h"),
-        op("delete n6 leaf-only", s -> s.delete("n6", Deletion.LEAF_ONLY), "i"),
-        op("delete d with its subtree", s -> s.delete(D), "i", "e"),
-        op("delete a missing node (refused)", s -> s.delete("nope"), "i"),
-        op("graft x(y z) w under i", s -> s.graft("i", Tree.parse("x(y z) w")), "x", "y", "i"),
-        op("graft r(s) as roots, streamed",
-            s -> s.graft(null, Tree.parse("r(s)").entries().iterator()), "r", "s"),
-        op("graft an existing id (refused)", s -> s.graft("i", Tree.parse("q(k)")), "i"));
-  }
-
-  private static Map<String, Object> nullValue(String key) {
-    Map<String, Object> m = new java.util.HashMap<>();
-    m.put(key, null);
-    return m;
   }
 
   /** The store a script runs on, for the scratch collection. */
@@ -455,7 +350,7 @@ public final class Doctor {
    *
    * @param inCallersSession whether each change runs in a transaction of a session of ours
    */
-  private Verdict script(TreePattern pattern, Opener opener, boolean inCallersSession) {
+  private DoctorVerdict script(TreePattern pattern, Opener opener, boolean inCallersSession) {
     MongoCollection<Document> c = fresh();
     MongoTree tree = opener.open(c);
     tree.ensureIndexes();
@@ -471,7 +366,7 @@ public final class Doctor {
     int ops = 0;
     try (ClientSession session = inCallersSession ? client.startSession() : null) {
       MongoTree view = session == null ? tree : tree.withSession(session);
-      for (Op op : script()) {
+      for (Op op : DoctorScript.script()) {
         Consumer<TreeStore> run = session == null ? op.run() : s -> session.withTransaction(
             () -> {
               op.run().accept(s);
@@ -494,7 +389,7 @@ public final class Doctor {
     compareReads("every node", tree, reference, reference.snapshot().ids());
     List<Problem> left = tree.repair();
     if (!left.isEmpty()) {
-      throw new Mismatch("repair() of a sound tree left " + left);
+      throw new DoctorMismatch("repair() of a sound tree left " + left);
     }
     compareTrees("repair()", tree, reference);
     Tree whole = tree.snapshot();
@@ -502,101 +397,22 @@ public final class Doctor {
       tree.delete(root);
     }
     if (tree.size() != 0) {
-      throw new Mismatch("deleting every root left " + tree.size() + " nodes");
+      throw new DoctorMismatch("deleting every root left " + tree.size() + " nodes");
     }
     tree.load(whole.entries().iterator());
     compareTrees("reload from a stream", tree, reference);
-    return Verdict.passed(ops + " operations through " + protocol
+    return DoctorVerdict.passed(ops + " operations through " + protocol
         + ", each compared with InMemoryTreeStore; check, repair, reload");
-  }
-
-  /** Runs {@code run} on both stores; the outcomes must be the same exception or none. */
-  private static void apply(String what, Consumer<TreeStore> run, TreeStore store,
-      TreeStore reference) {
-    apply(what, run, run, store, reference);
-  }
-
-  /**
-   * Runs {@code run} on the store and {@code onReference} on the reference; the outcomes must be
-   * the same exception or none.
-   */
-  private static void apply(String what, Consumer<TreeStore> run,
-      Consumer<TreeStore> onReference, TreeStore store, TreeStore reference) {
-    Class<?> expected = outcome(onReference, reference);
-    Class<?> got;
-    try {
-      got = outcome(run, store);
-    } catch (RuntimeException e) {
-      throw new Mismatch(what + ": " + describe(e));
-    }
-    if (!Objects.equals(expected, got)) {
-      throw new Mismatch(what + ": " + (got == null ? "succeeded" : "threw "
-          + got.getSimpleName()) + ", the reference " + (expected == null ? "succeeded"
-          : "threw " + expected.getSimpleName()));
-    }
-  }
-
-  private static Class<?> outcome(Consumer<TreeStore> run, TreeStore store) {
-    try {
-      run.accept(store);
-      return null;
-    } catch (NodeNotFoundException | DuplicateNodeException | InvalidMoveException
-        | NodeHasChildrenException e) {
-      return e.getClass();
-    }
-  }
-
-  private static void compareTrees(String after, TreeStore store, TreeStore reference) {
-    Tree expected = reference.snapshot();
-    Tree got = store.snapshot();
-    if (!expected.equals(got)) {
-      throw new Mismatch("after " + after + ": the tree is " + got + ", expected " + expected);
-    }
-    List<Problem> problems = store.check();
-    if (!problems.isEmpty()) {
-      throw new Mismatch("after " + after + ": check() found " + problems);
-    }
-    if (store.size() != reference.size() || !store.roots().equals(reference.roots())) {
-      throw new Mismatch("after " + after + ": size() or roots() differ");
-    }
-  }
-
-  private static void compareReads(String after, TreeStore store, TreeStore reference,
-      Collection<String> ids) {
-    boolean all = after.equals("every node");
-    for (String id : ids) {
-      if (reference.find(id).isEmpty()) {
-        continue;
-      }
-      same(after, "find(" + id + ")", reference.find(id), store.find(id));
-      same(after, "children(" + id + ")", reference.children(id), store.children(id));
-      same(after, "ancestors(" + id + ")", reference.ancestors(id), store.ancestors(id));
-      same(after, "descendants(" + id + ")", reference.descendants(id), store.descendants(id));
-      same(after, "descendants(" + id + ", 1)", reference.descendants(id, 1),
-          store.descendants(id, 1));
-      same(after, "depth(" + id + ")", reference.depth(id), store.depth(id));
-      if (all) {
-        same(after, "childNodes(" + id + ")", reference.childNodes(id), store.childNodes(id));
-        same(after, "subtree(" + id + ", 2)", reference.subtree(id, 2), store.subtree(id, 2));
-      }
-    }
-  }
-
-  private static void same(String after, String read, Object expected, Object got) {
-    if (!Objects.equals(expected, got)) {
-      throw new Mismatch("after " + after + ": " + read + " = " + got + ", expected "
-          + expected);
-    }
   }
 
   // ------------------------------------------------------------------ real-server paths
 
-  private Verdict graphLookup() {
+  private DoctorVerdict graphLookup() {
     MongoCollection<Document> c = fresh();
     Tree tree = deepTree();
     TreePattern.PARENT_REFERENCES.open(c).load(tree);
     if (!assumeGraphLookup && !ServerCapabilities.probing(c).graphLookup()) {
-      return Verdict.notOffered("$graphLookup ignores startWith or is missing: the stores walk"
+      return DoctorVerdict.notOffered("$graphLookup ignores startWith or is missing: the stores walk"
           + " level by level with $in (checked above)");
     }
     int reads = 0;
@@ -614,7 +430,7 @@ public final class Doctor {
       compareReads("a move", store, reference, tree.ids());
       compareTrees("a move", store, reference);
     }
-    return Verdict.passed("ancestors, descendants and subtrees of " + reads
+    return DoctorVerdict.passed("ancestors, descendants and subtrees of " + reads
         + " nodes (a 40-deep chain) read with $graphLookup");
   }
 
@@ -633,10 +449,10 @@ public final class Doctor {
     return b.build();
   }
 
-  private Verdict pipelineUpdates() {
+  private DoctorVerdict pipelineUpdates() {
     MongoCollection<Document> c = fresh();
     if (!ServerCapabilities.probing(c).pipelineUpdates()) {
-      return Verdict.notOffered("updates given as pipelines are refused (MongoDB 4.2+): moves"
+      return DoctorVerdict.notOffered("updates given as pipelines are refused (MongoDB 4.2+): moves"
           + " rewrite each document of the subtree (checked above)");
     }
     int moves = 0;
@@ -648,7 +464,7 @@ public final class Doctor {
       InMemoryTreeStore reference = new InMemoryTreeStore();
       store.load(fixture());
       reference.load(fixture());
-      for (Op op : script()) {
+      for (Op op : DoctorScript.script()) {
         if (op.what().startsWith("move") || op.what().startsWith("delete b lifting")) {
           apply(op.what(), op.run(), store, reference);
           compareTrees(op.what(), store, reference);
@@ -657,7 +473,7 @@ public final class Doctor {
         }
       }
     }
-    return Verdict.passed(moves + " subtree moves and lifts with pipeline updates in array of"
+    return DoctorVerdict.passed(moves + " subtree moves and lifts with pipeline updates in array of"
         + " ancestors and materialized paths");
   }
 
@@ -673,7 +489,7 @@ public final class Doctor {
         .build();
   }
 
-  private Verdict collation() {
+  private DoctorVerdict collation() {
     MongoCollection<Document> c = fresh();
     database.createCollection(name, new CreateCollectionOptions().collation(
         Collation.builder().locale("en").build()));
@@ -685,7 +501,7 @@ public final class Doctor {
     }
     if (options == null || options.get("collation") == null) {
       c.drop();
-      return Verdict.notOffered("the server ignores a collection's default collation");
+      return DoctorVerdict.notOffered("the server ignores a collection's default collation");
     }
     int ops = 0;
     for (TreePattern p : TreePattern.values()) {
@@ -708,11 +524,11 @@ public final class Doctor {
       }
       compareReads("every node", tree, reference, reference.snapshot().ids());
     }
-    return Verdict.passed(ops + " operations in every pattern on ids that sort differently"
+    return DoctorVerdict.passed(ops + " operations in every pattern on ids that sort differently"
         + " under 'en' (case, digits, accents, punctuation)");
   }
 
-  private Verdict boundedRegex() {
+  private DoctorVerdict boundedRegex() {
     MongoCollection<Document> c = fresh();
     Tree.Builder b = Tree.builder();
     String parent = null;
@@ -736,11 +552,11 @@ public final class Doctor {
         reads++;
       }
     }
-    return Verdict.passed(reads + " depth-limited reads of a 110-deep chain of escaped ids"
+    return DoctorVerdict.passed(reads + " depth-limited reads of a 110-deep chain of escaped ids"
         + " (regexes of at most " + MaterializedPathTreeStore.MAX_REGEX_DEPTH + " levels)");
   }
 
-  private Verdict largeIn() {
+  private DoctorVerdict largeIn() {
     MongoCollection<Document> c = fresh();
     int width = 1_000;
     Tree.Builder b = Tree.builder().add("root", null);
@@ -757,7 +573,7 @@ public final class Doctor {
     long counted = c.countDocuments(tree.subtreeFilter("root"));
     same("a 1 000-wide level", "countDocuments(subtreeFilter(root))", (long) wide.size(),
         counted);
-    return Verdict.passed("a level of " + width + " ids walked with $in, and a subtree filter"
+    return DoctorVerdict.passed("a level of " + width + " ids walked with $in, and a subtree filter"
         + " of " + wide.size() + " ids counted");
   }
 
@@ -777,7 +593,7 @@ public final class Doctor {
     };
   }
 
-  private Verdict concurrent(TreePattern pattern) {
+  private DoctorVerdict concurrent(TreePattern pattern) {
     MongoCollection<Document> c = fresh();
     Tree initial = fixture();
     pattern.open(c).load(initial);
@@ -827,7 +643,7 @@ public final class Doctor {
             } catch (NodeNotFoundException | InvalidMoveException e) {
               outcome = e.getClass();
             } catch (RuntimeException e) {
-              errors.add(new RuntimeException(what + ": " + describe(e), e));
+              errors.add(new RuntimeException(what + ": " + DoctorVerdict.describe(e), e));
               return;
             }
             if (version[0] < 0) {
@@ -845,18 +661,18 @@ public final class Doctor {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new Mismatch("interrupted");
+      throw new DoctorMismatch("interrupted");
     } finally {
       clients.forEach(MongoClient::close);
     }
     if (!errors.isEmpty()) {
-      throw new Mismatch(errors.size() + " writer(s) failed, first: " + errors.get(0)
+      throw new DoctorMismatch(errors.size() + " writer(s) failed, first: " + errors.get(0)
           .getMessage());
     }
     MongoTree store = pattern.open(c);
     List<Problem> problems = store.check();
     if (!problems.isEmpty()) {
-      throw new Mismatch("check() after the run found " + problems);
+      throw new DoctorMismatch("check() after the run found " + problems);
     }
     List<Done> ordered = new ArrayList<>(done);
     ordered.sort(Comparator.comparingLong(Done::version));
@@ -871,16 +687,16 @@ public final class Doctor {
         outcome = e.getClass();
       }
       if (!Objects.equals(d.outcome(), outcome)) {
-        throw new Mismatch(d.what() + " at version " + d.version() + " ended "
+        throw new DoctorMismatch(d.what() + " at version " + d.version() + " ended "
             + name(d.outcome()) + ", in the serial replay " + name(outcome));
       }
       changed += outcome == null ? 1 : 0;
     }
     if (!reference.snapshot().equals(store.snapshot())) {
-      throw new Mismatch("the tree after " + ordered.size() + " concurrent operations differs"
+      throw new DoctorMismatch("the tree after " + ordered.size() + " concurrent operations differs"
           + " from their serial replay");
     }
-    return Verdict.passed(WRITERS + " writers on clients of their own, " + ordered.size()
+    return DoctorVerdict.passed(WRITERS + " writers on clients of their own, " + ordered.size()
         + " operations (" + changed + " changes), equal to their serial replay; check() empty");
   }
 
@@ -991,7 +807,7 @@ public final class Doctor {
     }
   }
 
-  private Verdict crashRecovery(TreePattern pattern) {
+  private DoctorVerdict crashRecovery(TreePattern pattern) {
     MongoCollection<Document> c = fresh();
     Tree before = fixture();
     InMemoryTreeStore reference = new InMemoryTreeStore();
@@ -1013,7 +829,7 @@ public final class Doctor {
       // the holder is dead
     }
     if (!sender.crashed) {
-      throw new Mismatch("delete 'b' was not interrupted: it sent no step to crash in");
+      throw new DoctorMismatch("delete 'b' was not interrupted: it sent no step to crash in");
     }
     // Another process opens the collection, waits for the dead holder's lease, takes the lock
     // over and finishes the journal.
@@ -1023,30 +839,30 @@ public final class Doctor {
     List<Problem> left = next.repair();
     long waited = (System.nanoTime() - start) / 1_000_000;
     if (!left.isEmpty()) {
-      throw new Mismatch("repair() after the crash left " + left);
+      throw new DoctorMismatch("repair() after the crash left " + left);
     }
     Tree recovered = next.snapshot();
     if (!recovered.equals(before) && !recovered.equals(after)) {
-      throw new Mismatch("after the crash and repair the tree is neither the tree before nor"
+      throw new DoctorMismatch("after the crash and repair the tree is neither the tree before nor"
           + " the tree after delete 'b': " + recovered);
     }
     List<Problem> problems = next.check();
     if (!problems.isEmpty()) {
-      throw new Mismatch("check() after recovery found " + problems);
+      throw new DoctorMismatch("check() after recovery found " + problems);
     }
     Set<String> journals = new LinkedHashSet<>();
     for (Document d : c.find(new Document("_id.arbor", "journal"))) {
       journals.add(String.valueOf(d.get("_id")));
     }
     if (!journals.isEmpty()) {
-      throw new Mismatch("journal documents left after recovery: " + journals);
+      throw new DoctorMismatch("journal documents left after recovery: " + journals);
     }
     next.insert("z", Position.lastRoot());
     if (!next.check().isEmpty()) {
-      throw new Mismatch("check() after a change following the recovery is not empty");
+      throw new DoctorMismatch("check() after a change following the recovery is not empty");
     }
     String closed = closedClient(pattern, before, after);
-    return Verdict.passed("delete 'b' stopped " + sender.where + ": dead, taken over after "
+    return DoctorVerdict.passed("delete 'b' stopped " + sender.where + ": dead, taken over after "
         + waited + " ms and " + (recovered.equals(after) ? "finished" : "undone") + "; "
         + closed + "; check() empty");
   }
@@ -1070,13 +886,13 @@ public final class Doctor {
       closing.lock.sender = sender;
       try {
         closing.delete("b");
-        throw new Mismatch("delete 'b' went through although its client was closed half-way");
+        throw new DoctorMismatch("delete 'b' went through although its client was closed half-way");
       } catch (dev.arbor.core.ChangeInterruptedException e) {
         outcome = e.outcome();
-      } catch (Mismatch e) {
+      } catch (DoctorMismatch e) {
         throw e;
       } catch (RuntimeException e) {
-        throw new Mismatch("a client closed half-way through delete 'b': " + describe(e)
+        throw new DoctorMismatch("a client closed half-way through delete 'b': " + DoctorVerdict.describe(e)
             + " instead of ChangeInterruptedException");
       }
     }
@@ -1089,12 +905,12 @@ public final class Doctor {
       case UNKNOWN -> now.equals(before) || now.equals(after);
     };
     if (!right) {
-      throw new Mismatch("a client closed half-way through delete 'b' (" + sender.where
+      throw new DoctorMismatch("a client closed half-way through delete 'b' (" + sender.where
           + ") said " + outcome + ", but the next reader found " + now);
     }
     List<Problem> problems = next.check();
     if (!problems.isEmpty()) {
-      throw new Mismatch("check() after a client closed half-way found " + problems);
+      throw new DoctorMismatch("check() after a client closed half-way found " + problems);
     }
     return "its client closed: " + outcome + ", and so it was";
   }
