@@ -1,22 +1,13 @@
 package dev.arbor.mongo;
 
-import static dev.arbor.mongo.DoctorComparisons.apply;
-import static dev.arbor.mongo.DoctorComparisons.compareReads;
-import static dev.arbor.mongo.DoctorComparisons.compareTrees;
-import static dev.arbor.mongo.DoctorComparisons.same;
 import static dev.arbor.mongo.DoctorScript.fixture;
-import static dev.arbor.mongo.DoctorScript.op;
 import static java.util.Objects.requireNonNull;
 
 import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
-import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
-import com.mongodb.client.model.Collation;
-import com.mongodb.client.model.CreateCollectionOptions;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.NodeNotFoundException;
@@ -24,7 +15,6 @@ import dev.arbor.core.Position;
 import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
-import dev.arbor.mongo.DoctorScript.Op;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -36,6 +26,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.bson.Document;
 
 /**
@@ -164,29 +155,19 @@ public final class Doctor {
     }
   }
 
-  private final MongoClientSettings settings;
-  private final MongoClient client;
-  private final MongoDatabase database;
-  private final String name;
+  private final DoctorScratch scratch;
+  private final DoctorServer server;
   private final Consumer<String> progress;
-  private final List<Capability> capabilities = new ArrayList<>();
-  private String topology = "unknown topology";
-  private boolean embedded;
-  /** Whether Arbor's transactions run on this server (probed with the first such store). */
-  private boolean transactions;
-  private String noTransactions = "";
-  /** Whether the {@code $graphLookup} check runs whatever the probe says (tests). */
-  private boolean assumeGraphLookup;
   /** The checks to run, by name (tests run some). */
-  private java.util.function.Predicate<String> checks = name -> true;
+  private final Predicate<String> checks;
+  private final List<Capability> capabilities = new ArrayList<>();
 
-  private Doctor(MongoClientSettings settings, MongoClient client, String database,
-      Consumer<String> progress) {
-    this.settings = settings;
-    this.client = client;
-    this.database = client.getDatabase(database);
-    this.name = "arbor_doctor_" + Long.toHexString(new Random().nextLong() & 0xffffffffffL);
+  private Doctor(DoctorScratch scratch, DoctorServer server, Consumer<String> progress,
+      Predicate<String> checks) {
+    this.scratch = scratch;
+    this.server = server;
     this.progress = progress;
+    this.checks = checks;
   }
 
   /**
@@ -211,67 +192,43 @@ public final class Doctor {
    * it).
    */
   static Report run(MongoClientSettings settings, String database, Consumer<String> progress,
-      boolean assumeGraphLookup, java.util.function.Predicate<String> checks) {
+      boolean assumeGraphLookup, Predicate<String> checks) {
     requireNonNull(settings, "settings");
     requireNonNull(database, "database");
     requireNonNull(progress, "progress");
     long start = System.nanoTime();
     try (MongoClient client = MongoClients.create(settings)) {
-      Doctor d = new Doctor(settings, client, database, progress);
-      d.assumeGraphLookup = assumeGraphLookup;
-      d.checks = checks;
-      String version = d.identify();
+      DoctorScratch scratch = new DoctorScratch(settings, client, database);
+      DoctorServer server = DoctorServer.identify(scratch);
+      Doctor d = new Doctor(scratch, server, progress, checks);
       try {
-        d.runAll();
+        d.runAll(assumeGraphLookup);
       } finally {
-        d.database.getCollection(d.name).drop();
+        scratch.drop();
       }
-      return new Report(version, d.topology, d.database.getName() + "." + d.name,
+      return new Report(server.version(), server.topology(), scratch.namespace(),
           d.capabilities, Duration.ofNanos(System.nanoTime() - start));
     }
   }
 
-  /** The server's version; sets the topology. */
-  private String identify() {
-    Document build = client.getDatabase("admin").runCommand(new Document("buildInfo", 1));
-    Document hello;
-    try {
-      hello = client.getDatabase("admin").runCommand(new Document("hello", 1));
-    } catch (com.mongodb.MongoCommandException e) {
-      hello = client.getDatabase("admin").runCommand(new Document("isMaster", 1));
-    }
-    String version = String.valueOf(build.get("version"));
-    if (!build.containsKey("gitVersion")) {
-      // mongod always reports the commit it was built from; mongo-java-server does not
-      embedded = true;
-      topology = "embedded mongo-java-server";
-    } else if ("isdbgrid".equals(hello.get("msg"))) {
-      topology = "sharded cluster";
-    } else if (hello.get("setName") != null) {
-      topology = "replica set " + hello.get("setName");
-    } else {
-      topology = "standalone";
-    }
-    return version;
-  }
-
-  private void runAll() {
+  /** Runs the checks in the order of the report. */
+  private void runAll(boolean assumeGraphLookup) {
+    DoctorContractCheck contract = new DoctorContractCheck(scratch);
     for (TreePattern p : TreePattern.values()) {
-      check("lock and journal, " + label(p), () -> script(p, c -> p.open(c), false));
+      check("lock and journal, " + label(p), () -> contract.lockAndJournal(p));
     }
     for (TreePattern p : TreePattern.values()) {
-      checkTransactional("transactions, " + label(p), () -> script(p, c -> p.open(client, c),
-          false));
+      checkTransactional("transactions, " + label(p), () -> contract.transactions(p));
     }
     for (TreePattern p : TreePattern.values()) {
-      checkTransactional("caller's session, " + label(p), () -> script(p, c -> p.open(client,
-          c), true));
+      checkTransactional("caller's session, " + label(p), () -> contract.callersSession(p));
     }
-    check("$graphLookup, parent and child references", this::graphLookup);
-    check("pipeline updates, ancestors and paths", this::pipelineUpdates);
-    check("collation (collection default 'en')", this::collation);
-    check("bounded regex, materialized paths", this::boundedRegex);
-    check("large $in, parent references", this::largeIn);
+    DoctorServerPaths paths = new DoctorServerPaths(scratch, assumeGraphLookup);
+    check("$graphLookup, parent and child references", paths::graphLookup);
+    check("pipeline updates, ancestors and paths", paths::pipelineUpdates);
+    check("collation (collection default 'en')", paths::collation);
+    check("bounded regex, materialized paths", paths::boundedRegex);
+    check("large $in, parent references", paths::largeIn);
     for (TreePattern p : TreePattern.values()) {
       check("concurrent writers, " + label(p), () -> concurrent(p));
     }
@@ -282,10 +239,15 @@ public final class Doctor {
 
   // ------------------------------------------------------------------ bookkeeping
 
+  /** One check, run by {@link #check}. */
   private interface Check {
     DoctorVerdict run();
   }
 
+  /**
+   * Runs {@code check} if {@code what} is among the checks to run, telling the progress first,
+   * and adds its line, timed; an exception fails it with its message.
+   */
   private void check(String what, Check check) {
     if (!checks.test(what)) {
       return;
@@ -306,275 +268,16 @@ public final class Doctor {
   /** A check that needs Arbor's transactions: not offered where the server has none. */
   private void checkTransactional(String what, Check check) {
     check(what, () -> {
-      if (!transactionsOffered()) {
-        return DoctorVerdict.notOffered(noTransactions);
+      if (!server.transactionsOffered()) {
+        return DoctorVerdict.notOffered(server.noTransactions());
       }
       return check.run();
     });
   }
 
-  private boolean transactionsOffered() {
-    if (noTransactions.isEmpty() && !transactions) {
-      MongoCollection<Document> c = fresh();
-      MongoTreeStore probe = (MongoTreeStore) TreePattern.PARENT_REFERENCES.open(client, c);
-      transactions = probe.usesTransactions();
-      if (!transactions) {
-        noTransactions = embedded ? "the embedded server has no sessions or transactions"
-            : "no transactions on a " + topology + " (they need a replica set or sharded"
-                + " cluster)";
-      }
-    }
-    return transactions;
-  }
-
+  /** A pattern as the report names it: {@code PARENT_REFERENCES}, "parent references". */
   private static String label(TreePattern p) {
     return p.name().toLowerCase(Locale.ROOT).replace('_', ' ');
-  }
-
-  /** The scratch collection, dropped and empty. */
-  private MongoCollection<Document> fresh() {
-    MongoCollection<Document> c = database.getCollection(name);
-    c.drop();
-    return c;
-  }
-
-  /** The store a script runs on, for the scratch collection. */
-  private interface Opener {
-    MongoTree open(MongoCollection<Document> collection);
-  }
-
-  /**
-   * Loads the fixture, runs every operation of the script on the store and on the reference,
-   * comparing outcomes, trees, {@code check()} and the reads of the nodes each names; then the
-   * reads of every node, {@code repair()}, and a reload of the whole tree from a stream.
-   *
-   * @param inCallersSession whether each change runs in a transaction of a session of ours
-   */
-  private DoctorVerdict script(TreePattern pattern, Opener opener, boolean inCallersSession) {
-    MongoCollection<Document> c = fresh();
-    MongoTree tree = opener.open(c);
-    tree.ensureIndexes();
-    InMemoryTreeStore reference = new InMemoryTreeStore();
-    Tree fixture = fixture();
-    tree.load(fixture);
-    reference.load(fixture);
-    compareTrees("load", tree, reference);
-    MongoTreeStore store = (MongoTreeStore) tree;
-    String protocol = inCallersSession ? "the caller's transactions"
-        : store.usesTransactions() ? "transactions"
-            : "the lock and journal";
-    int ops = 0;
-    try (ClientSession session = inCallersSession ? client.startSession() : null) {
-      MongoTree view = session == null ? tree : tree.withSession(session);
-      for (Op op : DoctorScript.script()) {
-        Consumer<TreeStore> run = session == null ? op.run() : s -> session.withTransaction(
-            () -> {
-              op.run().accept(s);
-              return null;
-            });
-        apply(op.what(), run, op.run(), view, reference);
-        compareTrees(op.what(), view, reference);
-        compareReads(op.what(), view, reference, op.focus());
-        ops++;
-      }
-      if (session != null) {
-        // what the caller aborts never happened
-        session.startTransaction();
-        view.insert("aborted", Position.lastRoot());
-        view.move("i", Position.firstRoot());
-        session.abortTransaction();
-        compareTrees("an aborted transaction", tree, reference);
-      }
-    }
-    compareReads("every node", tree, reference, reference.snapshot().ids());
-    List<Problem> left = tree.repair();
-    if (!left.isEmpty()) {
-      throw new DoctorMismatch("repair() of a sound tree left " + left);
-    }
-    compareTrees("repair()", tree, reference);
-    Tree whole = tree.snapshot();
-    for (String root : tree.roots()) {
-      tree.delete(root);
-    }
-    if (tree.size() != 0) {
-      throw new DoctorMismatch("deleting every root left " + tree.size() + " nodes");
-    }
-    tree.load(whole.entries().iterator());
-    compareTrees("reload from a stream", tree, reference);
-    return DoctorVerdict.passed(ops + " operations through " + protocol
-        + ", each compared with InMemoryTreeStore; check, repair, reload");
-  }
-
-  // ------------------------------------------------------------------ real-server paths
-
-  private DoctorVerdict graphLookup() {
-    MongoCollection<Document> c = fresh();
-    Tree tree = deepTree();
-    TreePattern.PARENT_REFERENCES.open(c).load(tree);
-    if (!assumeGraphLookup && !ServerCapabilities.probing(c).graphLookup()) {
-      return DoctorVerdict.notOffered("$graphLookup ignores startWith or is missing: the stores walk"
-          + " level by level with $in (checked above)");
-    }
-    int reads = 0;
-    for (TreePattern p : List.of(TreePattern.PARENT_REFERENCES, TreePattern.CHILD_REFERENCES)) {
-      c = fresh();
-      MongoTreeStore store = (MongoTreeStore) p.open(c, new ServerCapabilities(c,
-          ServerCapabilities.Mode.ON, ServerCapabilities.Mode.PROBE));
-      store.load(tree);
-      InMemoryTreeStore reference = new InMemoryTreeStore();
-      reference.load(tree);
-      compareReads("load", store, reference, tree.ids());
-      reads += tree.size();
-      apply("move c30 lastChildOf(s5)", s -> s.move("c30", Position.lastChildOf("s5")), store,
-          reference);
-      compareReads("a move", store, reference, tree.ids());
-      compareTrees("a move", store, reference);
-    }
-    return DoctorVerdict.passed("ancestors, descendants and subtrees of " + reads
-        + " nodes (a 40-deep chain) read with $graphLookup");
-  }
-
-  /** A chain 40 deep with a few side branches. */
-  private static Tree deepTree() {
-    Tree.Builder b = Tree.builder();
-    String parent = null;
-    for (int i = 0; i < 40; i++) {
-      String id = "c" + i;
-      b.add(id, parent);
-      if (i % 10 == 5) {
-        b.add("s" + i, id).add("t" + i, "s" + i);
-      }
-      parent = id;
-    }
-    return b.build();
-  }
-
-  private DoctorVerdict pipelineUpdates() {
-    MongoCollection<Document> c = fresh();
-    if (!ServerCapabilities.probing(c).pipelineUpdates()) {
-      return DoctorVerdict.notOffered("updates given as pipelines are refused (MongoDB 4.2+): moves"
-          + " rewrite each document of the subtree (checked above)");
-    }
-    int moves = 0;
-    for (TreePattern p : List.of(TreePattern.ARRAY_OF_ANCESTORS,
-        TreePattern.MATERIALIZED_PATHS)) {
-      c = fresh();
-      MongoTreeStore store = (MongoTreeStore) p.open(c, new ServerCapabilities(c,
-          ServerCapabilities.Mode.PROBE, ServerCapabilities.Mode.ON));
-      InMemoryTreeStore reference = new InMemoryTreeStore();
-      store.load(fixture());
-      reference.load(fixture());
-      for (Op op : DoctorScript.script()) {
-        if (op.what().startsWith("move") || op.what().startsWith("delete b lifting")) {
-          apply(op.what(), op.run(), store, reference);
-          compareTrees(op.what(), store, reference);
-          compareReads(op.what(), store, reference, op.focus());
-          moves++;
-        }
-      }
-    }
-    return DoctorVerdict.passed(moves + " subtree moves and lifts with pipeline updates in array of"
-        + " ancestors and materialized paths");
-  }
-
-  /**
-   * Ids that sort differently under a locale collation than by code points: case, digits,
-   * punctuation and accents.
-   */
-  private static Tree collationTree() {
-    return Tree.builder()
-        .add("B", null).add("a", null).add("a/", "a").add("a-b", "a").add("A", "a")
-        .add("a b", "A").add("n10", "A").add("n9", "n10").add("é", "n9").add("e", "é")
-        .add("Z", "B").add("z", "Z")
-        .build();
-  }
-
-  private DoctorVerdict collation() {
-    MongoCollection<Document> c = fresh();
-    database.createCollection(name, new CreateCollectionOptions().collation(
-        Collation.builder().locale("en").build()));
-    Document options = null;
-    for (Document d : database.listCollections()) {
-      if (name.equals(d.get("name"))) {
-        options = d.get("options", Document.class);
-      }
-    }
-    if (options == null || options.get("collation") == null) {
-      c.drop();
-      return DoctorVerdict.notOffered("the server ignores a collection's default collation");
-    }
-    int ops = 0;
-    for (TreePattern p : TreePattern.values()) {
-      c.deleteMany(new Document()); // keeps the collection and its collation
-      MongoTree tree = p.open(c);
-      InMemoryTreeStore reference = new InMemoryTreeStore();
-      tree.load(collationTree());
-      reference.load(collationTree());
-      List<Op> ops1 = List.of(
-          op("move A firstRoot", s -> s.move("A", Position.firstRoot()), "A", "a"),
-          op("insert a- after(a/)", s -> s.insert("a-", Position.after("a/")), "a", "a-"),
-          op("move a/ lastChildOf(z)", s -> s.move("a/", Position.lastChildOf("z")), "a/", "z"),
-          op("move n10 before(B)", s -> s.move("n10", Position.before("B")), "n10", "n9"),
-          op("delete é", s -> s.delete("é"), "n9"));
-      for (Op op : ops1) {
-        apply(op.what(), op.run(), tree, reference);
-        compareTrees(op.what(), tree, reference);
-        compareReads(op.what(), tree, reference, op.focus());
-        ops++;
-      }
-      compareReads("every node", tree, reference, reference.snapshot().ids());
-    }
-    return DoctorVerdict.passed(ops + " operations in every pattern on ids that sort differently"
-        + " under 'en' (case, digits, accents, punctuation)");
-  }
-
-  private DoctorVerdict boundedRegex() {
-    MongoCollection<Document> c = fresh();
-    Tree.Builder b = Tree.builder();
-    String parent = null;
-    for (int i = 0; i < 110; i++) {
-      String id = "n" + i + ",$-\\.(" + "x".repeat(20);
-      b.add(id, parent);
-      parent = id;
-    }
-    Tree chain = b.build();
-    MongoTree tree = TreePattern.MATERIALIZED_PATHS.open(c);
-    tree.load(chain);
-    InMemoryTreeStore reference = new InMemoryTreeStore();
-    reference.load(chain);
-    List<String> ids = chain.ids();
-    int reads = 0;
-    for (int from : new int[] {0, 5, 105}) {
-      for (int depth : new int[] {1, 2, 50, 101, 102, 1_000}) {
-        String id = ids.get(from);
-        same("a 110-deep chain", "descendants(n" + from + ", " + depth + ")",
-            reference.descendants(id, depth), tree.descendants(id, depth));
-        reads++;
-      }
-    }
-    return DoctorVerdict.passed(reads + " depth-limited reads of a 110-deep chain of escaped ids"
-        + " (regexes of at most " + MaterializedPathTreeStore.MAX_REGEX_DEPTH + " levels)");
-  }
-
-  private DoctorVerdict largeIn() {
-    MongoCollection<Document> c = fresh();
-    int width = 1_000;
-    Tree.Builder b = Tree.builder().add("root", null);
-    for (int i = 0; i < width; i++) {
-      b.add("w" + i, "root");
-    }
-    b.add("leaf", "w" + (width - 1));
-    Tree wide = b.build();
-    MongoTree tree = TreePattern.PARENT_REFERENCES.open(c, new ServerCapabilities(c,
-        ServerCapabilities.Mode.OFF, ServerCapabilities.Mode.PROBE));
-    tree.load(wide);
-    List<String> expected = wide.ids().subList(1, wide.size());
-    same("a 1 000-wide level", "descendants(root)", expected, tree.descendants("root"));
-    long counted = c.countDocuments(tree.subtreeFilter("root"));
-    same("a 1 000-wide level", "countDocuments(subtreeFilter(root))", (long) wide.size(),
-        counted);
-    return DoctorVerdict.passed("a level of " + width + " ids walked with $in, and a subtree filter"
-        + " of " + wide.size() + " ids counted");
   }
 
   // ------------------------------------------------------------------ concurrency
@@ -594,7 +297,7 @@ public final class Doctor {
   }
 
   private DoctorVerdict concurrent(TreePattern pattern) {
-    MongoCollection<Document> c = fresh();
+    MongoCollection<Document> c = scratch.fresh();
     Tree initial = fixture();
     pattern.open(c).load(initial);
     List<String> known = new CopyOnWriteArrayList<>(initial.ids());
@@ -605,11 +308,11 @@ public final class Doctor {
     List<MongoClient> clients = new ArrayList<>();
     try {
       for (int t = 0; t < WRITERS; t++) {
-        MongoClient own = MongoClients.create(settings);
+        MongoClient own = scratch.newClient();
         clients.add(own);
         own.getDatabase("admin").runCommand(new Document("ping", 1)); // connected before the clock
-        MongoTreeStore store = (MongoTreeStore) pattern.open(own.getDatabase(database.getName())
-            .getCollection(name));
+        MongoTreeStore store = (MongoTreeStore) pattern.open(scratch.collection(
+            own));
         store.lock.log = QUIET;
         long[] version = new long[1];
         store.onSettled = v -> version[0] = v;
@@ -808,7 +511,7 @@ public final class Doctor {
   }
 
   private DoctorVerdict crashRecovery(TreePattern pattern) {
-    MongoCollection<Document> c = fresh();
+    MongoCollection<Document> c = scratch.fresh();
     Tree before = fixture();
     InMemoryTreeStore reference = new InMemoryTreeStore();
     reference.load(before);
@@ -873,11 +576,11 @@ public final class Doctor {
    * access (after the closed client's lease) finds the tree that outcome says.
    */
   private String closedClient(TreePattern pattern, Tree before, Tree after) {
-    MongoCollection<Document> c = fresh();
+    MongoCollection<Document> c = scratch.fresh();
     dev.arbor.core.ChangeInterruptedException.Outcome outcome;
     Crashing sender;
-    try (MongoClient own = MongoClients.create(settings)) {
-      MongoCollection<Document> mine = own.getDatabase(database.getName()).getCollection(name);
+    try (MongoClient own = scratch.newClient()) {
+      MongoCollection<Document> mine = scratch.collection(own);
       MongoTreeStore closing = (MongoTreeStore) pattern.open(mine,
           ServerCapabilities.probing(mine).lease(CRASH_LEASE_MILLIS, 60_000));
       closing.load(before);
