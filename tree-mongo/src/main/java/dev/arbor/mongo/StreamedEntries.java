@@ -5,7 +5,7 @@ import dev.arbor.core.Tree;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A store's {@link MongoTreeStore#entries()}: the pattern's preorder walk, between two checks of
+ * A store's {@link MongoTreeStore#entries()}: the layout's preorder walk, between two checks of
  * the lock document when reads are isolated (see there for what it guarantees).
  */
 final class StreamedEntries implements PreorderCursor {
@@ -24,7 +24,7 @@ final class StreamedEntries implements PreorderCursor {
 
   private void start() {
     before = fenced.awaitQuiet();
-    walk = store.preorder(fenced.unisolated(() -> {}));
+    walk = store.layout.preorder(fenced.unisolated(() -> {}));
   }
 
   @Override
