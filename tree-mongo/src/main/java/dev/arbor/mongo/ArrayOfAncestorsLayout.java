@@ -448,6 +448,7 @@ final class ArrayOfAncestorsLayout implements Layout {
     return new Target(anchor.getString(parentField), ancestorsOf(anchor), ranks.of(anchor));
   }
 
+  /** Where a node goes: its parent, its ancestors, and the rank of its sibling anchor (or 0). */
   private record Target(@Nullable String parent, List<String> ancestors, long anchorRank) {}
 
   private Row row(Document d) {

@@ -640,6 +640,10 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     return new Target(parent.getString(ID), s.before() ? at : at + 1, 0, siblings);
   }
 
+  /**
+   * Where a node goes: under {@code parent} at {@code index} of its {@code siblings} (the array
+   * without the node), or, with a null parent, a root of rank {@code rank}.
+   */
   private record Target(@Nullable String parent, int index, long rank, List<String> siblings) {}
 
   /**

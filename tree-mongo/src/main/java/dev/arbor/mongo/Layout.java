@@ -20,7 +20,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.ToIntFunction;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
 import org.bson.Document;
+import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
@@ -52,8 +55,33 @@ interface Layout {
   /** The pattern this layout implements. */
   TreePattern pattern();
 
-  /** The indexes this pattern's queries need (the store leads them with a scope field). */
+  /** The indexes this pattern's queries need. */
   List<IndexModel> indexes();
+
+  /**
+   * The {@link #indexes()} as the store creates them: for a scoped tree each led by the scope
+   * field (each tree's queries use it, and a collection sharded on the scope field keeps them
+   * local to one shard), and all with the collation of Arbor's queries (a collection whose
+   * default collation is another is refused at open; an index without one would take the
+   * collection's).
+   */
+  default List<IndexModel> scopedIndexes(CodecRegistry codecs) {
+    List<IndexModel> indexes = indexes();
+    Scope scope = context().scope();
+    if (scope != null) {
+      List<IndexModel> scoped = new ArrayList<>();
+      for (IndexModel m : indexes) {
+        BsonDocument keys = new BsonDocument(scope.field(), new BsonInt32(1));
+        keys.putAll(m.getKeys().toBsonDocument(BsonDocument.class, codecs));
+        scoped.add(new IndexModel(keys, m.getOptions()));
+      }
+      indexes = scoped;
+    }
+    for (IndexModel m : indexes) {
+      m.getOptions().collation(Reads.SIMPLE);
+    }
+    return indexes;
+  }
 
   /**
    * What is wrong with the structural fields of one document (read with the projection the

@@ -176,24 +176,7 @@ final class MongoTreeStore implements MongoTree {
 
   @Override
   public void ensureIndexes() {
-    List<IndexModel> indexes = layout.indexes();
-    if (scope != null) {
-      // every index leads with the scope field: each tree's queries use it, and a collection
-      // sharded on the scope field keeps them local to one shard
-      List<IndexModel> scoped = new ArrayList<>();
-      for (IndexModel m : indexes) {
-        BsonDocument keys = new BsonDocument(scope.field(), new org.bson.BsonInt32(1));
-        keys.putAll(m.getKeys().toBsonDocument(BsonDocument.class,
-            collection.getCodecRegistry()));
-        scoped.add(new IndexModel(keys, m.getOptions()));
-      }
-      indexes = scoped;
-    }
-    for (IndexModel m : indexes) {
-      // the collation of Arbor's queries (a collection whose default collation is another is
-      // refused at open; an index without one would take the collection's)
-      m.getOptions().collation(Reads.SIMPLE);
-    }
+    List<IndexModel> indexes = layout.scopedIndexes(collection.getCodecRegistry());
     if (!indexes.isEmpty()) {
       collection.createIndexes(indexes);
     }
@@ -551,21 +534,8 @@ final class MongoTreeStore implements MongoTree {
   }
 
   /**
-   * Streams the forest in preorder from server-side sorted reads (the layout's {@link
-   * Layout#preorder}: {@link KeyedPreorder}, the children of many nodes a query; {@link
-   * ListedPreorder} for child references; nested sets by one cursor in {@code left} order),
-   * holding a bounded read-ahead and a slice of documents per level in client memory, never the
-   * tree.
-   *
-   * <p><b>What it guarantees.</b> Without isolated reads, nothing beyond each query's own. With
-   * them, the stream first waits, as every read does, until no change is in flight, and notes the
-   * version; when the last entry has been read it reads the lock document again. If a change took
-   * effect in between (or one is in flight), the entries delivered may mix the tree before and
-   * after it: the stream then throws {@link dev.arbor.core.TreeChangedException} instead of
-   * ending, and the caller reads again (an empty stream, which delivered nothing, retries by
-   * itself). A stream that ends normally delivered exactly the tree at the version noted first.
-   * A structure the walk cannot follow (a cycle) throws {@link dev.arbor.core.TreeException}, or
-   * {@code TreeChangedException} if a change took effect meanwhile. In a transaction of the
+   * Streams the forest in preorder by the layout's walk ({@link Layout#preorder}), in bounded
+   * client memory; see {@link StreamedEntries} for what it guarantees. In a transaction of the
    * caller's, the forest is read whole, as {@link #snapshot()} does.
    */
   @Override

@@ -33,7 +33,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
-import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
 /**
