@@ -17,17 +17,17 @@ import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The reads of node data every pattern shares, built on its hooks: a subtree from the pattern's
- * rows ({@link MongoTreeStore#subtreeRows}), a page of children from its sibling group ({@link
- * MongoTreeStore#childGroup}), the ancestors' documents in one query by {@code _id}. Each runs on
+ * The reads of node data every pattern shares, built on its layout: a subtree from the layout's
+ * rows ({@link Layout#subtreeRows}), a page of children from its sibling group ({@link
+ * Layout#childGroup}), the ancestors' documents in one query by {@code _id}. Each runs on
  * the {@link Reads} context the store's protocol hands it.
  */
 final class NodeReads {
   private NodeReads() {}
 
   /** The subtree of {@code id} down to {@code maxDepth} levels, attributes included. */
-  static Tree subtree(MongoTreeStore s, Reads r, String id, int maxDepth) {
-    MongoTreeStore.Rows rows = s.subtreeRows(r, id, maxDepth, true);
+  static Tree subtree(Layout s, Reads r, String id, int maxDepth) {
+    Layout.Rows rows = s.subtreeRows(r, id, maxDepth, true);
     Forest forest = new Forest(rows.rows());
     Tree.Builder builder = Tree.builder().add(id, null, rows.rows().get(0).attributes());
     for (String d : forest.preorderBelow(id, maxDepth)) {
@@ -41,9 +41,9 @@ final class NodeReads {
    * The descendants of {@code id} in preorder down to {@code maxDepth} levels; with a checked
    * filter, those that match it, read by {@code _id} in slices after the structure.
    */
-  static List<Node> descendants(MongoTreeStore s, Reads r, String id, int maxDepth,
+  static List<Node> descendants(Layout s, Reads r, String id, int maxDepth,
       @Nullable Bson checked) {
-    MongoTreeStore.Rows rows = s.subtreeRows(r, id, maxDepth, checked == null);
+    Layout.Rows rows = s.subtreeRows(r, id, maxDepth, checked == null);
     Forest forest = new Forest(rows.rows());
     List<String> order = forest.preorderBelow(id, maxDepth);
     Map<String, Map<String, Object>> matched = null;
@@ -51,7 +51,7 @@ final class NodeReads {
       matched = new HashMap<>();
       for (List<String> slice : Queries.slices(order)) {
         for (Document d : r.find(Filters.and(in(ID, slice), checked))) {
-          matched.put(d.getString(ID), s.attributesOf(d));
+          matched.put(d.getString(ID), s.context().attributesOf(d));
         }
       }
     }
@@ -76,9 +76,9 @@ final class NodeReads {
    * A page of children: the document of {@code id} (and of {@code after}) by {@code _id}, then
    * one query of the sibling group in order, from after {@code after}'s place, filtered, limited.
    */
-  static List<Node> childPage(MongoTreeStore s, Reads r, String id, @Nullable String after,
+  static List<Node> childPage(Layout s, Reads r, String id, @Nullable String after,
       int limit, @Nullable Bson filter) {
-    MongoTreeStore.ChildGroup g = s.childGroup();
+    Layout.ChildGroup g = s.childGroup();
     Map<String, Document> docs = r.documents(after == null ? List.of(id) : List.of(id, after),
         g.projection());
     Document subject = docs.get(id);
@@ -110,13 +110,13 @@ final class NodeReads {
         : s.depthOf(r, id)) + 1;
     List<Node> out = new ArrayList<>();
     for (Document d : children) {
-      out.add(new Node(d.getString(ID), id, depth, s.attributesOf(d)));
+      out.add(new Node(d.getString(ID), id, depth, s.context().attributesOf(d)));
     }
     return out;
   }
 
   /** The ancestors of {@code id}, root first, their documents read in one query by id. */
-  static List<Node> ancestors(MongoTreeStore s, Reads r, String id) {
+  static List<Node> ancestors(Layout s, Reads r, String id) {
     List<String> ids = s.ancestorIds(r, id);
     Map<String, Document> docs = ids.isEmpty() ? Map.of() : r.documents(ids, null);
     List<Node> out = new ArrayList<>();
@@ -126,7 +126,7 @@ final class NodeReads {
       if (d == null) {
         throw new NodeNotFoundException(a); // deleted by a change this read will not accept
       }
-      out.add(new Node(a, parent, out.size(), s.attributesOf(d)));
+      out.add(new Node(a, parent, out.size(), s.context().attributesOf(d)));
       parent = a;
     }
     return out;

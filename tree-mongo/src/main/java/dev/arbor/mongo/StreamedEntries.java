@@ -5,8 +5,22 @@ import dev.arbor.core.Tree;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A store's {@link MongoTreeStore#entries()}: the pattern's preorder walk, between two checks of
- * the lock document when reads are isolated (see there for what it guarantees).
+ * A store's {@link MongoTreeStore#entries()}: the layout's preorder walk ({@link
+ * Layout#preorder}: {@link KeyedPreorder}, the children of many nodes a query; {@link
+ * ListedPreorder} for child references; nested sets by one cursor in {@code left} order) from
+ * server-side sorted reads, holding a bounded read-ahead and a slice of documents per level in
+ * client memory, never the tree; between two checks of the lock document when reads are
+ * isolated.
+ *
+ * <p><b>What it guarantees.</b> Without isolated reads, nothing beyond each query's own. With
+ * them, the stream first waits, as every read does, until no change is in flight, and notes the
+ * version; when the last entry has been read it reads the lock document again. If a change took
+ * effect in between (or one is in flight), the entries delivered may mix the tree before and
+ * after it: the stream then throws {@link dev.arbor.core.TreeChangedException} instead of
+ * ending, and the caller reads again (an empty stream, which delivered nothing, retries by
+ * itself). A stream that ends normally delivered exactly the tree at the version noted first.
+ * A structure the walk cannot follow (a cycle) throws {@link dev.arbor.core.TreeException}, or
+ * {@code TreeChangedException} if a change took effect meanwhile.
  */
 final class StreamedEntries implements PreorderCursor {
   private final MongoTreeStore store;
@@ -24,7 +38,7 @@ final class StreamedEntries implements PreorderCursor {
 
   private void start() {
     before = fenced.awaitQuiet();
-    walk = store.preorder(fenced.unisolated(() -> {}));
+    walk = store.layout.preorder(fenced.unisolated(() -> {}));
   }
 
   @Override

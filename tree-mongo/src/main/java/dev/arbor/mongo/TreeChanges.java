@@ -22,10 +22,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The structural changes of the contract — insert, update, move, the three deletes — checked,
- * planned by the pattern's planners ({@link MongoTreeStore#planInsert} …), run by the store's
+ * planned by the layout's planners ({@link Layout#planInsert} …), run by the store's
  * protocol, and told to the listeners with what they gathered while planning. Listeners cost
  * reads: a move with listeners counts the moved subtree ({@link
- * MongoTreeStore#descendantCountOf}), an update reads the node's parent.
+ * Layout#descendantCountOf}), an update reads the node's parent.
  */
 final class TreeChanges {
   private final MongoTreeStore store;
@@ -43,7 +43,7 @@ final class TreeChanges {
     store.checkAttributes(id, copy);
     Told t = store.listening() ? new Told() : null;
     Outcome o = store.change("insert '" + id + "' at " + position, id, c -> {
-      store.planInsert(c, id, position, copy);
+      store.layout.planInsert(c, id, position, copy);
       if (t != null) {
         t.newParent = parentAt(c, position);
       }
@@ -71,7 +71,7 @@ final class TreeChanges {
     Told t = store.listening() ? new Told() : null;
     Outcome o = store.change("update '" + id + "'", id, c -> {
       if (t != null) {
-        Node n = store.findNode(c, id).orElseThrow(() -> new NodeNotFoundException(id));
+        Node n = store.layout.findNode(c, id).orElseThrow(() -> new NodeNotFoundException(id));
         t.oldParent = n.parentId();
       } else {
         c.require(id, fields(ID));
@@ -91,11 +91,11 @@ final class TreeChanges {
     requireNonNull(position, "position");
     Told t = store.listening() ? new Told() : null;
     Outcome o = store.change("move '" + id + "' to " + position, id, c -> {
-      store.planMove(c, id, position);
+      store.layout.planMove(c, id, position);
       if (t != null && !c.steps().isEmpty()) {
-        t.oldParent = store.findNode(c, id).map(Node::parentId).orElse(null);
+        t.oldParent = store.layout.findNode(c, id).map(Node::parentId).orElse(null);
         t.newParent = parentAt(c, position);
-        t.nodes = store.descendantCountOf(c, id) + 1L;
+        t.nodes = store.layout.descendantCountOf(c, id) + 1L;
       }
     });
     if (t != null && o.version() >= 0) {
@@ -112,7 +112,7 @@ final class TreeChanges {
   /**
    * {@link Deletion#SUBTREE} and {@link Deletion#LEAF_ONLY} plan the pattern's delete (the latter
    * after reading the children, in the same change); {@link Deletion#LIFT_CHILDREN} plans the
-   * pattern's {@link MongoTreeStore#planLift}.
+   * pattern's {@link Layout#planLift}.
    */
   long delete(String id, Deletion how) {
     TreeStores.checkId(id);
@@ -126,9 +126,9 @@ final class TreeChanges {
         Told t = store.listening() ? new Told() : null;
         Outcome o = store.change("delete '" + id + "' lifting its children", id, c -> {
           if (t != null) {
-            t.oldParent = store.findNode(c, id).map(Node::parentId).orElse(null);
+            t.oldParent = store.layout.findNode(c, id).map(Node::parentId).orElse(null);
           }
-          store.planLift(c, id);
+          store.layout.planLift(c, id);
         });
         if (t != null && o.version() >= 0) {
           store.tell(new TreeEvent(TreeEvent.Kind.DELETE, id, t.oldParent, null, null, 1,
@@ -142,13 +142,13 @@ final class TreeChanges {
     long[] planned = new long[1];
     Told t = store.listening() ? new Told() : null;
     Outcome o = store.change(what, id, c -> {
-      if (leafOnly && !store.childIds(c, id).isEmpty()) {
+      if (leafOnly && !store.layout.childIds(c, id).isEmpty()) {
         throw new NodeHasChildrenException(id);
       }
       if (t != null) {
-        t.oldParent = store.findNode(c, id).map(Node::parentId).orElse(null);
+        t.oldParent = store.layout.findNode(c, id).map(Node::parentId).orElse(null);
       }
-      planned[0] = store.planDelete(c, id);
+      planned[0] = store.layout.planDelete(c, id);
     });
     long deleted;
     if (planned[0] >= 0) {
@@ -182,7 +182,7 @@ final class TreeChanges {
       return child.parentId();
     }
     if (position instanceof Position.Sibling sibling) {
-      return store.findNode(r, sibling.siblingId()).map(Node::parentId).orElse(null);
+      return store.layout.findNode(r, sibling.siblingId()).map(Node::parentId).orElse(null);
     }
     return null;
   }

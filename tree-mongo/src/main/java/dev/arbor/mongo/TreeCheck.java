@@ -18,7 +18,7 @@ import org.bson.Document;
 
 /**
  * A store's {@code check()} and {@code repair()}: one scan of every document, checked by the
- * pattern ({@link MongoTreeStore#checkDocuments}) after the layout ({@link Layouts}); and a
+ * pattern ({@link Layout#checkDocuments}) after the layout ({@link Layouts}); and a
  * repair that completes an interrupted change, then rewrites the derived fields in one change.
  */
 final class TreeCheck {
@@ -64,7 +64,7 @@ final class TreeCheck {
       problems.add(0, layout);
       return problems;
     }
-    store.checkDocuments(byId, problems);
+    store.layout.checkDocuments(byId, problems);
     return problems;
   }
 
@@ -140,7 +140,7 @@ final class TreeCheck {
       // Natural order: siblings without a rank are ranked in insertion order, whatever index a
       // server would otherwise choose for the scan.
       c.find(NODES).sort(new Document("$natural", 1)).into(docs);
-      store.planRepair(c, docs);
+      store.layout.planRepair(c, docs);
       rewritten[0] = c.steps().size();
     });
     if (o.version() >= 0) {

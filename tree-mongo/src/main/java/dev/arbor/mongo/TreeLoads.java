@@ -48,7 +48,7 @@ final class TreeLoads {
           throw new TreeException("Cannot load into collection '" + store.collectionName
               + "': it is not empty");
         }
-        for (Document d : store.documentsFor(tree)) {
+        for (Document d : store.layout.documentsFor(tree)) {
           c.insert(d);
         }
       });
@@ -75,7 +75,7 @@ final class TreeLoads {
       long bytes = 0;
       org.bson.codecs.Codec<Document> codec = store.collection.getCodecRegistry().get(Document.class);
       BsonDocument mark = Step.mark(h.version, 0);
-      for (Document d : store.documentsFor(tree)) {
+      for (Document d : store.layout.documentsFor(tree)) {
         // Marked and encoded once: the driver sends the bytes as they are.
         d.put(Step.MARK, mark);
         BsonDocument b = store.scope == null ? (store.ids.isString() ? new org.bson.RawBsonDocument(d, codec)
@@ -113,7 +113,7 @@ final class TreeLoads {
 
   /**
    * Checks a whole tree before a load or graft writes any of it: its ids in the tree's id type,
-   * its attributes, the pattern's own bounds ({@link #checkLoad}) and every document's size
+   * its attributes, the pattern's own bounds ({@link Layout#checkLoad}) and every document's size
    * (before a document is built: their total grows with depth squared).
    */
   private void checkWhole(Tree tree) {
@@ -121,7 +121,7 @@ final class TreeLoads {
       store.ids.checkNew(e.id());
       store.checkAttributes(e.id(), e.attributes());
     }
-    store.checkLoad(tree);
+    store.layout.checkLoad(tree);
     NodeTooLargeException tooLarge = Fits.check(store.pattern(), tree, store.collection.getCodecRegistry());
     if (tooLarge != null) {
       throw tooLarge;
@@ -232,7 +232,7 @@ final class TreeLoads {
       }
       if (parentId != null) {
         parent = r.require(parentId, null);
-        String problem = store.layoutProblem(parent);
+        String problem = store.layout.layoutProblem(parent);
         if (problem != null) {
           throw new TreeException("Cannot graft under node '" + parentId + "': it is not in the "
               + store.pattern() + " layout: " + problem + " (run check() to see all problems,"

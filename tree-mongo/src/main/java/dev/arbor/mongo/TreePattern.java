@@ -8,7 +8,6 @@ import dev.arbor.core.TreeStore;
 import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The five ways the MongoDB manual (Data Models, section 4.2 "Model Tree Structures") stores a
@@ -28,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>{@link #NESTED_SETS}<td>1<td>2<td>2<td>2<td>up to N
  * </table>
  *
- * <p>Each store's class documentation shows its document shape, its indexes and its costs; the
+ * <p>Each layout's class documentation ({@code ParentReferenceLayout} …) shows its document shape, its indexes and its costs; the
  * {@code tree-bench} module measures them side by side. The round trips above are the pattern's
  * own; making changes all-or-nothing adds a constant: with the lock and journal (the default), one
  * round trip for a change whose plan is one update command (fence, journal and release travel with
@@ -291,26 +290,19 @@ public enum TreePattern {
     return AttributeNames.reserved(this, options.names(), options.scopeField());
   }
 
+  /** A store of this pattern: the skeleton every pattern shares, with this pattern's layout. */
   MongoTree open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
-    return open(collection, capabilities, null);
+    return new MongoTreeStore(this, collection, capabilities);
   }
 
-  /** A store of this pattern, or a view of a store with the caller's session. */
-  MongoTreeStore open(MongoCollection<Document> collection, ServerCapabilities capabilities,
-      MongoTreeStore.@Nullable View view) {
-    switch (this) {
-      case PARENT_REFERENCES:
-        return new ParentReferenceTreeStore(collection, capabilities, view);
-      case CHILD_REFERENCES:
-        return new ChildReferenceTreeStore(collection, capabilities, view);
-      case ARRAY_OF_ANCESTORS:
-        return new ArrayOfAncestorsTreeStore(collection, capabilities, view);
-      case MATERIALIZED_PATHS:
-        return new MaterializedPathTreeStore(collection, capabilities, view);
-      case NESTED_SETS:
-        return new NestedSetTreeStore(collection, capabilities, view);
-      default:
-        throw new AssertionError(this);
-    }
+  /** The layout of this pattern: its fields, its documents, its plans and its queries. */
+  Layout layout(LayoutContext context) {
+    return switch (this) {
+      case PARENT_REFERENCES -> new ParentReferenceLayout(context);
+      case CHILD_REFERENCES -> new ChildReferenceLayout(context);
+      case ARRAY_OF_ANCESTORS -> new ArrayOfAncestorsLayout(context);
+      case MATERIALIZED_PATHS -> new MaterializedPathLayout(context);
+      case NESTED_SETS -> new NestedSetLayout(context);
+    };
   }
 }
