@@ -191,7 +191,7 @@ final class DoctorServerPaths {
       }
     }
     return DoctorVerdict.passed(reads + " depth-limited reads of a 110-deep chain of escaped ids"
-        + " (regexes of at most " + MaterializedPathTreeStore.MAX_REGEX_DEPTH + " levels)");
+        + " (regexes of at most " + MaterializedPathLayout.MAX_REGEX_DEPTH + " levels)");
   }
 
   /** A level of 1 000 ids walked with {@code $in}, and a subtree filter of all of them. */

@@ -109,11 +109,11 @@ class RealServerPathsTest {
     }
     assertFalse(regexes.isEmpty(), "small limits still go to the server");
     for (String regex : regexes) {
-      assertTrue(regex.length() <= MaterializedPathTreeStore.MAX_REGEX_LENGTH, regex);
+      assertTrue(regex.length() <= MaterializedPathLayout.MAX_REGEX_LENGTH, regex);
       java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\{0,(\\d+)\\}")
           .matcher(regex);
       while (m.find()) {
-        assertTrue(Integer.parseInt(m.group(1)) <= MaterializedPathTreeStore.MAX_REGEX_DEPTH,
+        assertTrue(Integer.parseInt(m.group(1)) <= MaterializedPathLayout.MAX_REGEX_DEPTH,
             regex);
       }
     }
