@@ -36,9 +36,12 @@ public final class Tree {
   private static final Tree EMPTY = new Tree(List.of());
 
   private final List<Entry> entries;
-  private @Nullable Map<String, Integer> indexById; // lazily built
-  // lazily built; the key null holds the roots
-  private @Nullable Map<@Nullable String, List<String>> childrenById;
+  // Built lazily, at most once per thread that finds none, and published through volatile
+  // fields: a Tree is immutable and may be shared between threads, and a thread that reads a
+  // map another built sees it whole.
+  private volatile @Nullable Map<String, Integer> indexById;
+  // the key null holds the roots
+  private volatile @Nullable Map<@Nullable String, List<String>> childrenById;
 
   private Tree(List<Entry> entries) {
     this.entries = entries;

@@ -128,7 +128,16 @@ public interface TreeStore {
    */
   long delete(String id, Deletion how);
 
-  /** The node with this id, or empty if there is none. */
+  /**
+   * The node with this id, or empty if there is none.
+   *
+   * <p><b>Cost.</b> The node's {@link Node#depth() depth} is part of the answer: a pattern that
+   * stores it (or the ancestors, or the path) reads one document, but parent and child
+   * references find it by walking up to the root, which costs one more query per level without
+   * {@code $graphLookup} (see each store's table of costs). To read a node's attributes alone,
+   * {@code childNodes} of its parent or a query of the collection by {@code _id} cost one read in
+   * every pattern.
+   */
   Optional<Node> find(String id);
 
   // ------------------------------------------------------------------ reads of node data

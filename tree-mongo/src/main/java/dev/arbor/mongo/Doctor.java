@@ -4,37 +4,15 @@ import static java.util.Objects.requireNonNull;
 
 import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
-import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.MongoDatabase;
-import com.mongodb.client.model.Collation;
-import com.mongodb.client.model.CreateCollectionOptions;
-import dev.arbor.core.Deletion;
-import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.InMemoryTreeStore;
-import dev.arbor.core.InvalidMoveException;
-import dev.arbor.core.NodeHasChildrenException;
-import dev.arbor.core.NodeNotFoundException;
-import dev.arbor.core.Position;
-import dev.arbor.core.Problem;
-import dev.arbor.core.Tree;
-import dev.arbor.core.TreeStore;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.Comparator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.Objects;
-import java.util.Random;
-import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
-import org.bson.Document;
+import java.util.function.Predicate;
 
 /**
  * Checks what Arbor does against a server of the caller's: every operation of the contract in
@@ -61,16 +39,6 @@ import org.bson.Document;
 public final class Doctor {
   /** The number of checks (lines of a report). */
   static final int CHECKS = 6 * 5;
-  /** How long the concurrent writers run per pattern. */
-  static final Duration CONCURRENT_RUN = Duration.ofMillis(400);
-  /** Operations each writer makes at least, however long they take. */
-  static final int MIN_OPS = 6;
-  /** Writers of the concurrent run, each on a client of its own. */
-  static final int WRITERS = 3;
-  /** The lease of the store that crashes in the recovery run. */
-  static final long CRASH_LEASE_MILLIS = 300;
-
-  private static final org.slf4j.Logger QUIET = org.slf4j.helpers.NOPLogger.NOP_LOGGER;
 
   /** How a capability ended. */
   public enum Status {
@@ -162,29 +130,24 @@ public final class Doctor {
     }
   }
 
-  private final MongoClientSettings settings;
-  private final MongoClient client;
-  private final MongoDatabase database;
-  private final String name;
-  private final Consumer<String> progress;
-  private final List<Capability> capabilities = new ArrayList<>();
-  private String topology = "unknown topology";
-  private boolean embedded;
-  /** Whether Arbor's transactions run on this server (probed with the first such store). */
-  private boolean transactions;
-  private String noTransactions = "";
-  /** Whether the {@code $graphLookup} check runs whatever the probe says (tests). */
-  private boolean assumeGraphLookup;
-  /** The checks to run, by name (tests run some). */
-  private java.util.function.Predicate<String> checks = name -> true;
+  // Doctor holds the entry point, the report and the order of the checks; each check is a class
+  // of its own, working in the DoctorScratch collection: DoctorContractCheck (the script against
+  // InMemoryTreeStore, per protocol), DoctorServerPaths, DoctorConcurrentWriters and
+  // DoctorCrashRecovery. DoctorServer says what the server is and whether it has transactions.
 
-  private Doctor(MongoClientSettings settings, MongoClient client, String database,
-      Consumer<String> progress) {
-    this.settings = settings;
-    this.client = client;
-    this.database = client.getDatabase(database);
-    this.name = "arbor_doctor_" + Long.toHexString(new Random().nextLong() & 0xffffffffffL);
+  private final DoctorScratch scratch;
+  private final DoctorServer server;
+  private final Consumer<String> progress;
+  /** The checks to run, by name (tests run some). */
+  private final Predicate<String> checks;
+  private final List<Capability> capabilities = new ArrayList<>();
+
+  private Doctor(DoctorScratch scratch, DoctorServer server, Consumer<String> progress,
+      Predicate<String> checks) {
+    this.scratch = scratch;
+    this.server = server;
     this.progress = progress;
+    this.checks = checks;
   }
 
   /**
@@ -209,101 +172,64 @@ public final class Doctor {
    * it).
    */
   static Report run(MongoClientSettings settings, String database, Consumer<String> progress,
-      boolean assumeGraphLookup, java.util.function.Predicate<String> checks) {
+      boolean assumeGraphLookup, Predicate<String> checks) {
     requireNonNull(settings, "settings");
     requireNonNull(database, "database");
     requireNonNull(progress, "progress");
     long start = System.nanoTime();
     try (MongoClient client = MongoClients.create(settings)) {
-      Doctor d = new Doctor(settings, client, database, progress);
-      d.assumeGraphLookup = assumeGraphLookup;
-      d.checks = checks;
-      String version = d.identify();
+      DoctorScratch scratch = new DoctorScratch(settings, client, database);
+      DoctorServer server = DoctorServer.identify(scratch);
+      Doctor d = new Doctor(scratch, server, progress, checks);
       try {
-        d.runAll();
+        d.runAll(assumeGraphLookup);
       } finally {
-        d.database.getCollection(d.name).drop();
+        scratch.drop();
       }
-      return new Report(version, d.topology, d.database.getName() + "." + d.name,
+      return new Report(server.version(), server.topology(), scratch.namespace(),
           d.capabilities, Duration.ofNanos(System.nanoTime() - start));
     }
   }
 
-  /** The server's version; sets the topology. */
-  private String identify() {
-    Document build = client.getDatabase("admin").runCommand(new Document("buildInfo", 1));
-    Document hello;
-    try {
-      hello = client.getDatabase("admin").runCommand(new Document("hello", 1));
-    } catch (com.mongodb.MongoCommandException e) {
-      hello = client.getDatabase("admin").runCommand(new Document("isMaster", 1));
-    }
-    String version = String.valueOf(build.get("version"));
-    if (!build.containsKey("gitVersion")) {
-      // mongod always reports the commit it was built from; mongo-java-server does not
-      embedded = true;
-      topology = "embedded mongo-java-server";
-    } else if ("isdbgrid".equals(hello.get("msg"))) {
-      topology = "sharded cluster";
-    } else if (hello.get("setName") != null) {
-      topology = "replica set " + hello.get("setName");
-    } else {
-      topology = "standalone";
-    }
-    return version;
-  }
-
-  private void runAll() {
+  /** Runs the checks in the order of the report. */
+  private void runAll(boolean assumeGraphLookup) {
+    DoctorContractCheck contract = new DoctorContractCheck(scratch);
     for (TreePattern p : TreePattern.values()) {
-      check("lock and journal, " + label(p), () -> script(p, c -> p.open(c), false));
+      check("lock and journal, " + label(p), () -> contract.lockAndJournal(p));
     }
     for (TreePattern p : TreePattern.values()) {
-      checkTransactional("transactions, " + label(p), () -> script(p, c -> p.open(client, c),
-          false));
+      checkTransactional("transactions, " + label(p), () -> contract.transactions(p));
     }
     for (TreePattern p : TreePattern.values()) {
-      checkTransactional("caller's session, " + label(p), () -> script(p, c -> p.open(client,
-          c), true));
+      checkTransactional("caller's session, " + label(p), () -> contract.callersSession(p));
     }
-    check("$graphLookup, parent and child references", this::graphLookup);
-    check("pipeline updates, ancestors and paths", this::pipelineUpdates);
-    check("collation (collection default 'en')", this::collation);
-    check("bounded regex, materialized paths", this::boundedRegex);
-    check("large $in, parent references", this::largeIn);
+    DoctorServerPaths paths = new DoctorServerPaths(scratch, assumeGraphLookup);
+    check("$graphLookup, parent and child references", paths::graphLookup);
+    check("pipeline updates, ancestors and paths", paths::pipelineUpdates);
+    check("collation (collection default 'en')", paths::collation);
+    check("bounded regex, materialized paths", paths::boundedRegex);
+    check("large $in, parent references", paths::largeIn);
+    DoctorConcurrentWriters writers = new DoctorConcurrentWriters(scratch);
     for (TreePattern p : TreePattern.values()) {
-      check("concurrent writers, " + label(p), () -> concurrent(p));
+      check("concurrent writers, " + label(p), () -> writers.run(p));
     }
+    DoctorCrashRecovery recovery = new DoctorCrashRecovery(scratch);
     for (TreePattern p : TreePattern.values()) {
-      check("crash recovery, " + label(p), () -> crashRecovery(p));
+      check("crash recovery, " + label(p), () -> recovery.run(p));
     }
   }
 
   // ------------------------------------------------------------------ bookkeeping
 
-  /** A check's verdict: passed with a detail, or not offered with the reason. */
-  private record Verdict(Status status, String detail) {
-    static Verdict passed(String detail) {
-      return new Verdict(Status.PASSED, detail);
-    }
-
-    static Verdict notOffered(String why) {
-      return new Verdict(Status.NOT_OFFERED, why);
-    }
-  }
-
-  /** A comparison with the reference that failed. */
-  private static final class Mismatch extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    Mismatch(String message) {
-      super(message, null, false, false);
-    }
-  }
-
+  /** One check, run by {@link #check}. */
   private interface Check {
-    Verdict run();
+    DoctorVerdict run();
   }
 
+  /**
+   * Runs {@code check} if {@code what} is among the checks to run, telling the progress first,
+   * and adds its line, timed; an exception fails it with its message.
+   */
   private void check(String what, Check check) {
     if (!checks.test(what)) {
       return;
@@ -311,13 +237,11 @@ public final class Doctor {
     progress.accept("checking " + what + " (" + (capabilities.size() + 1) + " of " + CHECKS
         + ")");
     long start = System.nanoTime();
-    Verdict v;
+    DoctorVerdict v;
     try {
       v = check.run();
-    } catch (Mismatch e) {
-      v = new Verdict(Status.FAILED, oneLine(e.getMessage()));
     } catch (RuntimeException e) {
-      v = new Verdict(Status.FAILED, oneLine(describe(e)));
+      v = DoctorVerdict.failed(e);
     }
     capabilities.add(new Capability(what, v.status(), v.detail(),
         Duration.ofNanos(System.nanoTime() - start)));
@@ -326,776 +250,15 @@ public final class Doctor {
   /** A check that needs Arbor's transactions: not offered where the server has none. */
   private void checkTransactional(String what, Check check) {
     check(what, () -> {
-      if (!transactionsOffered()) {
-        return Verdict.notOffered(noTransactions);
+      if (!server.transactionsOffered()) {
+        return DoctorVerdict.notOffered(server.noTransactions());
       }
       return check.run();
     });
   }
 
-  private boolean transactionsOffered() {
-    if (noTransactions.isEmpty() && !transactions) {
-      MongoCollection<Document> c = fresh();
-      MongoTreeStore probe = (MongoTreeStore) TreePattern.PARENT_REFERENCES.open(client, c);
-      transactions = probe.protocol() == MongoTreeStore.Protocol.TRANSACTIONS;
-      if (!transactions) {
-        noTransactions = embedded ? "the embedded server has no sessions or transactions"
-            : "no transactions on a " + topology + " (they need a replica set or sharded"
-                + " cluster)";
-      }
-    }
-    return transactions;
-  }
-
-  private static String describe(Throwable e) {
-    String message = e.getMessage();
-    if (e instanceof com.mongodb.MongoCommandException c) {
-      message = c.getErrorMessage() + " (code " + c.getErrorCode() + ")";
-    }
-    return e.getClass().getSimpleName() + ": " + firstLine(message);
-  }
-
-  private static String firstLine(String s) {
-    if (s == null) {
-      return "";
-    }
-    int newline = s.indexOf('\n');
-    return newline < 0 ? s : s.substring(0, newline);
-  }
-
-  private static String oneLine(String s) {
-    String line = String.valueOf(s).replace("\r", "\\r").replace("\n", "\\n");
-    return line.length() > 300 ? line.substring(0, 300) + "..." : line;
-  }
-
+  /** A pattern as the report names it: {@code PARENT_REFERENCES}, "parent references". */
   private static String label(TreePattern p) {
     return p.name().toLowerCase(Locale.ROOT).replace('_', ' ');
-  }
-
-  /** The scratch collection, dropped and empty. */
-  private MongoCollection<Document> fresh() {
-    MongoCollection<Document> c = database.getCollection(name);
-    c.drop();
-    return c;
-  }
-
-  // ------------------------------------------------------------------ the contract's operations
-
-  /** One operation of the script, with the ids whose reads are compared after it. */
-  private record Op(String what, Consumer<TreeStore> run, List<String> focus) {}
-
-  private static Op op(String what, Consumer<TreeStore> run, String... focus) {
-    return new Op(what, run, List.of(focus));
-  }
-
-  /** The fixture: hostile ids among plain ones (path separators, regex metacharacters). */
-  static final String D = "d.$,/|\\(x)";
-
-  static Tree fixture() {
-    return Tree.builder()
-        .add("a", null, Map.of("title", "A", "n", 1))
-        .add("b", "a").add("c", "b").add(D, "b").add("e", D).add("f", D)
-        .add("g", "a").add("h", "g")
-        .add("i", null, Map.of("tags", List.of("x", "y")))
-        .add("j", "i").add("k", "i")
-        .build();
-  }
-
-  static List<Op> script() {
-    return List.of(
-        op("insert n1 firstRoot", s -> s.insert("n1", Position.firstRoot(),
-            Map.of("title", "n1", "n", 1)), "n1"),
-        op("insert n2 lastRoot", s -> s.insert("n2", Position.lastRoot()), "n2"),
-        op("insert n3 firstChildOf(d)", s -> s.insert("n3", Position.firstChildOf(D)), "n3", D),
-        op("insert n4 lastChildOf(b)", s -> s.insert("n4", Position.lastChildOf("b")), "n4", "b"),
-        op("insert n5 before(c)", s -> s.insert("n5", Position.before("c")), "n5", "b"),
-        op("insert n6 after(j)", s -> s.insert("n6", Position.after("j")), "n6", "i"),
-        op("insert a again (refused)", s -> s.insert("a", Position.lastRoot()), "a"),
-        op("insert under a missing node (refused)",
-            s -> s.insert("n7", Position.lastChildOf("nope")), "a"),
-        op("update n1", s -> s.update("n1", Map.of("title", "N1", "tags", List.of("p"))), "n1"),
-        op("update n1 removing n", s -> s.update("n1", nullValue("n")), "n1"),
-        op("move d lastChildOf(i)", s -> s.move(D, Position.lastChildOf("i")), D, "e", "i", "b"),
-        op("move b firstRoot", s -> s.move("b", Position.firstRoot()), "b", "c", "a"),
-        op("move h before(c)", s -> s.move("h", Position.before("c")), "h", "b", "g"),
-        op("move i into its own subtree (refused)", s -> s.move("i", Position.firstChildOf("f")),
-            "i", "f"),
-        op("move g after(k)", s -> s.move("g", Position.after("k")), "g", "i"),
-        op("move c before(c) (no-op)", s -> s.move("c", Position.before("c")), "c"),
-        op("move n2 firstChildOf(n1)", s -> s.move("n2", Position.firstChildOf("n1")), "n2",
-            "n1"),
-        op("move a lastRoot", s -> s.move("a", Position.lastRoot()), "a"),
-        op("delete b leaf-only (refused)", s -> s.delete("b", Deletion.LEAF_ONLY), "b"),
-        op("delete b lifting its children", s -> s.delete("b", Deletion.LIFT_CHILDREN), "c",
-            "h"),
-        op("delete n6 leaf-only", s -> s.delete("n6", Deletion.LEAF_ONLY), "i"),
-        op("delete d with its subtree", s -> s.delete(D), "i", "e"),
-        op("delete a missing node (refused)", s -> s.delete("nope"), "i"),
-        op("graft x(y z) w under i", s -> s.graft("i", Tree.parse("x(y z) w")), "x", "y", "i"),
-        op("graft r(s) as roots, streamed",
-            s -> s.graft(null, Tree.parse("r(s)").entries().iterator()), "r", "s"),
-        op("graft an existing id (refused)", s -> s.graft("i", Tree.parse("q(k)")), "i"));
-  }
-
-  private static Map<String, Object> nullValue(String key) {
-    Map<String, Object> m = new java.util.HashMap<>();
-    m.put(key, null);
-    return m;
-  }
-
-  /** The store a script runs on, for the scratch collection. */
-  private interface Opener {
-    MongoTree open(MongoCollection<Document> collection);
-  }
-
-  /**
-   * Loads the fixture, runs every operation of the script on the store and on the reference,
-   * comparing outcomes, trees, {@code check()} and the reads of the nodes each names; then the
-   * reads of every node, {@code repair()}, and a reload of the whole tree from a stream.
-   *
-   * @param inCallersSession whether each change runs in a transaction of a session of ours
-   */
-  private Verdict script(TreePattern pattern, Opener opener, boolean inCallersSession) {
-    MongoCollection<Document> c = fresh();
-    MongoTree tree = opener.open(c);
-    tree.ensureIndexes();
-    InMemoryTreeStore reference = new InMemoryTreeStore();
-    Tree fixture = fixture();
-    tree.load(fixture);
-    reference.load(fixture);
-    compareTrees("load", tree, reference);
-    MongoTreeStore store = (MongoTreeStore) tree;
-    String protocol = inCallersSession ? "the caller's transactions"
-        : store.protocol() == MongoTreeStore.Protocol.TRANSACTIONS ? "transactions"
-            : "the lock and journal";
-    int ops = 0;
-    try (ClientSession session = inCallersSession ? client.startSession() : null) {
-      MongoTree view = session == null ? tree : tree.withSession(session);
-      for (Op op : script()) {
-        Consumer<TreeStore> run = session == null ? op.run() : s -> session.withTransaction(
-            () -> {
-              op.run().accept(s);
-              return null;
-            });
-        apply(op.what(), run, op.run(), view, reference);
-        compareTrees(op.what(), view, reference);
-        compareReads(op.what(), view, reference, op.focus());
-        ops++;
-      }
-      if (session != null) {
-        // what the caller aborts never happened
-        session.startTransaction();
-        view.insert("aborted", Position.lastRoot());
-        view.move("i", Position.firstRoot());
-        session.abortTransaction();
-        compareTrees("an aborted transaction", tree, reference);
-      }
-    }
-    compareReads("every node", tree, reference, reference.snapshot().ids());
-    List<Problem> left = tree.repair();
-    if (!left.isEmpty()) {
-      throw new Mismatch("repair() of a sound tree left " + left);
-    }
-    compareTrees("repair()", tree, reference);
-    Tree whole = tree.snapshot();
-    for (String root : tree.roots()) {
-      tree.delete(root);
-    }
-    if (tree.size() != 0) {
-      throw new Mismatch("deleting every root left " + tree.size() + " nodes");
-    }
-    tree.load(whole.entries().iterator());
-    compareTrees("reload from a stream", tree, reference);
-    return Verdict.passed(ops + " operations through " + protocol
-        + ", each compared with InMemoryTreeStore; check, repair, reload");
-  }
-
-  /** Runs {@code run} on both stores; the outcomes must be the same exception or none. */
-  private static void apply(String what, Consumer<TreeStore> run, TreeStore store,
-      TreeStore reference) {
-    apply(what, run, run, store, reference);
-  }
-
-  /**
-   * Runs {@code run} on the store and {@code onReference} on the reference; the outcomes must be
-   * the same exception or none.
-   */
-  private static void apply(String what, Consumer<TreeStore> run,
-      Consumer<TreeStore> onReference, TreeStore store, TreeStore reference) {
-    Class<?> expected = outcome(onReference, reference);
-    Class<?> got;
-    try {
-      got = outcome(run, store);
-    } catch (RuntimeException e) {
-      throw new Mismatch(what + ": " + describe(e));
-    }
-    if (!Objects.equals(expected, got)) {
-      throw new Mismatch(what + ": " + (got == null ? "succeeded" : "threw "
-          + got.getSimpleName()) + ", the reference " + (expected == null ? "succeeded"
-          : "threw " + expected.getSimpleName()));
-    }
-  }
-
-  private static Class<?> outcome(Consumer<TreeStore> run, TreeStore store) {
-    try {
-      run.accept(store);
-      return null;
-    } catch (NodeNotFoundException | DuplicateNodeException | InvalidMoveException
-        | NodeHasChildrenException e) {
-      return e.getClass();
-    }
-  }
-
-  private static void compareTrees(String after, TreeStore store, TreeStore reference) {
-    Tree expected = reference.snapshot();
-    Tree got = store.snapshot();
-    if (!expected.equals(got)) {
-      throw new Mismatch("after " + after + ": the tree is " + got + ", expected " + expected);
-    }
-    List<Problem> problems = store.check();
-    if (!problems.isEmpty()) {
-      throw new Mismatch("after " + after + ": check() found " + problems);
-    }
-    if (store.size() != reference.size() || !store.roots().equals(reference.roots())) {
-      throw new Mismatch("after " + after + ": size() or roots() differ");
-    }
-  }
-
-  private static void compareReads(String after, TreeStore store, TreeStore reference,
-      Collection<String> ids) {
-    boolean all = after.equals("every node");
-    for (String id : ids) {
-      if (reference.find(id).isEmpty()) {
-        continue;
-      }
-      same(after, "find(" + id + ")", reference.find(id), store.find(id));
-      same(after, "children(" + id + ")", reference.children(id), store.children(id));
-      same(after, "ancestors(" + id + ")", reference.ancestors(id), store.ancestors(id));
-      same(after, "descendants(" + id + ")", reference.descendants(id), store.descendants(id));
-      same(after, "descendants(" + id + ", 1)", reference.descendants(id, 1),
-          store.descendants(id, 1));
-      same(after, "depth(" + id + ")", reference.depth(id), store.depth(id));
-      if (all) {
-        same(after, "childNodes(" + id + ")", reference.childNodes(id), store.childNodes(id));
-        same(after, "subtree(" + id + ", 2)", reference.subtree(id, 2), store.subtree(id, 2));
-      }
-    }
-  }
-
-  private static void same(String after, String read, Object expected, Object got) {
-    if (!Objects.equals(expected, got)) {
-      throw new Mismatch("after " + after + ": " + read + " = " + got + ", expected "
-          + expected);
-    }
-  }
-
-  // ------------------------------------------------------------------ real-server paths
-
-  private Verdict graphLookup() {
-    MongoCollection<Document> c = fresh();
-    Tree tree = deepTree();
-    TreePattern.PARENT_REFERENCES.open(c).load(tree);
-    if (!assumeGraphLookup && !ServerCapabilities.probing(c).graphLookup()) {
-      return Verdict.notOffered("$graphLookup ignores startWith or is missing: the stores walk"
-          + " level by level with $in (checked above)");
-    }
-    int reads = 0;
-    for (TreePattern p : List.of(TreePattern.PARENT_REFERENCES, TreePattern.CHILD_REFERENCES)) {
-      c = fresh();
-      MongoTreeStore store = (MongoTreeStore) p.open(c, new ServerCapabilities(c,
-          ServerCapabilities.Mode.ON, ServerCapabilities.Mode.PROBE));
-      store.load(tree);
-      InMemoryTreeStore reference = new InMemoryTreeStore();
-      reference.load(tree);
-      compareReads("load", store, reference, tree.ids());
-      reads += tree.size();
-      apply("move c30 lastChildOf(s5)", s -> s.move("c30", Position.lastChildOf("s5")), store,
-          reference);
-      compareReads("a move", store, reference, tree.ids());
-      compareTrees("a move", store, reference);
-    }
-    return Verdict.passed("ancestors, descendants and subtrees of " + reads
-        + " nodes (a 40-deep chain) read with $graphLookup");
-  }
-
-  /** A chain 40 deep with a few side branches. */
-  private static Tree deepTree() {
-    Tree.Builder b = Tree.builder();
-    String parent = null;
-    for (int i = 0; i < 40; i++) {
-      String id = "c" + i;
-      b.add(id, parent);
-      if (i % 10 == 5) {
-        b.add("s" + i, id).add("t" + i, "s" + i);
-      }
-      parent = id;
-    }
-    return b.build();
-  }
-
-  private Verdict pipelineUpdates() {
-    MongoCollection<Document> c = fresh();
-    if (!ServerCapabilities.probing(c).pipelineUpdates()) {
-      return Verdict.notOffered("updates given as pipelines are refused (MongoDB 4.2+): moves"
-          + " rewrite each document of the subtree (checked above)");
-    }
-    int moves = 0;
-    for (TreePattern p : List.of(TreePattern.ARRAY_OF_ANCESTORS,
-        TreePattern.MATERIALIZED_PATHS)) {
-      c = fresh();
-      MongoTreeStore store = (MongoTreeStore) p.open(c, new ServerCapabilities(c,
-          ServerCapabilities.Mode.PROBE, ServerCapabilities.Mode.ON));
-      InMemoryTreeStore reference = new InMemoryTreeStore();
-      store.load(fixture());
-      reference.load(fixture());
-      for (Op op : script()) {
-        if (op.what().startsWith("move") || op.what().startsWith("delete b lifting")) {
-          apply(op.what(), op.run(), store, reference);
-          compareTrees(op.what(), store, reference);
-          compareReads(op.what(), store, reference, op.focus());
-          moves++;
-        }
-      }
-    }
-    return Verdict.passed(moves + " subtree moves and lifts with pipeline updates in array of"
-        + " ancestors and materialized paths");
-  }
-
-  /**
-   * Ids that sort differently under a locale collation than by code points: case, digits,
-   * punctuation and accents.
-   */
-  private static Tree collationTree() {
-    return Tree.builder()
-        .add("B", null).add("a", null).add("a/", "a").add("a-b", "a").add("A", "a")
-        .add("a b", "A").add("n10", "A").add("n9", "n10").add("é", "n9").add("e", "é")
-        .add("Z", "B").add("z", "Z")
-        .build();
-  }
-
-  private Verdict collation() {
-    MongoCollection<Document> c = fresh();
-    database.createCollection(name, new CreateCollectionOptions().collation(
-        Collation.builder().locale("en").build()));
-    Document options = null;
-    for (Document d : database.listCollections()) {
-      if (name.equals(d.get("name"))) {
-        options = d.get("options", Document.class);
-      }
-    }
-    if (options == null || options.get("collation") == null) {
-      c.drop();
-      return Verdict.notOffered("the server ignores a collection's default collation");
-    }
-    int ops = 0;
-    for (TreePattern p : TreePattern.values()) {
-      c.deleteMany(new Document()); // keeps the collection and its collation
-      MongoTree tree = p.open(c);
-      InMemoryTreeStore reference = new InMemoryTreeStore();
-      tree.load(collationTree());
-      reference.load(collationTree());
-      List<Op> ops1 = List.of(
-          op("move A firstRoot", s -> s.move("A", Position.firstRoot()), "A", "a"),
-          op("insert a- after(a/)", s -> s.insert("a-", Position.after("a/")), "a", "a-"),
-          op("move a/ lastChildOf(z)", s -> s.move("a/", Position.lastChildOf("z")), "a/", "z"),
-          op("move n10 before(B)", s -> s.move("n10", Position.before("B")), "n10", "n9"),
-          op("delete é", s -> s.delete("é"), "n9"));
-      for (Op op : ops1) {
-        apply(op.what(), op.run(), tree, reference);
-        compareTrees(op.what(), tree, reference);
-        compareReads(op.what(), tree, reference, op.focus());
-        ops++;
-      }
-      compareReads("every node", tree, reference, reference.snapshot().ids());
-    }
-    return Verdict.passed(ops + " operations in every pattern on ids that sort differently"
-        + " under 'en' (case, digits, accents, punctuation)");
-  }
-
-  private Verdict boundedRegex() {
-    MongoCollection<Document> c = fresh();
-    Tree.Builder b = Tree.builder();
-    String parent = null;
-    for (int i = 0; i < 110; i++) {
-      String id = "n" + i + ",$-\\.(" + "x".repeat(20);
-      b.add(id, parent);
-      parent = id;
-    }
-    Tree chain = b.build();
-    MongoTree tree = TreePattern.MATERIALIZED_PATHS.open(c);
-    tree.load(chain);
-    InMemoryTreeStore reference = new InMemoryTreeStore();
-    reference.load(chain);
-    List<String> ids = chain.ids();
-    int reads = 0;
-    for (int from : new int[] {0, 5, 105}) {
-      for (int depth : new int[] {1, 2, 50, 101, 102, 1_000}) {
-        String id = ids.get(from);
-        same("a 110-deep chain", "descendants(n" + from + ", " + depth + ")",
-            reference.descendants(id, depth), tree.descendants(id, depth));
-        reads++;
-      }
-    }
-    return Verdict.passed(reads + " depth-limited reads of a 110-deep chain of escaped ids"
-        + " (regexes of at most " + MaterializedPathTreeStore.MAX_REGEX_DEPTH + " levels)");
-  }
-
-  private Verdict largeIn() {
-    MongoCollection<Document> c = fresh();
-    int width = 1_000;
-    Tree.Builder b = Tree.builder().add("root", null);
-    for (int i = 0; i < width; i++) {
-      b.add("w" + i, "root");
-    }
-    b.add("leaf", "w" + (width - 1));
-    Tree wide = b.build();
-    MongoTree tree = TreePattern.PARENT_REFERENCES.open(c, new ServerCapabilities(c,
-        ServerCapabilities.Mode.OFF, ServerCapabilities.Mode.PROBE));
-    tree.load(wide);
-    List<String> expected = wide.ids().subList(1, wide.size());
-    same("a 1 000-wide level", "descendants(root)", expected, tree.descendants("root"));
-    long counted = c.countDocuments(tree.subtreeFilter("root"));
-    same("a 1 000-wide level", "countDocuments(subtreeFilter(root))", (long) wide.size(),
-        counted);
-    return Verdict.passed("a level of " + width + " ids walked with $in, and a subtree filter"
-        + " of " + wide.size() + " ids counted");
-  }
-
-  // ------------------------------------------------------------------ concurrency
-
-  /** One operation of a writer as it ran: its lock version, what it did, how it ended. */
-  private record Done(long version, String what, Consumer<TreeStore> op, Class<?> outcome) {}
-
-  private static Position position(int kind, String anchor) {
-    return switch (kind) {
-      case 0 -> Position.firstRoot();
-      case 1 -> Position.lastRoot();
-      case 2 -> Position.firstChildOf(anchor);
-      case 3 -> Position.lastChildOf(anchor);
-      case 4 -> Position.before(anchor);
-      default -> Position.after(anchor);
-    };
-  }
-
-  private Verdict concurrent(TreePattern pattern) {
-    MongoCollection<Document> c = fresh();
-    Tree initial = fixture();
-    pattern.open(c).load(initial);
-    List<String> known = new CopyOnWriteArrayList<>(initial.ids());
-    List<Done> done = new CopyOnWriteArrayList<>();
-    List<Throwable> errors = new CopyOnWriteArrayList<>();
-    long[] deadline = new long[1];
-    List<Thread> threads = new ArrayList<>();
-    List<MongoClient> clients = new ArrayList<>();
-    try {
-      for (int t = 0; t < WRITERS; t++) {
-        MongoClient own = MongoClients.create(settings);
-        clients.add(own);
-        own.getDatabase("admin").runCommand(new Document("ping", 1)); // connected before the clock
-        MongoTreeStore store = (MongoTreeStore) pattern.open(own.getDatabase(database.getName())
-            .getCollection(name));
-        store.lock.log = QUIET;
-        long[] version = new long[1];
-        store.onSettled = v -> version[0] = v;
-        int thread = t;
-        threads.add(new Thread(() -> {
-          Random random = new Random(thread * 7919L + System.nanoTime());
-          for (int i = 0; i < 200 && (i < MIN_OPS || System.nanoTime() < deadline[0]); i++) {
-            String x = known.get(random.nextInt(known.size()));
-            String y = known.get(random.nextInt(known.size()));
-            int kind = random.nextInt(100);
-            String what;
-            Consumer<TreeStore> op;
-            if (kind < 45) {
-              String id = "t" + thread + "-" + i;
-              Position p = position(random.nextInt(6), y);
-              what = "insert " + id + " at " + p;
-              op = s -> s.insert(id, p);
-              known.add(id);
-            } else if (kind < 92) {
-              Position p = position(random.nextInt(6), y);
-              what = "move " + x + " to " + p;
-              op = s -> s.move(x, p);
-            } else {
-              what = "delete " + x;
-              op = s -> s.delete(x);
-            }
-            Class<?> outcome = null;
-            version[0] = -1;
-            try {
-              op.accept(store);
-            } catch (NodeNotFoundException | InvalidMoveException e) {
-              outcome = e.getClass();
-            } catch (RuntimeException e) {
-              errors.add(new RuntimeException(what + ": " + describe(e), e));
-              return;
-            }
-            if (version[0] < 0) {
-              errors.add(new IllegalStateException(what + ": no version settled"));
-              return;
-            }
-            done.add(new Done(version[0], what, op, outcome));
-          }
-        }, "arbor-doctor-writer-" + t));
-      }
-      deadline[0] = System.nanoTime() + CONCURRENT_RUN.toNanos();
-      threads.forEach(Thread::start);
-      for (Thread t : threads) {
-        t.join();
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new Mismatch("interrupted");
-    } finally {
-      clients.forEach(MongoClient::close);
-    }
-    if (!errors.isEmpty()) {
-      throw new Mismatch(errors.size() + " writer(s) failed, first: " + errors.get(0)
-          .getMessage());
-    }
-    MongoTree store = pattern.open(c);
-    List<Problem> problems = store.check();
-    if (!problems.isEmpty()) {
-      throw new Mismatch("check() after the run found " + problems);
-    }
-    List<Done> ordered = new ArrayList<>(done);
-    ordered.sort(Comparator.comparingLong(Done::version));
-    InMemoryTreeStore reference = new InMemoryTreeStore();
-    reference.load(initial);
-    int changed = 0;
-    for (Done d : ordered) {
-      Class<?> outcome = null;
-      try {
-        d.op().accept(reference);
-      } catch (NodeNotFoundException | InvalidMoveException e) {
-        outcome = e.getClass();
-      }
-      if (!Objects.equals(d.outcome(), outcome)) {
-        throw new Mismatch(d.what() + " at version " + d.version() + " ended "
-            + name(d.outcome()) + ", in the serial replay " + name(outcome));
-      }
-      changed += outcome == null ? 1 : 0;
-    }
-    if (!reference.snapshot().equals(store.snapshot())) {
-      throw new Mismatch("the tree after " + ordered.size() + " concurrent operations differs"
-          + " from their serial replay");
-    }
-    return Verdict.passed(WRITERS + " writers on clients of their own, " + ordered.size()
-        + " operations (" + changed + " changes), equal to their serial replay; check() empty");
-  }
-
-  private static String name(Class<?> outcome) {
-    return outcome == null ? "normally" : "with " + outcome.getSimpleName();
-  }
-
-  // ------------------------------------------------------------------ crash recovery
-
-  /** Thrown by {@link Crashing} where a holder stops dead. */
-  private static final class Crash extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    Crash() {
-      super("crashed half-way", null, false, false);
-    }
-  }
-
-  /**
-   * A sender that stops as a holder that dies half-way through a change: it sends the first
-   * batch that has steps in order, as the server runs an ordered bulk write, up to its middle
-   * step, of which it applies only the first half of the documents (the server applies an
-   * {@code updateMany} or {@code deleteMany} document by document too), then throws, leaving the
-   * lock held and the journal written.
-   */
-  private static final class Crashing implements TreeLock.Sender {
-    /** Closes the holder's client, or null: the holder stops dead instead. */
-    private final @org.jspecify.annotations.Nullable Runnable close;
-    volatile boolean crashed;
-    volatile String where = "";
-
-    Crashing(@org.jspecify.annotations.Nullable Runnable close) {
-      this.close = close;
-    }
-
-    /**
-     * Stops the holder: dead (it throws, holding the lock), or with its client closed under it
-     * (its next write fails, and the store says what became of the change).
-     */
-    private com.mongodb.bulk.BulkWriteResult stop(
-        MongoCollection<org.bson.BsonDocument> collection, TreeLock.Batch batch) {
-      if (close == null) {
-        throw new Crash();
-      }
-      close.run();
-      return TreeLock.BULK.send(collection, batch); // fails: the client is closed
-    }
-
-    @Override
-    public com.mongodb.bulk.BulkWriteResult send(
-        MongoCollection<org.bson.BsonDocument> collection, TreeLock.Batch batch) {
-      List<TreeLock.Statement> statements = batch.statements();
-      int total = 0;
-      for (TreeLock.Statement s : statements) {
-        total += s.isStep() ? 1 : 0;
-      }
-      if (crashed || total == 0) {
-        return TreeLock.BULK.send(collection, batch);
-      }
-      int middle = (total + 1) / 2;
-      int at = 0;
-      for (int seen = 0; ; at++) {
-        seen += statements.get(at).isStep() ? 1 : 0;
-        if (seen == middle) {
-          break;
-        }
-      }
-      if (at > 0) {
-        collection.bulkWrite(batch.models().subList(0, at));
-      }
-      crashed = true;
-      com.mongodb.client.model.WriteModel<org.bson.BsonDocument> m = statements.get(at).model();
-      org.bson.conversions.Bson filter = null;
-      if (m instanceof com.mongodb.client.model.UpdateManyModel<org.bson.BsonDocument> u) {
-        filter = u.getFilter();
-      } else if (m instanceof com.mongodb.client.model.DeleteManyModel<org.bson.BsonDocument> d) {
-        filter = d.getFilter();
-      }
-      if (filter == null) {
-        collection.bulkWrite(List.of(m));
-        where = "after step " + middle + " of " + total;
-        return stop(collection, batch);
-      }
-      List<Object> ids = new ArrayList<>();
-      for (org.bson.BsonDocument d : collection.find(filter).collation(Reads.SIMPLE)
-          .projection(new Document("_id", 1))) {
-        ids.add(d.get("_id"));
-      }
-      int half = (ids.size() + 1) / 2;
-      for (Object id : ids.subList(0, half)) {
-        org.bson.conversions.Bson one = com.mongodb.client.model.Filters.and(
-            com.mongodb.client.model.Filters.eq("_id", id), filter);
-        if (m instanceof com.mongodb.client.model.UpdateManyModel<org.bson.BsonDocument> u) {
-          collection.bulkWrite(List.of(u.getUpdatePipeline() != null
-              ? new com.mongodb.client.model.UpdateOneModel<>(one, u.getUpdatePipeline(),
-                  u.getOptions())
-              : new com.mongodb.client.model.UpdateOneModel<>(one, u.getUpdate(),
-                  u.getOptions())));
-        } else {
-          collection.bulkWrite(List.of(new com.mongodb.client.model.DeleteOneModel<>(one,
-              ((com.mongodb.client.model.DeleteManyModel<org.bson.BsonDocument>) m)
-                  .getOptions())));
-        }
-      }
-      where = "after " + half + " of the " + ids.size() + " documents of step " + middle + " of "
-          + total;
-      return stop(collection, batch);
-    }
-  }
-
-  private Verdict crashRecovery(TreePattern pattern) {
-    MongoCollection<Document> c = fresh();
-    Tree before = fixture();
-    InMemoryTreeStore reference = new InMemoryTreeStore();
-    reference.load(before);
-    reference.delete("b");
-    Tree after = reference.snapshot();
-    MongoTreeStore crashing = (MongoTreeStore) pattern.open(c,
-        ServerCapabilities.probing(c).lease(CRASH_LEASE_MILLIS, 60_000));
-    crashing.load(before);
-    crashing.lock.log = QUIET;
-    Crashing sender = new Crashing(null);
-    crashing.lock.sender = sender;
-    try {
-      crashing.delete("b");
-    } catch (RuntimeException e) {
-      if (!sender.crashed) {
-        throw e;
-      }
-      // the holder is dead
-    }
-    if (!sender.crashed) {
-      throw new Mismatch("delete 'b' was not interrupted: it sent no step to crash in");
-    }
-    // Another process opens the collection, waits for the dead holder's lease, takes the lock
-    // over and finishes the journal.
-    MongoTreeStore next = (MongoTreeStore) pattern.open(c);
-    next.lock.log = QUIET;
-    long start = System.nanoTime();
-    List<Problem> left = next.repair();
-    long waited = (System.nanoTime() - start) / 1_000_000;
-    if (!left.isEmpty()) {
-      throw new Mismatch("repair() after the crash left " + left);
-    }
-    Tree recovered = next.snapshot();
-    if (!recovered.equals(before) && !recovered.equals(after)) {
-      throw new Mismatch("after the crash and repair the tree is neither the tree before nor"
-          + " the tree after delete 'b': " + recovered);
-    }
-    List<Problem> problems = next.check();
-    if (!problems.isEmpty()) {
-      throw new Mismatch("check() after recovery found " + problems);
-    }
-    Set<String> journals = new LinkedHashSet<>();
-    for (Document d : c.find(new Document("_id.arbor", "journal"))) {
-      journals.add(String.valueOf(d.get("_id")));
-    }
-    if (!journals.isEmpty()) {
-      throw new Mismatch("journal documents left after recovery: " + journals);
-    }
-    next.insert("z", Position.lastRoot());
-    if (!next.check().isEmpty()) {
-      throw new Mismatch("check() after a change following the recovery is not empty");
-    }
-    String closed = closedClient(pattern, before, after);
-    return Verdict.passed("delete 'b' stopped " + sender.where + ": dead, taken over after "
-        + waited + " ms and " + (recovered.equals(after) ? "finished" : "undone") + "; "
-        + closed + "; check() empty");
-  }
-
-  /**
-   * Closes the client of a store half-way through {@code delete 'b'}: the call throws {@link
-   * dev.arbor.core.ChangeInterruptedException} saying what became of the change, and the next
-   * access (after the closed client's lease) finds the tree that outcome says.
-   */
-  private String closedClient(TreePattern pattern, Tree before, Tree after) {
-    MongoCollection<Document> c = fresh();
-    dev.arbor.core.ChangeInterruptedException.Outcome outcome;
-    Crashing sender;
-    try (MongoClient own = MongoClients.create(settings)) {
-      MongoCollection<Document> mine = own.getDatabase(database.getName()).getCollection(name);
-      MongoTreeStore closing = (MongoTreeStore) pattern.open(mine,
-          ServerCapabilities.probing(mine).lease(CRASH_LEASE_MILLIS, 60_000));
-      closing.load(before);
-      closing.lock.log = QUIET;
-      sender = new Crashing(own::close);
-      closing.lock.sender = sender;
-      try {
-        closing.delete("b");
-        throw new Mismatch("delete 'b' went through although its client was closed half-way");
-      } catch (dev.arbor.core.ChangeInterruptedException e) {
-        outcome = e.outcome();
-      } catch (Mismatch e) {
-        throw e;
-      } catch (RuntimeException e) {
-        throw new Mismatch("a client closed half-way through delete 'b': " + describe(e)
-            + " instead of ChangeInterruptedException");
-      }
-    }
-    MongoTreeStore next = (MongoTreeStore) pattern.open(c);
-    next.lock.log = QUIET;
-    Tree now = next.snapshot();
-    boolean right = switch (outcome) {
-      case NOT_APPLIED -> now.equals(before);
-      case COMMITTED -> now.equals(after);
-      case UNKNOWN -> now.equals(before) || now.equals(after);
-    };
-    if (!right) {
-      throw new Mismatch("a client closed half-way through delete 'b' (" + sender.where
-          + ") said " + outcome + ", but the next reader found " + now);
-    }
-    List<Problem> problems = next.check();
-    if (!problems.isEmpty()) {
-      throw new Mismatch("check() after a client closed half-way found " + problems);
-    }
-    return "its client closed: " + outcome + ", and so it was";
   }
 }

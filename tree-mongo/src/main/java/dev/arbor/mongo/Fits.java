@@ -198,7 +198,7 @@ final class Fits {
         case MATERIALIZED_PATHS -> {
           // path = (parent's path, or ",") + parent + ","; a root's path is null
           grown = up == null ? 0 : Math.max(1, up.structure)
-              + bytes(MaterializedPathTreeStore.escape(parent)) + 1;
+              + bytes(MaterializedPathLayout.escape(parent)) + 1;
           fixed += (parent == null ? nullElement(4) : stringElement(4, 0)) + RANK;
         }
         case NESTED_SETS -> fixed += parentElement + longElement(4) + longElement(5)

@@ -74,7 +74,7 @@ final class KeyedPreorder extends Preorder {
     return new Keys() {
       @Override
       public Bson roots() {
-        return MongoTreeStore.isNull(parentField);
+        return Queries.isNull(parentField);
       }
 
       @Override

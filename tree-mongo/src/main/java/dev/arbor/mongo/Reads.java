@@ -243,10 +243,10 @@ class Reads {
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   final List<String> childrenOrRequire(Bson filter, Bson order, String id) {
-    List<String> children = MongoTreeStore.ids(find(filter)
-        .projection(MongoTreeStore.fields(MongoTreeStore.ID)).sort(order));
+    List<String> children = Queries.ids(find(filter)
+        .projection(Queries.fields(MongoTreeStore.ID)).sort(order));
     if (children.isEmpty()) {
-      require(id, MongoTreeStore.fields(MongoTreeStore.ID));
+      require(id, Queries.fields(MongoTreeStore.ID));
     }
     return children;
   }
@@ -256,6 +256,6 @@ class Reads {
     before();
     Bson filter = scoped(eq(MongoTreeStore.ID, id));
     return (session == null ? collection.find(filter) : collection.find(session, filter))
-        .projection(MongoTreeStore.fields(MongoTreeStore.ID)).collation(SIMPLE).first() != null;
+        .projection(Queries.fields(MongoTreeStore.ID)).collation(SIMPLE).first() != null;
   }
 }

@@ -294,8 +294,8 @@ final class ServerCapabilities {
             .runCommand(new Document("buildInfo", 1)));
       }
       return explainedVersion(collection.withReadPreference(com.mongodb.ReadPreference.primary())
-          .find(scope == null ? MongoTreeStore.nothing()
-              : scope.filter(MongoTreeStore.nothing(), collection.getCodecRegistry()))
+          .find(scope == null ? Queries.nothing()
+              : scope.filter(Queries.nothing(), collection.getCodecRegistry()))
           .limit(1).explain());
     } catch (com.mongodb.MongoCommandException e) {
       if (e.getErrorCode() == 59) { // CommandNotFound: no explain (the embedded server)
@@ -431,8 +431,8 @@ final class ServerCapabilities {
       return known;
     }
     try {
-      collection.updateMany(scope == null ? MongoTreeStore.nothing()
-              : scope.filter(MongoTreeStore.nothing(), collection.getCodecRegistry()),
+      collection.updateMany(scope == null ? Queries.nothing()
+              : scope.filter(Queries.nothing(), collection.getCodecRegistry()),
           List.of(new Document("$set", new Document("arborProbe", "$_id"))),
           new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
       known = true;

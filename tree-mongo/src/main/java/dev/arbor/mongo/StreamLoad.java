@@ -139,30 +139,30 @@ final class StreamLoad {
     if (parentDoc != null) {
       switch (pattern) {
         case ARRAY_OF_ANCESTORS -> {
-          for (Object a : parentDoc.getList(store.ancestorsField, Object.class,
+          for (Object a : parentDoc.getList(store.names.ancestors, Object.class,
               List.of())) {
             ancestors.add(String.valueOf(a));
           }
           ancestors.add(parent);
         }
         case MATERIALIZED_PATHS -> {
-          String p = parentDoc.getString(store.pathField);
-          prefix.append(p == null ? "," : p).append(MaterializedPathTreeStore.escape(parent))
+          String p = parentDoc.getString(store.names.path);
+          prefix.append(p == null ? "," : p).append(MaterializedPathLayout.escape(parent))
               .append(',');
         }
         case NESTED_SETS -> {
-          point = ((Number) parentDoc.get(store.rightField)).longValue();
-          depth = (int) ((Number) parentDoc.get(store.depthField)).longValue() + 1;
+          point = ((Number) parentDoc.get(store.names.right)).longValue();
+          depth = (int) ((Number) parentDoc.get(store.names.depth)).longValue() + 1;
         }
-        case CHILD_REFERENCES -> existing = parentDoc.getList(store.childrenField,
+        case CHILD_REFERENCES -> existing = parentDoc.getList(store.names.children,
             Object.class, List.of()).size();
         default -> { }
       }
     } else if (pattern == TreePattern.NESTED_SETS && !load) {
       Document last = r.find(MongoTreeStore.NODES)
-          .projection(MongoTreeStore.fields(store.rightField))
-          .sort(Sorts.descending(store.rightField)).limit(1).first();
-      point = last == null ? 1 : ((Number) last.get(store.rightField)).longValue() + 1;
+          .projection(Queries.fields(store.names.right))
+          .sort(Sorts.descending(store.names.right)).limit(1).first();
+      point = last == null ? 1 : ((Number) last.get(store.names.right)).longValue() + 1;
     } else if (pattern == TreePattern.NESTED_SETS) {
       point = 1;
     }
@@ -178,15 +178,15 @@ final class StreamLoad {
   /** The rank after the last sibling the new top entries join, 0 in an empty group. */
   private long rankAfter(Reads r) {
     Bson group = switch (pattern) {
-      case MATERIALIZED_PATHS -> eq(store.pathField,
+      case MATERIALIZED_PATHS -> eq(store.names.path,
           parent == null ? null : prefix.toString());
-      case CHILD_REFERENCES -> exists(store.rankField); // the roots, and any stale rank: all before
-      default -> eq(store.parentField, parent);
+      case CHILD_REFERENCES -> exists(store.names.rank); // the roots, and any stale rank: all before
+      default -> eq(store.names.parent, parent);
     };
     Document last = r.find(and(MongoTreeStore.NODES, group))
-        .projection(MongoTreeStore.fields(store.rankField)).sort(Sorts.descending(store.rankField))
+        .projection(Queries.fields(store.names.rank)).sort(Sorts.descending(store.names.rank))
         .limit(1).first();
-    return last != null && last.get(store.rankField) instanceof Number n ? n.longValue() + Ranks.GAP
+    return last != null && last.get(store.names.rank) instanceof Number n ? n.longValue() + Ranks.GAP
         : 0;
   }
 
@@ -224,8 +224,8 @@ final class StreamLoad {
     String parentId = up == null ? parent : up.id;
     Document structure = new Document();
     switch (pattern) {
-      case PARENT_REFERENCES -> structure.append(store.parentField, parentId)
-          .append(store.rankField, rank);
+      case PARENT_REFERENCES -> structure.append(store.names.parent, parentId)
+          .append(store.names.rank, rank);
       case ARRAY_OF_ANCESTORS -> {
         List<String> ancestors = new ArrayList<>(baseAncestors.size() + path.size());
         ancestors.addAll(baseAncestors);
@@ -233,31 +233,31 @@ final class StreamLoad {
         while (down.hasNext()) {
           ancestors.add(down.next().id);
         }
-        structure.append(store.parentField, parentId)
-            .append(store.ancestorsField, ancestors).append(store.rankField, rank);
+        structure.append(store.names.parent, parentId)
+            .append(store.names.ancestors, ancestors).append(store.names.rank, rank);
       }
       case MATERIALIZED_PATHS -> {
         String p = parentId == null ? null : prefix.toString();
         f.prefixLength = prefix.length();
         prefix.append(prefix.length() == 0 ? "," : "")
-            .append(MaterializedPathTreeStore.escape(e.id())).append(',');
-        structure.append(store.pathField, p).append(store.rankField, rank);
+            .append(MaterializedPathLayout.escape(e.id())).append(',');
+        structure.append(store.names.path, p).append(store.names.rank, rank);
       }
       case NESTED_SETS -> {
         f.left = ++counter;
-        structure.append(store.parentField, parentId)
-            .append(store.leftField, f.left).append(store.rightField, 0L)
-            .append(store.depthField, (long) f.depth);
+        structure.append(store.names.parent, parentId)
+            .append(store.names.left, f.left).append(store.names.right, 0L)
+            .append(store.names.depth, (long) f.depth);
       }
       case CHILD_REFERENCES -> {
         addChild(up, e.id());
-        structure.append(store.childrenField, List.of());
+        structure.append(store.names.children, List.of());
         if (parentId == null) {
-          structure.append(store.rankField, rank);
+          structure.append(store.names.rank, rank);
         }
       }
     }
-    Document d = store.newDocument(e.id(), structure, e.attributes());
+    Document d = NodeDocuments.newDocument(e.id(), structure, e.attributes());
     d.put(Step.MARK, mark);
     Slot slot = new Slot(e.id(), d);
     f.slot = slot;
@@ -333,7 +333,7 @@ final class StreamLoad {
     String field;
     Object value;
     if (pattern == TreePattern.NESTED_SETS) {
-      field = store.rightField;
+      field = store.names.right;
       value = ++counter;
     } else {
       if (f.children == null) {
@@ -342,7 +342,7 @@ final class StreamLoad {
         }
         return;
       }
-      field = store.childrenField;
+      field = store.names.children;
       value = f.children;
     }
     if (f.slot != null && f.slot.doc != null) {
@@ -494,11 +494,11 @@ final class StreamLoad {
     Bson old = nor(and(eq(Step.MARK + ".v", version), eq(Step.MARK + ".s", 0)));
     if (pattern == TreePattern.CHILD_REFERENCES) {
       steps.add(new Step.Update(filter(and(eq(MongoTreeStore.ID, parent), old)),
-          store.ids.update(bson(Updates.pushEach(store.childrenField, baseChildren))), false,
+          store.ids.update(bson(Updates.pushEach(store.names.children, baseChildren))), false,
           false));
     } else if (pattern == TreePattern.NESTED_SETS) {
       long shift = 2 * count;
-      for (String f : List.of(store.leftField, store.rightField)) {
+      for (String f : List.of(store.names.left, store.names.right)) {
         steps.add(new Step.Update(filter(and(MongoTreeStore.NODES, gte(f, graftPoint), old)),
             bson(Updates.inc(f, shift)), true, false));
       }

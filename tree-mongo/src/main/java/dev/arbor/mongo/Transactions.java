@@ -161,7 +161,7 @@ final class Transactions {
    *
    * @return the outcome, or null if the change is to be made by the lock protocol instead
    */
-  MongoTreeStore.@Nullable Outcome run(String what, MongoTreeStore.Planner planner,
+  @Nullable Outcome run(String what, Planner planner,
       @Nullable ClientSession callers) {
     lock.read(); // creates the lock document outside the transaction on first use
     MongoCollection<BsonDocument> raw = data.withDocumentClass(BsonDocument.class);
@@ -172,7 +172,7 @@ final class Transactions {
       for (;;) {
         session.startTransaction(OPTIONS);
         try {
-          MongoTreeStore.Outcome o = attempt(session, raw, planner);
+          Outcome o = attempt(session, raw, planner);
           commit(session);
           if (o.version() >= 0) {
             lock.onCommitted.accept(o.version());
@@ -217,8 +217,8 @@ final class Transactions {
   }
 
   /** One attempt of a change inside the session's started transaction. */
-  private MongoTreeStore.Outcome attempt(ClientSession session,
-      MongoCollection<BsonDocument> raw, MongoTreeStore.Planner planner) {
+  private Outcome attempt(ClientSession session,
+      MongoCollection<BsonDocument> raw, Planner planner) {
     BsonDocument after = raw.findOneAndUpdate(session,
         and(lock.lockKey(), eq(TreeLock.STATE + ".owner", null),
             eq(TreeLock.STATE + ".stuck", null)),
@@ -235,7 +235,7 @@ final class Transactions {
       throw new TooLarge(c.steps().size() + " steps");
     }
     if (c.steps().isEmpty()) {
-      return MongoTreeStore.Outcome.NONE;
+      return Outcome.NONE;
     }
     long touched = touched(session, raw, c.steps());
     if (touched > maxDocuments) {
@@ -246,7 +246,7 @@ final class Transactions {
       models.add(c.steps().get(k).model(v, k + 1));
     }
     BulkWriteResult r = raw.bulkWrite(session, models);
-    return new MongoTreeStore.Outcome(v, r.getDeletedCount());
+    return new Outcome(v, r.getDeletedCount());
   }
 
   /**
@@ -371,22 +371,22 @@ final class Transactions {
    * Makes a change inside the caller's transaction: claims the lock document in it, plans and
    * writes in it; neither commits nor aborts.
    */
-  MongoTreeStore.Outcome runIn(ClientSession session, String what,
-      MongoTreeStore.Planner planner) {
+  Outcome runIn(ClientSession session, String what,
+      Planner planner) {
     lock.read(); // the lock document exists before the transaction writes it
     MongoCollection<BsonDocument> raw = data.withDocumentClass(BsonDocument.class);
     long v = claimIn(session, raw);
     Change c = new Change(data, lock.scope(), session, () -> {}, v);
     planner.plan(c);
     if (c.steps().isEmpty()) {
-      return new MongoTreeStore.Outcome(-1, 0);
+      return new Outcome(-1, 0);
     }
     List<WriteModel<BsonDocument>> models = new ArrayList<>();
     for (int k = 0; k < c.steps().size(); k++) {
       models.add(c.steps().get(k).model(v, k + 1));
     }
     BulkWriteResult r = raw.bulkWrite(session, models);
-    return new MongoTreeStore.Outcome(v, r.getDeletedCount());
+    return new Outcome(v, r.getDeletedCount());
   }
 
   /**

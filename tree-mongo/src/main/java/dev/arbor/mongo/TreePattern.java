@@ -27,7 +27,7 @@ import org.bson.Document;
  * <tr><td>{@link #NESTED_SETS}<td>1<td>2<td>2<td>2<td>up to N
  * </table>
  *
- * <p>Each store's class documentation shows its document shape, its indexes and its costs; the
+ * <p>Each layout's class documentation ({@code ParentReferenceLayout} …) shows its document shape, its indexes and its costs; the
  * {@code tree-bench} module measures them side by side. The round trips above are the pattern's
  * own; making changes all-or-nothing adds a constant: with the lock and journal (the default), one
  * round trip for a change whose plan is one update command (fence, journal and release travel with
@@ -290,20 +290,19 @@ public enum TreePattern {
     return AttributeNames.reserved(this, options.names(), options.scopeField());
   }
 
+  /** A store of this pattern: the skeleton every pattern shares, with this pattern's layout. */
   MongoTree open(MongoCollection<Document> collection, ServerCapabilities capabilities) {
-    switch (this) {
-      case PARENT_REFERENCES:
-        return new ParentReferenceTreeStore(collection, capabilities);
-      case CHILD_REFERENCES:
-        return new ChildReferenceTreeStore(collection, capabilities);
-      case ARRAY_OF_ANCESTORS:
-        return new ArrayOfAncestorsTreeStore(collection, capabilities);
-      case MATERIALIZED_PATHS:
-        return new MaterializedPathTreeStore(collection, capabilities);
-      case NESTED_SETS:
-        return new NestedSetTreeStore(collection, capabilities);
-      default:
-        throw new AssertionError(this);
-    }
+    return new MongoTreeStore(this, collection, capabilities);
+  }
+
+  /** The layout of this pattern: its fields, its documents, its plans and its queries. */
+  Layout layout(LayoutContext context) {
+    return switch (this) {
+      case PARENT_REFERENCES -> new ParentReferenceLayout(context);
+      case CHILD_REFERENCES -> new ChildReferenceLayout(context);
+      case ARRAY_OF_ANCESTORS -> new ArrayOfAncestorsLayout(context);
+      case MATERIALIZED_PATHS -> new MaterializedPathLayout(context);
+      case NESTED_SETS -> new NestedSetLayout(context);
+    };
   }
 }

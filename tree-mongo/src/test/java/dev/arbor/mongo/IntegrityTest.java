@@ -2,6 +2,7 @@ package dev.arbor.mongo;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -62,12 +63,18 @@ class IntegrityTest {
     MongoTestServer server = MongoTestServer.get();
     MongoTreeStore store = (MongoTreeStore) TreePattern.NESTED_SETS.open(server.client(),
         server.freshCollection());
+    assertInstanceOf(OwnTransactionProtocol.class, store.protocol());
     if (server.embedded()) {
-      assertEquals(MongoTreeStore.Protocol.LOCK_AND_JOURNAL, store.protocol());
+      assertFalse(store.usesTransactions()); // every change takes the fenced journal
     }
     MongoTreeStore withoutClient = (MongoTreeStore) TreePattern.NESTED_SETS.open(
         server.freshCollection());
-    assertEquals(MongoTreeStore.Protocol.LOCK_AND_JOURNAL, withoutClient.protocol());
+    assertInstanceOf(FencedJournalProtocol.class, withoutClient.protocol());
+    assertFalse(withoutClient.usesTransactions());
+    try (com.mongodb.client.ClientSession session = server.client().startSession()) {
+      assertInstanceOf(CallersTransactionProtocol.class,
+          ((MongoTreeStore) withoutClient.withSession(session)).protocol());
+    }
   }
 
   /** Blocks a change after its first document write until released. */

@@ -109,11 +109,11 @@ class RealServerPathsTest {
     }
     assertFalse(regexes.isEmpty(), "small limits still go to the server");
     for (String regex : regexes) {
-      assertTrue(regex.length() <= MaterializedPathTreeStore.MAX_REGEX_LENGTH, regex);
+      assertTrue(regex.length() <= MaterializedPathLayout.MAX_REGEX_LENGTH, regex);
       java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\{0,(\\d+)\\}")
           .matcher(regex);
       while (m.find()) {
-        assertTrue(Integer.parseInt(m.group(1)) <= MaterializedPathTreeStore.MAX_REGEX_DEPTH,
+        assertTrue(Integer.parseInt(m.group(1)) <= MaterializedPathLayout.MAX_REGEX_DEPTH,
             regex);
       }
     }
@@ -126,14 +126,14 @@ class RealServerPathsTest {
         (code, message) -> new com.mongodb.MongoCommandException(new org.bson.BsonDocument("ok",
             new org.bson.BsonDouble(0)).append("code", new org.bson.BsonInt32(code))
             .append("errmsg", new org.bson.BsonString(message)), here);
-    assertTrue(MongoTreeStore.graphLookupOutOfMemory(error.apply(40099,
+    assertTrue(Queries.graphLookupOutOfMemory(error.apply(40099,
         "$graphLookup reached maximum memory consumption")));
-    assertTrue(MongoTreeStore.graphLookupOutOfMemory(error.apply(292,
+    assertTrue(Queries.graphLookupOutOfMemory(error.apply(292,
         "Exceeded memory limit for $graphLookup")));
-    assertTrue(MongoTreeStore.graphLookupOutOfMemory(error.apply(263,
+    assertTrue(Queries.graphLookupOutOfMemory(error.apply(263,
         "$graphLookup is not supported in a transaction on a sharded collection")));
-    assertFalse(MongoTreeStore.graphLookupOutOfMemory(error.apply(13, "Unauthorized")));
-    assertFalse(MongoTreeStore.graphLookupOutOfMemory(error.apply(40324,
+    assertFalse(Queries.graphLookupOutOfMemory(error.apply(13, "Unauthorized")));
+    assertFalse(Queries.graphLookupOutOfMemory(error.apply(40324,
         "Unrecognized pipeline stage name")));
   }
 

@@ -181,7 +181,7 @@ class RealServerRulesTest {
               .append("code", new org.bson.BsonInt32(code))
               .append("errmsg", new org.bson.BsonString("Cannot run $graphLookup with a sharded"
                   + " foreign collection in a transaction")), new com.mongodb.ServerAddress());
-      assertTrue(MongoTreeStore.graphLookupOutOfMemory(e), "code " + code);
+      assertTrue(Queries.graphLookupOutOfMemory(e), "code " + code);
     }
   }
 

@@ -1,14 +1,23 @@
 package dev.arbor.mongo;
 
+import static dev.arbor.mongo.MongoTreeStore.ID;
+import static dev.arbor.mongo.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.or;
 import static com.mongodb.client.model.Filters.regex;
+import static dev.arbor.mongo.Queries.checkMaxDepth;
+import static dev.arbor.mongo.Queries.deleteAll;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.group;
+import static dev.arbor.mongo.Queries.ids;
+import static dev.arbor.mongo.Queries.isNull;
+import static dev.arbor.mongo.Queries.isNullOrString;
+import static dev.arbor.mongo.Queries.lifted;
 import static java.nio.charset.StandardCharsets.UTF_8;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Sorts;
@@ -86,20 +95,31 @@ import org.jspecify.annotations.Nullable;
  * <p>Choose it for fast subtree and ancestor reads and sorted whole-tree scans; the manual finds
  * it slightly faster than the array of ancestors.
  */
-final class MaterializedPathTreeStore extends MongoTreeStore {
+final class MaterializedPathLayout implements Layout {
+  private final LayoutContext context;
+  private final String pathField;
+  private final String rankField;
+  private final Ranks ranks;
 
-  MaterializedPathTreeStore(MongoCollection<Document> collection,
-      ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  MaterializedPathLayout(LayoutContext context) {
+    this.context = context;
+    this.pathField = context.names().path;
+    this.rankField = context.names().rank;
+    this.ranks = context.ranks();
   }
 
   @Override
-  TreePattern pattern() {
+  public LayoutContext context() {
+    return context;
+  }
+
+  @Override
+  public TreePattern pattern() {
     return TreePattern.MATERIALIZED_PATHS;
   }
 
   @Override
-  @Nullable String layoutProblem(Document d) {
+  public @Nullable String layoutProblem(Document d) {
     if (!isNullOrString(d.get(pathField))) {
       return pathField + " is not a string: " + d.get(pathField);
     }
@@ -113,7 +133,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<IndexModel> indexes() {
+  public List<IndexModel> indexes() {
     return List.of(new IndexModel(Indexes.ascending(pathField, rankField)));
   }
 
@@ -222,15 +242,15 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   // ------------------------------------------------------------------ operations
 
   @Override
-  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+  public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
     Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(pathField, rankField));
     String path = targetPath(position, docs);
     long rank = ranks.rankFor(c, group(pathField, path), position, anchorRank(position, docs), null);
-    c.insert(newDocument(id, new Document(pathField, path).append(rankField, rank), attributes));
+    c.insert(context.newDocument(id, new Document(pathField, path).append(rankField, rank), attributes));
   }
 
   @Override
-  void planMove(Change c, String id, Position position) {
+  public void planMove(Change c, String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(pathField, rankField));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
@@ -244,7 +264,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
     String newPrefix = childPath(path, id);
     if (!newPrefix.equals(oldPrefix)) {
       int cut = oldPrefix.getBytes(UTF_8).length;
-      if (capabilities.pipelineUpdates()) {
+      if (context.capabilities().pipelineUpdates()) {
         // path = newPrefix + path[cut bytes:]
         Document rest = new Document("$substrBytes", List.of("$" + pathField, cut,
             new Document("$subtract", List.of(new Document("$strLenBytes", "$" + pathField), cut))));
@@ -269,7 +289,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  long planDelete(Change c, String id) {
+  public long planDelete(Change c, String id) {
     Document d = c.require(id, fields(pathField));
     Bson subtree = or(eq(ID, id), startsWith(childPath(d.getString(pathField), id)));
     long n = c.count(subtree);
@@ -283,7 +303,7 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
    * new group gets a fresh rank (one single-document set each); then the node is deleted.
    */
   @Override
-  void planLift(Change c, String id) {
+  public void planLift(Change c, String id) {
     String path = c.require(id, fields(pathField, rankField)).getString(pathField);
     String oldPrefix = childPath(path, id);
     List<String> children = ids(c.find(eq(pathField, oldPrefix)).projection(fields(ID))
@@ -299,23 +319,23 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
       }
       List<String> siblings = ids(c.find(group(pathField, path)).projection(fields(ID))
           .sort(Sorts.ascending(rankField)));
-      planRegroup(c, lifted(siblings, id, children), Set.of(), pathField, null);
+      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children), Set.of(), pathField, null);
     }
     deleteAll(c, List.of(id));
   }
 
   /** The node's document, then its descendants by one range of the path index. */
   @Override
-  Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+  public Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
     Bson projection = withAttributes ? null : fields(pathField, rankField);
     Document x = r.require(id, projection);
     List<Row> rows = new ArrayList<>();
-    rows.add(new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of()));
+    rows.add(new Row(id, null, 0, withAttributes ? context.attributesOf(x) : Map.of()));
     if (maxDepth > 0) {
       Bson filter = below(childPath(x.getString(pathField), id), maxDepth);
       for (Document d : r.find(filter).projection(projection)) {
         Row row = row(d);
-        rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), attributesOf(d))
+        rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
             : row);
       }
     }
@@ -323,24 +343,24 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  ChildGroup childGroup() {
+  public ChildGroup childGroup() {
     return new ChildGroup(fields(pathField, rankField),
         d -> eq(pathField, childPath(d.getString(pathField), d.getString(ID))), rankField,
         d -> row(d).parent(), d -> parse(d.getString(pathField)).size());
   }
 
   @Override
-  @Nullable String parentOf(Reads r, String id) {
+  public @Nullable String parentOf(Reads r, String id) {
     return row(r.require(id, fields(pathField))).parent();
   }
 
   @Override
-  long childCountOf(Reads r, String id) {
+  public long childCountOf(Reads r, String id) {
     return r.count(eq(pathField, childPath(r.require(id, fields(pathField)).getString(pathField), id)));
   }
 
   @Override
-  long descendantCountOf(Reads r, String id) {
+  public long descendantCountOf(Reads r, String id) {
     return r.count(startsWith(childPath(r.require(id, fields(pathField)).getString(pathField), id)));
   }
 
@@ -349,31 +369,31 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
    * index range, right until the node or one of its ancestors moves.
    */
   @Override
-  Bson subtreeFilter(Reads r, String id) {
+  public Bson subtreeFilter(Reads r, String id) {
     return or(eq(ID, id),
         startsWith(childPath(r.require(id, fields(pathField)).getString(pathField), id)));
   }
 
   @Override
-  Optional<Node> findNode(Reads r, String id) {
+  public Optional<Node> findNode(Reads r, String id) {
     Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
     List<String> ancestors = parse(d.getString(pathField));
     return Optional.of(new Node(id, ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
-        ancestors.size(), attributesOf(d)));
+        ancestors.size(), context.attributesOf(d)));
   }
 
   @Override
-  List<String> rootIds(Reads r) {
+  public List<String> rootIds(Reads r) {
     return ids(r.find(isNull(pathField)).projection(fields(ID))
         .sort(Sorts.ascending(rankField)));
   }
 
   /** Children by path, the paths of many parents a query (see {@link KeyedPreorder}). */
   @Override
-  KeyedPreorder.Keys preorderKeys() {
+  public KeyedPreorder.Keys preorderKeys() {
     return new KeyedPreorder.Keys() {
       @Override
       public Bson roots() {
@@ -398,19 +418,19 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<String> childIds(Reads r, String id) {
+  public List<String> childIds(Reads r, String id) {
     Document d = r.require(id, fields(pathField));
     return ids(r.find(eq(pathField, childPath(d.getString(pathField), id))).projection(fields(ID))
         .sort(Sorts.ascending(rankField)));
   }
 
   @Override
-  List<String> ancestorIds(Reads r, String id) {
+  public List<String> ancestorIds(Reads r, String id) {
     return parse(r.require(id, fields(pathField)).getString(pathField));
   }
 
   @Override
-  List<String> descendantIds(Reads r, String id, int maxDepth) {
+  public List<String> descendantIds(Reads r, String id, int maxDepth) {
     Document d = r.require(id, fields(pathField));
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
@@ -425,13 +445,13 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
   }
 
   @Override
-  boolean descends(Reads r, String id, String ancestorId) {
+  public boolean descends(Reads r, String id, String ancestorId) {
     return parse(r.requireBoth(id, ancestorId, fields(pathField))[0].getString(pathField))
         .contains(ancestorId);
   }
 
   @Override
-  Iterable<Document> documentsFor(Tree tree) {
+  public Iterable<Document> documentsFor(Tree tree) {
     // Built one at a time in preorder: {@code prefix} is the path of the children of the node on
     // top of the stack, and the stack keeps each level's id and the prefix's length below it, so
     // memory grows with the depth and the length of one path, not with the tree.
@@ -460,17 +480,17 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
         lengths.add(prefix.length());
         prefix.append(prefix.length() == 0 ? "," : "").append(escape(e.id())).append(',');
         long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
-        return newDocument(e.id(), new Document(pathField, path).append(rankField, rank), e.attributes());
+        return context.newDocument(e.id(), new Document(pathField, path).append(rankField, rank), e.attributes());
       }
     };
   }
 
   @Override
-  Forest forest(Reads r, boolean withAttributes) {
+  public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES).projection(withAttributes ? null : fields(pathField, rankField))) {
       Row row = row(d);
-      rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), attributesOf(d))
+      rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
           : row);
     }
     return new Forest(rows);
@@ -478,12 +498,12 @@ final class MaterializedPathTreeStore extends MongoTreeStore {
 
   /** Paths are authoritative: repair fills in missing or repeated ranks among siblings. */
   @Override
-  void planRepair(Change c, List<Document> docs) {
-    planRankRepair(c, docs, d -> d.get(pathField));
+  public void planRepair(Change c, List<Document> docs) {
+    RankPlans.planRankRepair(c, rankField, docs, d -> d.get(pathField));
   }
 
   @Override
-  void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
+  public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
       String id = d.getString(ID);

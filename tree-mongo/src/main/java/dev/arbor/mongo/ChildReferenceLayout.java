@@ -1,11 +1,17 @@
 package dev.arbor.mongo;
 
+import static dev.arbor.mongo.MongoTreeStore.ID;
+import static dev.arbor.mongo.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
+import static dev.arbor.mongo.Queries.deleteAll;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.ids;
+import static dev.arbor.mongo.Queries.lifted;
+import static dev.arbor.mongo.Queries.slices;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.Indexes;
@@ -83,33 +89,69 @@ import org.jspecify.annotations.Nullable;
  * <p>Choose it when reads are mostly "the children of this node" and writes touch single nodes;
  * the manual finds it suitable "as long as no operations on subtrees are necessary".
  */
-final class ChildReferenceTreeStore extends ReferenceTreeStore {
+final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
+  private final LayoutContext context;
+  private final String childrenField;
+  private final String rankField;
+  /** The filter of the roots: the nodes that have a rank. */
+  private final Bson roots;
+  private final Ranks ranks;
+  /** The reads defined by the two walks, {@link #ancestorsOf} and {@link #subtree}. */
+  private final ReferenceReads references;
 
-  private final Bson roots = exists(rankField, true);
-
-  ChildReferenceTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  ChildReferenceLayout(LayoutContext context) {
+    this.context = context;
+    this.childrenField = context.names().children;
+    this.rankField = context.names().rank;
+    this.roots = exists(rankField, true);
+    this.ranks = context.ranks();
+    this.references = new ReferenceReads(context, this);
   }
 
   @Override
-  TreePattern pattern() {
+  public LayoutContext context() {
+    return context;
+  }
+
+  @Override
+  public List<String> ancestorIds(Reads r, String id) {
+    return ancestorsOf(r, id);
+  }
+
+  @Override
+  public List<String> descendantIds(Reads r, String id, int maxDepth) {
+    return references.descendantIds(r, id, maxDepth);
+  }
+
+  @Override
+  public Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    return references.subtreeRows(r, id, maxDepth, withAttributes);
+  }
+
+  @Override
+  public boolean descends(Reads r, String id, String ancestorId) {
+    return references.descends(r, id, ancestorId);
+  }
+
+  @Override
+  public TreePattern pattern() {
     return TreePattern.CHILD_REFERENCES;
   }
 
   @Override
-  @Nullable String layoutProblem(Document d) {
+  public @Nullable String layoutProblem(Document d) {
     return d.get(childrenField) instanceof List ? null : "children is not an array: " + d.get(childrenField);
   }
 
   @Override
-  List<IndexModel> indexes() {
+  public List<IndexModel> indexes() {
     return List.of(
         new IndexModel(Indexes.ascending(childrenField)),
         new IndexModel(Indexes.ascending(rankField), new IndexOptions().sparse(true)));
   }
 
   @Override
-  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+  public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
     Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(childrenField, rankField));
     Target t = target(c, position, docs, null);
     Document structure = new Document(childrenField, List.of());
@@ -119,14 +161,14 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     if (t.parent != null) {
       checkRoom(c, t.parent, t.siblings, id);
     }
-    c.insert(newDocument(id, structure, attributes));
+    c.insert(context.newDocument(id, structure, attributes));
     if (t.parent != null) {
       c.updateOne(eq(ID, t.parent), push(id, t.index));
     }
   }
 
   @Override
-  void planMove(Change c, String id, Position position) {
+  public void planMove(Change c, String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(childrenField, rankField));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
@@ -151,7 +193,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  long planDelete(Change c, String id) {
+  public long planDelete(Change c, String id) {
     List<Row> rows = subtree(c, id, Integer.MAX_VALUE); // includes id itself
     List<String> doomed = new ArrayList<>();
     for (Row r : rows) {
@@ -171,7 +213,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * becoming roots; then the node is deleted.
    */
   @Override
-  void planLift(Change c, String id) {
+  public void planLift(Change c, String id) {
     List<String> children = childrenOf(c.require(id, fields(childrenField, rankField)));
     Document parent = parentDocument(c, id);
     if (parent != null) {
@@ -182,14 +224,14 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       }
       c.set(parent.getString(ID), Updates.set(childrenField, regrouped));
     } else if (!children.isEmpty()) {
-      planRegroup(c, lifted(rootIds(c), id, children), Set.of(), rankField, null);
+      RankPlans.planRegroup(c, rankField, lifted(rootIds(c), id, children), Set.of(), rankField, null);
     }
     deleteAll(c, List.of(id));
   }
 
   /** The children come from the parent's array, not from a query: see {@link #childNodes}. */
   @Override
-  @Nullable ChildGroup childGroup() {
+  public @Nullable ChildGroup childGroup() {
     return null;
   }
 
@@ -199,7 +241,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * node's depth by the walk up.
    */
   @Override
-  List<Node> childNodes(Reads r, String id, @Nullable String after, int limit,
+  public List<Node> childNodes(Reads r, String id, @Nullable String after, int limit,
       @Nullable Bson filter) {
     Map<String, Document> docs = r.documents(after == null ? List.of(id) : List.of(id, after),
         fields(childrenField));
@@ -233,38 +275,38 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     for (String child : rest) {
       Document d = found.get(child);
       if (d != null && out.size() < limit) {
-        out.add(new Node(child, id, depth, attributesOf(d)));
+        out.add(new Node(child, id, depth, context.attributesOf(d)));
       }
     }
     return out;
   }
 
   @Override
-  @Nullable String parentOf(Reads r, String id) {
+  public @Nullable String parentOf(Reads r, String id) {
     r.require(id, fields(ID));
     Document parent = parentDocument(r, id);
     return parent == null ? null : parent.getString(ID);
   }
 
   @Override
-  Optional<Node> findNode(Reads r, String id) {
+  public Optional<Node> findNode(Reads r, String id) {
     Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
     List<String> ancestors = ancestorsOf(r, id);
     String parent = ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1);
-    return Optional.of(new Node(id, parent, ancestors.size(), attributesOf(d)));
+    return Optional.of(new Node(id, parent, ancestors.size(), context.attributesOf(d)));
   }
 
   @Override
-  List<String> rootIds(Reads r) {
+  public List<String> rootIds(Reads r) {
     return ids(r.find(roots).projection(fields(ID)).sort(Sorts.ascending(rankField)));
   }
 
   /** Children by {@code _id} in the order their parent lists them, in slices. */
   @Override
-  PreorderCursor preorder(Reads r) {
+  public PreorderCursor preorder(Reads r) {
     return new ListedPreorder(r, new ListedPreorder.Links() {
       @Override
       public Bson roots() {
@@ -280,11 +322,11 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       public List<String> listed(Document parent) {
         return childrenOf(parent);
       }
-    }, this::attributesOf);
+    }, context::attributesOf);
   }
 
   @Override
-  List<String> childIds(Reads r, String id) {
+  public List<String> childIds(Reads r, String id) {
     return childrenOf(r.require(id, fields(childrenField)));
   }
 
@@ -295,24 +337,28 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   /**
    * The ancestors of {@code id}, root first: one {@code $graphLookup} up the {@code children}
-   * links (its depth field orders them), or one query per level.
+   * links (its depth field orders them), or one query per level (see {@link Walker}).
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<String> ancestorsOf(Reads r, String id) {
+  public List<String> ancestorsOf(Reads r, String id) {
     TreeStores.checkId(id);
-    List<String> chain = new ArrayList<>();
-    if (walksWithGraphLookup()) {
-      try {
+    return context.walker().run(r, new Walker.Walk<>() {
+      @Override
+      public List<String> byGraphLookup(Reads r) {
         return ancestorsByGraphLookup(r, id);
-      } catch (com.mongodb.MongoServerException e) {
-        if (!walkInstead(e)) {
-          throw e;
-        }
-        // past $graphLookup's memory limit: walk instead
       }
-    }
+
+      @Override
+      public List<String> byLevels(Reads r) {
+        return ancestorsByWalk(r, id);
+      }
+    });
+  }
+
+  private List<String> ancestorsByWalk(Reads r, String id) {
+    List<String> chain = new ArrayList<>();
     r.require(id, fields(ID));
     Set<String> seen = new HashSet<>();
     seen.add(id);
@@ -330,7 +376,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     for (Document d : r.aggregate(List.of(
         new Document("$match", new Document(ID, id)),
         new Document("$project", new Document(ID, 1)),
-        new Document("$graphLookup", new Document("from", collectionName)
+        new Document("$graphLookup", new Document("from", context.collectionName())
             .append("startWith", "$" + ID)
             .append("connectFromField", ID)
             .append("connectToField", childrenField)
@@ -354,55 +400,56 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   /**
    * The rows of {@code id} (parent null) and its descendants down to {@code maxDepth} levels:
    * one {@code $graphLookup} from the node down the {@code children} links, or one {@code $in}
-   * query per level.
+   * query per level (see {@link Walker}).
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<Row> subtree(Reads r, String id, int maxDepth) {
+  public List<Row> subtree(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
-    List<Document> docs = new ArrayList<>();
-    boolean walk = true;
-    if (walksWithGraphLookup()) {
-      try {
-        docs.addAll(subtreeByGraphLookup(r, id, maxDepth));
-        walk = false;
-      } catch (com.mongodb.MongoServerException e) {
-        if (!walkInstead(e)) {
-          throw e;
-        }
-        // past $graphLookup's memory limit: walk instead
+    List<Document> docs = context.walker().run(r, new Walker.Walk<>() {
+      @Override
+      public List<Document> byGraphLookup(Reads r) {
+        return subtreeByGraphLookup(r, id, maxDepth);
       }
-    }
-    if (walk) {
-      List<String> level = List.of(id);
-      Set<String> seen = new HashSet<>(level);
-      for (int depth = 0; depth <= maxDepth && !level.isEmpty(); depth++) {
-        List<String> next = new ArrayList<>();
-        for (List<String> slice : slices(level)) {
-          for (Document d : r.find(in(ID, slice)).projection(fields(childrenField))) {
-            docs.add(d);
-            if (depth < maxDepth) {
-              for (String c : childrenOf(d)) {
-                if (seen.add(c)) {
-                  next.add(c);
-                }
+
+      @Override
+      public List<Document> byLevels(Reads r) {
+        return subtreeByWalk(r, id, maxDepth);
+      }
+    });
+    return rowsOf(docs, id);
+  }
+
+  private List<Document> subtreeByWalk(Reads r, String id, int maxDepth) {
+    List<Document> docs = new ArrayList<>();
+    List<String> level = List.of(id);
+    Set<String> seen = new HashSet<>(level);
+    for (int depth = 0; depth <= maxDepth && !level.isEmpty(); depth++) {
+      List<String> next = new ArrayList<>();
+      for (List<String> slice : slices(level)) {
+        for (Document d : r.find(in(ID, slice)).projection(fields(childrenField))) {
+          docs.add(d);
+          if (depth < maxDepth) {
+            for (String c : childrenOf(d)) {
+              if (seen.add(c)) {
+                next.add(c);
               }
             }
           }
         }
-        if (depth == 0 && docs.isEmpty()) {
-          throw new NodeNotFoundException(id);
-        }
-        level = next;
       }
+      if (depth == 0 && docs.isEmpty()) {
+        throw new NodeNotFoundException(id);
+      }
+      level = next;
     }
-    return rowsOf(docs, id);
+    return docs;
   }
 
   private List<Document> subtreeByGraphLookup(Reads r, String id, int maxDepth) {
     List<Document> docs = new ArrayList<>();
-    Document lookup = new Document("from", collectionName)
+    Document lookup = new Document("from", context.collectionName())
         .append("startWith", "$" + childrenField)
         .append("connectFromField", childrenField)
         .append("connectToField", ID)
@@ -451,7 +498,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  Iterable<Document> documentsFor(Tree tree) {
+  public Iterable<Document> documentsFor(Tree tree) {
     List<Document> docs = new ArrayList<>(tree.size());
     long rank = 0;
     for (Tree.Entry e : tree.entries()) {
@@ -460,13 +507,13 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
         structure.append(rankField, rank);
         rank += Ranks.GAP;
       }
-      docs.add(newDocument(e.id(), structure, e.attributes()));
+      docs.add(context.newDocument(e.id(), structure, e.attributes()));
     }
     return docs;
   }
 
   @Override
-  Forest forest(Reads r, boolean withAttributes) {
+  public Forest forest(Reads r, boolean withAttributes) {
     List<Document> docs = new ArrayList<>();
     r.find(NODES).projection(withAttributes ? null : fields(childrenField, rankField)).into(docs);
     return new Forest(rows(docs, withAttributes, null));
@@ -494,7 +541,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
       String id = d.getString(ID);
       String p = parent.get(id);
       long order = p == null ? ranks.of(d) : index.get(id);
-      rows.add(new Row(id, p, order, withAttributes ? attributesOf(d) : Map.of()));
+      rows.add(new Row(id, p, order, withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return rows;
   }
@@ -505,7 +552,7 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * the rank of listed ones.
    */
   @Override
-  void planRepair(Change c, List<Document> docs) {
+  public void planRepair(Change c, List<Document> docs) {
     Set<Object> ids = new HashSet<>();
     for (Document d : docs) {
       ids.add(d.get(ID));
@@ -534,11 +581,11 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
         c.set(d.get(ID), Updates.unset(rankField));
       }
     }
-    planRankRepair(c, roots, d -> null);
+    RankPlans.planRankRepair(c, rankField, roots, d -> null);
   }
 
   @Override
-  void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
+  public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Document> docs = new ArrayList<>();
     for (Document d : byId.values()) {
       String id = d.getString(ID);
@@ -593,6 +640,10 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
     return new Target(parent.getString(ID), s.before() ? at : at + 1, 0, siblings);
   }
 
+  /**
+   * Where a node goes: under {@code parent} at {@code index} of its {@code siblings} (the array
+   * without the node), or, with a null parent, a root of rank {@code rank}.
+   */
   private record Target(@Nullable String parent, int index, long rank, List<String> siblings) {}
 
   /**
@@ -602,10 +653,10 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
    * read only when the array alone is over 8 MB).
    */
   private void checkRoom(Change c, String parent, List<String> children, String id) {
-    if (children.size() >= capabilities.maxChildren()) {
+    if (children.size() >= context.capabilities().maxChildren()) {
       throw new dev.arbor.core.TreeException("Cannot add '" + id + "' to the children of '"
           + parent + "': it has " + children.size() + " children, the most"
-          + " TreeOptions.withMaxChildren allows (" + capabilities.maxChildren() + "); " + WIDER);
+          + " TreeOptions.withMaxChildren allows (" + context.capabilities().maxChildren() + "); " + WIDER);
     }
     org.bson.BsonArray array = new org.bson.BsonArray();
     for (String child : children) {
@@ -631,13 +682,13 @@ final class ChildReferenceTreeStore extends ReferenceTreeStore {
 
   /** A load refuses a node with more children than the bound, before anything is written. */
   @Override
-  void checkLoad(Tree tree) {
+  public void checkLoad(Tree tree) {
     for (Tree.Entry e : tree.entries()) {
       int n = tree.children(e.id()).size();
-      if (n > capabilities.maxChildren()) {
+      if (n > context.capabilities().maxChildren()) {
         throw new dev.arbor.core.TreeException("Cannot load the tree: '" + e.id() + "' has " + n
             + " children, more than TreeOptions.withMaxChildren allows ("
-            + capabilities.maxChildren() + "); " + WIDER);
+            + context.capabilities().maxChildren() + "); " + WIDER);
       }
     }
   }

@@ -1,5 +1,7 @@
 package dev.arbor.mongo;
 
+import static dev.arbor.mongo.MongoTreeStore.ID;
+import static dev.arbor.mongo.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gt;
@@ -7,8 +9,13 @@ import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.ne;
+import static dev.arbor.mongo.Queries.checkMaxDepth;
+import static dev.arbor.mongo.Queries.countOrRequire;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.ids;
+import static dev.arbor.mongo.Queries.isNull;
+import static dev.arbor.mongo.Queries.isNullOrString;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Sorts;
@@ -27,7 +34,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
@@ -47,7 +53,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The numbers of the whole forest are {@code 1 .. 2N} without gaps; roots follow one another.
  * Sibling order is the order of {@code left}. Beyond the manual: {@code arborDepth} (for depth-limited
- * reads and {@link #find}); a root's {@code parent} is null (the manual writes 0). Authoritative
+ * reads and {@link #findNode}); a root's {@code parent} is null (the manual writes 0). Authoritative
  * fields: {@code left} and {@code right}; {@code parent} and {@code arborDepth} are derived from the
  * nesting of the intervals.
  *
@@ -89,21 +95,36 @@ import org.jspecify.annotations.Nullable;
  * <p>Choose it for static trees read by subtree: the manual finds it "fast and efficient for
  * finding subtrees but inefficient for modifying the tree structure".
  */
-final class NestedSetTreeStore extends MongoTreeStore {
+final class NestedSetLayout implements Layout {
+  private final LayoutContext context;
+  private final String parentField;
+  private final String leftField;
+  private final String rightField;
+  private final String depthField;
+  /** The projection of the structural fields. */
+  private final Bson structure;
 
-  private final Bson structure = fields(parentField, leftField, rightField, depthField);
-
-  NestedSetTreeStore(MongoCollection<Document> collection, ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  NestedSetLayout(LayoutContext context) {
+    this.context = context;
+    this.parentField = context.names().parent;
+    this.leftField = context.names().left;
+    this.rightField = context.names().right;
+    this.depthField = context.names().depth;
+    this.structure = fields(parentField, leftField, rightField, depthField);
   }
 
   @Override
-  TreePattern pattern() {
+  public LayoutContext context() {
+    return context;
+  }
+
+  @Override
+  public TreePattern pattern() {
     return TreePattern.NESTED_SETS;
   }
 
   @Override
-  @Nullable String layoutProblem(Document d) {
+  public @Nullable String layoutProblem(Document d) {
     for (String f : List.of(leftField, rightField, depthField)) {
       if (!(d.get(f) instanceof Number)) {
         return f + " is not a number: " + d.get(f);
@@ -113,7 +134,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<IndexModel> indexes() {
+  public List<IndexModel> indexes() {
     return List.of(
         new IndexModel(Indexes.ascending(leftField, rightField)),
         new IndexModel(Indexes.ascending(rightField)),
@@ -121,20 +142,20 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+  public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
     Map<String, Document> docs = subjectAndAnchor(c, id, true, position, structure);
     Target t = target(c, position, docs);
     Document structure = new Document(parentField, t.parent).append(leftField, t.at)
         .append(rightField, t.at + 1).append(depthField, t.depth);
     // The node first: if the server refuses it (a unique index or a validator of the
     // application's), nothing else was written. The shifts then leave it out.
-    c.insert(newDocument(id, structure, attributes));
+    c.insert(context.newDocument(id, structure, attributes));
     c.updateMany(and(gte(leftField, t.at), ne(ID, id)), Updates.inc(leftField, 2));
     c.updateMany(and(gte(rightField, t.at), ne(ID, id)), Updates.inc(rightField, 2));
   }
 
   @Override
-  void planMove(Change c, String id, Position position) {
+  public void planMove(Change c, String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(c, id, false, position, structure);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
@@ -186,7 +207,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  long planDelete(Change c, String id) {
+  public long planDelete(Change c, String id) {
     Document x = c.require(id, structure);
     long left = num(x, leftField);
     long right = num(x, rightField);
@@ -203,7 +224,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
    * two (two {@code updateMany}): the children end up in its place, in their order.
    */
   @Override
-  void planLift(Change c, String id) {
+  public void planLift(Change c, String id) {
     Document x = c.require(id, structure);
     long left = num(x, leftField);
     long right = num(x, rightField);
@@ -219,11 +240,11 @@ final class NestedSetTreeStore extends MongoTreeStore {
 
   /** The node's document, then its descendants by one range of {@code left}, in preorder. */
   @Override
-  Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+  public Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
     Bson projection = withAttributes ? null : structure;
     Document x = r.require(id, projection);
     List<Row> rows = new ArrayList<>();
-    rows.add(new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of()));
+    rows.add(new Row(id, null, 0, withAttributes ? context.attributesOf(x) : Map.of()));
     if (maxDepth > 0) {
       Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
       if (maxDepth != Integer.MAX_VALUE) {
@@ -231,26 +252,26 @@ final class NestedSetTreeStore extends MongoTreeStore {
       }
       for (Document d : r.find(filter).projection(projection)) {
         rows.add(new Row(d.getString(ID), d.getString(parentField), num(d, leftField),
-            withAttributes ? attributesOf(d) : Map.of()));
+            withAttributes ? context.attributesOf(d) : Map.of()));
       }
     }
     return new Rows((int) num(x, depthField), rows);
   }
 
   @Override
-  ChildGroup childGroup() {
+  public ChildGroup childGroup() {
     return new ChildGroup(structure, d -> eq(parentField, d.getString(ID)), leftField,
         d -> d.getString(parentField), d -> (int) num(d, depthField));
   }
 
   @Override
-  long childCountOf(Reads r, String id) {
+  public long childCountOf(Reads r, String id) {
     return countOrRequire(r, eq(parentField, id), id);
   }
 
   /** From the node's own interval: {@code (right - left - 1) / 2}, one document read. */
   @Override
-  long descendantCountOf(Reads r, String id) {
+  public long descendantCountOf(Reads r, String id) {
     Document x = r.require(id, structure);
     return (num(x, rightField) - num(x, leftField) - 1) / 2;
   }
@@ -260,22 +281,22 @@ final class NestedSetTreeStore extends MongoTreeStore {
    * or delete before or inside the subtree shifts the numbers.
    */
   @Override
-  Bson subtreeFilter(Reads r, String id) {
+  public Bson subtreeFilter(Reads r, String id) {
     Document x = r.require(id, structure);
     return subtree(num(x, leftField), num(x, rightField));
   }
 
   @Override
-  Optional<Node> findNode(Reads r, String id) {
+  public Optional<Node> findNode(Reads r, String id) {
     Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, d.getString(parentField), (int) num(d, depthField), attributesOf(d)));
+    return Optional.of(new Node(id, d.getString(parentField), (int) num(d, depthField), context.attributesOf(d)));
   }
 
   @Override
-  List<String> rootIds(Reads r) {
+  public List<String> rootIds(Reads r) {
     return ids(r.find(isNull(parentField)).projection(fields(ID))
         .sort(Sorts.ascending(leftField)));
   }
@@ -286,7 +307,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
    * parent} must agree with it.
    */
   @Override
-  PreorderCursor preorder(Reads r) {
+  public PreorderCursor preorder(Reads r) {
     // resumed if the server killed it while the consumer was away (idle cursor timeout)
     ResumingCursor cursor = new ResumingCursor(skip -> r.find(NODES)
         .sort(Sorts.ascending(leftField)).skip(skip).batchSize(Preorder.SLICE).cursor());
@@ -315,7 +336,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
               + (up == null ? " (a root)" : " (under '" + parent + "')")
               + ": check() lists the problems, repair() renumbers derivable intervals");
         }
-        Tree.Entry e = new Tree.Entry(id, parent, open.size(), attributesOf(d));
+        Tree.Entry e = new Tree.Entry(id, parent, open.size(), context.attributesOf(d));
         // Only the interval is kept on the stack, not the attributes.
         open.push(new Document(ID, id).append(leftField, left).append(rightField, right));
         return e;
@@ -329,19 +350,19 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<String> childIds(Reads r, String id) {
+  public List<String> childIds(Reads r, String id) {
     return r.childrenOrRequire(eq(parentField, id), Sorts.ascending(leftField), id);
   }
 
   @Override
-  List<String> ancestorIds(Reads r, String id) {
+  public List<String> ancestorIds(Reads r, String id) {
     Document x = r.require(id, structure);
     return ids(r.find(and(lt(leftField, num(x, leftField)), gt(rightField, num(x, rightField))))
         .projection(fields(ID)).sort(Sorts.ascending(leftField)));
   }
 
   @Override
-  List<String> descendantIds(Reads r, String id, int maxDepth) {
+  public List<String> descendantIds(Reads r, String id, int maxDepth) {
     Document x = r.require(id, structure);
     checkMaxDepth(maxDepth);
     if (maxDepth == 0) {
@@ -355,18 +376,18 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  int depthOf(Reads r, String id) {
+  public int depthOf(Reads r, String id) {
     return (int) num(r.require(id, fields(depthField)), depthField);
   }
 
   @Override
-  boolean descends(Reads r, String id, String ancestorId) {
+  public boolean descends(Reads r, String id, String ancestorId) {
     Document[] docs = r.requireBoth(id, ancestorId, structure);
     return num(docs[1], leftField) < num(docs[0], leftField) && num(docs[0], rightField) < num(docs[1], rightField);
   }
 
   @Override
-  Iterable<Document> documentsFor(Tree tree) {
+  public Iterable<Document> documentsFor(Tree tree) {
     List<Document> docs = new ArrayList<>(tree.size());
     Deque<Document> open = new ArrayDeque<>();
     long counter = 0;
@@ -374,7 +395,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
       while (!open.isEmpty() && num(open.peek(), depthField) >= e.depth()) {
         open.pop().put(rightField, ++counter);
       }
-      Document d = newDocument(e.id(), new Document(parentField, e.parentId())
+      Document d = context.newDocument(e.id(), new Document(parentField, e.parentId())
           .append(leftField, ++counter).append(rightField, 0L).append(depthField, (long) e.depth()),
           e.attributes());
       open.push(d);
@@ -387,11 +408,11 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  Forest forest(Reads r, boolean withAttributes) {
+  public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES).projection(withAttributes ? null : structure)) {
       rows.add(new Row(d.getString(ID), d.getString(parentField), num(d, leftField),
-          withAttributes ? attributesOf(d) : Map.of()));
+          withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
   }
@@ -400,10 +421,10 @@ final class NestedSetTreeStore extends MongoTreeStore {
    * Intervals are authoritative: when they are distinct and nest, repair renumbers them {@code
    * 1..2N} in their order (closing gaps) and rewrites {@code parent} and {@code arborDepth} from the
    * nesting (the manual's root {@code parent: 0} becomes null). Overlapping or repeated numbers
-   * are left for {@link #check()} to report.
+   * are left for {@code check()} to report.
    */
   @Override
-  void planRepair(Change c, List<Document> docs) {
+  public void planRepair(Change c, List<Document> docs) {
     java.util.TreeMap<Long, Document> byNumber = new java.util.TreeMap<>();
     for (Document d : docs) {
       if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)
@@ -443,7 +464,7 @@ final class NestedSetTreeStore extends MongoTreeStore {
   }
 
   @Override
-  void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
+  public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Document> docs = new ArrayList<>();
     for (Document d : byId.values()) {
       String id = d.getString(ID);

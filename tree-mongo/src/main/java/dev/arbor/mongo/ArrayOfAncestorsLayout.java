@@ -1,11 +1,21 @@
 package dev.arbor.mongo;
 
+import static dev.arbor.mongo.MongoTreeStore.ID;
+import static dev.arbor.mongo.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.or;
+import static dev.arbor.mongo.Queries.checkMaxDepth;
+import static dev.arbor.mongo.Queries.countOrRequire;
+import static dev.arbor.mongo.Queries.deleteAll;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.group;
+import static dev.arbor.mongo.Queries.ids;
+import static dev.arbor.mongo.Queries.isNull;
+import static dev.arbor.mongo.Queries.isNullOrString;
+import static dev.arbor.mongo.Queries.lifted;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.PushOptions;
@@ -77,20 +87,33 @@ import org.jspecify.annotations.Nullable;
  * the moved subtree. The manual calls it "slightly slower than materialized paths but more
  * straightforward to use".
  */
-final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
+final class ArrayOfAncestorsLayout implements Layout {
+  private final LayoutContext context;
+  private final String parentField;
+  private final String ancestorsField;
+  private final String rankField;
+  private final Ranks ranks;
 
-  ArrayOfAncestorsTreeStore(MongoCollection<Document> collection,
-      ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  ArrayOfAncestorsLayout(LayoutContext context) {
+    this.context = context;
+    this.parentField = context.names().parent;
+    this.ancestorsField = context.names().ancestors;
+    this.rankField = context.names().rank;
+    this.ranks = context.ranks();
   }
 
   @Override
-  TreePattern pattern() {
+  public LayoutContext context() {
+    return context;
+  }
+
+  @Override
+  public TreePattern pattern() {
     return TreePattern.ARRAY_OF_ANCESTORS;
   }
 
   @Override
-  @Nullable String layoutProblem(Document d) {
+  public @Nullable String layoutProblem(Document d) {
     if (!isNullOrString(d.get(parentField))) {
       return parentField + " is not an id: " + d.get(parentField);
     }
@@ -102,24 +125,24 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  List<IndexModel> indexes() {
+  public List<IndexModel> indexes() {
     return List.of(
         new IndexModel(Indexes.ascending(ancestorsField)),
         new IndexModel(Indexes.ascending(parentField, rankField)));
   }
 
   @Override
-  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+  public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
     Map<String, Document> docs = subjectAndAnchor(c, id, true, position, null);
     Target t = target(position, docs);
     long rank = ranks.rankFor(c, group(parentField, t.parent), position, t.anchorRank, null);
     Document structure = new Document(parentField, t.parent).append(ancestorsField, t.ancestors)
         .append(rankField, rank);
-    c.insert(newDocument(id, structure, attributes));
+    c.insert(context.newDocument(id, structure, attributes));
   }
 
   @Override
-  void planMove(Change c, String id, Position position) {
+  public void planMove(Change c, String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(parentField,
         ancestorsField, rankField));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
@@ -134,7 +157,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     c.set(id, Updates.combine(Updates.set(parentField, t.parent), Updates.set(ancestorsField, t.ancestors),
         Updates.set(rankField, rank)));
     if (!oldAncestors.equals(t.ancestors)) {
-      if (capabilities.pipelineUpdates()) {
+      if (context.capabilities().pipelineUpdates()) {
         // ancestors = newPrefix ++ ancestors[oldPrefix.length:]; the prefix is a literal, never
         // read as an expression (an id may start with '$').
         c.updateMany(eq(ancestorsField, id), List.of(new Document("$set",
@@ -157,7 +180,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  long planDelete(Change c, String id) {
+  public long planDelete(Change c, String id) {
     Bson subtree = or(eq(ID, id), eq(ancestorsField, id));
     long n = c.count(subtree); // also tells whether the node exists
     if (n == 0) {
@@ -173,13 +196,13 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
    * sibling of the new group, one single-document set each); then the node is deleted.
    */
   @Override
-  void planLift(Change c, String id) {
+  public void planLift(Change c, String id) {
     String parent = c.require(id, fields(parentField, rankField)).getString(parentField);
     List<String> children = childIds(c, id);
     if (!children.isEmpty()) {
       c.updateMany(eq(ancestorsField, id), Updates.pull(ancestorsField, id));
       List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
-      planRegroup(c, lifted(siblings, id, children), new java.util.HashSet<>(children), parentField,
+      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children), new java.util.HashSet<>(children), parentField,
           parent);
     }
     deleteAll(c, List.of(id));
@@ -190,14 +213,14 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
    * limit, the node's document first, then its descendants with the limit on the array's length.
    */
   @Override
-  Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+  public Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
     Bson projection = withAttributes ? null : fields(parentField, rankField, ancestorsField);
     List<Row> rows = new ArrayList<>();
     Row top = null;
     int depth = -1;
     if (maxDepth == Integer.MAX_VALUE) {
       for (Document d : r.find(or(eq(ID, id), eq(ancestorsField, id))).projection(projection)) {
-        Map<String, Object> attributes = withAttributes ? attributesOf(d) : Map.of();
+        Map<String, Object> attributes = withAttributes ? context.attributesOf(d) : Map.of();
         if (d.getString(ID).equals(id)) {
           top = new Row(id, null, 0, attributes);
           depth = ancestorsOf(d).size();
@@ -210,7 +233,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
       }
     } else {
       Document x = r.require(id, projection);
-      top = new Row(id, null, 0, withAttributes ? attributesOf(x) : Map.of());
+      top = new Row(id, null, 0, withAttributes ? context.attributesOf(x) : Map.of());
       depth = ancestorsOf(x).size();
       if (maxDepth > 0) {
         Bson filter = eq(ancestorsField, id);
@@ -219,7 +242,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
         }
         for (Document d : r.find(filter).projection(projection)) {
           rows.add(new Row(d.getString(ID), d.getString(parentField), ranks.of(d),
-              withAttributes ? attributesOf(d) : Map.of()));
+              withAttributes ? context.attributesOf(d) : Map.of()));
         }
       }
     }
@@ -228,61 +251,61 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  ChildGroup childGroup() {
+  public ChildGroup childGroup() {
     return new ChildGroup(fields(parentField, rankField, ancestorsField), d -> eq(parentField, d.getString(ID)),
         rankField, d -> d.getString(parentField), d -> ancestorsOf(d).size());
   }
 
   @Override
-  long childCountOf(Reads r, String id) {
+  public long childCountOf(Reads r, String id) {
     return countOrRequire(r, eq(parentField, id), id);
   }
 
   @Override
-  long descendantCountOf(Reads r, String id) {
+  public long descendantCountOf(Reads r, String id) {
     return countOrRequire(r, eq(ancestorsField, id), id);
   }
 
   /** {@code {$or: [{_id: id}, {ancestors: id}]}}: index-backed, and right whatever changes. */
   @Override
-  Bson subtreeFilter(Reads r, String id) {
+  public Bson subtreeFilter(Reads r, String id) {
     r.require(id, fields(ID));
     return or(eq(ID, id), eq(ancestorsField, id));
   }
 
   @Override
-  Optional<Node> findNode(Reads r, String id) {
+  public Optional<Node> findNode(Reads r, String id) {
     Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, d.getString(parentField), ancestorsOf(d).size(), attributesOf(d)));
+    return Optional.of(new Node(id, d.getString(parentField), ancestorsOf(d).size(), context.attributesOf(d)));
   }
 
   @Override
-  List<String> rootIds(Reads r) {
+  public List<String> rootIds(Reads r) {
     return ids(r.find(isNull(parentField)).projection(fields(ID))
         .sort(Sorts.ascending(rankField)));
   }
 
   /** Children by parent, many parents a query (see {@link KeyedPreorder}). */
   @Override
-  KeyedPreorder.Keys preorderKeys() {
+  public KeyedPreorder.Keys preorderKeys() {
     return KeyedPreorder.byParent(parentField, rankField);
   }
 
   @Override
-  List<String> childIds(Reads r, String id) {
+  public List<String> childIds(Reads r, String id) {
     return r.childrenOrRequire(eq(parentField, id), Sorts.ascending(rankField), id);
   }
 
   @Override
-  List<String> ancestorIds(Reads r, String id) {
+  public List<String> ancestorIds(Reads r, String id) {
     return ancestorsOf(r.require(id, fields(ancestorsField)));
   }
 
   @Override
-  List<String> descendantIds(Reads r, String id, int maxDepth) {
+  public List<String> descendantIds(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Row> rows = new ArrayList<>();
     boolean found = false;
@@ -313,13 +336,13 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  boolean descends(Reads r, String id, String ancestorId) {
+  public boolean descends(Reads r, String id, String ancestorId) {
     return ancestorsOf(r.requireBoth(id, ancestorId, fields(ancestorsField))[0])
         .contains(ancestorId);
   }
 
   @Override
-  Iterable<Document> documentsFor(Tree tree) {
+  public Iterable<Document> documentsFor(Tree tree) {
     // Built one at a time in preorder from a stack of the current node's ancestors: the
     // documents' total grows with depth squared, memory here only with depth.
     return () -> new java.util.Iterator<>() {
@@ -342,18 +365,18 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
         List<String> chain = new ArrayList<>(stack);
         stack.add(e.id());
         long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
-        return newDocument(e.id(), new Document(parentField, parent).append(ancestorsField, chain)
+        return context.newDocument(e.id(), new Document(parentField, parent).append(ancestorsField, chain)
             .append(rankField, rank), e.attributes());
       }
     };
   }
 
   @Override
-  Forest forest(Reads r, boolean withAttributes) {
+  public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
       rows.add(new Row(d.getString(ID), d.getString(parentField), ranks.of(d),
-          withAttributes ? attributesOf(d) : Map.of()));
+          withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
   }
@@ -363,8 +386,8 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
    * of every node that a chain of existing parents links to a root.
    */
   @Override
-  void planRepair(Change c, List<Document> docs) {
-    planRankRepair(c, docs, d -> d.get(parentField));
+  public void planRepair(Change c, List<Document> docs) {
+    RankPlans.planRankRepair(c, rankField, docs, d -> d.get(parentField));
     List<Row> rows = new ArrayList<>();
     for (Document d : docs) {
       if (d.get(parentField) == null || d.get(parentField) instanceof String) {
@@ -385,7 +408,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
   }
 
   @Override
-  void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
+  public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
       String id = d.getString(ID);
@@ -425,6 +448,7 @@ final class ArrayOfAncestorsTreeStore extends MongoTreeStore {
     return new Target(anchor.getString(parentField), ancestorsOf(anchor), ranks.of(anchor));
   }
 
+  /** Where a node goes: its parent, its ancestors, and the rank of its sibling anchor (or 0). */
   private record Target(@Nullable String parent, List<String> ancestors, long anchorRank) {}
 
   private Row row(Document d) {

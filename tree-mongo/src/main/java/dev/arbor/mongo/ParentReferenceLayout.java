@@ -1,9 +1,19 @@
 package dev.arbor.mongo;
 
+import static dev.arbor.mongo.MongoTreeStore.ID;
+import static dev.arbor.mongo.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
+import static dev.arbor.mongo.Queries.countOrRequire;
+import static dev.arbor.mongo.Queries.deleteAll;
+import static dev.arbor.mongo.Queries.fields;
+import static dev.arbor.mongo.Queries.group;
+import static dev.arbor.mongo.Queries.ids;
+import static dev.arbor.mongo.Queries.isNull;
+import static dev.arbor.mongo.Queries.isNullOrString;
+import static dev.arbor.mongo.Queries.lifted;
+import static dev.arbor.mongo.Queries.slices;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
 import com.mongodb.client.model.Sorts;
@@ -23,7 +33,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
-import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -75,20 +84,54 @@ import org.jspecify.annotations.Nullable;
  * <p>Choose it when writes dominate: a move writes one document whatever the subtree size; subtree
  * reads pay for it with a recursive query.
  */
-final class ParentReferenceTreeStore extends ReferenceTreeStore {
+final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
+  private final LayoutContext context;
+  private final String parentField;
+  private final String rankField;
+  private final Ranks ranks;
+  /** The reads defined by the two walks, {@link #ancestorsOf} and {@link #subtree}. */
+  private final ReferenceReads references;
 
-  ParentReferenceTreeStore(MongoCollection<Document> collection,
-      ServerCapabilities capabilities) {
-    super(collection, capabilities);
+  ParentReferenceLayout(LayoutContext context) {
+    this.context = context;
+    this.parentField = context.names().parent;
+    this.rankField = context.names().rank;
+    this.ranks = context.ranks();
+    this.references = new ReferenceReads(context, this);
   }
 
   @Override
-  TreePattern pattern() {
+  public LayoutContext context() {
+    return context;
+  }
+
+  @Override
+  public List<String> ancestorIds(Reads r, String id) {
+    return ancestorsOf(r, id);
+  }
+
+  @Override
+  public List<String> descendantIds(Reads r, String id, int maxDepth) {
+    return references.descendantIds(r, id, maxDepth);
+  }
+
+  @Override
+  public Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    return references.subtreeRows(r, id, maxDepth, withAttributes);
+  }
+
+  @Override
+  public boolean descends(Reads r, String id, String ancestorId) {
+    return references.descends(r, id, ancestorId);
+  }
+
+  @Override
+  public TreePattern pattern() {
     return TreePattern.PARENT_REFERENCES;
   }
 
   @Override
-  @Nullable String layoutProblem(Document d) {
+  public @Nullable String layoutProblem(Document d) {
     if (!isNullOrString(d.get(parentField))) {
       return parentField + " is not an id: " + d.get(parentField);
     }
@@ -97,21 +140,21 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  List<IndexModel> indexes() {
+  public List<IndexModel> indexes() {
     return List.of(new IndexModel(Indexes.ascending(parentField, rankField)));
   }
 
   @Override
-  void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+  public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
     Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(parentField, rankField));
     String parent = targetParent(position, docs);
     long rank = ranks.rankFor(c, group(parentField, parent), position, anchorRank(position, docs),
         null);
-    c.insert(newDocument(id, new Document(parentField, parent).append(rankField, rank), attributes));
+    c.insert(context.newDocument(id, new Document(parentField, parent).append(rankField, rank), attributes));
   }
 
   @Override
-  void planMove(Change c, String id, Position position) {
+  public void planMove(Change c, String id, Position position) {
     Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(parentField, rankField));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
@@ -126,7 +169,7 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
   }
 
   @Override
-  long planDelete(Change c, String id) {
+  public long planDelete(Change c, String id) {
     List<String> doomed = new ArrayList<>();
     doomed.add(id);
     for (Row r : subtree(c, id, Integer.MAX_VALUE)) {
@@ -142,146 +185,158 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
    * node is deleted.
    */
   @Override
-  void planLift(Change c, String id) {
+  public void planLift(Change c, String id) {
     String parent = c.require(id, fields(parentField, rankField)).getString(parentField);
     List<String> children = childIds(c, id);
     if (!children.isEmpty()) {
       List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
-      planRegroup(c, lifted(siblings, id, children), new HashSet<>(children), parentField, parent);
+      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children), new HashSet<>(children), parentField, parent);
     }
     deleteAll(c, List.of(id));
   }
 
   @Override
-  ChildGroup childGroup() {
+  public ChildGroup childGroup() {
     return new ChildGroup(fields(parentField, rankField), d -> eq(parentField, d.getString(ID)), rankField,
         d -> d.getString(parentField), d -> -1);
   }
 
   @Override
-  long childCountOf(Reads r, String id) {
+  public long childCountOf(Reads r, String id) {
     return countOrRequire(r, eq(parentField, id), id);
   }
 
   @Override
-  Optional<Node> findNode(Reads r, String id) {
+  public Optional<Node> findNode(Reads r, String id) {
     Document d = r.document(id, null);
     if (d == null) {
       return Optional.empty();
     }
     return Optional.of(new Node(id, d.getString(parentField), ancestorsOf(r, id).size(),
-        attributesOf(d)));
+        context.attributesOf(d)));
   }
 
   @Override
-  List<String> rootIds(Reads r) {
+  public List<String> rootIds(Reads r) {
     return ids(r.find(isNull(parentField)).projection(fields(ID))
         .sort(Sorts.ascending(rankField)));
   }
 
   /** Children by parent, many parents a query (see {@link KeyedPreorder}). */
   @Override
-  KeyedPreorder.Keys preorderKeys() {
+  public KeyedPreorder.Keys preorderKeys() {
     return KeyedPreorder.byParent(parentField, rankField);
   }
 
   @Override
-  List<String> childIds(Reads r, String id) {
+  public List<String> childIds(Reads r, String id) {
     return r.childrenOrRequire(eq(parentField, id), Sorts.ascending(rankField), id);
   }
 
   /**
    * The ancestors of {@code id}, root first: one {@code $graphLookup} up the {@code parent} links,
-   * or one query per level.
+   * or one query per level (see {@link Walker}).
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<String> ancestorsOf(Reads r, String id) {
+  public List<String> ancestorsOf(Reads r, String id) {
     TreeStores.checkId(id);
-    Map<String, String> parents = new HashMap<>();
-    String parent = null;
-    boolean walked = true;
-    if (collectionHasGraphLookup()) {
-      try {
-        // Unwound and projected: the ancestors travel one per result document (never one
-        // document past 16 MB), with only the fields the chain needs.
-        boolean found = false;
-        for (Document d : r.aggregate(List.of(
-            new Document("$match", new Document(ID, id)),
-            new Document("$project", new Document(parentField, 1)),
-            new Document("$graphLookup", new Document("from", collectionName)
-                .append("startWith", "$" + parentField)
-                .append("connectFromField", parentField)
-                .append("connectToField", ID)
-                .append("as", "up")),
-            new Document("$unwind", new Document("path", "$up")
-                .append("preserveNullAndEmptyArrays", true)),
-            new Document("$project", new Document(parentField, 1).append("up." + ID, 1)
-                .append("up." + parentField, 1))))) {
-          found = true;
-          parent = d.getString(parentField);
-          Document up = d.get("up", Document.class);
-          if (up != null) {
-            parents.put(up.getString(ID), up.getString(parentField));
-          }
-        }
-        if (!found) {
-          throw new NodeNotFoundException(id);
-        }
-        walked = false;
-      } catch (com.mongodb.MongoServerException e) {
-        if (!walkInstead(e)) {
-          throw e;
-        }
-        parents.clear(); // walk instead
+    Up up = context.walker().run(r, new Walker.Walk<>() {
+      @Override
+      public Up byGraphLookup(Reads r) {
+        return upByGraphLookup(r, id);
       }
-    }
-    if (walked) {
-      parent = r.require(id, fields(parentField)).getString(parentField);
-      Set<String> seen = new HashSet<>();
-      for (String p = parent; p != null && seen.add(p); ) {
-        Document d = r.document(p, fields(parentField));
-        if (d == null) {
-          break; // an orphan: check() reports it
-        }
-        parents.put(p, d.getString(parentField));
-        p = d.getString(parentField);
+
+      @Override
+      public Up byLevels(Reads r) {
+        return upByLevels(r, id);
       }
-    }
+    });
     List<String> chain = new ArrayList<>();
     Set<String> seen = new HashSet<>();
-    for (String p = parent; p != null && parents.containsKey(p) && seen.add(p); p = parents.get(p)) {
+    for (String p = up.parent; p != null && up.parents.containsKey(p) && seen.add(p);
+        p = up.parents.get(p)) {
       chain.add(0, p);
     }
     return chain;
   }
 
+  /** A node's parent, and the parent of each of its ancestors found (null for a root). */
+  private record Up(@Nullable String parent, Map<String, String> parents) {}
+
+  private Up upByGraphLookup(Reads r, String id) {
+    Map<String, String> parents = new HashMap<>();
+    String parent = null;
+    // Unwound and projected: the ancestors travel one per result document (never one
+    // document past 16 MB), with only the fields the chain needs.
+    boolean found = false;
+    for (Document d : r.aggregate(List.of(
+        new Document("$match", new Document(ID, id)),
+        new Document("$project", new Document(parentField, 1)),
+        new Document("$graphLookup", new Document("from", context.collectionName())
+            .append("startWith", "$" + parentField)
+            .append("connectFromField", parentField)
+            .append("connectToField", ID)
+            .append("as", "up")),
+        new Document("$unwind", new Document("path", "$up")
+            .append("preserveNullAndEmptyArrays", true)),
+        new Document("$project", new Document(parentField, 1).append("up." + ID, 1)
+            .append("up." + parentField, 1))))) {
+      found = true;
+      parent = d.getString(parentField);
+      Document up = d.get("up", Document.class);
+      if (up != null) {
+        parents.put(up.getString(ID), up.getString(parentField));
+      }
+    }
+    if (!found) {
+      throw new NodeNotFoundException(id);
+    }
+    return new Up(parent, parents);
+  }
+
+  private Up upByLevels(Reads r, String id) {
+    Map<String, String> parents = new HashMap<>();
+    String parent = r.require(id, fields(parentField)).getString(parentField);
+    Set<String> seen = new HashSet<>();
+    for (String p = parent; p != null && seen.add(p); ) {
+      Document d = r.document(p, fields(parentField));
+      if (d == null) {
+        break; // an orphan: check() reports it
+      }
+      parents.put(p, d.getString(parentField));
+      p = d.getString(parentField);
+    }
+    return new Up(parent, parents);
+  }
+
   /**
    * The rows of the descendants of {@code id}, down to {@code maxDepth} levels (at least 1): one
-   * {@code $graphLookup} down the {@code parent} links, or one {@code $in} query per level.
+   * {@code $graphLookup} down the {@code parent} links, or one {@code $in} query per level (see
+   * {@link Walker}).
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
   @Override
-  List<Row> subtree(Reads r, String id, int maxDepth) {
+  public List<Row> subtree(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
-    if (collectionHasGraphLookup()) {
-      try {
+    return context.walker().run(r, new Walker.Walk<>() {
+      @Override
+      public List<Row> byGraphLookup(Reads r) {
         return subtreeByGraphLookup(r, id, maxDepth);
-      } catch (com.mongodb.MongoServerException e) {
-        if (!walkInstead(e)) {
-          throw e;
-        }
-        // past $graphLookup's memory limit: walk instead
       }
-    }
-    return subtreeByWalk(r, id, maxDepth);
+
+      @Override
+      public List<Row> byLevels(Reads r) {
+        return subtreeByWalk(r, id, maxDepth);
+      }
+    });
   }
 
   private List<Row> subtreeByGraphLookup(Reads r, String id, int maxDepth) {
     List<Row> rows = new ArrayList<>();
-    Document lookup = new Document("from", collectionName)
+    Document lookup = new Document("from", context.collectionName())
         .append("startWith", "$" + ID)
         .append("connectFromField", ID)
         .append("connectToField", parentField)
@@ -325,40 +380,36 @@ final class ParentReferenceTreeStore extends ReferenceTreeStore {
     return rows;
   }
 
-  private boolean collectionHasGraphLookup() {
-    return walksWithGraphLookup();
-  }
-
   @Override
-  Iterable<Document> documentsFor(Tree tree) {
+  public Iterable<Document> documentsFor(Tree tree) {
     Map<String, Long> nextRank = new HashMap<>();
     List<Document> docs = new ArrayList<>(tree.size());
     for (Tree.Entry e : tree.entries()) {
       long rank = nextRank.merge(e.parentId(), Ranks.GAP, Long::sum) - Ranks.GAP;
-      docs.add(newDocument(e.id(), new Document(parentField, e.parentId()).append(rankField, rank),
+      docs.add(context.newDocument(e.id(), new Document(parentField, e.parentId()).append(rankField, rank),
           e.attributes()));
     }
     return docs;
   }
 
   @Override
-  Forest forest(Reads r, boolean withAttributes) {
+  public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
       rows.add(new Row(d.getString(ID), d.getString(parentField), ranks.of(d),
-          withAttributes ? attributesOf(d) : Map.of()));
+          withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
   }
 
   /** Parent references derive nothing: repair fills in missing or repeated ranks. */
   @Override
-  void planRepair(Change c, List<Document> docs) {
-    planRankRepair(c, docs, d -> d.get(parentField));
+  public void planRepair(Change c, List<Document> docs) {
+    RankPlans.planRankRepair(c, rankField, docs, d -> d.get(parentField));
   }
 
   @Override
-  void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
+  public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
       String id = d.getString(ID);
