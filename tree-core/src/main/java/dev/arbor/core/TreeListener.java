@@ -9,7 +9,7 @@ package dev.arbor.core;
  * logged and swallowed: it never undoes the change, never reaches the caller and never stops the
  * other listeners. A listener sees the changes made through the store it was registered with, in
  * this process; to observe every process's changes, watch the collection with a MongoDB change
- * stream (see the README).
+ * stream (see docs/data-api.md).
  *
  * <p>Listeners should return quickly: the caller waits for them (the tree's lock is already
  * released).

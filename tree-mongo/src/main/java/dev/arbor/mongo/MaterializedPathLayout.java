@@ -67,7 +67,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Round trips (rt) count the pattern's own queries and writes. The protocol adds: nothing to
  * a change whose writes are all updates or inserts (the claim or fence, the steps and the release
  * go in one command on MongoDB), two to a change that deletes (a delete command cannot carry the
- * fence), and at most one to an isolated read; the README's Guarantees section has the measured
+ * fence), and at most one to an isolated read; docs/guarantees.md has the measured
  * totals.
  *
  * <table>

@@ -137,7 +137,7 @@ public final class TreeOptions {
    * value}, and has a lock and journal of its own, so writers of different trees never wait for
    * each other. The same node id may exist in several trees. Every pattern supports it (parent
    * and child references then walk the tree level by level instead of with {@code
-   * $graphLookup}); the README's "Several trees in one collection" says how the documents are
+   * $graphLookup}); docs/data-api.md, "Several trees in one collection", says how the documents are
    * stored, which indexes and which shard key to use.
    *
    * <pre>{@code

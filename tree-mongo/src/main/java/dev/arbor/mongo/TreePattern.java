@@ -42,7 +42,7 @@ import org.bson.Document;
  * insert fences {@code {_id: {arbor: "fence", ...}}} in the same collection; their ids are not
  * strings, so they never collide with a node, and every query of the store excludes them.
  * Documents written by a change carry {@code arborOp: {v, s}} (the change's version and step). See
- * the README's "Guarantees". A collection may hold several trees, each opened with {@link
+ * docs/guarantees.md. A collection may hold several trees, each opened with {@link
  * TreeOptions#withScope}: then a node's {@code _id} is {@code {s: <scope value>, id: <node id>}}
  * and Arbor's own documents have {@code s} in their {@code _id} too.
  */
@@ -270,7 +270,7 @@ public enum TreePattern {
 
   /**
    * The attribute names stores of this pattern keep for themselves, sorted: {@code _id}, the
-   * pattern's structural fields (see the README's table), {@code arborOp}, the mark a change
+   * pattern's structural fields (see the table in docs/patterns.md), {@code arborOp}, the mark a change
    * leaves on the documents it writes, and {@code arborLock} and {@code arborJournal}, the fields
    * of the lock and journal documents.
    */

@@ -45,7 +45,7 @@ final class TypedMongoTree<T> implements TypedTree<T> {
     } catch (CodecConfigurationException e) {
       throw new IllegalArgumentException("No codec for " + type.getName() + " in the collection's"
           + " codec registry: records are encoded by the driver's default registry, POJOs need"
-          + " PojoCodecProvider (see the README, \"Typed nodes\")", e);
+          + " PojoCodecProvider (see docs/data-api.md, \"Typed nodes\")", e);
     }
   }
 
