@@ -2,6 +2,7 @@ package dev.arbor.cli;
 
 import com.mongodb.client.MongoDatabase;
 import dev.arbor.core.DuplicateNodeException;
+import dev.arbor.core.internal.JsonReaders;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonException;
 import dev.arbor.core.json.TreeJsonReader;
@@ -203,7 +204,7 @@ final class ImportCommand extends ArborCommand {
   private TreeJsonException repeat(Path source, String id) {
     try (InputStream in = Files.newInputStream(source);
         TreeJsonReader reader = reader(in)) {
-      return reader.findRepeat(id);
+      return JsonReaders.findRepeat(reader, id);
     } catch (IOException | RuntimeException e) {
       return null; // the file was read twice already: keep the store's own error
     }
@@ -229,7 +230,7 @@ final class ImportCommand extends ArborCommand {
   }
 
   private TreeJsonReader reader(InputStream in) {
-    return TreeJson.reader(in).withoutDuplicateCheck().refusing(
+    return JsonReaders.withoutDuplicateCheck(TreeJson.reader(in)).refusing(
         (name, attribute) -> store.pattern.nameRefusal(name, attribute, store.treeOptions())
             .map(r -> r.replace("this pattern", Patterns.name(store.pattern))).orElse(null));
   }

@@ -1,5 +1,6 @@
 package dev.arbor.core;
 
+import dev.arbor.core.internal.TreeStores;
 import static java.util.Objects.requireNonNull;
 
 import java.util.ArrayDeque;

@@ -1,5 +1,6 @@
 package dev.arbor.core;
 
+import dev.arbor.core.internal.TreeStores;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 

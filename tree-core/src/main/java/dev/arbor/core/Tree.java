@@ -1,6 +1,7 @@
 package dev.arbor.core;
 
 
+import dev.arbor.core.internal.TreeStores;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;

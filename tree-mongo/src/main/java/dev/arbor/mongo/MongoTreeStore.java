@@ -18,7 +18,7 @@ import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeEvent;
 import dev.arbor.core.TreeListener;
-import dev.arbor.core.TreeStores;
+import dev.arbor.core.internal.TreeStores;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -2,7 +2,7 @@ package dev.arbor.mongo;
 
 import static dev.arbor.mongo.MongoTreeStore.ID;
 
-import dev.arbor.core.TreeStores;
+import dev.arbor.core.internal.TreeStores;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -7,7 +7,7 @@ import com.mongodb.client.model.Filters;
 import dev.arbor.core.Node;
 import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.Tree;
-import dev.arbor.core.TreeStores;
+import dev.arbor.core.internal.TreeStores;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

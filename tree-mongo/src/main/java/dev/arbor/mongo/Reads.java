@@ -8,7 +8,7 @@ import com.mongodb.client.ClientSession;
 import com.mongodb.client.FindIterable;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.NodeNotFoundException;
-import dev.arbor.core.TreeStores;
+import dev.arbor.core.internal.TreeStores;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

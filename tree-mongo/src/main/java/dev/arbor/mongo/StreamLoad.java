@@ -12,7 +12,7 @@ import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
-import dev.arbor.core.TreeStores;
+import dev.arbor.core.internal.TreeStores;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;

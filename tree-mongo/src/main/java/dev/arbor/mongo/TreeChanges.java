@@ -12,7 +12,7 @@ import dev.arbor.core.NodeHasChildrenException;
 import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.Position;
 import dev.arbor.core.TreeEvent;
-import dev.arbor.core.TreeStores;
+import dev.arbor.core.internal.TreeStores;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -12,7 +12,7 @@ import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeEvent;
 import dev.arbor.core.TreeException;
-import dev.arbor.core.TreeStores;
+import dev.arbor.core.internal.TreeStores;
 import java.util.ArrayList;
 import java.util.List;
 import org.bson.BsonDocument;

@@ -49,6 +49,20 @@ import org.jspecify.annotations.Nullable;
  * <p>Not thread-safe, except {@link #count()}, which any thread may read to report progress.
  */
 public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
+  static {
+    dev.arbor.core.internal.JsonReaders.install(new dev.arbor.core.internal.JsonReaders.Access() {
+      @Override
+      public TreeJsonReader withoutDuplicateCheck(TreeJsonReader reader) {
+        return reader.withoutDuplicateCheck();
+      }
+
+      @Override
+      public @Nullable TreeJsonException findRepeat(TreeJsonReader reader, String id) {
+        return reader.findRepeat(id);
+      }
+    });
+  }
+
   private static final Pattern SOURCE = Pattern.compile("\\[Source: [^;]*; ");
 
   private final JsonParser parser;
@@ -102,11 +116,12 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
    * Stops checking that ids are unique, so that reading node by node holds nothing that grows
    * with the input: for a consumer that refuses a repeated id itself (a MongoDB store's unique
    * {@code _id} index does, and its load is undone), which can then name the place of the
-   * repeat with {@link #findRepeat}. Set it before reading.
+   * repeat with {@link #findRepeat}. Set it before reading. Arbor's command line reaches it
+   * through {@code dev.arbor.core.internal.JsonReaders}; it is not part of the API.
    *
    * @return this reader
    */
-  public TreeJsonReader withoutDuplicateCheck() {
+  TreeJsonReader withoutDuplicateCheck() {
     this.uncheckedIds = true;
     return this;
   }
@@ -119,7 +134,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
    * @throws TreeJsonException if the input is malformed before that node
    * @throws UncheckedIOException if reading fails
    */
-  public @Nullable TreeJsonException findRepeat(String id) {
+  @Nullable TreeJsonException findRepeat(String id) {
     requireNonNull(id, "id");
     uncheckedIds = true;
     boolean once = false;

@@ -1,7 +1,11 @@
-package dev.arbor.core;
+package dev.arbor.core.internal;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.arbor.core.DuplicateNodeException;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeStore;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -10,8 +14,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Static helpers shared by {@link TreeStore} implementations, so that every store validates ids and
- * copies attributes the same way.
+ * Static helpers shared by Arbor's {@link TreeStore} implementations, so that every store validates
+ * ids and copies attributes the same way. Not part of the API: the module exports this package to
+ * Arbor's own modules only.
  */
 public final class TreeStores {
   private TreeStores() {}

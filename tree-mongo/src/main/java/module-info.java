@@ -1,0 +1,16 @@
+/**
+ * The five tree patterns of MongoDB's data-modeling manual as {@link dev.arbor.core.TreeStore}s:
+ * open one with {@link dev.arbor.mongo.TreePattern}, configure it with {@link
+ * dev.arbor.mongo.TreeOptions}. Only {@code dev.arbor.mongo} is exported, and in it only the API
+ * types are public; the stores, their layouts and their protocols are package-private.
+ */
+module dev.arbor.mongo {
+  requires transitive dev.arbor.core;
+  requires transitive org.mongodb.driver.sync.client;
+  requires transitive org.mongodb.driver.core;
+  requires transitive org.mongodb.bson;
+  requires static transitive org.jspecify;
+  requires org.slf4j;
+
+  exports dev.arbor.mongo;
+}
