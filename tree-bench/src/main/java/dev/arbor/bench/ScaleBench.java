@@ -12,6 +12,7 @@ import com.mongodb.event.CommandFailedEvent;
 import com.mongodb.event.CommandListener;
 import com.mongodb.event.CommandStartedEvent;
 import com.mongodb.event.CommandSucceededEvent;
+import dev.arbor.core.Node;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
@@ -662,7 +663,7 @@ final class ScaleBench {
         copy.drop();
         TreeStore store = last[0];
         measure("entries", 1, () -> {
-          try (Stream<Tree.Entry> entries = store.entries()) {
+          try (Stream<Node> entries = store.entries()) {
             return entries.count();
           }
         });
@@ -930,7 +931,7 @@ final class ScaleBench {
    * The tree of {@code n} nodes in preorder, made on the fly: the stack holds, per open level, the
    * range of siblings still to come.
    */
-  static Iterator<Tree.Entry> generate(long n) {
+  static Iterator<Node> generate(long n) {
     return new Iterator<>() {
       /** Per open level: the next sibling, the end of the siblings, their depth. */
       private final ArrayDeque<long[]> open = new ArrayDeque<>(List.of(new long[] {0, 1, 0}));
@@ -941,7 +942,7 @@ final class ScaleBench {
       }
 
       @Override
-      public Tree.Entry next() {
+      public Node next() {
         if (!hasNext()) {
           throw new NoSuchElementException();
         }
@@ -959,7 +960,7 @@ final class ScaleBench {
         attributes.put("i", i);
         attributes.put("name", "file-" + i + ".txt");
         attributes.put("size", (i * 7919) % 100_000);
-        return new Tree.Entry(id(i), i == 0 ? null : id((i - 1) / FAN_OUT), depth, attributes);
+        return new Node(id(i), i == 0 ? null : id((i - 1) / FAN_OUT), depth, attributes);
       }
     };
   }

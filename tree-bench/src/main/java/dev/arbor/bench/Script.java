@@ -194,7 +194,7 @@ final class Script {
           // Re-insert in preorder: the root where it was, then each node as its parent's last child.
           restore.add(insert(f.id(root), f.positionOf(root), f.entries.get(root).attributes()));
           for (int i = root + 1; i < root + size; i++) {
-            Tree.Entry e = f.entries.get(i);
+            Node e = f.entries.get(i);
             restore.add(insert(e.id(), Position.lastChildOf(e.parentId()), e.attributes()));
           }
         }
@@ -399,7 +399,7 @@ final class Script {
     String pendingDelete;
 
     Live(TreeFacts f) {
-      for (Tree.Entry e : f.entries) {
+      for (Node e : f.entries) {
         add(e.id());
       }
     }

@@ -1,5 +1,6 @@
 package dev.arbor.bench;
 
+import dev.arbor.core.Node;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import java.util.HashMap;
@@ -14,7 +15,7 @@ import java.util.Map;
  */
 final class TreeFacts {
   final Tree tree;
-  final List<Tree.Entry> entries;
+  final List<Node> entries;
   final int[] parent;
   final int[] depth;
   final int[] subtreeSize;
@@ -34,7 +35,7 @@ final class TreeFacts {
     index = new HashMap<>(n * 2);
     Map<Integer, Integer> lastChild = new HashMap<>();
     for (int i = 0; i < n; i++) {
-      Tree.Entry e = entries.get(i);
+      Node e = entries.get(i);
       index.put(e.id(), i);
       parent[i] = e.parentId() == null ? -1 : index.get(e.parentId());
       depth[i] = e.depth();
@@ -138,7 +139,7 @@ final class TreeFacts {
     for (int k = 1; ; k++) {
       String prefix = k == 1 ? "bench-" : "bench" + k + "-";
       boolean used = false;
-      for (Tree.Entry e : entries) {
+      for (Node e : entries) {
         if (e.id().startsWith(prefix)) {
           used = true;
           break;

@@ -1,6 +1,7 @@
 package dev.arbor.cli;
 
 import com.mongodb.client.MongoDatabase;
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.TreePattern;
 import java.nio.file.Path;
@@ -108,7 +109,7 @@ final class ConvertCommand extends ArborCommand {
           source.pattern, sourceOptions, !noCheck, from, progress);
       Connection target = sameServer ? from : to;
       long n;
-      try (Stream<Tree.Entry> entries = sourceTree.store().entries()) {
+      try (Stream<Node> entries = sourceTree.store().entries()) {
         // fails at the end of the stream, so that the load is undone, unless every node of the
         // source formed the tree
         Loads.Counted counted = new Loads.Counted(entries.iterator(), sourceTree.nodes(),

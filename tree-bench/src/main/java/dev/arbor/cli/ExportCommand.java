@@ -2,6 +2,7 @@ package dev.arbor.cli;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import dev.arbor.core.Node;
 import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeChangedException;
@@ -129,7 +130,7 @@ final class ExportCommand extends ArborCommand {
   private static long write(Source source, OutputStream out, Progress progress) {
     TreeJsonWriter writer = TreeJson.writer(out);
     progress.phase("exporting " + source.where(), writer::count, source.nodes());
-    try (Stream<Tree.Entry> entries = source.store().entries()) {
+    try (Stream<Node> entries = source.store().entries()) {
       entries.forEach(writer::write);
     }
     requireAll(source, writer.count());

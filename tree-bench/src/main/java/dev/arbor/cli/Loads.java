@@ -4,6 +4,7 @@ import com.mongodb.MongoNamespace;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.RenameCollectionOptions;
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.TreeOptions;
@@ -60,7 +61,7 @@ final class Loads {
    * @param size the number of entries if known (for progress), or -1: the caller shows progress
    * @return the number of nodes written
    */
-  static long write(Iterator<? extends Tree.Entry> entries, long size, Connection connection,
+  static long write(Iterator<? extends Node> entries, long size, Connection connection,
       MongoDatabase db, String collection, TreePattern pattern, TreeOptions options,
       boolean replace, Progress progress) {
     return write(store -> store.load(entries), size, connection, db, collection, pattern,
@@ -156,7 +157,7 @@ final class Loads {
    * @param size the number of entries if known, else -1
    * @return the number of nodes added
    */
-  static long graft(Iterator<? extends Tree.Entry> entries, long size, String under,
+  static long graft(Iterator<? extends Node> entries, long size, String under,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
       TreeOptions options, Progress progress) {
     insertsPhase("grafting", size, where(db, collection, pattern), connection, progress);
@@ -169,13 +170,13 @@ final class Loads {
    * the load that takes them can finish, so that it is undone) unless there were exactly {@code
    * expected}.
    */
-  static final class Counted implements Iterator<Tree.Entry> {
-    private final Iterator<? extends Tree.Entry> source;
+  static final class Counted implements Iterator<Node> {
+    private final Iterator<? extends Node> source;
     private final long expected;
     private final java.util.function.LongFunction<RuntimeException> mismatch;
     private volatile long count;
 
-    Counted(Iterator<? extends Tree.Entry> source, long expected,
+    Counted(Iterator<? extends Node> source, long expected,
         java.util.function.LongFunction<RuntimeException> mismatch) {
       this.source = source;
       this.expected = expected;
@@ -196,8 +197,8 @@ final class Loads {
     }
 
     @Override
-    public Tree.Entry next() {
-      Tree.Entry e = source.next();
+    public Node next() {
+      Node e = source.next();
       count++;
       return e;
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.TreePattern;
 import java.io.ByteArrayOutputStream;
@@ -32,9 +33,9 @@ class ScaleBenchTest {
     int n = 5_000;
     Set<String> ids = new HashSet<>();
     int maxDepth = 0;
-    List<Tree.Entry> all = new ArrayList<>();
-    for (Iterator<Tree.Entry> it = ScaleBench.generate(n); it.hasNext(); ) {
-      Tree.Entry e = it.next();
+    List<Node> all = new ArrayList<>();
+    for (Iterator<Node> it = ScaleBench.generate(n); it.hasNext(); ) {
+      Node e = it.next();
       assertTrue(ids.add(e.id()), e.id());
       assertEquals(ScaleBench.depth(Long.parseLong(e.id().substring(1))), e.depth());
       maxDepth = Math.max(maxDepth, e.depth());
@@ -44,7 +45,7 @@ class ScaleBenchTest {
     assertEquals(5, maxDepth); // log8(5 000) = 4.1
     // In preorder: the collected tree gives the same entries back, in the same order.
     Tree.Builder b = Tree.builder();
-    for (Tree.Entry e : all) {
+    for (Node e : all) {
       b.add(e.id(), e.parentId(), e.attributes());
     }
     Tree tree = b.build();

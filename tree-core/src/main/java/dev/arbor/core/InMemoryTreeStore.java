@@ -212,7 +212,7 @@ public final class InMemoryTreeStore implements TreeStore {
       throw new TreeException("Cannot load into a store that is not empty (" + nodes.size()
           + " nodes)");
     }
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       nodes.put(e.id(), new Entry(e.parentId(), e.attributes()));
       group(e.parentId()).add(e.id());
     }
@@ -220,7 +220,7 @@ public final class InMemoryTreeStore implements TreeStore {
 
   /** Collects the entries while holding the store, so that the load is one change. */
   @Override
-  public synchronized long load(java.util.Iterator<? extends Tree.Entry> entries) {
+  public synchronized long load(java.util.Iterator<? extends Node> entries) {
     Tree tree = TreeStores.collect(entries);
     load(tree);
     return tree.size();
@@ -233,12 +233,12 @@ public final class InMemoryTreeStore implements TreeStore {
     if (parentId != null) {
       entry(parentId);
     }
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       if (nodes.containsKey(e.id())) {
         throw new DuplicateNodeException(e.id());
       }
     }
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       String parent = e.parentId() != null ? e.parentId() : parentId;
       nodes.put(e.id(), new Entry(parent, e.attributes()));
       group(parent).add(e.id());
@@ -248,7 +248,7 @@ public final class InMemoryTreeStore implements TreeStore {
 
   @Override
   public synchronized long graft(@Nullable String parentId,
-      java.util.Iterator<? extends Tree.Entry> entries) {
+      java.util.Iterator<? extends Node> entries) {
     requireNonNull(entries, "entries");
     if (parentId != null) {
       entry(parentId); // an unknown parent is named before the stream is read

@@ -36,7 +36,7 @@ import org.jspecify.annotations.Nullable;
 public final class Tree {
   private static final Tree EMPTY = new Tree(List.of());
 
-  private final List<Entry> entries;
+  private final List<Node> entries;
   // Built lazily, at most once per thread that finds none, and published through volatile
   // fields: a Tree is immutable and may be shared between threads, and a thread that reads a
   // map another built sees it whole.
@@ -44,25 +44,8 @@ public final class Tree {
   // the key null holds the roots
   private volatile @Nullable Map<@Nullable String, List<String>> childrenById;
 
-  private Tree(List<Entry> entries) {
+  private Tree(List<Node> entries) {
     this.entries = entries;
-  }
-
-  /**
-   * One node of a tree.
-   *
-   * @param id the node id
-   * @param parentId the parent id, {@code null} for a root
-   * @param depth the number of ancestors, {@code 0} for a root
-   * @param attributes the node's attributes, unmodifiable
-   */
-  public record Entry(String id, @Nullable String parentId, int depth,
-      Map<String, @Nullable Object> attributes) {
-    /** Validates the components and copies the attributes. */
-    public Entry {
-      TreeStores.checkId(id);
-      attributes = TreeStores.copyAttributes(attributes);
-    }
   }
 
   /** The empty forest. */
@@ -124,7 +107,7 @@ public final class Tree {
   }
 
   /** Every node in preorder: a parent before its children, siblings in order. */
-  public List<Entry> entries() {
+  public List<Node> entries() {
     return entries;
   }
 
@@ -148,7 +131,7 @@ public final class Tree {
    *
    * @throws NodeNotFoundException if there is none
    */
-  public Entry get(String id) {
+  public Node get(String id) {
     Integer i = index().get(id);
     if (i == null) {
       throw new NodeNotFoundException(id);
@@ -174,7 +157,7 @@ public final class Tree {
   /** The ids of all nodes, in preorder. */
   public List<String> ids() {
     List<String> ids = new ArrayList<>(entries.size());
-    for (Entry e : entries) {
+    for (Node e : entries) {
       ids.add(e.id());
     }
     return ids;
@@ -196,7 +179,7 @@ public final class Tree {
     Map<@Nullable String, List<String>> children = childrenById;
     if (children == null) {
       children = new HashMap<>();
-      for (Entry e : entries) {
+      for (Node e : entries) {
         children.computeIfAbsent(e.parentId(), k -> new ArrayList<>()).add(e.id());
       }
       children.replaceAll((k, v) -> Collections.unmodifiableList(v));
@@ -219,7 +202,7 @@ public final class Tree {
   @Override
   public String toString() {
     StringBuilder sb = new StringBuilder();
-    for (Entry e : entries) {
+    for (Node e : entries) {
       sb.append("  ".repeat(e.depth())).append(e.id());
       if (!e.attributes().isEmpty()) {
         sb.append(' ').append(e.attributes());
@@ -235,7 +218,7 @@ public final class Tree {
    * every parent exists and that there is no cycle.
    */
   public static final class Builder {
-    private final LinkedHashMap<String, Entry> added = new LinkedHashMap<>();
+    private final LinkedHashMap<String, Node> added = new LinkedHashMap<>();
 
     private Builder() {}
 
@@ -264,7 +247,7 @@ public final class Tree {
       if (added.containsKey(id)) {
         throw new DuplicateNodeException(id);
       }
-      added.put(id, new Entry(id, parentId, 0, TreeStores.copyAttributes(attributes)));
+      added.put(id, new Node(id, parentId, 0, TreeStores.copyAttributes(attributes)));
       return this;
     }
 
@@ -283,40 +266,40 @@ public final class Tree {
       if (added.isEmpty()) {
         return EMPTY;
       }
-      Map<@Nullable String, List<Entry>> children = new HashMap<>();
-      for (Entry e : added.values()) {
+      Map<@Nullable String, List<Node>> children = new HashMap<>();
+      for (Node e : added.values()) {
         if (e.parentId() != null && !added.containsKey(e.parentId())) {
           throw new NodeNotFoundException(e.parentId());
         }
         children.computeIfAbsent(e.parentId(), k -> new ArrayList<>()).add(e);
       }
-      List<Entry> preorder = new ArrayList<>(added.size());
+      List<Node> preorder = new ArrayList<>(added.size());
       // Iterative preorder: a stack of sibling iterators.
-      Deque<Object[]> stack = new ArrayDeque<>(); // {List<Entry> siblings, int[] next, depth}
+      Deque<Object[]> stack = new ArrayDeque<>(); // {List<Node> siblings, int[] next, depth}
       stack.push(new Object[] {children.getOrDefault(null, List.of()), new int[] {0}, 0});
       while (!stack.isEmpty()) {
         Object[] frame = stack.peek();
         @SuppressWarnings("unchecked")
-        List<Entry> siblings = (List<Entry>) frame[0];
+        List<Node> siblings = (List<Node>) frame[0];
         int[] next = (int[]) frame[1];
         int depth = (Integer) frame[2];
         if (next[0] == siblings.size()) {
           stack.pop();
           continue;
         }
-        Entry e = siblings.get(next[0]++);
-        preorder.add(new Entry(e.id(), e.parentId(), depth, e.attributes()));
-        List<Entry> kids = children.get(e.id());
+        Node e = siblings.get(next[0]++);
+        preorder.add(new Node(e.id(), e.parentId(), depth, e.attributes()));
+        List<Node> kids = children.get(e.id());
         if (kids != null) {
           stack.push(new Object[] {kids, new int[] {0}, depth + 1});
         }
       }
       if (preorder.size() != added.size()) {
         java.util.Set<String> reached = new java.util.HashSet<>();
-        for (Entry p : preorder) {
+        for (Node p : preorder) {
           reached.add(p.id());
         }
-        for (Entry e : added.values()) {
+        for (Node e : added.values()) {
           if (!reached.contains(e.id())) {
             throw new TreeException("Node '" + e.id() + "' is on a parent cycle");
           }

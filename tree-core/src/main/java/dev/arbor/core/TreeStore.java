@@ -387,11 +387,11 @@ public interface TreeStore {
    * all-or-nothing: either every entry is stored or, after any exception, the store is empty
    * again. The entries come in preorder, as {@link #entries()}, {@link Tree#entries()} and {@link
    * dev.arbor.core.json.TreeJsonReader} give them: each entry's parent before it, and a node's
-   * subtree before its next sibling; an entry's {@link Tree.Entry#depth() depth} is not read (its
+   * subtree before its next sibling; an entry's {@link Node#depth() depth} is not read (its
    * parent places it). So a tree is copied from store to store without being held whole:
    *
    * <pre>{@code
-   * try (Stream<Tree.Entry> entries = source.entries()) {
+   * try (Stream<Node> entries = source.entries()) {
    *   target.load(entries.iterator());
    * }
    * }</pre>
@@ -407,7 +407,7 @@ public interface TreeStore {
    *     limit); nothing is left written then
    * @throws DuplicateNodeException if an id appears twice; nothing is left written then
    */
-  default long load(Iterator<? extends Tree.Entry> entries) {
+  default long load(Iterator<? extends Node> entries) {
     Tree tree = TreeStores.collect(entries);
     load(tree);
     return tree.size();
@@ -445,12 +445,12 @@ public interface TreeStore {
       TreeStores.checkId(parentId);
       find(parentId).orElseThrow(() -> new NodeNotFoundException(parentId));
     }
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       if (find(e.id()).isPresent()) {
         throw new DuplicateNodeException(e.id());
       }
     }
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       Position at = e.parentId() != null ? Position.lastChildOf(e.parentId())
           : parentId != null ? Position.lastChildOf(parentId) : Position.lastRoot();
       insert(e.id(), at, e.attributes());
@@ -472,7 +472,7 @@ public interface TreeStore {
    * @throws TreeException if the entries are not in preorder, or a node cannot be stored by this
    *     store; nothing is left written then
    */
-  default long graft(@Nullable String parentId, Iterator<? extends Tree.Entry> entries) {
+  default long graft(@Nullable String parentId, Iterator<? extends Node> entries) {
     return graft(parentId, TreeStores.collect(entries));
   }
 
@@ -484,7 +484,7 @@ public interface TreeStore {
    * open server cursors:
    *
    * <pre>{@code
-   * try (Stream<Tree.Entry> entries = store.entries()) {
+   * try (Stream<Node> entries = store.entries()) {
    *   entries.forEach(writer::write);
    * }
    * }</pre>
@@ -498,7 +498,7 @@ public interface TreeStore {
    * @throws TreeChangedException from the stream's terminal operation, if the tree changed while
    *     it was read and the store cannot deliver a consistent preorder
    */
-  default Stream<Tree.Entry> entries() {
+  default Stream<Node> entries() {
     return snapshot().entries().stream();
   }
 

@@ -82,7 +82,7 @@ public final class Fixtures {
 
   /** Writes the tree with inserts (not {@link TreeStore#load}), appending each node in preorder. */
   public static void insertAll(TreeStore store, Tree tree) {
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       store.insert(
           e.id(),
           e.parentId() == null ? Position.lastRoot() : Position.lastChildOf(e.parentId()),

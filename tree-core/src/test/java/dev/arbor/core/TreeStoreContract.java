@@ -70,10 +70,10 @@ public abstract class TreeStoreContract {
   public static void assertReadsAgree(TreeStore store, Tree expected) {
     assertEquals(expected.size(), store.size(), "size()");
     assertEquals(expected.roots(), store.roots(), "roots()");
-    try (java.util.stream.Stream<Tree.Entry> streamed = store.entries()) {
+    try (java.util.stream.Stream<Node> streamed = store.entries()) {
       assertEquals(expected.entries(), streamed.toList(), "entries(): the snapshot's preorder");
     }
-    for (Tree.Entry e : expected.entries()) {
+    for (Node e : expected.entries()) {
       String id = e.id();
       assertEquals(expected.children(id), store.children(id), () -> "children(" + id + ")");
       List<String> ancestors = new ArrayList<>();
@@ -95,7 +95,7 @@ public abstract class TreeStoreContract {
           expectedDescendants(expected, id, 2), store.descendants(id, 2),
           () -> "descendants(" + id + ", 2)");
     }
-    List<Tree.Entry> entries = expected.entries();
+    List<Node> entries = expected.entries();
     int step = Math.max(1, entries.size() / 40);
     for (int i = 0; i < entries.size(); i += step) {
       assertNodeReadsAgree(store, expected, entries.get(i).id());
@@ -107,7 +107,7 @@ public abstract class TreeStoreContract {
    * expected}.
    */
   public static void assertNodeReadsAgree(TreeStore store, Tree expected, String id) {
-    Tree.Entry e = expected.get(id);
+    Node e = expected.get(id);
     List<String> children = expected.children(id);
     assertEquals(nodes(expected, children), store.childNodes(id), () -> "childNodes(" + id + ")");
     if (!children.isEmpty()) {
@@ -150,7 +150,7 @@ public abstract class TreeStoreContract {
   public static List<Node> nodes(Tree tree, List<String> ids) {
     List<Node> out = new ArrayList<>();
     for (String id : ids) {
-      Tree.Entry e = tree.get(id);
+      Node e = tree.get(id);
       out.add(new Node(id, e.parentId(), e.depth(), e.attributes()));
     }
     return out;
@@ -169,7 +169,7 @@ public abstract class TreeStoreContract {
   public static List<String> expectedDescendants(Tree tree, String id, int maxDepth) {
     List<String> out = new ArrayList<>();
     int base = tree.get(id).depth();
-    List<Tree.Entry> entries = tree.entries();
+    List<Node> entries = tree.entries();
     int i = entries.indexOf(tree.get(id)) + 1;
     for (; i < entries.size() && entries.get(i).depth() > base; i++) {
       if (entries.get(i).depth() - base <= maxDepth) {
@@ -192,7 +192,7 @@ public abstract class TreeStoreContract {
 
   private static Tree withoutAttributes(Tree tree) {
     Tree.Builder b = Tree.builder();
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       b.add(e.id(), e.parentId());
     }
     return b.build();
@@ -641,7 +641,7 @@ public abstract class TreeStoreContract {
   /** The manual's category tree with a title on every node and a price on the leaves. */
   private static Tree titledCategories() {
     Tree.Builder b = Tree.builder();
-    for (Tree.Entry e : Fixtures.categories().entries()) {
+    for (Node e : Fixtures.categories().entries()) {
       Map<String, Object> attributes = new LinkedHashMap<>();
       attributes.put("title", e.id().toUpperCase(java.util.Locale.ROOT));
       if (Fixtures.categories().children(e.id()).isEmpty()) {
@@ -943,8 +943,8 @@ public abstract class TreeStoreContract {
         .build();
   }
 
-  private static Tree.Entry entry(String id, String parentId) {
-    return new Tree.Entry(id, parentId, 0, Map.of());
+  private static Node entry(String id, String parentId) {
+    return new Node(id, parentId, 0, Map.of());
   }
 
   @Test
@@ -965,7 +965,7 @@ public abstract class TreeStoreContract {
     source.load(tree);
     source.insert("c5", lastChildOf("c2"));
     Tree expected = source.snapshot();
-    try (java.util.stream.Stream<Tree.Entry> entries = source.entries()) {
+    try (java.util.stream.Stream<Node> entries = source.entries()) {
       assertEquals(expected.size(), store.load(entries.iterator()));
     }
     assertEquals(expected, store.snapshot());
@@ -973,13 +973,13 @@ public abstract class TreeStoreContract {
 
   @Test
   void loadFromEntriesOutOfPreorderLeavesNothing() {
-    List<Tree.Entry> unknownParent = List.of(entry("a", null), entry("b", "a"),
+    List<Node> unknownParent = List.of(entry("a", null), entry("b", "a"),
         entry("c", "nope"));
     TreeException e = assertRefused(TreeException.class,
         () -> store.load(unknownParent.iterator()));
     assertTrue(e.getMessage().contains("'c'") && e.getMessage().contains("preorder"),
         e.getMessage());
-    List<Tree.Entry> closedParent = List.of(entry("a", null), entry("b", "a"), entry("c", null),
+    List<Node> closedParent = List.of(entry("a", null), entry("b", "a"), entry("c", null),
         entry("d", "b"));
     assertRefused(TreeException.class, () -> store.load(closedParent.iterator()));
     assertEquals(0, store.size());
@@ -987,7 +987,7 @@ public abstract class TreeStoreContract {
 
   @Test
   void loadFromEntriesWithARepeatedIdLeavesNothing() {
-    List<Tree.Entry> repeated = List.of(entry("a", null), entry("b", "a"), entry("c", "b"),
+    List<Node> repeated = List.of(entry("a", null), entry("b", "a"), entry("c", "b"),
         entry("b", null));
     DuplicateNodeException e = assertRefused(DuplicateNodeException.class,
         () -> store.load(repeated.iterator()));
@@ -1003,7 +1003,7 @@ public abstract class TreeStoreContract {
 
   @Test
   void loadFromNoEntries() {
-    assertEquals(0, store.load(List.<Tree.Entry>of().iterator()));
+    assertEquals(0, store.load(List.<Node>of().iterator()));
     assertEquals(0, store.size());
   }
 
@@ -1064,7 +1064,7 @@ public abstract class TreeStoreContract {
   @Test
   void graftOfNothingChangesNothing() {
     given("a(b)");
-    assertEquals(0, store.graft("a", List.<Tree.Entry>of().iterator()));
+    assertEquals(0, store.graft("a", List.<Node>of().iterator()));
     assertEquals(0, store.graft(null, Tree.builder().build()));
     assertTree("a(b)");
   }

@@ -130,7 +130,7 @@ public abstract class TreeStoreProperties {
       Tree before = reference.snapshot();
       List<String> ids = before.ids();
       Supplier<String> deepest = () -> before.entries().stream()
-          .max(java.util.Comparator.comparingInt(Tree.Entry::depth)).orElseThrow().id();
+          .max(java.util.Comparator.comparingInt(Node::depth)).orElseThrow().id();
       String step = describe(op, ids, nodeId(counter), deepest);
       log.add(step);
       Supplier<String> where = () -> "after " + String.join("; ", log);
@@ -211,7 +211,7 @@ public abstract class TreeStoreProperties {
           got == null ? null : got.getClass(),
           () -> "outcome " + where.get() + (got == null ? "" : ": " + got));
       Tree now = reference.snapshot();
-      for (Tree.Entry e : now.entries()) {
+      for (Node e : now.entries()) {
         coverage.maxDepth = Math.max(coverage.maxDepth, e.depth());
       }
       assertEquals(now, store.snapshot(), where);

@@ -346,7 +346,7 @@ final class ArrayOfAncestorsLayout implements Layout {
     // Built one at a time in preorder from a stack of the current node's ancestors: the
     // documents' total grows with depth squared, memory here only with depth.
     return () -> new java.util.Iterator<>() {
-      private final java.util.Iterator<Tree.Entry> entries = tree.entries().iterator();
+      private final java.util.Iterator<Node> entries = tree.entries().iterator();
       private final List<String> stack = new ArrayList<>();
       private final Map<String, Long> nextRank = new HashMap<>();
 
@@ -357,7 +357,7 @@ final class ArrayOfAncestorsLayout implements Layout {
 
       @Override
       public Document next() {
-        Tree.Entry e = entries.next();
+        Node e = entries.next();
         String parent = e.parentId();
         while (!stack.isEmpty() && !stack.get(stack.size() - 1).equals(parent)) {
           stack.remove(stack.size() - 1);

@@ -501,7 +501,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   public Iterable<Document> documentsFor(Tree tree) {
     List<Document> docs = new ArrayList<>(tree.size());
     long rank = 0;
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       Document structure = new Document(childrenField, tree.children(e.id()));
       if (e.parentId() == null) {
         structure.append(rankField, rank);
@@ -683,7 +683,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   /** A load refuses a node with more children than the bound, before anything is written. */
   @Override
   public void checkLoad(Tree tree) {
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       int n = tree.children(e.id()).size();
       if (n > context.capabilities().maxChildren()) {
         throw new dev.arbor.core.TreeException("Cannot load the tree: '" + e.id() + "' has " + n

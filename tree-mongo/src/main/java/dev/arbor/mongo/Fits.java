@@ -2,6 +2,7 @@ package dev.arbor.mongo;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -86,7 +87,7 @@ final class Fits {
    * @throws IllegalArgumentException naming the entry if the entries are not in preorder
    */
   static @Nullable NodeTooLargeException check(TreePattern pattern,
-      Iterator<? extends Tree.Entry> entries, CodecRegistry registry) {
+      Iterator<? extends Node> entries, CodecRegistry registry) {
     return measure(entries, registry).refusal(pattern).orElse(null);
   }
 
@@ -96,14 +97,14 @@ final class Fits {
    *
    * @throws IllegalArgumentException naming the entry if the entries are not in preorder
    */
-  static TreeSizes measure(Iterator<? extends Tree.Entry> entries, CodecRegistry registry) {
+  static TreeSizes measure(Iterator<? extends Node> entries, CodecRegistry registry) {
     Map<TreePattern, Walk> walks = new EnumMap<>(TreePattern.class);
     for (TreePattern p : TreePattern.values()) {
       walks.put(p, new Walk(p));
     }
     long count = 0;
     while (entries.hasNext()) {
-      Tree.Entry e = entries.next();
+      Node e = entries.next();
       count++;
       long attributes = e.attributes().isEmpty() ? 0
           : Encoded.size(new Document(e.attributes()).toBsonDocument(Document.class, registry))
@@ -174,7 +175,7 @@ final class Fits {
       this.pattern = pattern;
     }
 
-    void add(Tree.Entry e, long attributes, long index) {
+    void add(Node e, long attributes, long index) {
       String parent = e.parentId();
       while (!path.isEmpty() && !path.peek().id.equals(parent)) {
         path.pop();

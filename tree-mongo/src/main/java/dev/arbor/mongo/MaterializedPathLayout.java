@@ -456,7 +456,7 @@ final class MaterializedPathLayout implements Layout {
     // top of the stack, and the stack keeps each level's id and the prefix's length below it, so
     // memory grows with the depth and the length of one path, not with the tree.
     return () -> new java.util.Iterator<>() {
-      private final java.util.Iterator<Tree.Entry> entries = tree.entries().iterator();
+      private final java.util.Iterator<Node> entries = tree.entries().iterator();
       private final List<String> ids = new ArrayList<>();
       private final List<Integer> lengths = new ArrayList<>();
       private final StringBuilder prefix = new StringBuilder();
@@ -469,7 +469,7 @@ final class MaterializedPathLayout implements Layout {
 
       @Override
       public Document next() {
-        Tree.Entry e = entries.next();
+        Node e = entries.next();
         String parent = e.parentId();
         while (!ids.isEmpty() && !ids.get(ids.size() - 1).equals(parent)) {
           ids.remove(ids.size() - 1);

@@ -506,7 +506,7 @@ final class MongoTreeStore implements MongoTree {
 
   /** Loads entries in preorder into the empty store: see {@link TreeLoads#load(java.util.Iterator)}. */
   @Override
-  public long load(java.util.Iterator<? extends Tree.Entry> entries) {
+  public long load(java.util.Iterator<? extends Node> entries) {
     return new TreeLoads(this).load(entries);
   }
 
@@ -519,7 +519,7 @@ final class MongoTreeStore implements MongoTree {
   /** Grafts entries in preorder: see {@link TreeLoads#graft(String, java.util.Iterator)}. */
   @Override
   public long graft(@Nullable String parentId,
-      java.util.Iterator<? extends Tree.Entry> entries) {
+      java.util.Iterator<? extends Node> entries) {
     return new TreeLoads(this).graft(parentId, entries);
   }
 
@@ -539,7 +539,7 @@ final class MongoTreeStore implements MongoTree {
    * caller's, the forest is read whole, as {@link #snapshot()} does.
    */
   @Override
-  public java.util.stream.Stream<Tree.Entry> entries() {
+  public java.util.stream.Stream<Node> entries() {
     if (inCallersTransaction()) {
       return snapshot().entries().stream();
     }

@@ -319,7 +319,7 @@ final class NestedSetLayout implements Layout {
       }
 
       @Override
-      public Tree.Entry next() {
+      public Node next() {
         Document d = cursor.next();
         String id = d.getString(ID);
         long left = num(d, leftField);
@@ -336,7 +336,7 @@ final class NestedSetLayout implements Layout {
               + (up == null ? " (a root)" : " (under '" + parent + "')")
               + ": check() lists the problems, repair() renumbers derivable intervals");
         }
-        Tree.Entry e = new Tree.Entry(id, parent, open.size(), context.attributesOf(d));
+        Node e = new Node(id, parent, open.size(), context.attributesOf(d));
         // Only the interval is kept on the stack, not the attributes.
         open.push(new Document(ID, id).append(leftField, left).append(rightField, right));
         return e;
@@ -391,7 +391,7 @@ final class NestedSetLayout implements Layout {
     List<Document> docs = new ArrayList<>(tree.size());
     Deque<Document> open = new ArrayDeque<>();
     long counter = 0;
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       while (!open.isEmpty() && num(open.peek(), depthField) >= e.depth()) {
         open.pop().put(rightField, ++counter);
       }

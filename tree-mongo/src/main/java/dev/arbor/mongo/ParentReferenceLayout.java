@@ -384,7 +384,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
   public Iterable<Document> documentsFor(Tree tree) {
     Map<String, Long> nextRank = new HashMap<>();
     List<Document> docs = new ArrayList<>(tree.size());
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       long rank = nextRank.merge(e.parentId(), Ranks.GAP, Long::sum) - Ranks.GAP;
       docs.add(context.newDocument(e.id(), new Document(parentField, e.parentId()).append(rankField, rank),
           e.attributes()));

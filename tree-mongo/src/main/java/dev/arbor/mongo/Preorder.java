@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import java.util.ArrayDeque;
@@ -37,7 +38,7 @@ abstract class Preorder implements PreorderCursor {
   private long mostHeld;
   /** The queries sent so far. */
   long queries;
-  private Tree.@Nullable Entry next;
+  private @Nullable Node next;
 
   /**
    * @param roots the filter of the roots
@@ -105,16 +106,16 @@ abstract class Preorder implements PreorderCursor {
   }
 
   @Override
-  public final Tree.Entry next() {
+  public final Node next() {
     if (!hasNext()) {
       throw new NoSuchElementException();
     }
-    Tree.Entry e = next;
+    Node e = next;
     next = null;
     return e;
   }
 
-  private Tree.@Nullable Entry advance() {
+  private @Nullable Node advance() {
     while (!stack.isEmpty()) {
       Frame frame = stack.peek();
       Document d = frame.next();
@@ -132,7 +133,7 @@ abstract class Preorder implements PreorderCursor {
         throw new TreeException("node '" + id + "' is its own ancestor (a cycle of links):"
             + " check() lists the problems");
       }
-      Tree.Entry e = new Tree.Entry(id, frame.parent, frame.depth, attributes.apply(d));
+      Node e = new Node(id, frame.parent, frame.depth, attributes.apply(d));
       Frame down = childrenOf(d, id, frame.depth + 1);
       if (down != null) {
         path.add(id);

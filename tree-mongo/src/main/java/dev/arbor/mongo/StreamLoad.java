@@ -10,6 +10,7 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
 import com.mongodb.client.model.WriteModel;
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import dev.arbor.core.internal.TreeStores;
@@ -201,7 +202,7 @@ final class StreamLoad {
    *
    * @throws TreeException if the entry is out of preorder, or cannot be stored
    */
-  void add(Tree.Entry e) {
+  void add(Node e) {
     TreeStores.checkId(e.id());
     store.ids.checkNew(e.id());
     store.checkAttributes(e.id(), e.attributes());

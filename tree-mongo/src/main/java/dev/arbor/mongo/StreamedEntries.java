@@ -1,6 +1,7 @@
 package dev.arbor.mongo;
 
 import com.mongodb.MongoException;
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import org.jspecify.annotations.Nullable;
 
@@ -99,7 +100,7 @@ final class StreamedEntries implements PreorderCursor {
   }
 
   @Override
-  public Tree.Entry next() {
+  public Node next() {
     if (!hasNext()) {
       throw new java.util.NoSuchElementException();
     }

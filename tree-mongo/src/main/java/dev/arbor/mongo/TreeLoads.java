@@ -8,6 +8,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.client.model.Projections;
+import dev.arbor.core.Node;
 import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeEvent;
@@ -117,7 +118,7 @@ final class TreeLoads {
    * (before a document is built: their total grows with depth squared).
    */
   private void checkWhole(Tree tree) {
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       store.ids.checkNew(e.id());
       store.checkAttributes(e.id(), e.attributes());
     }
@@ -151,7 +152,7 @@ final class TreeLoads {
    * written: the store is empty again. In the caller's transaction, the entries are collected
    * and loaded as a {@link Tree}.
    */
-  long load(java.util.Iterator<? extends Tree.Entry> entries) {
+  long load(java.util.Iterator<? extends Node> entries) {
     requireNonNull(entries, "entries");
     if (store.inCallersTransaction()) {
       Tree tree = TreeStores.collect(entries);
@@ -194,7 +195,7 @@ final class TreeLoads {
    * {@link Tree}.
    */
   long graft(@Nullable String parentId,
-      java.util.Iterator<? extends Tree.Entry> entries) {
+      java.util.Iterator<? extends Node> entries) {
     requireNonNull(entries, "entries");
     if (parentId != null) {
       TreeStores.checkId(parentId);
@@ -210,7 +211,7 @@ final class TreeLoads {
    * store.lock, with the load's undo journal.
    */
   private long write(@Nullable String parentId, boolean graft,
-      java.util.Iterator<? extends Tree.Entry> entries) {
+      java.util.Iterator<? extends Node> entries) {
     store.requireLayout();
     String what = (graft ? "graft" : "load") + " a stream of nodes" + (!graft ? ""
         : parentId == null ? " as roots" : " under '" + parentId + "'");

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Node;
 import dev.arbor.core.TreeStore;
 import java.util.Optional;
 import java.util.Set;
@@ -148,7 +149,7 @@ public enum TreePattern {
    * @throws IllegalArgumentException naming the entry if the entries are not in preorder
    */
   public Optional<NodeTooLargeException> sizeRefusal(
-      java.util.Iterator<? extends dev.arbor.core.Tree.Entry> entries) {
+      java.util.Iterator<? extends dev.arbor.core.Node> entries) {
     return measure(entries).refusal(this);
   }
 
@@ -171,7 +172,7 @@ public enum TreePattern {
    * @throws IllegalArgumentException naming the entry if the entries are not in preorder
    */
   public static TreeSizes measure(
-      java.util.Iterator<? extends dev.arbor.core.Tree.Entry> entries) {
+      java.util.Iterator<? extends dev.arbor.core.Node> entries) {
     requireNonNull(entries, "entries");
     return Fits.measure(entries, com.mongodb.MongoClientSettings.getDefaultCodecRegistry());
   }

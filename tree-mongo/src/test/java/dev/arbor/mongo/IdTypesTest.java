@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
+import dev.arbor.core.Node;
 import dev.arbor.core.Deletion;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.NodeNotFoundException;
@@ -60,7 +61,7 @@ class IdTypesTest {
   private static Tree tree(NodeIdType type, String outline) {
     Tree numbers = Tree.parse(outline);
     Tree.Builder b = Tree.builder();
-    for (Tree.Entry e : numbers.entries()) {
+    for (Node e : numbers.entries()) {
       int n = Integer.parseInt(e.id());
       b.add(id(type, n), e.parentId() == null ? null : id(type, Integer.parseInt(e.parentId())),
           n % 2 == 0 ? Map.of("n", n) : Map.of());

@@ -3,6 +3,7 @@ package dev.arbor.mongo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,10 +59,10 @@ class KeyedPreorderTest {
     return store;
   }
 
-  private static List<Tree.Entry> walk(MongoTreeStore store, int keys, int limit, int held,
+  private static List<Node> walk(MongoTreeStore store, int keys, int limit, int held,
       KeyedPreorder[] walked) {
     return store.read(r -> {
-      List<Tree.Entry> out = new ArrayList<>();
+      List<Node> out = new ArrayList<>();
       try (KeyedPreorder w = new KeyedPreorder(r, store.preorderKeys(), store::attributesOf,
           keys, limit, held)) {
         walked[0] = w;
@@ -80,11 +81,11 @@ class KeyedPreorderTest {
     for (int trial = 0; trial < 25; trial++) {
       Tree tree = randomForest(rnd, rnd.nextInt(120));
       MongoTreeStore store = loaded(pattern, tree);
-      int depth = tree.entries().stream().mapToInt(Tree.Entry::depth).max().orElse(0);
+      int depth = tree.entries().stream().mapToInt(Node::depth).max().orElse(0);
       for (int[] bounds : new int[][] {{2, 1, 1}, {2, 3, 4}, {4, 6, 12},
           {1 + rnd.nextInt(20), 1 + rnd.nextInt(30), rnd.nextInt(60)},
           {KeyedPreorder.KEYS, KeyedPreorder.LIMIT, KeyedPreorder.HELD}}) {
-        List<Tree.Entry> got = walk(store, bounds[0], bounds[1], bounds[2], w);
+        List<Node> got = walk(store, bounds[0], bounds[1], bounds[2], w);
         assertEquals(tree.entries(), got, "trial " + trial + ", bounds "
             + java.util.Arrays.toString(bounds) + ", tree " + tree);
         // read ahead only below the bound, then one answer (or one slice) per open level
@@ -114,7 +115,7 @@ class KeyedPreorderTest {
     assertTrue(w[0].queries() <= 4_681 / 50 * 3, w[0].queries() + " queries");
     assertTrue(w[0].mostHeld() <= 200 + 100 * 6, w[0].mostHeld() + " held");
     // the public stream is this walk
-    try (java.util.stream.Stream<Tree.Entry> entries = store.entries()) {
+    try (java.util.stream.Stream<Node> entries = store.entries()) {
       assertEquals(tree.entries(), entries.toList());
     }
   }

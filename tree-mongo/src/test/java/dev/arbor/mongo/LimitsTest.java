@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Node;
 import dev.arbor.core.Deletion;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
@@ -102,10 +103,10 @@ class LimitsTest {
     assertTrue(refusal.get().getMessage().contains("children array"), refusal.get().getMessage());
     assertTrue(TreePattern.NESTED_SETS.sizeRefusal(wide.build().entries().iterator()).isEmpty());
     // entries out of preorder are refused, naming the entry
-    List<Tree.Entry> outOfOrder = List.of(new Tree.Entry("a", null, 0, java.util.Map.of()),
-        new Tree.Entry("b", "a", 1, java.util.Map.of()),
-        new Tree.Entry("c", null, 0, java.util.Map.of()),
-        new Tree.Entry("d", "a", 1, java.util.Map.of()));
+    List<Node> outOfOrder = List.of(new Node("a", null, 0, java.util.Map.of()),
+        new Node("b", "a", 1, java.util.Map.of()),
+        new Node("c", null, 0, java.util.Map.of()),
+        new Node("d", "a", 1, java.util.Map.of()));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> TreePattern.PARENT_REFERENCES.sizeRefusal(outOfOrder.iterator()));
     assertTrue(e.getMessage().contains("'d'"), e.getMessage());

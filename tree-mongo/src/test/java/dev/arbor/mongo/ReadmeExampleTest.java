@@ -122,7 +122,7 @@ class ReadmeExampleTest {
     try {
       // docs-stream:begin
       MongoTree tree = TreePattern.NESTED_SETS.open(collection);
-      try (Stream<Tree.Entry> entries = tree.entries();             // preorder, from a cursor
+      try (Stream<Node> entries = tree.entries();             // preorder, from a cursor
           OutputStream out = Files.newOutputStream(file)) {
         TreeJsonWriter writer = TreeJson.writer(out);               // holds the path from the root
         entries.forEach(writer::write);

@@ -9,6 +9,7 @@ import com.mongodb.TransactionOptions;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
@@ -295,9 +296,9 @@ class RealServerRulesTest {
       MongoTree tree = pattern.open(c);
       tree.ensureIndexes();
       tree.load(forest);
-      List<Tree.Entry> read = new ArrayList<>();
-      try (java.util.stream.Stream<Tree.Entry> entries = tree.entries()) {
-        java.util.Iterator<Tree.Entry> it = entries.iterator();
+      List<Node> read = new ArrayList<>();
+      try (java.util.stream.Stream<Node> entries = tree.entries()) {
+        java.util.Iterator<Node> it = entries.iterator();
         for (int i = 0; i < 10; i++) {
           read.add(it.next());
         }

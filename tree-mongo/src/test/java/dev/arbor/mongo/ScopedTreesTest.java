@@ -12,6 +12,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.event.CommandListener;
 import com.mongodb.event.CommandStartedEvent;
+import dev.arbor.core.Node;
 import dev.arbor.core.Deletion;
 import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.Position;
@@ -127,10 +128,10 @@ class ScopedTreesTest {
     Tree second = Tree.parse("g(f(e) d) c(b a)");
     a.load(first);
     b.load(second);
-    try (java.util.stream.Stream<Tree.Entry> entries = a.entries()) {
+    try (java.util.stream.Stream<Node> entries = a.entries()) {
       assertEquals(first.entries(), entries.toList());
     }
-    try (java.util.stream.Stream<Tree.Entry> entries = b.entries()) {
+    try (java.util.stream.Stream<Node> entries = b.entries()) {
       assertEquals(second.entries(), entries.toList());
     }
   }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -37,12 +38,12 @@ class SmallHeapLoadTest {
    * The generated forest in preorder, made lazily: node i is a child of one of the last few open
    * nodes, so that about one node in fifty has children, up to 4 levels deep.
    */
-  static Iterator<Tree.Entry> generated(int nodes) {
+  static Iterator<Node> generated(int nodes) {
     return generated("node-", nodes, 0);
   }
 
   /** The same shape, ids starting with {@code prefix}, depths from {@code base}. */
-  static Iterator<Tree.Entry> generated(String prefix, int nodes, int base) {
+  static Iterator<Node> generated(String prefix, int nodes, int base) {
     String pad = "p".repeat(PAD);
     return new Iterator<>() {
       private final ArrayDeque<String> path = new ArrayDeque<>();
@@ -54,7 +55,7 @@ class SmallHeapLoadTest {
       }
 
       @Override
-      public Tree.Entry next() {
+      public Node next() {
         int depth = i % 5_000 == 0 ? 0 : i % 500 == 0 ? 1 : i % 50 == 0 ? 2 : 3;
         while (path.size() > depth) {
           path.pop();
@@ -63,7 +64,7 @@ class SmallHeapLoadTest {
           depth = path.size();
         }
         String id = prefix + i;
-        Tree.Entry e = new Tree.Entry(id, path.peek(), base + depth, Map.of("i", i, "pad", pad));
+        Node e = new Node(id, path.peek(), base + depth, Map.of("i", i, "pad", pad));
         path.push(id);
         i++;
         return e;
@@ -138,13 +139,13 @@ class SmallHeapLoadTest {
       t0 = System.nanoTime();
       // Expected: the load's entries, with the graft's after the subtree of 'under' begins.
       long exported = 0;
-      Iterator<Tree.Entry> expected = generated(NODES);
-      try (Stream<Tree.Entry> entries = store.entries()) {
-        Iterator<Tree.Entry> it = entries.iterator();
+      Iterator<Node> expected = generated(NODES);
+      try (Stream<Node> entries = store.entries()) {
+        Iterator<Node> it = entries.iterator();
         boolean inGraft = false;
-        Iterator<Tree.Entry> graft = null;
+        Iterator<Node> graft = null;
         while (it.hasNext()) {
-          Tree.Entry e = it.next();
+          Node e = it.next();
           if (!inGraft && e.id().startsWith("more-")) {
             inGraft = true;
             graft = generated("more-", NODES, 3);
@@ -152,9 +153,9 @@ class SmallHeapLoadTest {
           if (inGraft && !e.id().startsWith("more-")) {
             inGraft = false;
           }
-          Tree.Entry x = inGraft ? graft.next() : expected.next();
+          Node x = inGraft ? graft.next() : expected.next();
           if (inGraft && x.parentId() == null) {
-            x = new Tree.Entry(x.id(), under, x.depth(), x.attributes());
+            x = new Node(x.id(), under, x.depth(), x.attributes());
           }
           if (!e.equals(x)) {
             throw new AssertionError("entry " + exported + ": " + e + " instead of " + x);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -44,7 +45,7 @@ final class StoredLayout {
     Map<String, Integer> left = new HashMap<>();
     Map<String, Integer> right = new HashMap<>();
     numberIntervals(tree, left, right);
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       List<String> chain = new ArrayList<>();
       if (e.parentId() != null) {
         chain.addAll(ancestors.get(e.parentId()));
@@ -72,7 +73,7 @@ final class StoredLayout {
     if (pattern != TreePattern.CHILD_REFERENCES && pattern != TreePattern.NESTED_SETS) {
       // siblings' ranks increase in sibling order
       Map<String, List<String>> children = new HashMap<>();
-      for (Tree.Entry e : tree.entries()) {
+      for (Node e : tree.entries()) {
         children.computeIfAbsent(e.parentId(), k -> new ArrayList<>()).add(e.id());
       }
       for (List<String> siblings : children.values()) {
@@ -101,8 +102,8 @@ final class StoredLayout {
   /** Nested-set numbers of a forest: a counter visiting each node twice, 1-based. */
   static void numberIntervals(Tree tree, Map<String, Integer> left, Map<String, Integer> right) {
     int counter = 0;
-    List<Tree.Entry> open = new ArrayList<>();
-    for (Tree.Entry e : tree.entries()) {
+    List<Node> open = new ArrayList<>();
+    for (Node e : tree.entries()) {
       while (!open.isEmpty() && open.get(open.size() - 1).depth() >= e.depth()) {
         right.put(open.remove(open.size() - 1).id(), ++counter);
       }

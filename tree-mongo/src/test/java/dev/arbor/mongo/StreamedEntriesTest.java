@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.arbor.core.Node;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeChangedException;
@@ -54,7 +55,7 @@ class StreamedEntriesTest {
     MongoTree store = pattern.open(MongoTestServer.get().freshCollection());
     store.ensureIndexes();
     store.load(tree);
-    try (Stream<Tree.Entry> entries = store.entries()) {
+    try (Stream<Node> entries = store.entries()) {
       assertEquals(tree.entries(), entries.toList());
     }
     assertEquals(tree, store.snapshot());
@@ -64,7 +65,7 @@ class StreamedEntriesTest {
   @EnumSource(TreePattern.class)
   void anEmptyTreeStreamsNothing(TreePattern pattern) {
     MongoTree store = pattern.open(MongoTestServer.get().freshCollection());
-    try (Stream<Tree.Entry> entries = store.entries()) {
+    try (Stream<Node> entries = store.entries()) {
       assertEquals(List.of(), entries.toList());
     }
   }
@@ -76,8 +77,8 @@ class StreamedEntriesTest {
     store.load(Tree.parse("a(b c(d e) f) g(h)"));
     MongoTree other = pattern.open(MongoTestServer.get().database()
         .getCollection(((MongoTreeStore) store).collectionName));
-    try (Stream<Tree.Entry> entries = store.entries()) {
-      Iterator<Tree.Entry> it = entries.iterator();
+    try (Stream<Node> entries = store.entries()) {
+      Iterator<Node> it = entries.iterator();
       assertEquals("a", it.next().id());
       other.insert("x", Position.lastChildOf("g"));
       TreeChangedException e = assertThrows(TreeChangedException.class, () -> {
@@ -87,7 +88,7 @@ class StreamedEntriesTest {
       });
       assertTrue(e.getMessage().contains("read it again"), e.getMessage());
     }
-    try (Stream<Tree.Entry> again = store.entries()) {
+    try (Stream<Node> again = store.entries()) {
       assertEquals(Tree.parse("a(b c(d e) f) g(h x)").entries(), again.toList());
     }
   }
@@ -102,12 +103,12 @@ class StreamedEntriesTest {
     }
     wide.add("c9999/0", "c9999");
     store.load(wide.build());
-    try (Stream<Tree.Entry> entries = store.entries()) {
+    try (Stream<Node> entries = store.entries()) {
       assertEquals(List.of("root", "c9999", "c9999/0"),
-          entries.limit(3).map(Tree.Entry::id).toList());
+          entries.limit(3).map(Node::id).toList());
     }
     store.insert("new", Position.lastChildOf("third"));
-    try (Stream<Tree.Entry> entries = store.entries()) {
+    try (Stream<Node> entries = store.entries()) {
       assertFalse(entries.noneMatch(e -> e.id().equals("new")));
     }
   }
@@ -136,7 +137,7 @@ class StreamedEntriesTest {
       MongoTree store = pattern.open(MongoTestServer.get().freshCollection(client));
       store.load(tree);
       recorder.armed = true;
-      try (Stream<Tree.Entry> entries = store.entries()) {
+      try (Stream<Node> entries = store.entries()) {
         assertEquals(tree.size(), entries.count());
       }
       recorder.armed = false;

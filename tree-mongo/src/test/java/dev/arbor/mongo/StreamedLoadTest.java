@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Node;
 import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.Position;
@@ -70,7 +71,7 @@ class StreamedLoadTest {
     assertEquals(List.of(), store.check());
     for (TreePattern other : TreePattern.values()) {
       MongoTreeStore copy = small(other);
-      try (Stream<Tree.Entry> entries = store.entries()) {
+      try (Stream<Node> entries = store.entries()) {
         copy.load(entries.iterator());
       }
       assertEquals(tree, copy.snapshot(), pattern + " to " + other);
@@ -124,11 +125,11 @@ class StreamedLoadTest {
         () -> store.graft(under, clash.entries().iterator()));
     assertEquals("g7", d.id());
     // An entry out of preorder in a later batch, too.
-    List<Tree.Entry> disorder = new ArrayList<>();
+    List<Node> disorder = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
-      disorder.add(new Tree.Entry("z" + i, i == 0 ? null : "z" + (i - 1), i, Map.of()));
+      disorder.add(new Node("z" + i, i == 0 ? null : "z" + (i - 1), i, Map.of()));
     }
-    disorder.add(new Tree.Entry("lost", "z3x", 0, Map.of()));
+    disorder.add(new Node("lost", "z3x", 0, Map.of()));
     TreeException e = assertThrows(TreeException.class,
         () -> store.graft(under, disorder.iterator()));
     assertTrue(e.getMessage().contains("'lost'"), e.getMessage());
@@ -147,12 +148,12 @@ class StreamedLoadTest {
   void aLoadRefusedInALaterBatchLeavesTheStoreEmpty(TreePattern pattern) {
     MongoTreeStore store = small(pattern);
     Tree tree = mixed(100, "n", 6);
-    List<Tree.Entry> entries = new ArrayList<>(tree.entries());
-    entries.add(new Tree.Entry("n5", null, 0, Map.of())); // a repeated id, batches later
+    List<Node> entries = new ArrayList<>(tree.entries());
+    entries.add(new Node("n5", null, 0, Map.of())); // a repeated id, batches later
     assertThrows(DuplicateNodeException.class, () -> store.load(entries.iterator()));
     assertEquals(0, store.size());
     assertEquals(List.of(), store.check());
-    entries.set(entries.size() - 1, new Tree.Entry("big", null, 0,
+    entries.set(entries.size() - 1, new Node("big", null, 0,
         Map.of("blob", "x".repeat(17 * 1024 * 1024))));
     NodeTooLargeException big = assertThrows(NodeTooLargeException.class,
         () -> store.load(entries.iterator()));
@@ -170,9 +171,9 @@ class StreamedLoadTest {
     c.createIndex(new Document("sku", 1),
         new com.mongodb.client.model.IndexOptions().unique(true).sparse(true));
     MongoTreeStore store = small(pattern, c, TreeOptions.defaults());
-    List<Tree.Entry> entries = new ArrayList<>();
+    List<Node> entries = new ArrayList<>();
     for (int i = 0; i < 40; i++) {
-      entries.add(new Tree.Entry("n" + i, null, 0, Map.of("sku", i == 39 ? "s3" : "s" + i)));
+      entries.add(new Node("n" + i, null, 0, Map.of("sku", i == 39 ? "s3" : "s" + i)));
     }
     RuntimeException e = assertThrows(RuntimeException.class,
         () -> store.load(entries.iterator()));
@@ -223,7 +224,7 @@ class StreamedLoadTest {
    * {@code n} entries generated one by one in preorder, never held: chains of 50 under roots of
    * 1 000 nodes, with one attribute each.
    */
-  static Iterator<Tree.Entry> generated(String prefix, int n) {
+  static Iterator<Node> generated(String prefix, int n) {
     return new Iterator<>() {
       private int i;
 
@@ -233,14 +234,14 @@ class StreamedLoadTest {
       }
 
       @Override
-      public Tree.Entry next() {
+      public Node next() {
         if (i >= n) {
           throw new NoSuchElementException();
         }
         int k = i++;
         String parent = k % 1_000 == 0 ? null
             : k % 50 == 0 ? prefix + (k - k % 1_000) : prefix + (k - 1);
-        return new Tree.Entry(prefix + k, parent, 0, Map.of("k", k));
+        return new Node(prefix + k, parent, 0, Map.of("k", k));
       }
     };
   }

@@ -2,6 +2,7 @@ package dev.arbor.core.internal;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.arbor.core.Node;
 import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
@@ -114,7 +115,7 @@ public final class TreeStores {
    *
    * @param index the entry's position in the stream, from 0
    */
-  public static TreeException notInPreorder(Tree.Entry entry, long index) {
+  public static TreeException notInPreorder(Node entry, long index) {
     return new TreeException("Entry " + index + " ('" + entry.id() + "') names the parent '"
         + entry.parentId() + "', which is not on the path from a root to the entry before it:"
         + " entries must come in preorder (a parent before its children, a subtree before its"
@@ -127,13 +128,13 @@ public final class TreeStores {
    * @throws TreeException naming the first entry out of preorder
    * @throws DuplicateNodeException if an id appears twice
    */
-  public static Tree collect(java.util.Iterator<? extends Tree.Entry> entries) {
+  public static Tree collect(java.util.Iterator<? extends Node> entries) {
     requireNonNull(entries, "entries");
     Tree.Builder builder = Tree.builder();
     java.util.ArrayDeque<String> path = new java.util.ArrayDeque<>();
     long index = 0;
     while (entries.hasNext()) {
-      Tree.Entry e = requireNonNull(entries.next(), "entry");
+      Node e = requireNonNull(entries.next(), "entry");
       while (!path.isEmpty() && !path.peek().equals(e.parentId())) {
         path.pop();
       }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.arbor.core.Node;
 import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.Tree;
 import java.io.Closeable;
@@ -32,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * try (TreeJsonReader reader = TreeJson.reader(in)) {
  *   while (reader.hasNext()) {
- *     Tree.Entry e = reader.next();   // id, parent id, depth, attributes
+ *     Node e = reader.next();   // id, parent id, depth, attributes
  *     ...
  *   }
  * }
@@ -48,7 +49,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Not thread-safe, except {@link #count()}, which any thread may read to report progress.
  */
-public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
+public final class TreeJsonReader implements Iterator<Node>, Closeable {
   static {
     dev.arbor.core.internal.JsonReaders.install(new dev.arbor.core.internal.JsonReaders.Access() {
       @Override
@@ -72,7 +73,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
   private boolean done;
   private boolean readingAll;
   private boolean uncheckedIds;
-  private Tree.@Nullable Entry next;
+  private @Nullable Node next;
   private volatile long count;
   private int idLine = -1;
   private int idColumn = -1;
@@ -175,11 +176,11 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
    * @throws UncheckedIOException if reading fails
    */
   @Override
-  public Tree.Entry next() {
+  public Node next() {
     if (!hasNext()) {
       throw new NoSuchElementException();
     }
-    Tree.Entry e = next;
+    Node e = next;
     next = null;
     return e;
   }
@@ -197,7 +198,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
     }
     readingAll = true;
     Tree.Builder builder = Tree.builder();
-    Tree.Entry e;
+    Node e;
     while ((e = advance()) != null) {
       try {
         builder.add(e.id(), e.parentId(), e.attributes());
@@ -231,7 +232,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
 
   // ---------------------------------------------------------------------------------- parsing
 
-  private Tree.@Nullable Entry advance() {
+  private @Nullable Node advance() {
     if (!started) {
       started = true;
       JsonToken t = token();
@@ -271,7 +272,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
   }
 
   /** Reads a node from just after its '{' up to its '}' or up to the '[' of its children. */
-  private Tree.Entry readNode() {
+  private Node readNode() {
     JsonLocation start = parser.currentTokenLocation();
     String id = null;
     Map<String, @Nullable Object> attributes = Map.of();
@@ -319,7 +320,7 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
             throw error(start, "node without an 'id' before its 'children' in " + where()
                 + " (the 'id' must come first)");
           }
-          Tree.Entry e = entry(id, attributes);
+          Node e = entry(id, attributes);
           parents.push(id);
           return e;
         }
@@ -328,8 +329,8 @@ public final class TreeJsonReader implements Iterator<Tree.Entry>, Closeable {
     }
   }
 
-  private Tree.Entry entry(String id, Map<String, @Nullable Object> attributes) {
-    Tree.Entry e = new Tree.Entry(id, parents.peek(), parents.size(), attributes);
+  private Node entry(String id, Map<String, @Nullable Object> attributes) {
+    Node e = new Node(id, parents.peek(), parents.size(), attributes);
     count++;
     return e;
   }

@@ -3,6 +3,7 @@ package dev.arbor.core.json;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import java.io.BufferedWriter;
 import java.io.Closeable;
@@ -25,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * try (OutputStream out = Files.newOutputStream(path)) {
  *   TreeJsonWriter writer = TreeJson.writer(out);
- *   for (Tree.Entry e : tree.entries()) {   // preorder, each with its depth
+ *   for (Node e : tree.entries()) {   // preorder, each with its depth
  *     writer.write(e);
  *   }
  *   writer.finish();
@@ -57,7 +58,7 @@ public final class TreeJsonWriter implements Closeable, Flushable {
   private final OutputStream stream;
   private final Writer out;
   private final List<String> path = new ArrayList<>(); // ids from the root to the pending node
-  private Tree.@Nullable Entry pending; // written except for its children and closing brace
+  private @Nullable Node pending; // written except for its children and closing brace
   private boolean started;
   private boolean finished;
   private long count;
@@ -77,7 +78,7 @@ public final class TreeJsonWriter implements Closeable, Flushable {
    * @throws IllegalStateException if the writer is finished
    * @throws UncheckedIOException if the stream fails
    */
-  public TreeJsonWriter write(Tree.Entry entry) {
+  public TreeJsonWriter write(Node entry) {
     requireNonNull(entry, "entry");
     if (finished) {
       throw new IllegalStateException("the writer is finished");
@@ -135,7 +136,7 @@ public final class TreeJsonWriter implements Closeable, Flushable {
    * @return this writer
    */
   public TreeJsonWriter writeAll(Tree tree) {
-    for (Tree.Entry e : tree.entries()) {
+    for (Node e : tree.entries()) {
       write(e);
     }
     return this;

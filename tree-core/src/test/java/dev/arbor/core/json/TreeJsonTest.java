@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.arbor.core.Node;
 import dev.arbor.core.Fixtures;
 import dev.arbor.core.Tree;
 import java.io.ByteArrayInputStream;
@@ -253,7 +254,7 @@ class TreeJsonTest {
         new ByteArrayInputStream(CATEGORIES_JSON.getBytes(UTF_8)))) {
       List<String> seen = new ArrayList<>();
       while (reader.hasNext()) {
-        Tree.Entry e = reader.next();
+        Node e = reader.next();
         seen.add(e.id() + "/" + e.parentId() + "/" + e.depth());
       }
       assertEquals(List.of("Books/null/0", "Programming/Books/1", "Languages/Programming/2",
@@ -265,12 +266,12 @@ class TreeJsonTest {
   @Test
   void streamingWriterChecksPreorder() {
     TreeJsonWriter writer = TreeJson.writer(new ByteArrayOutputStream());
-    writer.write(new Tree.Entry("a", null, 0, Map.of()));
+    writer.write(new Node("a", null, 0, Map.of()));
     IllegalArgumentException tooDeep = assertThrows(IllegalArgumentException.class,
-        () -> writer.write(new Tree.Entry("c", "b", 2, Map.of())));
+        () -> writer.write(new Node("c", "b", 2, Map.of())));
     assertTrue(tooDeep.getMessage().contains("'c'"), tooDeep.getMessage());
     IllegalArgumentException wrongParent = assertThrows(IllegalArgumentException.class,
-        () -> writer.write(new Tree.Entry("c", "x", 1, Map.of())));
+        () -> writer.write(new Node("c", "x", 1, Map.of())));
     assertTrue(wrongParent.getMessage().contains("under 'a'"), wrongParent.getMessage());
   }
 
