@@ -60,10 +60,10 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Every violation is collected; the test fails at the end with a summary (counts per pattern,
  * change and cut, per kind of violation, and the first violations). The default run takes the
- * optimistic store for every change, and the two others for the insert only (356 points on the
- * embedded server, 712 on a replica set); {@code -Darbor.cuts.full=true} takes them for every
- * change too (954 and 1908 points). {@code -Darbor.cuts.report=FILE} writes every violation to
- * FILE.
+ * optimistic store for every change, and the two others for the insert only (about 355 points on
+ * the embedded server, 710 on a replica set); {@code -Darbor.cuts.full=true} takes them for every
+ * change too (about 954 and 1908 points). {@code -Darbor.cuts.report=FILE} writes every violation
+ * to FILE.
  */
 class CutConnectionTest {
   private static final String FIXTURE = "r1(a(b c) d) r2(e(f))";
