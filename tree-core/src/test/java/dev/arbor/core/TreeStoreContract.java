@@ -66,14 +66,27 @@ public abstract class TreeStoreContract {
 
   // ---------------------------------------------------------------- helpers
 
-  /** Asserts every read of {@code store} matches {@code expected}. */
+  /**
+   * Up to how many nodes {@link #assertReadsAgree} reads every node; of a larger tree it reads
+   * {@link #nodesRead a spread of about as many}.
+   */
+  static final int EVERY_NODE_READ_UP_TO = 40;
+
+  /**
+   * Asserts every read of {@code store} matches {@code expected}: the whole-tree reads, and the
+   * reads of each node ({@link #assertNodeReadsAgree} too) for every node of a tree of up to
+   * {@value #EVERY_NODE_READ_UP_TO} nodes, or for {@link #nodesRead a spread of the nodes} of a
+   * larger one. (Every document of a larger tree is still checked: by the snapshot, which reads
+   * them all, by {@code check()}, and by a store's {@link #verifyStoredInvariants}; the reads of a
+   * node cost round trips, walks of a deep chain as many as its levels.)
+   */
   public static void assertReadsAgree(TreeStore store, Tree expected) {
     assertEquals(expected.size(), store.size(), "size()");
     assertEquals(expected.roots(), store.roots(), "roots()");
     try (java.util.stream.Stream<Node> streamed = store.entries()) {
       assertEquals(expected.entries(), streamed.toList(), "entries(): the snapshot's preorder");
     }
-    for (Node e : expected.entries()) {
+    for (Node e : nodesRead(expected)) {
       String id = e.id();
       assertEquals(expected.children(id), store.children(id), () -> "children(" + id + ")");
       List<String> ancestors = new ArrayList<>();
@@ -94,12 +107,45 @@ public abstract class TreeStoreContract {
       assertEquals(
           expectedDescendants(expected, id, 2), store.descendants(id, 2),
           () -> "descendants(" + id + ", 2)");
+      assertNodeReadsAgree(store, expected, id);
     }
-    List<Node> entries = expected.entries();
-    int step = Math.max(1, entries.size() / 40);
-    for (int i = 0; i < entries.size(); i += step) {
-      assertNodeReadsAgree(store, expected, entries.get(i).id());
+  }
+
+  /**
+   * The nodes whose reads {@link #assertReadsAgree} checks: every node of a tree of up to {@value
+   * #EVERY_NODE_READ_UP_TO}; of a larger one, every k-th node of the preorder (k the size over
+   * {@value #EVERY_NODE_READ_UP_TO}, rounded up, so that every part and every depth of the tree
+   * has nodes read), every root, the last node of the preorder, the deepest node, and the first
+   * and last child of the node with the most children.
+   */
+  static List<Node> nodesRead(Tree tree) {
+    List<Node> entries = tree.entries();
+    if (entries.size() <= EVERY_NODE_READ_UP_TO) {
+      return entries;
     }
+    int k = (entries.size() + EVERY_NODE_READ_UP_TO - 1) / EVERY_NODE_READ_UP_TO;
+    java.util.Set<String> ids = new java.util.HashSet<>(tree.roots());
+    Node deepest = entries.get(0);
+    String widest = null;
+    for (int i = 0; i < entries.size(); i++) {
+      Node e = entries.get(i);
+      if (i % k == 0 || i == entries.size() - 1) {
+        ids.add(e.id());
+      }
+      if (e.depth() > deepest.depth()) {
+        deepest = e;
+      }
+      if (widest == null || tree.children(e.id()).size() > tree.children(widest).size()) {
+        widest = e.id();
+      }
+    }
+    ids.add(deepest.id());
+    List<String> widestChildren = tree.children(widest);
+    if (!widestChildren.isEmpty()) {
+      ids.add(widestChildren.get(0));
+      ids.add(widestChildren.get(widestChildren.size() - 1));
+    }
+    return entries.stream().filter(e -> ids.contains(e.id())).toList();
   }
 
   /**

@@ -26,6 +26,15 @@ abstract class MongoStoreProperties extends TreeStoreProperties {
     return Integer.getInteger("arbor.qt.examples", 80);
   }
 
+  /**
+   * A snapshot and a {@code check()} are a few round trips each, as many as a change: the trees
+   * are compared every fourth step (and after the last), every step's outcome after each.
+   */
+  @Override
+  protected int checkEvery() {
+    return Integer.getInteger("arbor.qt.checkEvery", 4);
+  }
+
   @Override
   protected TreeStore newStore() {
     MongoCollection<Document> collection = MongoTestServer.get().freshCollection();
