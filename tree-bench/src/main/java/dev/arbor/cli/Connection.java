@@ -14,6 +14,7 @@ import com.mongodb.event.CommandSucceededEvent;
 import dev.arbor.core.TreeStore;
 import dev.arbor.embedded.EmbeddedMongo;
 import dev.arbor.embedded.internal.DataDirectories;
+import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -200,7 +201,7 @@ final class Connection implements AutoCloseable {
    * server runs them (replica sets) and with the stores' lock and journal elsewhere.
    */
   TreeStore open(TreePattern pattern, MongoCollection<Document> collection) {
-    return pattern.open(client, collection);
+    return pattern.open(collection, TreeOptions.defaults().withTransactions(client));
   }
 
   /** As {@link #open(TreePattern, MongoCollection)}, with the store options of the command line. */

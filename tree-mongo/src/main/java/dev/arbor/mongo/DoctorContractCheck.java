@@ -44,12 +44,12 @@ final class DoctorContractCheck {
 
   /** The script on a store given the doctor's client: Arbor's own transactions. */
   DoctorVerdict transactions(TreePattern pattern) {
-    return script(pattern, c -> pattern.open(scratch.client(), c), false);
+    return script(pattern, c -> pattern.open(c, TreeOptions.defaults().withTransactions(scratch.client())), false);
   }
 
   /** The script with each change in a transaction of a session of the caller's. */
   DoctorVerdict callersSession(TreePattern pattern) {
-    return script(pattern, c -> pattern.open(scratch.client(), c), true);
+    return script(pattern, c -> pattern.open(c, TreeOptions.defaults().withTransactions(scratch.client())), true);
   }
 
   /**

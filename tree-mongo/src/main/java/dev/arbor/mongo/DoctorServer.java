@@ -74,7 +74,7 @@ final class DoctorServer {
   boolean transactionsOffered() {
     if (noTransactions.isEmpty() && !transactions) {
       MongoTreeStore probe = (MongoTreeStore) TreePattern.PARENT_REFERENCES.open(
-          scratch.client(), scratch.fresh());
+          scratch.fresh(), TreeOptions.defaults().withTransactions(scratch.client()));
       transactions = probe.usesTransactions();
       if (!transactions) {
         noTransactions = embedded ? "the embedded server has no sessions or transactions"

@@ -2,7 +2,6 @@ package dev.arbor.mongo;
 
 import static java.util.Objects.requireNonNull;
 
-import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.Node;
 import dev.arbor.core.TreeStore;
@@ -28,13 +27,13 @@ import org.bson.Document;
  * <tr><td>{@link #NESTED_SETS}<td>1<td>2<td>2<td>2<td>up to N
  * </table>
  *
- * <p>Each layout's class documentation ({@code ParentReferenceLayout} …) shows its document shape, its indexes and its costs; the
- * {@code tree-bench} module measures them side by side. The round trips above are the pattern's
+ * <p>Each layout's class documentation ({@code ParentReferenceLayout} …) shows its document
+ * shape, its indexes and its costs; the {@code tree-bench} module measures them side by side. The round trips above are the pattern's
  * own; making changes all-or-nothing adds a constant: with the lock and journal (the default), one
  * round trip for a change whose plan is one update command (fence, journal and release travel with
  * the steps; three when it deletes), one more when the lock must be taken before planning, and
  * one per isolated read (none for a read that is one query by {@code _id}); with transactions
- * ({@link #open(MongoClient, MongoCollection)}), the transaction's commands.
+ * ({@link TreeOptions#withTransactions}), the transaction's commands.
  *
  * <h2>Documents Arbor adds</h2>
  *
@@ -66,24 +65,12 @@ public enum TreePattern {
    *
    * <p>Structural changes are made all-or-nothing with a lock document and a journal kept in the
    * collection (no transactions needed); reads are isolated from concurrent changes. To use
-   * multi-document transactions where the server has them, use {@link #open(MongoClient,
-   * MongoCollection)}.
+   * multi-document transactions where the server has them, open it with {@link
+   * TreeOptions#withTransactions}.
    */
   public MongoTree open(MongoCollection<Document> collection) {
     requireNonNull(collection, "collection");
     return open(collection, ServerCapabilities.probing(collection));
-  }
-
-  /**
-   * Opens a store of this pattern over {@code collection} that makes each structural change in
-   * one multi-document transaction of {@code client} when the server runs transactions (replica
-   * sets, sharded clusters; probed on first change), and otherwise uses the same lock-and-journal
-   * protocol as {@link #open(MongoCollection)}.
-   */
-  public MongoTree open(MongoClient client, MongoCollection<Document> collection) {
-    requireNonNull(client, "client");
-    requireNonNull(collection, "collection");
-    return open(collection, TreeOptions.defaults().withTransactions(client));
   }
 
   /** Opens a store of this pattern over {@code collection} with the given options. */

@@ -78,22 +78,22 @@ final class TypedMongoTree<T> implements TypedTree<T> {
   }
 
   @Override
-  public List<T> children(String id) {
+  public List<T> childNodes(String id) {
     return decode(tree.childNodes(id));
   }
 
   @Override
-  public List<T> children(String id, @Nullable String after, int limit, @Nullable Bson filter) {
+  public List<T> childNodes(String id, @Nullable String after, int limit, @Nullable Bson filter) {
     return decode(tree.childNodes(id, after, limit, filter));
   }
 
   @Override
-  public List<T> ancestors(String id) {
+  public List<T> ancestorNodes(String id) {
     return decode(tree.ancestorNodes(id));
   }
 
   @Override
-  public List<T> descendants(String id, int maxDepth, @Nullable Bson filter) {
+  public List<T> descendantNodes(String id, int maxDepth, @Nullable Bson filter) {
     return decode(tree.descendantNodes(id, maxDepth, filter));
   }
 

@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * categories.insert(new Category("Books", "Books", List.of()), Position.lastRoot());
  * categories.insert(new Category("Databases", "Databases", List.of("tech")),
  *     Position.lastChildOf("Books"));
- * List<Category> crumbs = categories.ancestors("Databases");   // [Category[id=Books, ...]]
+ * List<Category> crumbs = categories.ancestorNodes("Databases");   // [Category[id=Books, ...]]
  * categories.tree().move("Databases", Position.firstRoot());     // structure: by id
  * }</pre>
  *
@@ -79,22 +79,22 @@ public interface TypedTree<T> {
   Optional<T> find(String id);
 
   /** The children of {@code id}, in sibling order. See {@link MongoTree#childNodes(String)}. */
-  List<T> children(String id);
+  List<T> childNodes(String id);
 
   /**
    * One page of the children of {@code id} matching {@code filter}, following the child {@code
    * after}. See {@link MongoTree#childNodes(String, String, int, Bson)}.
    */
-  List<T> children(String id, @Nullable String after, int limit, @Nullable Bson filter);
+  List<T> childNodes(String id, @Nullable String after, int limit, @Nullable Bson filter);
 
   /** The ancestors of {@code id}, from its root down to its parent: a breadcrumb. */
-  List<T> ancestors(String id);
+  List<T> ancestorNodes(String id);
 
   /**
    * The descendants of {@code id} down to {@code maxDepth} levels matching {@code filter}, in
    * preorder. See {@link MongoTree#descendantNodes(String, int, Bson)}.
    */
-  List<T> descendants(String id, int maxDepth, @Nullable Bson filter);
+  List<T> descendantNodes(String id, int maxDepth, @Nullable Bson filter);
 
   /**
    * A view whose every operation runs in {@code session}, joining its transaction. See {@link

@@ -61,8 +61,8 @@ class IntegrityTest {
   @Test
   void withoutSessionsTheStoreChoosesTheLockAndJournal() {
     MongoTestServer server = MongoTestServer.get();
-    MongoTreeStore store = (MongoTreeStore) TreePattern.NESTED_SETS.open(server.client(),
-        server.freshCollection());
+    MongoTreeStore store = (MongoTreeStore) TreePattern.NESTED_SETS.open(
+        server.freshCollection(), TreeOptions.defaults().withTransactions(server.client()));
     assertInstanceOf(OwnTransactionProtocol.class, store.protocol());
     if (server.embedded()) {
       assertFalse(store.usesTransactions()); // every change takes the fenced journal

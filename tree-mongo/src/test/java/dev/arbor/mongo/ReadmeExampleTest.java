@@ -186,15 +186,15 @@ class ReadmeExampleTest {
       shop.insert(new Category("MongoDB", "MongoDB", List.of("tech", "nosql")),
           Position.lastChildOf("Databases"));
 
-      List<Category> crumbs = shop.ancestors("MongoDB");             // Books, Databases
-      List<Category> tech = shop.descendants("Books", Integer.MAX_VALUE, Filters.eq("tags", "nosql"));
+      List<Category> crumbs = shop.ancestorNodes("MongoDB");             // Books, Databases
+      List<Category> tech = shop.descendantNodes("Books", Integer.MAX_VALUE, Filters.eq("tags", "nosql"));
       shop.update(new Category("Databases", "Storage", List.of("tech")));  // one document written
       shop.tree().move("MongoDB", Position.lastRoot());              // the structure, by id
       // docs-typed:end
       assertEquals(List.of(new Category("Books", "Books", List.of()),
           new Category("Databases", "Databases", List.of("tech"))), crumbs);
       assertEquals(List.of("MongoDB"), tech.stream().map(Category::id).toList());
-      assertEquals(List.of(), shop.ancestors("MongoDB"));
+      assertEquals(List.of(), shop.ancestorNodes("MongoDB"));
       assertEquals("Storage", shop.find("Databases").orElseThrow().title());
     }
   }

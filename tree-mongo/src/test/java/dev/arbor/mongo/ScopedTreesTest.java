@@ -308,7 +308,7 @@ class ScopedTreesTest {
     globex.insert(new Forum("general", "Globex talk"), Position.lastRoot());
     assertEquals("Acme talk", acme.find("general").orElseThrow().title());
     assertEquals("Globex talk", globex.find("general").orElseThrow().title());
-    assertEquals(List.of(new Forum("general", "Acme talk")), acme.ancestors("help"));
+    assertEquals(List.of(new Forum("general", "Acme talk")), acme.ancestorNodes("help"));
     assertTrue(globex.find("help").isEmpty());
     globex.update(new Forum("general", "Globex forum"));
     assertEquals("Acme talk", acme.find("general").orElseThrow().title());

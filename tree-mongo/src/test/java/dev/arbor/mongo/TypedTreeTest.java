@@ -122,14 +122,14 @@ class TypedTreeTest {
 
     assertEquals(Optional.of(mongo), shop.find("MongoDB"));
     assertEquals(Optional.empty(), shop.find("nothing"));
-    assertEquals(List.of(mongo, dbm), shop.children("Databases"));
-    assertEquals(List.of(books, db), shop.ancestors("dbm"));
-    assertEquals(List.of(db, mongo, dbm), shop.descendants("Books", Integer.MAX_VALUE, null));
-    assertEquals(List.of(db), shop.descendants("Books", 1, null));
-    assertEquals(List.of(db, dbm), shop.descendants("Books", Integer.MAX_VALUE,
+    assertEquals(List.of(mongo, dbm), shop.childNodes("Databases"));
+    assertEquals(List.of(books, db), shop.ancestorNodes("dbm"));
+    assertEquals(List.of(db, mongo, dbm), shop.descendantNodes("Books", Integer.MAX_VALUE, null));
+    assertEquals(List.of(db), shop.descendantNodes("Books", 1, null));
+    assertEquals(List.of(db, dbm), shop.descendantNodes("Books", Integer.MAX_VALUE,
         Filters.lt("price.cents", 1000)));
-    assertEquals(List.of(dbm), shop.children("Databases", "MongoDB", 10, null));
-    assertEquals(List.of(mongo), shop.children("Databases", null, 1, null));
+    assertEquals(List.of(dbm), shop.childNodes("Databases", "MongoDB", 10, null));
+    assertEquals(List.of(mongo), shop.childNodes("Databases", null, 1, null));
 
     Product renamed = new Product("Databases", "Storage", List.of(), new Price(2, "USD"), T0,
         null);
@@ -139,11 +139,11 @@ class TypedTreeTest {
         T0, "odd")), shop.find("Databases"));
     shop.tree().update("Databases", java.util.Collections.singletonMap("note", null));
     assertEquals(Optional.of(renamed), shop.find("Databases"));
-    assertEquals(List.of(books, renamed), shop.ancestors("MongoDB"));
+    assertEquals(List.of(books, renamed), shop.ancestorNodes("MongoDB"));
 
     // The structure by id, through the store the view decodes for.
     shop.tree().move("Databases", Position.firstRoot());
-    assertEquals(List.of(renamed), shop.ancestors("dbm"));
+    assertEquals(List.of(renamed), shop.ancestorNodes("dbm"));
     assertEquals(Tree.parse("Databases(MongoDB dbm) Books").ids(), shop.tree().snapshot().ids());
     assertEquals(List.of(), shop.tree().check());
     assertEquals(Product.class, shop.documentClass());
@@ -162,8 +162,8 @@ class TypedTreeTest {
     fs.insert(new Folder("/usr", "usr", 10), Position.lastChildOf("/"));
     fs.insert(new Folder("/etc", "etc", 3), Position.before("/usr"));
     assertEquals(List.of(new Folder("/etc", "etc", 3), new Folder("/usr", "usr", 10)),
-        fs.children("/"));
-    assertEquals(List.of(new Folder("/", "root", 0)), fs.ancestors("/usr"));
+        fs.childNodes("/"));
+    assertEquals(List.of(new Folder("/", "root", 0)), fs.ancestorNodes("/usr"));
     assertEquals(Map.of("name", "usr", "size", 10), fs.tree().find("/usr").orElseThrow()
         .attributes());
   }
@@ -205,7 +205,7 @@ class TypedTreeTest {
       assertTrue(reserved.getMessage().contains("parent"), reserved.getMessage());
     }
     assertThrows(NodeNotFoundException.class, () -> shop.update(product("nothing", 1)));
-    assertThrows(NodeNotFoundException.class, () -> shop.children("nothing"));
+    assertThrows(NodeNotFoundException.class, () -> shop.childNodes("nothing"));
     assertThrows(IllegalArgumentException.class,
         () -> pattern.openTyped(c.withDocumentClass(Thread.class)));
     assertEquals(before, c.find().into(new ArrayList<>()), "nothing written");
