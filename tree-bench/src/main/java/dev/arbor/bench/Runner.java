@@ -7,6 +7,8 @@ import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.CommandMeter;
+import dev.arbor.tools.Counts;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -29,7 +31,7 @@ import org.bson.Document;
  *   <li>{@code max(1, warmup)} untimed invocations (the first also triggers the stores' one-time
  *       server probes, which are thus never charged to an operation; the bulk load, which has no
  *       probe, makes exactly {@code warmup});
- *   <li>one <b>counted</b> invocation with the {@link Meter} armed: round trips, documents and
+ *   <li>one <b>counted</b> invocation with the {@link CommandMeter} armed: round trips, documents and
  *       bytes; with explain, the commands it sent are then replayed under {@code explain};
  *   <li>up to {@code repeat} <b>timed</b> invocations with the meter disarmed, each read followed
  *       by its hand-written baseline, timed the same way;
@@ -47,7 +49,7 @@ final class Runner {
 
   private final Settings settings;
   private final Server server;
-  private final Meter meter;
+  private final CommandMeter meter;
   private final PrintWriter progress;
   private final List<String> warnings = new ArrayList<>();
   private long start;
@@ -55,10 +57,10 @@ final class Runner {
   private int cells;
   private boolean warmingUp;
 
-  Runner(Settings settings, Server server, Meter meter, PrintWriter progress) {
+  Runner(Settings settings, Server server, PrintWriter progress) {
     this.settings = settings;
     this.server = server;
-    this.meter = meter;
+    this.meter = server.meter();
     this.progress = progress;
   }
 

@@ -4,13 +4,14 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
 import dev.arbor.bench.BenchCommand;
+import dev.arbor.tools.Errors;
+import dev.arbor.tools.Text;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Model.CommandSpec;
@@ -20,6 +21,7 @@ import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.UnmatchedArgumentException;
+import picocli.CommandLine;
 
 /**
  * The {@code arbor} command line: {@code arbor
@@ -184,7 +186,7 @@ public final class Arbor implements Callable<Integer> {
         message += " (did you mean " + String.join(" or ", suggestions) + "?)";
       }
     }
-    err.println(name + ": " + Errors.oneLine(message) + "; see '" + name + " --help'");
+    err.println(name + ": " + Text.oneLine(message) + "; see '" + name + " --help'");
     err.flush();
     return EXIT_USAGE;
   }

@@ -4,6 +4,7 @@ import dev.arbor.mongo.NodeIdType;
 import dev.arbor.mongo.TreeField;
 import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.Text;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -11,8 +12,8 @@ import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Spec.Target;
+import picocli.CommandLine.Spec;
 
 /** The options that name one tree: where the server is, the database, collection and pattern. */
 final class StoreOptions {
@@ -81,12 +82,12 @@ final class StoreOptions {
         field = TreeField.valueOf(e.getKey().toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException unknown) {
         throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
-            + Errors.oneLine(e.getKey()) + "': not a structural field (parent, children,"
+            + Text.oneLine(e.getKey()) + "': not a structural field (parent, children,"
             + " ancestors, path, left, right, depth, rank)");
       }
       if (!field.usedBy(pattern)) {
         throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
-            + Errors.oneLine(e.getKey()) + "': " + Patterns.name(pattern) + " keeps no "
+            + Text.oneLine(e.getKey()) + "': " + Patterns.name(pattern) + " keeps no "
             + e.getKey().toLowerCase(Locale.ROOT) + " field");
       }
       try {
@@ -94,7 +95,7 @@ final class StoreOptions {
         pattern.reservedNames(options); // checks the names against the pattern
       } catch (IllegalArgumentException bad) {
         throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
-            + Errors.oneLine(e.getKey() + "=" + e.getValue()) + "': " + bad.getMessage());
+            + Text.oneLine(e.getKey() + "=" + e.getValue()) + "': " + bad.getMessage());
       }
     }
     return options;
@@ -126,12 +127,12 @@ final class StoreOptions {
     String problem = collection == null ? null : MongoNames.collectionProblem(collection);
     if (problem != null) {
       throw new ParameterException(spec.commandLine(), "invalid " + collectionOption + " '"
-          + Errors.oneLine(collection) + "': " + problem);
+          + Text.oneLine(collection) + "': " + problem);
     }
     problem = db == null ? null : MongoNames.databaseProblem(db);
     if (problem != null) {
       throw new ParameterException(spec.commandLine(), "invalid " + dbOption + " '"
-          + Errors.oneLine(db) + "': " + problem);
+          + Text.oneLine(db) + "': " + problem);
     }
   }
 }

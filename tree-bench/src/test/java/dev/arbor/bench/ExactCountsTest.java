@@ -26,14 +26,13 @@ class ExactCountsTest {
 
   @BeforeAll
   static void measure() {
-    Meter meter = new Meter();
-    server = Server.start(BenchEndToEndTest.testServerUri(), meter);
+    server = Server.start(BenchEndToEndTest.testServerUri());
     Settings settings = new Settings(null, List.of(TreePattern.values()),
         List.of(Shape.WIDE, Shape.BALANCED), List.of(SMALL, LARGE),
         List.of(Operation.ANCESTORS, Operation.CHILDREN, Operation.MOVE_LEAF,
             Operation.MOVE_SUBTREE, Operation.DELETE_SUBTREE, Operation.INSERT_LEAF),
         List.of(), 1, 0, 42, Path.of("unused"), 30, true, false, Settings.RankBy.AUTO);
-    results = new Runner(settings, server, meter, new PrintWriter(new StringWriter())).run();
+    results = new Runner(settings, server, new PrintWriter(new StringWriter())).run();
   }
 
   @AfterAll
