@@ -4,6 +4,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
 import dev.arbor.bench.BenchCommand;
+import dev.arbor.bench.ScaleCommand;
+import dev.arbor.bench.ScopeCommand;
 import dev.arbor.tools.Errors;
 import dev.arbor.tools.Text;
 import java.io.InputStream;
@@ -25,7 +27,8 @@ import picocli.CommandLine;
 
 /**
  * The {@code arbor} command line: {@code arbor
- * bench|import|export|convert|check|repair|doctor}.
+ * bench|scale|scope|import|export|convert|check|repair|doctor}: the benchmarks ({@code
+ * dev.arbor.bench}) and the data subcommands.
  *
  * <p>Every data subcommand names its tree with {@code --uri} (or {@code --data-dir} for the
  * embedded server kept on disk; neither: an embedded in-memory server), {@code --db}, {@code
@@ -41,9 +44,9 @@ import picocli.CommandLine;
     mixinStandardHelpOptions = true,
     version = "arbor 0.1.0-SNAPSHOT",
     description = "Trees in MongoDB in the five patterns of the MongoDB manual.",
-    subcommands = {BenchCommand.class, ImportCommand.class, ExportCommand.class,
-        ConvertCommand.class, CheckCommand.class, RepairCommand.class, DoctorCommand.class,
-        HelpCommand.class},
+    subcommands = {BenchCommand.class, ScaleCommand.class, ScopeCommand.class,
+        ImportCommand.class, ExportCommand.class, ConvertCommand.class, CheckCommand.class,
+        RepairCommand.class, DoctorCommand.class, HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:success",

@@ -7,7 +7,10 @@ import dev.arbor.mongo.TreePattern;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** {@link ScopeBench} runs both configurations and counts what its writers did. */
+/**
+ * {@link ScopeBench} ({@code arbor scope}) runs both configurations and counts what its writers
+ * did.
+ */
 class ScopeBenchTest {
   @Test
   void measuresTheBaselineOneTreeAndATreePerWriter() throws Exception {
@@ -21,5 +24,19 @@ class ScopeBenchTest {
       assertEquals(0, f.failures(), f.toString());
       assertTrue(f.toString().contains("changes/s"), f.toString());
     }
+  }
+
+  @Test
+  void theHelpNamesEveryOptionAndAnUnknownPatternIsOneLine() {
+    ScaleBenchTest.Cli help = ScaleBenchTest.Cli.run("scope", "--help");
+    assertEquals(0, help.exit(), help.err());
+    for (String option : List.of("--patterns", "--seconds", "--writers", "--nodes", "--uri")) {
+      assertTrue(help.out().contains(option + "="), option + " in\n" + help.out());
+    }
+    ScaleBenchTest.Cli bad = ScaleBenchTest.Cli.run("scope", "--patterns", "trees");
+    assertEquals(2, bad.exit(), bad.err());
+    assertTrue(bad.err().strip().startsWith("arbor scope: unknown pattern 'trees' (valid: "),
+        bad.err());
+    assertEquals(1, bad.err().strip().lines().count(), bad.err());
   }
 }
