@@ -99,7 +99,7 @@ final class ScaleBench {
    *
    * @param classpath the class path of the client JVMs
    * @param launcher the client JVM's main class and the arguments before {@code client}: the
-   *     command line this one runs as, e.g. {@code [dev.arbor.cli.Arbor, scale]}
+   *     command line this one runs as: the class whose main runs it, then {@code scale}
    */
   record Settings(List<TreePattern> patterns, List<Integer> sizes, List<String> ops, int repeat,
       String clientHeap, double limitSeconds, String uri, String classpath,

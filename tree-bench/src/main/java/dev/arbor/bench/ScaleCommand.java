@@ -1,7 +1,6 @@
 package dev.arbor.bench;
 
 import dev.arbor.mongo.TreePattern;
-import dev.arbor.tools.Errors;
 import dev.arbor.tools.ServerConnection;
 import dev.arbor.tools.Text;
 import java.io.IOException;
@@ -134,8 +133,8 @@ public final class ScaleCommand implements Callable<Integer> {
           + e.getMessage());
       err.flush();
       return 2;
-    } catch (IllegalStateException e) {
-      err.println("arbor scale: " + Errors.message(e));
+    } catch (ServerConnection.Unusable e) {
+      err.println("arbor scale: " + Text.oneLine(e.getMessage()));
       err.flush();
       return 1;
     }

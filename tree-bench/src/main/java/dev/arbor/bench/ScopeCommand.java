@@ -1,7 +1,6 @@
 package dev.arbor.bench;
 
 import dev.arbor.mongo.TreePattern;
-import dev.arbor.tools.Errors;
 import dev.arbor.tools.ServerConnection;
 import dev.arbor.tools.Text;
 import java.io.PrintWriter;
@@ -81,8 +80,8 @@ public final class ScopeCommand implements Callable<Integer> {
           + e.getMessage());
       err.flush();
       return 2;
-    } catch (IllegalStateException e) {
-      err.println("arbor scope: " + Errors.message(e));
+    } catch (ServerConnection.Unusable e) {
+      err.println("arbor scope: " + Text.oneLine(e.getMessage()));
       err.flush();
       return 1;
     }

@@ -39,4 +39,15 @@ class ScopeBenchTest {
         bad.err());
     assertEquals(1, bad.err().strip().lines().count(), bad.err());
   }
+
+  @Test
+  void aServerThatCannotBeReachedIsOneLineAndExitStatusOne() {
+    for (String command : List.of("scope", "scale")) {
+      ScaleBenchTest.Cli r = ScaleBenchTest.Cli.run(command, "--uri",
+          "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300");
+      assertEquals(1, r.exit(), r.err());
+      assertEquals("arbor " + command + ": cannot reach MongoDB at 127.0.0.1:1: no server"
+          + " answered within 0.3 s", r.err().strip());
+    }
+  }
 }
