@@ -6,6 +6,7 @@ import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
 import dev.arbor.tools.Text;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -61,14 +62,23 @@ final class StoreOptions {
           + " form, a long in decimal."})
   NodeIdType idType;
 
+  @Option(names = "--lease-seconds", hidden = true, paramLabel = "S",
+      description = "How long the store's lock outlives a holder that stopped (default: the"
+          + " library's): for tests that kill a command and run the next at once.")
+  Long leaseSeconds;
+
   /**
-   * The store options the command line gives: the field names of {@code --field}.
+   * The store options the command line gives: the field names of {@code --field}, the id type
+   * of {@code --id-type}, the lease of the hidden {@code --lease-seconds}.
    *
    * @throws ParameterException naming the option if a field is unknown, not kept by the
    *     pattern, or its name cannot be used
    */
   TreeOptions treeOptions() {
     TreeOptions options = treeOptions(mixee, "--field", fields, pattern);
+    if (leaseSeconds != null) {
+      options = options.withLease(Duration.ofSeconds(leaseSeconds));
+    }
     return idType == null ? options : options.withIdType(idType);
   }
 

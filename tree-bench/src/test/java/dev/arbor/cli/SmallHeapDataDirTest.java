@@ -53,6 +53,11 @@ class SmallHeapDataDirTest {
   static final int NODES = 60_000;
   static final String HEAP = "96m";
   private static final long HEAP_BYTES = 96L << 20;
+  /**
+   * The lease of the imports that are killed, which the next command on their collection waits
+   * out before it undoes their load (the library's default is 30 s).
+   */
+  private static final int KILLED_LEASE_SECONDS = 10;
 
   @TempDir
   Path dir;
@@ -118,15 +123,17 @@ class SmallHeapDataDirTest {
   }
 
   /**
-   * Runs {@code arbor args} with the small heap and kills it once a save of what it loads has
-   * reached the data directory's file: at the first progress line after the file has grown
-   * twice (saves are written one after the other, each synced before the next, so the first is
-   * complete by then).
+   * Runs {@code arbor args} with the small heap and a lease of {@value #KILLED_LEASE_SECONDS} s
+   * and kills it once a save of what it loads has reached the data directory's file: at the
+   * first progress line after the file has grown twice (saves are written one after the other,
+   * each synced before the next, so the first is complete by then). The next command on the
+   * collection waits out that lease before it settles the killed load.
    */
   private static void killAfterASave(Path data, String... args) throws Exception {
     Path mv = data.resolve(Connection.DATA_FILE);
     List<String> all = new ArrayList<>(List.of(args));
-    all.addAll(List.of("--progress-interval", "100"));
+    all.addAll(List.of("--progress-interval", "100", "--lease-seconds",
+        String.valueOf(KILLED_LEASE_SECONDS)));
     Process p = ChildJvm.java("-Xmx" + HEAP, MeasuredArbor.class.getName(),
         all.toArray(String[]::new)).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     List<String> said = new ArrayList<>();
