@@ -42,7 +42,7 @@ final class Analysis {
 
   /** The geometric mean over shapes of the median latency; NaN if any shape failed. */
   double latency(TreePattern pattern, String name, int size) {
-    return geomean(acrossShapes(pattern, name, size), Measurement::medianMicros);
+    return geomean(acrossShapes(pattern, name, size), row -> row.latency().medianMicros());
   }
 
   /** The arithmetic mean over shapes of a count; NaN if any shape failed. */
@@ -125,9 +125,9 @@ final class Analysis {
           if (points.size() < 2) {
             continue;
           }
-          out.add(new Growth(p, shape, name, fit(points, Measurement::minMicros),
-              fit(points, Measurement::roundTrips),
-              fit(points, m -> m.docsReturned() + m.docsWritten())));
+          out.add(new Growth(p, shape, name, fit(points, row -> row.latency().minMicros()),
+              fit(points, row -> row.traffic().roundTrips()),
+              fit(points, m -> m.traffic().docsReturned() + m.traffic().docsWritten())));
         }
       }
     }
@@ -152,7 +152,7 @@ final class Analysis {
     double[] y = new double[points.size()];
     boolean constant = true;
     for (int i = 0; i < x.length; i++) {
-      x[i] = points.get(i).size();
+      x[i] = points.get(i).key().size();
       y[i] = f.applyAsDouble(points.get(i));
       constant &= y[i] == y[0];
     }
@@ -252,10 +252,10 @@ final class Analysis {
         List<Measurement> ms = acrossShapes(p, name, size);
         List<List<Double>> samples = new ArrayList<>();
         for (Measurement m : ms) {
-          reads += m.reads();
-          steps += m.steps();
+          reads += m.work().reads();
+          steps += m.work().steps();
           if (!m.failed()) {
-            samples.add(m.samplesMicros());
+            samples.add(m.latency().samplesMicros());
           }
         }
         double micros = latency(p, name, size);
@@ -265,9 +265,9 @@ final class Analysis {
         // A percentile interval may miss a skewed point estimate: it always holds it here.
         ranked.add(new Ranked(p, 0, micros, Math.min(ci[0], micros), Math.max(ci[1], micros),
             Double.NaN,
-            mean(p, name, size, Measurement::roundTrips),
-            mean(p, name, size, Measurement::docsWritten),
-            mean(p, name, size, Measurement::docsReturned), ""));
+            mean(p, name, size, row -> row.traffic().roundTrips()),
+            mean(p, name, size, row -> row.traffic().docsWritten()),
+            mean(p, name, size, row -> row.traffic().docsReturned()), ""));
       }
       if (ranked.isEmpty()) {
         continue;
@@ -295,8 +295,8 @@ final class Analysis {
             reason(r, reference, i == 0, size, by)));
       }
       boolean exact = results.measurements().stream()
-          .filter(m -> m.name().equals(name) && !m.failed())
-          .allMatch(m -> 100L * m.reads() == (long) w.readPercent() * m.steps());
+          .filter(m -> m.key().name().equals(name) && !m.failed())
+          .allMatch(m -> 100L * m.work().reads() == (long) w.readPercent() * m.work().steps());
       out.add(new Recommendation(w, size, by, reads, steps, exact, withReasons));
     }
     return out;

@@ -1,7 +1,7 @@
 package dev.arbor.bench;
 
-import dev.arbor.cli.Errors;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.Text;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -144,7 +144,7 @@ public final class BenchCommand implements Callable<Integer> {
       stderr.flush();
       return 2;
     } catch (TreeFile.Unusable e) {
-      stderr.println("arbor bench: " + Errors.oneLine(e.getMessage()));
+      stderr.println("arbor bench: " + Text.oneLine(e.getMessage()));
       stderr.flush();
       return 1;
     }
@@ -155,16 +155,15 @@ public final class BenchCommand implements Callable<Integer> {
       stderr.flush();
       return 1;
     }
-    Meter meter = new Meter();
     Server server;
     try {
-      server = Server.start(settings.uri(), meter);
+      server = Server.start(settings.uri());
     } catch (Server.MalformedUri e) {
       stderr.println("arbor bench: " + e.getMessage());
       stderr.flush();
       return 2;
     } catch (IllegalStateException e) {
-      stderr.println("arbor bench: " + Errors.oneLine(e.getMessage()));
+      stderr.println("arbor bench: " + Text.oneLine(e.getMessage()));
       stderr.flush();
       return 1;
     }
@@ -172,7 +171,7 @@ public final class BenchCommand implements Callable<Integer> {
     try (server) {
       stdout.println("arbor bench on " + server.description() + "; writing to "
           + settings.out().toAbsolutePath());
-      results = new Runner(settings, server, meter, stdout).run();
+      results = new Runner(settings, server, stdout).run();
     }
     Report report = new Report(new Analysis(results));
     try {

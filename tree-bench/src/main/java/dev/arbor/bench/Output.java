@@ -89,20 +89,24 @@ final class Output {
     StringBuilder sb = new StringBuilder(String.join(",", CSV_COLUMNS)).append('\n');
     Settings s = r.settings();
     for (Measurement m : r.measurements()) {
+      Measurement.Key k = m.key();
+      Measurement.Work w = m.work();
+      Measurement.Latency l = m.latency();
+      Measurement.Traffic t = m.traffic();
+      Measurement.Baseline b = m.baseline();
+      Measurement.Stored st = m.stored();
       List<Object> cells = List.of(r.started().toString(), r.server(), r.serverVersion(),
           r.embedded(), s.seed(), s.repeat(), s.warmup(), s.cellSeconds(), s.isolatedReads(),
-          s.transactions(), Names.of(m.pattern()),
-          m.shape().label(), m.size(), m.kind(), m.name(), m.subject(), m.subjectSize(),
-          m.resultSize(), m.steps(), m.reads(), m.samples(), m.minMicros(), m.medianMicros(),
-          m.p95Micros(),
-          m.roundTrips(), m.docsReturned(), m.docsWritten(), m.bytesSent(), m.bytesReceived(),
-          m.lockRoundTrips(), m.lockDocsWritten(),
-          nullable(m.docsExamined()), nullable(m.keysExamined()),
-          nullable(m.examinedPerReturned()), nullable(m.baselineQuery()),
-          nullable(m.baselineMedianMicros()), nullable(m.baselineRoundTrips()),
-          nullable(m.overhead()), nullable(m.otherOverhead()), nullable(m.avgDocBytes()),
-          nullable(m.dataBytes()),
-          nullable(m.indexBytes()), m.note());
+          s.transactions(), Names.of(k.pattern()), k.shape().label(), k.size(), k.kind(),
+          k.name(), w.subject(), w.subjectSize(), w.resultSize(), w.steps(), w.reads(),
+          l.samples(), l.minMicros(), l.medianMicros(), l.p95Micros(),
+          t.roundTrips(), t.docsReturned(), t.docsWritten(), t.bytesSent(), t.bytesReceived(),
+          t.lockRoundTrips(), t.lockDocsWritten(),
+          nullable(m.explain().docsExamined()), nullable(m.explain().keysExamined()),
+          nullable(m.examinedPerReturned()), nullable(b.query()), nullable(b.medianMicros()),
+          nullable(b.roundTrips()), nullable(b.overhead()), nullable(b.otherOverhead()),
+          nullable(st.avgDocBytes()), nullable(st.dataBytes()), nullable(st.indexBytes()),
+          m.note());
       List<String> out = new ArrayList<>();
       for (Object c : cells) {
         out.add(csvCell(c));
@@ -162,38 +166,38 @@ final class Output {
     }
     List<Document> measurements = new ArrayList<>();
     for (Measurement m : r.measurements()) {
-      measurements.add(new Document("pattern", Names.of(m.pattern()))
-          .append("shape", m.shape().label())
-          .append("size", m.size())
-          .append("kind", m.kind())
-          .append("name", m.name())
-          .append("subject", m.subject())
-          .append("subjectSize", m.subjectSize())
-          .append("resultSize", m.resultSize())
-          .append("steps", m.steps())
-          .append("reads", m.reads())
-          .append("samples", m.samples())
-          .append("minMicros", finite(m.minMicros()))
-          .append("medianMicros", finite(m.medianMicros()))
-          .append("p95Micros", finite(m.p95Micros()))
-          .append("roundTrips", finite(m.roundTrips()))
-          .append("docsReturned", finite(m.docsReturned()))
-          .append("docsWritten", finite(m.docsWritten()))
-          .append("bytesSent", finite(m.bytesSent()))
-          .append("bytesReceived", finite(m.bytesReceived()))
-          .append("lockRoundTrips", finite(m.lockRoundTrips()))
-          .append("lockDocsWritten", finite(m.lockDocsWritten()))
-          .append("docsExamined", m.docsExamined())
-          .append("keysExamined", m.keysExamined())
+      measurements.add(new Document("pattern", Names.of(m.key().pattern()))
+          .append("shape", m.key().shape().label())
+          .append("size", m.key().size())
+          .append("kind", m.key().kind())
+          .append("name", m.key().name())
+          .append("subject", m.work().subject())
+          .append("subjectSize", m.work().subjectSize())
+          .append("resultSize", m.work().resultSize())
+          .append("steps", m.work().steps())
+          .append("reads", m.work().reads())
+          .append("samples", m.latency().samples())
+          .append("minMicros", finite(m.latency().minMicros()))
+          .append("medianMicros", finite(m.latency().medianMicros()))
+          .append("p95Micros", finite(m.latency().p95Micros()))
+          .append("roundTrips", finite(m.traffic().roundTrips()))
+          .append("docsReturned", finite(m.traffic().docsReturned()))
+          .append("docsWritten", finite(m.traffic().docsWritten()))
+          .append("bytesSent", finite(m.traffic().bytesSent()))
+          .append("bytesReceived", finite(m.traffic().bytesReceived()))
+          .append("lockRoundTrips", finite(m.traffic().lockRoundTrips()))
+          .append("lockDocsWritten", finite(m.traffic().lockDocsWritten()))
+          .append("docsExamined", m.explain().docsExamined())
+          .append("keysExamined", m.explain().keysExamined())
           .append("examinedPerReturned", m.examinedPerReturned())
-          .append("baselineQuery", m.baselineQuery())
-          .append("baselineMedianMicros", m.baselineMedianMicros())
-          .append("baselineRoundTrips", m.baselineRoundTrips())
-          .append("overhead", m.overhead())
-          .append("overheadOtherIsolation", m.otherOverhead())
-          .append("avgDocBytes", m.avgDocBytes())
-          .append("dataBytes", m.dataBytes())
-          .append("indexBytes", m.indexBytes())
+          .append("baselineQuery", m.baseline().query())
+          .append("baselineMedianMicros", m.baseline().medianMicros())
+          .append("baselineRoundTrips", m.baseline().roundTrips())
+          .append("overhead", m.baseline().overhead())
+          .append("overheadOtherIsolation", m.baseline().otherOverhead())
+          .append("avgDocBytes", m.stored().avgDocBytes())
+          .append("dataBytes", m.stored().dataBytes())
+          .append("indexBytes", m.stored().indexBytes())
           .append("note", m.note()));
     }
     List<Document> growth = new ArrayList<>();

@@ -141,15 +141,15 @@ final class Report {
   }
 
   Table roundTrips(int size) {
-    return byPattern(size, results.names(), rangeOf(Measurement::roundTrips));
+    return byPattern(size, results.names(), rangeOf(row -> row.traffic().roundTrips()));
   }
 
   Table written(int size) {
-    return byPattern(size, results.names(), rangeOf(Measurement::docsWritten));
+    return byPattern(size, results.names(), rangeOf(row -> row.traffic().docsWritten()));
   }
 
   Table returned(int size) {
-    return byPattern(size, results.names(), rangeOf(Measurement::docsReturned));
+    return byPattern(size, results.names(), rangeOf(row -> row.traffic().docsReturned()));
   }
 
   Table latency(int size) {
@@ -322,9 +322,9 @@ final class Report {
     b.add(new Text("In brackets, the protocol's share of all round trips of the operation (means"
         + " over the shapes)."));
     b.add(new TableBlock(byPattern(size, results.names(), (p, name, sz) -> {
-      double[] r = analysis.range(p, name, sz, Measurement::lockRoundTrips);
-      double all = analysis.mean(p, name, sz, Measurement::roundTrips);
-      double lock = analysis.mean(p, name, sz, Measurement::lockRoundTrips);
+      double[] r = analysis.range(p, name, sz, row -> row.traffic().lockRoundTrips());
+      double all = analysis.mean(p, name, sz, row -> row.traffic().roundTrips());
+      double lock = analysis.mean(p, name, sz, row -> row.traffic().lockRoundTrips());
       return Double.isNaN(r[0]) ? "-" : Format.range(r[0], r[1])
           + (all > 0 ? String.format(java.util.Locale.ROOT, " (%.0f%%)", 100 * lock / all) : "");
     })));
@@ -334,7 +334,7 @@ final class Report {
     b.add(new TableBlock(written(size)));
     b.add(new Heading(3, "Of which lock and journal documents"));
     b.add(new TableBlock(byPattern(size, results.names(),
-        rangeOf(Measurement::lockDocsWritten))));
+        rangeOf(row -> row.traffic().lockDocsWritten()))));
     b.add(new Heading(2, "Documents returned per operation" + at));
     b.add(new TableBlock(returned(size)));
     b.add(new Heading(2, "Median latency per operation, ms" + at));
@@ -354,8 +354,9 @@ final class Report {
         return Format.range(r[0], r[1]);
       })));
       b.add(new Heading(2, "Index keys examined per operation (explain)" + at));
-      b.add(new TableBlock(byPattern(size, results.names(), rangeOf(m -> m.keysExamined() == null
-          ? Double.NaN : m.keysExamined()))));
+      b.add(new TableBlock(byPattern(size, results.names(),
+          rangeOf(m -> m.explain().keysExamined() == null
+          ? Double.NaN : m.explain().keysExamined()))));
     }
     growth(b);
     storage(b);
@@ -466,24 +467,26 @@ final class Report {
         + " manual's query."));
     b.add(new Heading(3, "Isolated reads (the default)"));
     b.add(new TableBlock(byPattern(size, reads,
-        ratioCell(isolated ? Measurement::overheadRatios : Measurement::otherOverheadRatios))));
+        ratioCell(isolated ? row -> row.baseline().overheadRatios()
+            : row -> row.baseline().otherOverheadRatios()))));
     b.add(new Heading(3, "Without isolation (TreeOptions.withIsolatedReads(false))"));
     b.add(new TableBlock(byPattern(size, reads,
-        ratioCell(isolated ? Measurement::otherOverheadRatios : Measurement::overheadRatios))));
+        ratioCell(isolated ? row -> row.baseline().otherOverheadRatios()
+            : row -> row.baseline().overheadRatios()))));
     b.add(new Text("Round trips of the store" + (isolated ? " (isolated)" : "")
         + " / of the hand-written query:"));
     b.add(new TableBlock(byPattern(size, reads, (p, name, sz) -> {
-      double[] store = analysis.range(p, name, sz, Measurement::roundTrips);
+      double[] store = analysis.range(p, name, sz, row -> row.traffic().roundTrips());
       double[] hand = analysis.range(p, name, sz,
-          m -> m.baselineRoundTrips() == null ? Double.NaN : m.baselineRoundTrips());
+          m -> m.baseline().roundTrips() == null ? Double.NaN : m.baseline().roundTrips());
       return Double.isNaN(hand[0]) ? "-"
           : Format.range(store[0], store[1]) + " / " + Format.range(hand[0], hand[1]);
     })));
     b.add(new Text("The hand-written queries:"));
     b.add(new TableBlock(byPattern(size, reads, (p, name, sz) -> {
       for (Measurement m : analysis.acrossShapes(p, name, sz)) {
-        if (m.baselineQuery() != null) {
-          return m.baselineQuery();
+        if (m.baseline().query() != null) {
+          return m.baseline().query();
         }
       }
       return "-";
@@ -500,7 +503,7 @@ final class Report {
         + " of insertMany's (1 is as fast; the median of the per-round ratios, geometric mean over"
         + " the shapes, 95% bootstrap interval)."));
     b.add(new TableBlock(byPattern(size, List.of(Names.of(Operation.LOAD)),
-        ratioCell(m -> m.overheadRatios().stream().map(r -> 1 / r).toList()))));
+        ratioCell(m -> m.baseline().overheadRatios().stream().map(r -> 1 / r).toList()))));
   }
 
   /**
@@ -593,10 +596,11 @@ final class Report {
       Long index = null;
       for (TreeSource s : results.settings().shapes()) {
         Measurement m = anyOf(p, s, size);
-        row.add(m == null || m.avgDocBytes() == null ? "-"
-            : String.format(Locale.ROOT, "%.0f", m.avgDocBytes()));
-        if (m != null && m.indexBytes() != null) {
-          index = index == null ? m.indexBytes() : Math.max(index, m.indexBytes());
+        row.add(m == null || m.stored().avgDocBytes() == null ? "-"
+            : String.format(Locale.ROOT, "%.0f", m.stored().avgDocBytes()));
+        if (m != null && m.stored().indexBytes() != null) {
+          index = index == null ? m.stored().indexBytes()
+              : Math.max(index, m.stored().indexBytes());
         }
       }
       row.add(index == null ? "n/a" : Format.count(index));
@@ -610,7 +614,7 @@ final class Report {
   private Measurement anyOf(TreePattern p, TreeSource s, int size) {
     for (String name : results.names()) {
       Measurement m = results.find(p, s, size, name);
-      if (m != null && m.avgDocBytes() != null) {
+      if (m != null && m.stored().avgDocBytes() != null) {
         return m;
       }
     }
@@ -637,13 +641,15 @@ final class Report {
         for (int s = 0; s < patterns.size(); s++) {
           Measurement m = results.find(results.measured().get(s),
               results.settings().shapes().get(g), size, name);
-          latency[g][s] = m == null ? Double.NaN : m.medianMicros() / 1e3;
-          trips[g][s] = m == null ? Double.NaN : m.roundTrips();
-          written[g][s] = m == null ? Double.NaN : m.docsWritten();
-          String figures = m == null || m.failed() ? "-" : Format.micros(m.medianMicros()) + ", "
-              + Format.number(m.roundTrips()) + " rt, " + Format.number(m.docsWritten()) + " w";
+          latency[g][s] = m == null ? Double.NaN : m.latency().medianMicros() / 1e3;
+          trips[g][s] = m == null ? Double.NaN : m.traffic().roundTrips();
+          written[g][s] = m == null ? Double.NaN : m.traffic().docsWritten();
+          String figures = m == null || m.failed() ? "-"
+              : Format.micros(m.latency().medianMicros()) + ", "
+                  + Format.number(m.traffic().roundTrips()) + " rt, "
+                  + Format.number(m.traffic().docsWritten()) + " w";
           tips[g][s] = patterns.get(s) + ", " + shapes.get(g) + ": " + figures
-              + (m == null ? "" : ", " + Format.number(m.docsReturned()) + " returned");
+              + (m == null ? "" : ", " + Format.number(m.traffic().docsReturned()) + " returned");
           row.add(figures);
         }
         table.add(row);
@@ -672,14 +678,15 @@ final class Report {
           if (m == null || m.failed()) {
             return m == null ? "-" : "failed";
           }
-          return Format.micros(m.medianMicros()) + " / " + Format.number(m.roundTrips())
-              + " rt / " + Format.number(m.docsWritten()) + " w";
+          return Format.micros(m.latency().medianMicros()) + " / "
+              + Format.number(m.traffic().roundTrips())
+              + " rt / " + Format.number(m.traffic().docsWritten()) + " w";
         })));
         List<String> subjects = new ArrayList<>();
         for (String name : results.names()) {
           Measurement m = results.find(results.measured().get(0), shape, size, name);
-          if (m != null && !m.subject().isEmpty()) {
-            subjects.add(name + ": " + m.subject());
+          if (m != null && !m.work().subject().isEmpty()) {
+            subjects.add(name + ": " + m.work().subject());
           }
         }
         if (!results.measured().isEmpty() && !subjects.isEmpty()) {

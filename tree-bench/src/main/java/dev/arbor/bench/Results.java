@@ -45,8 +45,8 @@ record Results(Settings settings, Instant started, double elapsedSeconds, String
   /** The measurement of a cell, or null. */
   Measurement find(TreePattern pattern, TreeSource shape, int size, String name) {
     for (Measurement m : measurements) {
-      if (m.pattern() == pattern && m.shape() == shape && m.size() == size
-          && m.name().equals(name)) {
+      if (m.key().pattern() == pattern && m.key().shape() == shape && m.key().size() == size
+          && m.key().name().equals(name)) {
         return m;
       }
     }

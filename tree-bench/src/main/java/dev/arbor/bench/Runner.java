@@ -7,6 +7,8 @@ import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.CommandMeter;
+import dev.arbor.tools.Counts;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -29,7 +31,8 @@ import org.bson.Document;
  *   <li>{@code max(1, warmup)} untimed invocations (the first also triggers the stores' one-time
  *       server probes, which are thus never charged to an operation; the bulk load, which has no
  *       probe, makes exactly {@code warmup});
- *   <li>one <b>counted</b> invocation with the {@link Meter} armed: round trips, documents and
+ *   <li>one <b>counted</b> invocation with the {@link CommandMeter} armed: round trips, documents
+ *       and
  *       bytes; with explain, the commands it sent are then replayed under {@code explain};
  *   <li>up to {@code repeat} <b>timed</b> invocations with the meter disarmed, each read followed
  *       by its hand-written baseline, timed the same way;
@@ -47,7 +50,7 @@ final class Runner {
 
   private final Settings settings;
   private final Server server;
-  private final Meter meter;
+  private final CommandMeter meter;
   private final PrintWriter progress;
   private final List<String> warnings = new ArrayList<>();
   private long start;
@@ -55,10 +58,10 @@ final class Runner {
   private int cells;
   private boolean warmingUp;
 
-  Runner(Settings settings, Server server, Meter meter, PrintWriter progress) {
+  Runner(Settings settings, Server server, PrintWriter progress) {
     this.settings = settings;
     this.server = server;
-    this.meter = meter;
+    this.meter = server.meter();
     this.progress = progress;
   }
 
@@ -426,20 +429,21 @@ final class Runner {
         : Stats.median(baselineSamples) / 1e3;
     List<Double> overheadRatios = ratios(samples, baselineSamples, perOp);
     Double overhead = overheadRatios.isEmpty() ? null : Measurement.median(overheadRatios);
-    Server.Storage s = c.storage;
-    return new Measurement(c.pattern, c.shape, c.size, kind, name, subject, subjectSize, result,
-        steps, reads, samples.size(), min, median, p95, counts.roundTrips() / perOp,
-        counts.docsReturned() / perOp, counts.docsWritten() / perOp, counts.bytesSent() / perOp,
-        counts.bytesReceived() / perOp, counts.lockRoundTrips() / perOp,
-        counts.lockDocsWritten() / perOp,
-        explained == null ? null : explained.docsExamined() / perOp,
-        explained == null ? null : explained.keysExamined() / perOp,
-        baselineQuery, baselineMedian,
-        baselineCounts == null ? null : (double) baselineCounts.roundTrips(), overhead,
-        s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
-        s == null ? null : s.indexBytes(), note,
-        samples.stream().map(t -> t / 1e3 / perOp).toList(), overheadRatios,
-        ratios(otherSamples, baselineSamples, perOp));
+    return new Measurement(
+        new Measurement.Key(c.pattern, c.shape, c.size, kind, name),
+        new Measurement.Work(subject, subjectSize, result, steps, reads),
+        new Measurement.Latency(samples.size(), min, median, p95,
+            samples.stream().map(t -> t / 1e3 / perOp).toList()),
+        new Measurement.Traffic(counts.roundTrips() / perOp, counts.docsReturned() / perOp,
+            counts.docsWritten() / perOp, counts.bytesSent() / perOp,
+            counts.bytesReceived() / perOp, counts.lockRoundTrips() / perOp,
+            counts.lockDocsWritten() / perOp),
+        explained == null ? Measurement.Explain.NONE : new Measurement.Explain(
+            explained.docsExamined() / perOp, explained.keysExamined() / perOp),
+        new Measurement.Baseline(baselineQuery, baselineMedian,
+            baselineCounts == null ? null : (double) baselineCounts.roundTrips(), overhead,
+            overheadRatios, ratios(otherSamples, baselineSamples, perOp)),
+        Measurement.Stored.of(c.storage), note);
   }
 
   private Measurement failed(Cell c, String kind, String name, RuntimeException e) {
@@ -447,12 +451,11 @@ final class Runner {
     progress.println((warmingUp ? "FAILED (warm-up) " + where(c) + " " + name + ": " : "FAILED: ")
         + e);
     warnings.add(message);
-    Server.Storage s = c.storage;
     double nan = Double.NaN;
-    return new Measurement(c.pattern, c.shape, c.size, kind, name, "", 0, 0, 0, 0, 0, nan, nan, nan,
-        nan, nan, nan, nan, nan, nan, nan, null, null, null, null, null, null,
-        s == null ? null : s.avgDocBytes(), s == null ? null : s.dataBytes(),
-        s == null ? null : s.indexBytes(), "failed: " + e, List.of(), List.of(), List.of());
+    return new Measurement(new Measurement.Key(c.pattern, c.shape, c.size, kind, name),
+        new Measurement.Work("", 0, 0, 0, 0), new Measurement.Latency(0, nan, nan, nan, List.of()),
+        new Measurement.Traffic(nan, nan, nan, nan, nan, nan, nan), Measurement.Explain.NONE,
+        Measurement.Baseline.NONE, Measurement.Stored.of(c.storage), "failed: " + e);
   }
 
   private static String where(Cell c) {
@@ -485,7 +488,8 @@ final class Runner {
     if (warmingUp) {
       return;
     }
-    progress.println(Format.micros(m.medianMicros()) + "  " + Format.number(m.roundTrips())
-        + " rt  " + Format.number(m.docsWritten()) + " written");
+    progress.println(Format.micros(m.latency().medianMicros()) + "  "
+        + Format.number(m.traffic().roundTrips())
+        + " rt  " + Format.number(m.traffic().docsWritten()) + " written");
   }
 }

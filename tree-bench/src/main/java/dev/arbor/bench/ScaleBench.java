@@ -1,27 +1,20 @@
 package dev.arbor.bench;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoCursor;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.InsertManyOptions;
-import com.mongodb.event.CommandFailedEvent;
-import com.mongodb.event.CommandListener;
-import com.mongodb.event.CommandStartedEvent;
-import com.mongodb.event.CommandSucceededEvent;
 import dev.arbor.core.Node;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
-import dev.arbor.embedded.EmbeddedMongo;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.CommandMeter;
+import dev.arbor.tools.ServerConnection;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
@@ -39,7 +32,6 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 import org.bson.RawBsonDocument;
@@ -66,7 +58,7 @@ import org.bson.RawBsonDocument;
  *       counts garbage not yet collected; reset after a full collection at the start of each
  *       size), and the live heap: the largest heap in use right after a full collection (one is
  *       forced after each operation, untimed; others happen when the old generation fills);
- *   <li>per operation, time and round trips ({@link CommandListener}, every command the client
+ *   <li>per operation, time and round trips ({@link CommandMeter}, every command the client
  *       sends): the load, the raw inserts, {@code entries()} streamed whole, {@code children} of a
  *       node with {@value #FAN_OUT} children, {@code ancestors} of the last (deepest) node, {@code
  *       descendants} of a node two levels above the bottom, and a small insert, move and delete of
@@ -81,15 +73,16 @@ import org.bson.RawBsonDocument;
  * path, so the client never holds the tree.
  *
  * <pre>{@code
- * java -Xmx8g -cp tree-bench/target/arbor.jar dev.arbor.bench.ScaleBench [--patterns all]
+ * java -Xmx8g -jar tree-bench/target/arbor.jar scale [--patterns all]
  *     [--sizes 1k,10k,100k,1M] [--repeat 3] [--client-heap 256m] [--limit-seconds 300]
  *     [--uri mongodb://...] [--markdown FILE]
  * }</pre>
  *
- * <p>With no {@code --uri} the embedded server runs in this JVM (hence its {@code -Xmx}: it holds
- * the largest tree twice), the clients in child JVMs. An operation whose time, extrapolated from
- * the smaller sizes by its growth exponent, would pass {@code --limit-seconds} is skipped and
- * reported so.
+ * <p>The options are {@link ScaleCommand}'s. With no {@code --uri} the embedded server runs in
+ * this JVM (hence its {@code -Xmx}: it holds the largest tree twice), the clients in child JVMs,
+ * each started as {@code arbor scale client …} on this JVM's class path. An operation whose
+ * time, extrapolated from the smaller sizes by its growth exponent, would pass {@code
+ * --limit-seconds} is skipped and reported so.
  */
 final class ScaleBench {
   /** Children per node of the generated tree. */
@@ -102,29 +95,53 @@ final class ScaleBench {
 
   private ScaleBench() {}
 
-  /** What to run. */
+  /**
+   * What to run.
+   *
+   * @param classpath the class path of the client JVMs
+   * @param launcher the client JVM's main class and the arguments before {@code client}: the
+   *     command line this one runs as: the class whose main runs it, then {@code scale}
+   */
   record Settings(List<TreePattern> patterns, List<Integer> sizes, List<String> ops, int repeat,
-      String clientHeap, double limitSeconds, String uri, String classpath, Path markdown) {
-    static Settings defaults() {
-      return new Settings(List.of(TreePattern.values()),
-          List.of(1_000, 10_000, 100_000, 1_000_000), OPS, 3, "256m", 300, null,
-          System.getProperty("java.class.path"), null);
+      String clientHeap, double limitSeconds, String uri, String classpath,
+      List<String> launcher, Path markdown) {
+    static final List<Integer> DEFAULT_SIZES = List.of(1_000, 10_000, 100_000, 1_000_000);
+    static final int DEFAULT_REPEAT = 3;
+    static final String DEFAULT_CLIENT_HEAP = "256m";
+    static final double DEFAULT_LIMIT_SECONDS = 300;
+
+    Settings {
+      patterns = List.copyOf(patterns);
+      sizes = List.copyOf(sizes);
+      ops = List.copyOf(ops);
+      launcher = List.copyOf(launcher);
+    }
+
+    /** The defaults, the clients launched as {@code launcher}. */
+    static Settings defaults(List<String> launcher) {
+      return new Settings(List.of(TreePattern.values()), DEFAULT_SIZES, OPS, DEFAULT_REPEAT,
+          DEFAULT_CLIENT_HEAP, DEFAULT_LIMIT_SECONDS, null,
+          System.getProperty("java.class.path"), launcher, null);
     }
 
     Settings withSizes(List<Integer> s) {
-      return new Settings(patterns, s, ops, repeat, clientHeap, limitSeconds, uri, classpath, markdown);
+      return new Settings(patterns, s, ops, repeat, clientHeap, limitSeconds, uri, classpath,
+          launcher, markdown);
     }
 
     Settings withPatterns(List<TreePattern> p) {
-      return new Settings(p, sizes, ops, repeat, clientHeap, limitSeconds, uri, classpath, markdown);
+      return new Settings(p, sizes, ops, repeat, clientHeap, limitSeconds, uri, classpath,
+          launcher, markdown);
     }
 
     Settings withRepeat(int r) {
-      return new Settings(patterns, sizes, ops, r, clientHeap, limitSeconds, uri, classpath, markdown);
+      return new Settings(patterns, sizes, ops, r, clientHeap, limitSeconds, uri, classpath,
+          launcher, markdown);
     }
 
     Settings withClasspath(String c) {
-      return new Settings(patterns, sizes, ops, repeat, clientHeap, limitSeconds, uri, c, markdown);
+      return new Settings(patterns, sizes, ops, repeat, clientHeap, limitSeconds, uri, c,
+          launcher, markdown);
     }
   }
 
@@ -226,122 +243,53 @@ final class ScaleBench {
 
   // ------------------------------------------------------------------ the orchestrator
 
-  /** What {@code --help} prints. */
-  static final String USAGE = """
-      usage: java -Xmx10g -cp arbor.jar dev.arbor.bench.ScaleBench [options]
-        --patterns LIST       patterns to run (default: all five)
-        --sizes LIST          tree sizes, e.g. 1k,10k,100k,1M (the default)
-        --ops LIST            operations besides the load: insertMany, entries, children,
-                              ancestors, descendants, insert, move, delete (default: all)
-        --repeat N            runs of each read and write, and pairs of raw insertMany and
-                              load, alternating (median; default 3)
-        --client-heap SIZE    -Xmx of the client JVM (default 256m)
-        --limit-seconds S     skip an operation whose time, extrapolated from the smaller
-                              sizes, passes S (default 300)
-        --uri mongodb://...   a server of yours (default: an embedded one in this JVM)
-        --markdown FILE       also write the tables to FILE
-      """;
-
-  public static void main(String[] args) throws Exception {
-    if (args.length > 0 && args[0].equals("--client")) {
-      client(args);
-      return;
-    }
-    if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
-      System.out.print(USAGE);
-      return;
-    }
-    Settings s;
-    try {
-      s = parse(args);
-    } catch (IllegalArgumentException e) {
-      System.err.println("ScaleBench: " + e.getMessage());
-      System.err.print(USAGE);
-      System.exit(2);
-      return;
-    }
-    Results r = run(s, System.out);
-    String md = markdown(s, r);
-    System.out.println();
-    System.out.println(md);
-    if (s.markdown() != null) {
-      Files.writeString(s.markdown(), md);
-      System.out.println("written " + s.markdown());
-    }
-  }
-
-  static Settings parse(String[] args) {
-    Settings s = Settings.defaults();
-    List<TreePattern> patterns = s.patterns();
-    List<Integer> sizes = s.sizes();
-    List<String> ops = s.ops();
-    int repeat = s.repeat();
-    String heap = s.clientHeap();
-    double limit = s.limitSeconds();
-    String uri = System.getenv("ARBOR_MONGO_URI");
-    Path md = null;
-    for (int i = 0; i < args.length; i++) {
-      String a = args[i];
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException("option " + a + " needs a value");
+  /**
+   * The operations to measure from {@code --ops}: the load always, then those named, the leaf's
+   * insert, move and delete last and in that order.
+   *
+   * @throws IllegalArgumentException naming an unknown operation
+   */
+  static List<String> ops(List<String> names) {
+    List<String> ops = new ArrayList<>(List.of("load"));
+    for (String name : names) {
+      String op = name.trim();
+      if (!OPS.contains(op)) {
+        throw new IllegalArgumentException("unknown operation '" + op + "' (valid: "
+            + String.join(", ", OPS) + "; the load always runs)");
       }
-      String v = args[++i];
-      switch (a) {
-        case "--patterns" -> patterns = Names.parse("pattern", Arrays.asList(v.split(",")),
-            TreePattern.values(), patterns);
-        case "--sizes" -> sizes = dev.arbor.bench.Settings.parseSizes(Arrays.asList(v.split(",")));
-        case "--ops" -> {
-          ops = new ArrayList<>(List.of("load"));
-          for (String op : v.split(",")) {
-            if (!OPS.contains(op.trim())) {
-              throw new IllegalArgumentException("unknown operation '" + op.trim() + "' (valid: "
-                  + String.join(", ", OPS) + "; the load always runs)");
-            }
-            if (!ops.contains(op.trim())) {
-              ops.add(op.trim());
-            }
-          }
-          if (ops.contains("insert") || ops.contains("move") || ops.contains("delete")) {
-            ops.removeAll(List.of("insert", "move", "delete")); // a leaf's life, in this order
-            ops.addAll(List.of("insert", "move", "delete"));
-          }
-        }
-        case "--repeat" -> repeat = Integer.parseInt(v);
-        case "--client-heap" -> heap = v;
-        case "--limit-seconds" -> limit = Double.parseDouble(v);
-        case "--uri" -> uri = v;
-        case "--markdown" -> md = Path.of(v);
-        default -> throw new IllegalArgumentException("unknown option " + a + " (valid:"
-            + " --patterns, --sizes, --ops, --repeat, --client-heap, --limit-seconds, --uri,"
-            + " --markdown)");
+      if (!ops.contains(op)) {
+        ops.add(op);
       }
     }
-    return new Settings(patterns, sizes, ops, repeat, heap, limit, uri, s.classpath(), md);
+    if (ops.contains("insert") || ops.contains("move") || ops.contains("delete")) {
+      ops.removeAll(List.of("insert", "move", "delete")); // a leaf's life, in this order
+      ops.addAll(List.of("insert", "move", "delete"));
+    }
+    return ops;
   }
 
   /** Runs the clients one pattern at a time, relaying their progress to {@code out}. */
-  static Results run(Settings s, PrintStream out) throws IOException, InterruptedException {
+  static Results run(Settings s, PrintWriter out) throws IOException, InterruptedException {
     long start = System.nanoTime();
     Results results = new Results();
     results.sizes = s.sizes().stream().sorted().toList();
-    EmbeddedMongo embedded = null;
-    String uri = s.uri();
-    if (uri == null || uri.isBlank()) {
-      embedded = EmbeddedMongo.start();
-      uri = embedded.uri();
-    }
+    ServerConnection server = ServerConnection.open(s.uri(), null, new CommandMeter());
+    boolean embedded = server.embedded().isPresent();
+    String uri = server.uri();
     String db = "arbor_scale_" + Long.toString(System.currentTimeMillis(), 36);
-    out.printf(Locale.ROOT, "ScaleBench: %s, sizes %s, client -Xmx%s, server %s%n",
+    out.printf(Locale.ROOT, "arbor scale: %s, sizes %s, client -Xmx%s, server %s%n",
         s.patterns().stream().map(Names::of).toList(), results.sizes, s.clientHeap(),
-        embedded != null ? "embedded (this JVM, -Xmx" + Runtime.getRuntime().maxMemory()
+        embedded ? "embedded (this JVM, -Xmx" + Runtime.getRuntime().maxMemory()
             / (1 << 20) + "m)" : uri);
     try {
       for (TreePattern p : s.patterns()) {
         long t0 = System.nanoTime();
         List<String> command = new ArrayList<>(List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx" + s.clientHeap(), "-Xms" + s.clientHeap(), "-XX:+UseSerialGC", "-cp", s.classpath(),
-            ScaleBench.class.getName(), "--client", uri, db, p.name(),
+            "-Xmx" + s.clientHeap(), "-Xms" + s.clientHeap(), "-XX:+UseSerialGC", "-cp",
+            s.classpath()));
+        command.addAll(s.launcher());
+        command.addAll(List.of("client", uri, db, p.name(),
             String.join(",", results.sizes.stream().map(String::valueOf).toList()),
             String.valueOf(s.repeat()), String.valueOf(s.limitSeconds()),
             String.join(",", s.ops())));
@@ -373,9 +321,7 @@ final class ScaleBench {
         }
       }
     } finally {
-      if (embedded != null) {
-        embedded.close();
-      }
+      server.close();
     }
     results.totalMillis = (System.nanoTime() - start) / 1_000_000;
     return results;
@@ -405,60 +351,6 @@ final class ScaleBench {
   }
 
   // ------------------------------------------------------------------ the client
-
-  /** Counts the commands the client sends. */
-  static final class RoundTrips implements CommandListener, LongSupplier {
-    private final AtomicLong started = new AtomicLong();
-    /** Per command name: the number sent and their time from sending to the reply, in ns. */
-    private final Map<String, long[]> byCommand = new TreeMap<>();
-
-    @Override
-    public void commandStarted(CommandStartedEvent event) {
-      started.incrementAndGet();
-    }
-
-    @Override
-    public void commandSucceeded(CommandSucceededEvent event) {
-      add(event.getCommandName(), event.getElapsedTime(TimeUnit.NANOSECONDS));
-    }
-
-    @Override
-    public void commandFailed(CommandFailedEvent event) {
-      add(event.getCommandName(), event.getElapsedTime(TimeUnit.NANOSECONDS));
-    }
-
-    private synchronized void add(String command, long nanos) {
-      long[] a = byCommand.computeIfAbsent(command, k -> new long[2]);
-      a[0]++;
-      a[1] += nanos;
-    }
-
-    /** Forgets the times per command. */
-    synchronized void resetTimes() {
-      byCommand.clear();
-    }
-
-    /**
-     * The time spent waiting for replies per command since {@link #resetTimes}, and what is
-     * left of {@code totalMillis} (the client's own work).
-     */
-    synchronized String times(double totalMillis) {
-      StringBuilder b = new StringBuilder();
-      long waited = 0;
-      for (Map.Entry<String, long[]> e : byCommand.entrySet()) {
-        b.append(String.format(Locale.ROOT, "%s %d x %.0f ms, ", e.getKey(), e.getValue()[0],
-            e.getValue()[1] / 1e6));
-        waited += e.getValue()[1];
-      }
-      return b.append(String.format(Locale.ROOT, "client %.0f ms", totalMillis - waited / 1e6))
-          .toString();
-    }
-
-    @Override
-    public long getAsLong() {
-      return started.get();
-    }
-  }
 
   /**
    * The largest heap in use right after a full collection (the live data then, plus nothing
@@ -522,22 +414,24 @@ final class ScaleBench {
     }
   }
 
-  /** The client JVM: {@code --client uri db PATTERN sizes repeat limitSeconds ops}. */
+  /**
+   * The client JVM ({@code arbor scale client uri db PATTERN sizes repeat limitSeconds ops}):
+   * measures one pattern at every size and prints its figures as {@code @} lines for {@link
+   * #run}. Its commands are counted and timed by the connection's meter.
+   */
   static void client(String[] args) {
-    String uri = args[1];
-    String dbName = args[2];
-    TreePattern pattern = TreePattern.valueOf(args[3]);
-    int[] sizes = Arrays.stream(args[4].split(",")).mapToInt(Integer::parseInt).toArray();
-    int repeat = Integer.parseInt(args[5]);
-    double limit = Double.parseDouble(args[6]);
-    List<String> ops = List.of(args[7].split(","));
-    RoundTrips trips = new RoundTrips();
+    String uri = args[0];
+    String dbName = args[1];
+    TreePattern pattern = TreePattern.valueOf(args[2]);
+    int[] sizes = Arrays.stream(args[3].split(",")).mapToInt(Integer::parseInt).toArray();
+    int repeat = Integer.parseInt(args[4]);
+    double limit = Double.parseDouble(args[5]);
+    List<String> ops = List.of(args[6].split(","));
     LiveHeap live = new LiveHeap();
-    try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
-        .applyConnectionString(new ConnectionString(uri))
-        .applyToClusterSettings(b -> b.serverSelectionTimeout(20, TimeUnit.SECONDS))
-        .addCommandListener(trips).build())) {
-      MongoDatabase db = client.getDatabase(dbName);
+    try (ServerConnection server = ServerConnection.open(uri, null,
+        new CommandMeter(CommandMeter.Tally.COMMAND_TIMES))) {
+      CommandMeter trips = server.meter();
+      MongoDatabase db = server.client().getDatabase(dbName);
       Map<String, List<double[]>> seen = new LinkedHashMap<>(); // op -> (n, millis)
       for (int n : sizes) {
         live.sample();
@@ -579,12 +473,12 @@ final class ScaleBench {
     final List<String> ops;
     final int repeat;
     final double limit;
-    final RoundTrips trips;
+    final CommandMeter trips;
     final Map<String, List<double[]>> seen;
     final LiveHeap live;
 
     Client(MongoDatabase db, TreePattern pattern, int n, List<String> ops, int repeat,
-        double limit, RoundTrips trips, Map<String, List<double[]>> seen, LiveHeap live) {
+        double limit, CommandMeter trips, Map<String, List<double[]>> seen, LiveHeap live) {
       this.live = live;
       this.db = db;
       this.pattern = pattern;
@@ -632,12 +526,12 @@ final class ScaleBench {
             TreeStore loaded = pattern.open(c); // a fresh store: nothing remembered of the last
             loaded.ensureIndexes();
             last[0] = loaded;
-            long r0 = trips.getAsLong();
+            long r0 = trips.roundTrips();
             trips.resetTimes();
             long t0 = System.nanoTime();
             long count = loaded.load(generate(n));
             double ms = (System.nanoTime() - t0) / 1e6;
-            loads.add(new Sample(ms, trips.getAsLong() - r0, count, trips.times(ms)));
+            loads.add(new Sample(ms, trips.roundTrips() - r0, count, trips.times(ms)));
           }
           report("insertMany", raws);
           report("load", loads);
@@ -723,12 +617,12 @@ final class ScaleBench {
       }
       List<Sample> samples = new ArrayList<>();
       for (int i = 0; i < times; i++) {
-        long r0 = trips.getAsLong();
+        long r0 = trips.roundTrips();
         trips.resetTimes();
         long t0 = System.nanoTime();
         long count = body.getAsLong();
         double ms = (System.nanoTime() - t0) / 1e6;
-        samples.add(new Sample(ms, trips.getAsLong() - r0, count, trips.times(ms)));
+        samples.add(new Sample(ms, trips.roundTrips() - r0, count, trips.times(ms)));
       }
       report(op, samples);
       return true;
@@ -835,11 +729,11 @@ final class ScaleBench {
             batch.add(new RawBsonDocument(bytes));
           }
           if (batch.size() == COPY_BATCH || (bytes == null && !batch.isEmpty())) {
-            long r0 = trips.getAsLong();
+            long r0 = trips.roundTrips();
             long t0 = System.nanoTime();
             to.insertMany(batch, ordered);
             nanos += System.nanoTime() - t0;
-            rt += trips.getAsLong() - r0;
+            rt += trips.roundTrips() - r0;
             docs += batch.size();
             batch = new ArrayList<>(COPY_BATCH);
           }
@@ -976,7 +870,7 @@ final class ScaleBench {
     List<Integer> sizes = r.sizes;
     int big = sizes.get(sizes.size() - 1);
     int mid = sizes.size() >= 2 ? sizes.get(sizes.size() - 2) : big;
-    b.append(String.format(Locale.ROOT, "ScaleBench: sizes %s, client -Xmx%s, repeat %d;"
+    b.append(String.format(Locale.ROOT, "arbor scale: sizes %s, client -Xmx%s, repeat %d;"
         + " total run time %s%n%n", sizes.stream().map(ScaleBench::size).toList(),
         s.clientHeap(), s.repeat(), duration(r.totalMillis)));
     b.append("| pattern | load / insertMany at ").append(sizes.stream().map(ScaleBench::size)

@@ -1,15 +1,14 @@
 package dev.arbor.bench;
 
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
-import dev.arbor.embedded.EmbeddedMongo;
 import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.CommandMeter;
+import dev.arbor.tools.ServerConnection;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
@@ -33,12 +32,12 @@ import org.bson.Document;
  * never waits for a lock spends no time so.
  *
  * <pre>{@code
- * java -cp tree-bench/target/arbor.jar dev.arbor.bench.ScopeBench [pattern] [seconds] [writers]
- *     [nodes per tree] [mongodb uri]
+ * java -jar tree-bench/target/arbor.jar scope [--patterns all] [--seconds 5] [--writers 4]
+ *     [--nodes 200] [--uri mongodb://...]
  * }</pre>
  *
- * <p>Defaults: all five patterns, 5 s, 4 writers, 200 nodes per tree, an embedded
- * mongo-java-server.
+ * <p>The options are {@link ScopeCommand}'s. Defaults: all five patterns, 5 s, 4 writers, 200
+ * nodes per tree, an embedded mongo-java-server.
  */
 final class ScopeBench {
   private ScopeBench() {}
@@ -60,32 +59,15 @@ final class ScopeBench {
     }
   }
 
-  public static void main(String[] args) throws Exception {
-    List<TreePattern> patterns = args.length > 0 && !args[0].equals("all")
-        ? List.of(TreePattern.valueOf(args[0])) : List.of(TreePattern.values());
-    double seconds = args.length > 1 ? Double.parseDouble(args[1]) : 5;
-    int writers = args.length > 2 ? Integer.parseInt(args[2]) : 4;
-    int nodes = args.length > 3 ? Integer.parseInt(args[3]) : 200;
-    String uri = args.length > 4 ? args[4] : null;
-    for (Figures f : run(patterns, seconds, writers, nodes, uri)) {
-      System.out.println(f);
-    }
-  }
-
   /**
    * Runs three configurations for each pattern: the baseline (one writer on one tree), then
    * {@code writers} writers on one tree, then {@code writers} writers each on a tree of its own.
    */
   static List<Figures> run(List<TreePattern> patterns, double seconds, int writers, int nodes,
       String uri) throws InterruptedException {
-    EmbeddedMongo embedded = null;
-    if (uri == null || uri.isBlank()) {
-      embedded = EmbeddedMongo.start();
-      uri = embedded.uri();
-    }
     List<Figures> out = new ArrayList<>();
-    try (MongoClient client = MongoClients.create(uri)) {
-      MongoDatabase db = client.getDatabase("arbor_scope_bench_" + System.nanoTime());
+    try (ServerConnection server = ServerConnection.open(uri, null, new CommandMeter())) {
+      MongoDatabase db = server.client().getDatabase("arbor_scope_bench_" + System.nanoTime());
       try {
         int n = 0;
         for (TreePattern pattern : patterns) {
@@ -96,10 +78,6 @@ final class ScopeBench {
         }
       } finally {
         db.drop();
-      }
-    } finally {
-      if (embedded != null) {
-        embedded.close();
       }
     }
     return out;

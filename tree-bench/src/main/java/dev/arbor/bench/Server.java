@@ -1,25 +1,23 @@
 package dev.arbor.bench;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
-import dev.arbor.cli.Errors;
-import dev.arbor.embedded.EmbeddedMongo;
+import dev.arbor.tools.CommandMeter;
+import dev.arbor.tools.Errors;
+import dev.arbor.tools.ServerConnection;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
 import org.bson.Document;
 
 /**
- * The MongoDB server the benchmark runs against, with the benchmark's own client (its commands
- * counted by a {@link Meter}) and a database made for this run, dropped at {@link #close()}.
+ * The MongoDB server the benchmark runs against ({@link ServerConnection}), with the benchmark's
+ * own client (its commands counted by the connection's {@link CommandMeter} while armed) and a
+ * database made for this run, dropped at {@link #close()}.
  *
  * <p>Without a URI it starts mongo-java-server in this process, on a free loopback port, with its
  * in-memory backend. That server's secondary indexes serve only equalities and {@code $in} on
@@ -28,17 +26,15 @@ import org.bson.Document;
  * the times, are the headline figures.
  */
 final class Server implements AutoCloseable {
-  private final EmbeddedMongo embeddedServer;
-  private final MongoClient client;
+  private final ServerConnection connection;
   private final MongoDatabase database;
   private final String description;
   private final String version;
   private final boolean explain;
 
-  private Server(EmbeddedMongo embeddedServer, MongoClient client, MongoDatabase database,
-      String description, String version, boolean explain) {
-    this.embeddedServer = embeddedServer;
-    this.client = client;
+  private Server(ServerConnection connection, MongoDatabase database, String description,
+      String version, boolean explain) {
+    this.connection = connection;
     this.database = database;
     this.description = description;
     this.version = version;
@@ -52,46 +48,29 @@ final class Server implements AutoCloseable {
    * @throws IllegalStateException if the server cannot be reached or used, naming the hosts
    *     (never the credentials)
    */
-  static Server start(String uri, Meter meter) {
-    ConnectionString connection = null;
-    if (uri != null && !uri.isBlank()) {
-      try {
-        connection = new ConnectionString(uri);
-      } catch (IllegalArgumentException e) {
-        throw new MalformedUri("malformed MongoDB URI (--uri or ARBOR_MONGO_URI): "
-            + e.getMessage());
-      }
-    }
-    EmbeddedMongo embedded = connection == null ? EmbeddedMongo.start() : null;
-    if (embedded != null) {
-      connection = new ConnectionString(embedded.uri());
-    }
-    Integer given = connection.getServerSelectionTimeout();
-    long timeoutMillis = given != null ? given : 10_000;
-    MongoClient client = MongoClients.create(MongoClientSettings.builder()
-        .applyConnectionString(connection)
-        .applyToClusterSettings(b -> b.serverSelectionTimeout(timeoutMillis,
-            TimeUnit.MILLISECONDS))
-        .addCommandListener(meter)
-        .build());
-    String hosts = String.join(",", connection.getHosts());
+  static Server start(String uri) {
+    ServerConnection connection;
     try {
-      MongoDatabase database = client.getDatabase("arbor_bench_"
+      connection = ServerConnection.open(uri, null, new CommandMeter());
+    } catch (ServerConnection.MalformedUri e) {
+      throw new MalformedUri("malformed MongoDB URI (--uri or ARBOR_MONGO_URI): "
+          + e.getMessage());
+    }
+    try {
+      MongoDatabase database = connection.client().getDatabase("arbor_bench_"
           + Long.toString(System.currentTimeMillis(), 36) + "_" + ProcessHandle.current().pid());
       Document buildInfo = database.runCommand(new Document("buildInfo", 1));
       String version = String.valueOf(buildInfo.get("version"));
-      String description = embedded != null
+      String description = connection.embedded().isPresent()
           ? "embedded mongo-java-server " + versions().getProperty("mongo-java-server", "?")
               + " (answers as MongoDB " + version + ")"
-          : "MongoDB " + version + " at " + hosts;
+          : "MongoDB " + version + " at " + connection.hosts();
       boolean explain = probeExplain(database);
-      return new Server(embedded, client, database, description, version, explain);
+      return new Server(connection, database, description, version, explain);
     } catch (MongoException e) {
-      client.close();
-      if (embedded != null) {
-        embedded.close();
-      }
-      throw new IllegalStateException(Errors.unreachable(hosts, timeoutMillis, e), e);
+      connection.close();
+      throw new IllegalStateException(Errors.unreachable(connection.hosts(),
+          connection.timeoutMillis(), e), e);
     }
   }
 
@@ -130,7 +109,12 @@ final class Server implements AutoCloseable {
 
   /** Whether this is the embedded server. */
   boolean embedded() {
-    return embeddedServer != null;
+    return connection.embedded().isPresent();
+  }
+
+  /** The meter on the benchmark client's commands. */
+  CommandMeter meter() {
+    return connection.meter();
   }
 
   /** What the server is, in a few words ("MongoDB 7.0.5 at db1:27017"). */
@@ -150,7 +134,7 @@ final class Server implements AutoCloseable {
 
   /** The benchmark's client (its commands are counted). */
   MongoClient client() {
-    return client;
+    return connection.client();
   }
 
   /** The benchmark's database. */
@@ -217,9 +201,6 @@ final class Server implements AutoCloseable {
     } catch (MongoException e) {
       // best effort: the run's results are already written
     }
-    client.close();
-    if (embeddedServer != null) {
-      embeddedServer.close();
-    }
+    connection.close();
   }
 }

@@ -1,11 +1,11 @@
 package dev.arbor.bench;
 
-import dev.arbor.cli.Errors;
 import dev.arbor.core.Tree;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonException;
 import dev.arbor.mongo.NodeTooLargeException;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.Errors;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

@@ -4,13 +4,16 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
 import dev.arbor.bench.BenchCommand;
+import dev.arbor.bench.ScaleCommand;
+import dev.arbor.bench.ScopeCommand;
+import dev.arbor.tools.Errors;
+import dev.arbor.tools.Text;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Model.CommandSpec;
@@ -20,10 +23,12 @@ import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.UnmatchedArgumentException;
+import picocli.CommandLine;
 
 /**
  * The {@code arbor} command line: {@code arbor
- * bench|import|export|convert|check|repair|doctor}.
+ * bench|scale|scope|import|export|convert|check|repair|doctor}: the benchmarks ({@code
+ * dev.arbor.bench}) and the data subcommands.
  *
  * <p>Every data subcommand names its tree with {@code --uri} (or {@code --data-dir} for the
  * embedded server kept on disk; neither: an embedded in-memory server), {@code --db}, {@code
@@ -39,9 +44,9 @@ import picocli.CommandLine.UnmatchedArgumentException;
     mixinStandardHelpOptions = true,
     version = "arbor 0.1.0-SNAPSHOT",
     description = "Trees in MongoDB in the five patterns of the MongoDB manual.",
-    subcommands = {BenchCommand.class, ImportCommand.class, ExportCommand.class,
-        ConvertCommand.class, CheckCommand.class, RepairCommand.class, DoctorCommand.class,
-        HelpCommand.class},
+    subcommands = {BenchCommand.class, ScaleCommand.class, ScopeCommand.class,
+        ImportCommand.class, ExportCommand.class, ConvertCommand.class, CheckCommand.class,
+        RepairCommand.class, DoctorCommand.class, HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:success",
@@ -184,7 +189,7 @@ public final class Arbor implements Callable<Integer> {
         message += " (did you mean " + String.join(" or ", suggestions) + "?)";
       }
     }
-    err.println(name + ": " + Errors.oneLine(message) + "; see '" + name + " --help'");
+    err.println(name + ": " + Text.oneLine(message) + "; see '" + name + " --help'");
     err.flush();
     return EXIT_USAGE;
   }

@@ -1,5 +1,6 @@
 package dev.arbor.cli;
 
+import dev.arbor.tools.Text;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,22 +62,22 @@ final class Capacity {
     if (!connection.embedded()) {
       long limit = serverUnconfirmed;
       return bytes <= limit ? null
-          : "more than the " + size(limit) + " a load into a server stores unconfirmed";
+          : "more than the " + Text.bytes(limit) + " a load into a server stores unconfirmed";
     }
     Path dir = connection.dataDir();
     if (dir != null) {
       long free = usableSpace.applyAsLong(dir);
       long limit = free / DISK_SHARE;
       return bytes <= limit ? null
-          : "more than the data directory " + dir + " can take: a quarter of the " + size(free)
-              + " free on its disk (" + size(limit) + ")";
+          : "more than the data directory " + dir + " can take: a quarter of the " + Text.bytes(free)
+              + " free on its disk (" + Text.bytes(limit) + ")";
     }
     long heap = maxHeap.getAsLong();
     long needed = saturated(bytes, nodes);
     return needed <= heap ? null
-        : "which the temporary in-memory server would hold in about " + size(needed)
-            + " of heap (" + HEAP_PER_BYTE + " bytes per byte, " + size(HEAP_PER_NODE)
-            + " per node), more than this JVM's " + size(heap) + " (java -Xmx)";
+        : "which the temporary in-memory server would hold in about " + Text.bytes(needed)
+            + " of heap (" + HEAP_PER_BYTE + " bytes per byte, " + Text.bytes(HEAP_PER_NODE)
+            + " per node), more than this JVM's " + Text.bytes(heap) + " (java -Xmx)";
   }
 
   /** {@code HEAP_PER_BYTE * bytes + HEAP_PER_NODE * nodes}, at most {@link Long#MAX_VALUE}. */
@@ -107,18 +108,5 @@ final class Capacity {
    * = 1 024 bytes, 1 MB = 1 024 KB, ...), to three significant digits: {@code 812 bytes}, {@code
    * 1.1 MB}, {@code 35.2 GB}, {@code 612 MB}.
    */
-  static String size(long bytes) {
-    if (bytes < 1000) {
-      return bytes + (bytes == 1 ? " byte" : " bytes");
-    }
-    String[] units = {"KB", "MB", "GB", "TB", "PB", "EB"};
-    double v = bytes;
-    int unit = -1;
-    while (v >= 999.5 && unit < units.length - 1) {
-      v /= 1024;
-      unit++;
-    }
-    return String.format(Locale.ROOT, v < 99.95 ? "%.1f %s" : "%.0f %s", v, units[unit])
-        .replace(".0 ", " ");
-  }
+
 }

@@ -3,6 +3,7 @@ package dev.arbor.cli;
 import com.mongodb.client.MongoDatabase;
 import dev.arbor.core.Problem;
 import dev.arbor.core.TreeStore;
+import dev.arbor.tools.Text;
 import java.io.PrintWriter;
 import java.util.List;
 import picocli.CommandLine.Command;
@@ -45,7 +46,7 @@ final class CheckCommand extends ArborCommand {
   /** Prints one line per problem: {@code node 'id': message}. */
   static void print(List<Problem> problems, PrintWriter out) {
     for (Problem p : problems) {
-      out.println("node " + quote(p.nodeId()) + ": " + Errors.oneLine(p.message()));
+      out.println("node " + quote(p.nodeId()) + ": " + Text.oneLine(p.message()));
     }
     out.flush();
   }
@@ -56,6 +57,6 @@ final class CheckCommand extends ArborCommand {
 
   /** An id in single quotes, control characters escaped. */
   static String quote(String id) {
-    return "'" + Errors.oneLine(id.replace("\\", "\\\\").replace("'", "\\'")) + "'";
+    return "'" + Text.oneLine(id.replace("\\", "\\\\").replace("'", "\\'")) + "'";
   }
 }

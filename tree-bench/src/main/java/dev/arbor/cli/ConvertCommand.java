@@ -4,6 +4,7 @@ import com.mongodb.client.MongoDatabase;
 import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.CliException;
 import java.nio.file.Path;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;

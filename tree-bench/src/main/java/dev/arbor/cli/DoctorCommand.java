@@ -1,6 +1,7 @@
 package dev.arbor.cli;
 
 import dev.arbor.mongo.Doctor;
+import dev.arbor.tools.Text;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -39,7 +40,7 @@ final class DoctorCommand extends ArborCommand {
     String problem = MongoNames.databaseProblem(database);
     if (problem != null) {
       throw new ParameterException(spec.commandLine(), "invalid --database '"
-          + Errors.oneLine(database) + "': " + problem);
+          + Text.oneLine(database) + "': " + problem);
     }
     try (Progress progress = progress();
         Connection connection = Connection.open(spec, "--uri", uri, null)) {

@@ -9,6 +9,7 @@ import dev.arbor.core.TreeChangedException;
 import dev.arbor.core.TreeStore;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonWriter;
+import dev.arbor.tools.CliException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;

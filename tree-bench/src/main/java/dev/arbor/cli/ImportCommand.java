@@ -8,6 +8,9 @@ import dev.arbor.core.json.TreeJsonException;
 import dev.arbor.core.json.TreeJsonReader;
 import dev.arbor.mongo.TreePattern;
 import dev.arbor.mongo.TreeSizes;
+import dev.arbor.tools.CliException;
+import dev.arbor.tools.Errors;
+import dev.arbor.tools.Text;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -185,8 +188,8 @@ final class ImportCommand extends ArborCommand {
   private String tooLarge(TreeSizes sizes, String excess, String verb) {
     TreeSizes.Documents d = sizes.documents(store.pattern);
     StringBuilder s = new StringBuilder(file).append(" as ").append(Patterns.name(store.pattern))
-        .append(' ').append(verb).append(" store about ").append(Capacity.size(d.totalBytes()))
-        .append(" of documents (the largest ").append(Capacity.size(d.largestBytes()))
+        .append(' ').append(verb).append(" store about ").append(Text.bytes(d.totalBytes()))
+        .append(" of documents (the largest ").append(Text.bytes(d.largestBytes()))
         .append(", in encoded BSON), ").append(excess);
     List<TreePattern> linear = sizes.linearPatterns();
     if (!linear.isEmpty() && verb.equals("would")) {
@@ -194,7 +197,7 @@ final class ImportCommand extends ArborCommand {
       for (int i = 0; i < linear.size(); i++) {
         s.append(i == 0 ? "" : i == linear.size() - 1 ? " and " : ", ")
             .append(Patterns.name(linear.get(i))).append(' ')
-            .append(Capacity.size(sizes.totalBytes(linear.get(i))));
+            .append(Text.bytes(sizes.totalBytes(linear.get(i))));
       }
     }
     return s.toString();

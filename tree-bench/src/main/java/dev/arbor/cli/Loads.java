@@ -9,6 +9,7 @@ import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.CliException;
 import java.util.Iterator;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;

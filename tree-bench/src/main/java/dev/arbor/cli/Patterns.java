@@ -2,6 +2,7 @@ package dev.arbor.cli;
 
 import com.mongodb.client.MongoDatabase;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.CliException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;

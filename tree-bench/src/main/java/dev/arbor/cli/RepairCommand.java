@@ -6,6 +6,8 @@ import com.mongodb.client.model.Filters;
 import dev.arbor.core.Problem;
 import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.CliException;
+import dev.arbor.tools.Text;
 import java.util.List;
 import org.bson.Document;
 import picocli.CommandLine.Command;
@@ -54,7 +56,7 @@ final class RepairCommand extends ArborCommand {
       List<Problem> found = tree.check();
       for (Problem p : found) {
         progress.note("found: node " + CheckCommand.quote(p.nodeId()) + ": "
-            + Errors.oneLine(p.message()));
+            + Text.oneLine(p.message()));
       }
       progress.phase("repairing " + where);
       List<Problem> remaining = tree.repair();

@@ -4,15 +4,17 @@ import dev.arbor.mongo.NodeIdType;
 import dev.arbor.mongo.TreeField;
 import dev.arbor.mongo.TreeOptions;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.Text;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Spec.Target;
+import picocli.CommandLine.Spec;
 
 /** The options that name one tree: where the server is, the database, collection and pattern. */
 final class StoreOptions {
@@ -60,14 +62,23 @@ final class StoreOptions {
           + " form, a long in decimal."})
   NodeIdType idType;
 
+  @Option(names = "--lease-seconds", hidden = true, paramLabel = "S",
+      description = "How long the store's lock outlives a holder that stopped (default: the"
+          + " library's): for tests that kill a command and run the next at once.")
+  Long leaseSeconds;
+
   /**
-   * The store options the command line gives: the field names of {@code --field}.
+   * The store options the command line gives: the field names of {@code --field}, the id type
+   * of {@code --id-type}, the lease of the hidden {@code --lease-seconds}.
    *
    * @throws ParameterException naming the option if a field is unknown, not kept by the
    *     pattern, or its name cannot be used
    */
   TreeOptions treeOptions() {
     TreeOptions options = treeOptions(mixee, "--field", fields, pattern);
+    if (leaseSeconds != null) {
+      options = options.withLease(Duration.ofSeconds(leaseSeconds));
+    }
     return idType == null ? options : options.withIdType(idType);
   }
 
@@ -81,12 +92,12 @@ final class StoreOptions {
         field = TreeField.valueOf(e.getKey().toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException unknown) {
         throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
-            + Errors.oneLine(e.getKey()) + "': not a structural field (parent, children,"
+            + Text.oneLine(e.getKey()) + "': not a structural field (parent, children,"
             + " ancestors, path, left, right, depth, rank)");
       }
       if (!field.usedBy(pattern)) {
         throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
-            + Errors.oneLine(e.getKey()) + "': " + Patterns.name(pattern) + " keeps no "
+            + Text.oneLine(e.getKey()) + "': " + Patterns.name(pattern) + " keeps no "
             + e.getKey().toLowerCase(Locale.ROOT) + " field");
       }
       try {
@@ -94,7 +105,7 @@ final class StoreOptions {
         pattern.reservedNames(options); // checks the names against the pattern
       } catch (IllegalArgumentException bad) {
         throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
-            + Errors.oneLine(e.getKey() + "=" + e.getValue()) + "': " + bad.getMessage());
+            + Text.oneLine(e.getKey() + "=" + e.getValue()) + "': " + bad.getMessage());
       }
     }
     return options;
@@ -126,12 +137,12 @@ final class StoreOptions {
     String problem = collection == null ? null : MongoNames.collectionProblem(collection);
     if (problem != null) {
       throw new ParameterException(spec.commandLine(), "invalid " + collectionOption + " '"
-          + Errors.oneLine(collection) + "': " + problem);
+          + Text.oneLine(collection) + "': " + problem);
     }
     problem = db == null ? null : MongoNames.databaseProblem(db);
     if (problem != null) {
       throw new ParameterException(spec.commandLine(), "invalid " + dbOption + " '"
-          + Errors.oneLine(db) + "': " + problem);
+          + Text.oneLine(db) + "': " + problem);
     }
   }
 }

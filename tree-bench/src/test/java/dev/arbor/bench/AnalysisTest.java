@@ -143,9 +143,12 @@ class AnalysisTest {
   private static Measurement workload(TreePattern p, List<Double> samples, double roundTrips,
       double written) {
     double median = Stats.median(samples.stream().map(Math::round).toList());
-    return new Measurement(p, Shape.RANDOM, 1_000, Measurement.WORKLOAD, "balanced", "", 20, 0,
-        20, 10, samples.size(), median, median, median, roundTrips, 5, written, 0, 0, 0, 0, null,
-        null, null, null, null, null, null, null, null, "", samples, List.of(), List.of());
+    return new Measurement(
+        new Measurement.Key(p, Shape.RANDOM, 1_000, Measurement.WORKLOAD, "balanced"),
+        new Measurement.Work("", 20, 0, 20, 10),
+        new Measurement.Latency(samples.size(), median, median, median, samples),
+        new Measurement.Traffic(roundTrips, 5, written, 0, 0, 0, 0), Measurement.Explain.NONE,
+        Measurement.Baseline.NONE, Measurement.Stored.UNKNOWN, "");
   }
 
   private static Analysis.Ranked ranked(TreePattern p, double micros, double roundTrips,

@@ -26,14 +26,13 @@ class ExactCountsTest {
 
   @BeforeAll
   static void measure() {
-    Meter meter = new Meter();
-    server = Server.start(BenchEndToEndTest.testServerUri(), meter);
+    server = Server.start(BenchEndToEndTest.testServerUri());
     Settings settings = new Settings(null, List.of(TreePattern.values()),
         List.of(Shape.WIDE, Shape.BALANCED), List.of(SMALL, LARGE),
         List.of(Operation.ANCESTORS, Operation.CHILDREN, Operation.MOVE_LEAF,
             Operation.MOVE_SUBTREE, Operation.DELETE_SUBTREE, Operation.INSERT_LEAF),
         List.of(), 1, 0, 42, Path.of("unused"), 30, true, false, Settings.RankBy.AUTO);
-    results = new Runner(settings, server, meter, new PrintWriter(new StringWriter())).run();
+    results = new Runner(settings, server, new PrintWriter(new StringWriter())).run();
   }
 
   @AfterAll
@@ -53,7 +52,8 @@ class ExactCountsTest {
     assertTrue(results.warnings().isEmpty(), results.warnings().toString());
     assertEquals(5 * 2 * 2 * 6, results.measurements().size());
     for (Measurement m : results.measurements()) {
-      assertTrue(m.lockRoundTrips() <= m.roundTrips() && m.lockDocsWritten() <= m.docsWritten(),
+      assertTrue(m.traffic().lockRoundTrips() <= m.traffic().roundTrips()
+          && m.traffic().lockDocsWritten() <= m.traffic().docsWritten(),
           m::toString);
     }
   }
@@ -82,19 +82,20 @@ class ExactCountsTest {
         boolean folded = read == Operation.ANCESTORS && (p == TreePattern.ARRAY_OF_ANCESTORS
             || p == TreePattern.MATERIALIZED_PATHS)
             || read == Operation.CHILDREN && p == TreePattern.CHILD_REFERENCES;
-        assertEquals(folded ? 0 : 1, m.lockRoundTrips(), p + " " + read);
-        assertEquals(0, m.lockDocsWritten(), p + " " + read);
-        assertEquals(0, m.docsWritten(), p + " " + read);
+        assertEquals(folded ? 0 : 1, m.traffic().lockRoundTrips(), p + " " + read);
+        assertEquals(0, m.traffic().lockDocsWritten(), p + " " + read);
+        assertEquals(0, m.traffic().docsWritten(), p + " " + read);
       }
     }
     assertEquals(1, get(TreePattern.ARRAY_OF_ANCESTORS, Shape.BALANCED, LARGE,
-        Operation.ANCESTORS).roundTrips(), "an ancestors read on the array of ancestors, in all");
+        Operation.ANCESTORS).traffic().roundTrips(),
+        "an ancestors read on the array of ancestors, in all");
   }
 
   /** The round trips of the pattern's own queries, without the lock protocol's. */
   private static double ownRoundTrips(TreePattern p, Shape shape, int size, Operation op) {
     Measurement m = get(p, shape, size, op);
-    return m.roundTrips() - m.lockRoundTrips();
+    return m.traffic().roundTrips() - m.traffic().lockRoundTrips();
   }
 
   @Test
@@ -103,10 +104,10 @@ class ExactCountsTest {
     // patterns whose cycle check walks up from the target must not grow.
     for (TreePattern p : TreePattern.values()) {
       for (Operation move : List.of(Operation.MOVE_LEAF, Operation.MOVE_SUBTREE)) {
-        double small = get(p, Shape.WIDE, SMALL, move).roundTrips();
-        double large = get(p, Shape.WIDE, LARGE, move).roundTrips();
+        double small = get(p, Shape.WIDE, SMALL, move).traffic().roundTrips();
+        double large = get(p, Shape.WIDE, LARGE, move).traffic().roundTrips();
         assertEquals(small, large, p + " " + move + ": round trips at " + SMALL + " vs " + LARGE);
-        assertTrue(get(p, Shape.WIDE, LARGE, move).lockDocsWritten() >= 2,
+        assertTrue(get(p, Shape.WIDE, LARGE, move).traffic().lockDocsWritten() >= 2,
             p + " takes and frees the lock for a move");
       }
     }
@@ -116,10 +117,10 @@ class ExactCountsTest {
   void aReadReturnsWhatTheBaselineFindsAndEveryReadIsCounted() {
     for (TreePattern p : TreePattern.values()) {
       Measurement children = get(p, Shape.BALANCED, LARGE, Operation.CHILDREN);
-      assertEquals(Shape.FAN_OUT, children.resultSize(), p.toString());
-      assertNotNull(children.baselineMedianMicros(), p.toString());
-      assertTrue(children.docsReturned() >= (p == TreePattern.CHILD_REFERENCES ? 1
-          : Shape.FAN_OUT), p + " children returned " + children.docsReturned());
+      assertEquals(Shape.FAN_OUT, children.work().resultSize(), p.toString());
+      assertNotNull(children.baseline().medianMicros(), p.toString());
+      assertTrue(children.traffic().docsReturned() >= (p == TreePattern.CHILD_REFERENCES ? 1
+          : Shape.FAN_OUT), p + " children returned " + children.traffic().docsReturned());
     }
   }
 
@@ -132,8 +133,9 @@ class ExactCountsTest {
       // A subtree delete removes exactly the subtree on the array of ancestors.
       Measurement delete = get(TreePattern.ARRAY_OF_ANCESTORS, Shape.BALANCED, size,
           Operation.DELETE_SUBTREE);
-      assertEquals(delete.subjectSize(), delete.docsWritten() - delete.lockDocsWritten());
-      assertEquals(delete.subjectSize(), delete.resultSize());
+      assertEquals(delete.work().subjectSize(),
+          delete.traffic().docsWritten() - delete.traffic().lockDocsWritten());
+      assertEquals(delete.work().subjectSize(), delete.work().resultSize());
       // An insert writes one node document, except with nested sets.
       assertEquals(1, nodesWritten(TreePattern.MATERIALIZED_PATHS, Shape.BALANCED, size,
           Operation.INSERT_LEAF));
@@ -146,6 +148,6 @@ class ExactCountsTest {
   /** The node documents an operation wrote, without the lock and journal documents. */
   private static double nodesWritten(TreePattern p, Shape shape, int size, Operation op) {
     Measurement m = get(p, shape, size, op);
-    return m.docsWritten() - m.lockDocsWritten();
+    return m.traffic().docsWritten() - m.traffic().lockDocsWritten();
   }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.arbor.tools.CommandMeter;
 import java.util.List;
 import org.bson.BsonDocument;
 import org.bson.RawBsonDocument;
@@ -58,36 +59,36 @@ class ExplainerTest {
 
   @Test
   void repliesCountDocumentsReturnedAndWritten() {
-    assertEquals(2, Meter.returned(BsonDocument.parse(
+    assertEquals(2, CommandMeter.returned(BsonDocument.parse(
         "{cursor: {id: 0, firstBatch: [{_id: 'a'}, {_id: 'b'}]}, ok: 1}")));
-    assertEquals(1, Meter.returned(BsonDocument.parse("{cursor: {nextBatch: [{}]}, ok: 1}")));
-    assertEquals(0, Meter.returned(BsonDocument.parse("{n: 3, ok: 1}")));
-    assertEquals(3, Meter.written("delete", BsonDocument.parse("{n: 3, ok: 1}")));
-    assertEquals(2, Meter.written("update", BsonDocument.parse("{n: 5, nModified: 2, ok: 1}")));
-    assertEquals(3, Meter.written("update", BsonDocument.parse(
+    assertEquals(1, CommandMeter.returned(BsonDocument.parse("{cursor: {nextBatch: [{}]}, ok: 1}")));
+    assertEquals(0, CommandMeter.returned(BsonDocument.parse("{n: 3, ok: 1}")));
+    assertEquals(3, CommandMeter.written("delete", BsonDocument.parse("{n: 3, ok: 1}")));
+    assertEquals(2, CommandMeter.written("update", BsonDocument.parse("{n: 5, nModified: 2, ok: 1}")));
+    assertEquals(3, CommandMeter.written("update", BsonDocument.parse(
         "{n: 1, nModified: 1, upserted: [{index: 0, _id: 'x'}, {index: 1, _id: 'y'}], ok: 1}")));
-    assertEquals(0, Meter.written("find", BsonDocument.parse("{n: 3, ok: 1}")));
+    assertEquals(0, CommandMeter.written("find", BsonDocument.parse("{n: 3, ok: 1}")));
     BsonDocument reply = BsonDocument.parse("{n: 1, ok: 1}");
     long size = new RawBsonDocument(reply, new BsonDocumentCodec()).getByteBuffer().remaining();
-    assertEquals(size, Meter.sizeOf(reply));
-    assertEquals(size, Meter.sizeOf(new RawBsonDocument(reply, new BsonDocumentCodec())));
+    assertEquals(size, CommandMeter.sizeOf(reply));
+    assertEquals(size, CommandMeter.sizeOf(new RawBsonDocument(reply, new BsonDocumentCodec())));
   }
 
   @Test
   void lockAndJournalCommandsAreToldFromNodeCommands() {
-    assertTrue(Meter.touchesOnlyLock(BsonDocument.parse(
+    assertTrue(CommandMeter.touchesOnlyLock(BsonDocument.parse(
         "{find: 'x', filter: {_id: {arbor: 'lock'}}, limit: 1, $db: 't'}")));
-    assertTrue(Meter.touchesOnlyLock(BsonDocument.parse("{findAndModify: 'x', query: {$and: ["
+    assertTrue(CommandMeter.touchesOnlyLock(BsonDocument.parse("{findAndModify: 'x', query: {$and: ["
         + "{_id: {arbor: 'lock'}}, {$or: [{owner: null}]}]}, update: {$set: {owner: 'o'}}}")));
-    assertTrue(Meter.touchesOnlyLock(BsonDocument.parse(
+    assertTrue(CommandMeter.touchesOnlyLock(BsonDocument.parse(
         "{delete: 'x', deletes: [{q: {'_id.arbor': 'journal'}, limit: 0}]}")));
-    assertTrue(Meter.touchesOnlyLock(BsonDocument.parse(
+    assertTrue(CommandMeter.touchesOnlyLock(BsonDocument.parse(
         "{insert: 'x', documents: [{_id: {arbor: 'journal', op: 'a', part: 0}, steps: []}]}")));
-    assertFalse(Meter.touchesOnlyLock(BsonDocument.parse(
+    assertFalse(CommandMeter.touchesOnlyLock(BsonDocument.parse(
         "{find: 'x', filter: {_id: {$in: ['n10', 'n2']}}}")));
-    assertFalse(Meter.touchesOnlyLock(BsonDocument.parse("{update: 'x', updates: ["
+    assertFalse(CommandMeter.touchesOnlyLock(BsonDocument.parse("{update: 'x', updates: ["
         + "{q: {_id: {arbor: 'lock'}}, u: {}}, {q: {_id: 'n1'}, u: {}}]}")));
-    assertFalse(Meter.touchesOnlyLock(BsonDocument.parse(
+    assertFalse(CommandMeter.touchesOnlyLock(BsonDocument.parse(
         "{insert: 'x', documents: [{_id: 'n1', parent: null}]}")));
   }
 }

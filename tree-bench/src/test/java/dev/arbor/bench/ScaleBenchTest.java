@@ -4,14 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.arbor.core.Node;
+import dev.arbor.cli.Arbor;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.TreePattern;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -19,11 +18,12 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 /**
- * {@link ScaleBench} end to end at tiny sizes (a client JVM per pattern, the embedded server in
- * this one): the structure of its output and the counts that do not depend on the machine, never
- * a timing.
+ * {@link ScaleBench} ({@code arbor scale}) end to end at tiny sizes (a client JVM per pattern,
+ * the embedded server in this one): the structure of its output and the counts that do not
+ * depend on the machine, never a timing.
  */
 class ScaleBenchTest {
   static final List<Integer> SIZES = List.of(60, 300);
@@ -59,15 +59,16 @@ class ScaleBenchTest {
 
   @Test
   void runsEveryPatternAtEverySizeWithMachineIndependentCounts() throws Exception {
-    ScaleBench.Settings s = ScaleBench.Settings.defaults().withSizes(SIZES).withRepeat(2)
+    ScaleBench.Settings s = ScaleBench.Settings.defaults(List.of(Arbor.class.getName(), "scale"))
+        .withSizes(SIZES).withRepeat(2)
         .withClasspath(System.getProperty("surefire.test.class.path",
             System.getProperty("java.class.path")));
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    StringWriter bytes = new StringWriter();
     ScaleBench.Results r;
-    try (PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
+    try (PrintWriter out = new PrintWriter(bytes, true)) {
       r = ScaleBench.run(s, out);
     }
-    String progress = bytes.toString(StandardCharsets.UTF_8);
+    String progress = bytes.toString();
     assertEquals(List.of(), List.copyOf(r.failures.values()), progress);
     for (TreePattern p : TreePattern.values()) {
       for (int n : SIZES) {
@@ -126,7 +127,7 @@ class ScaleBenchTest {
     }
 
     String md = ScaleBench.markdown(s, r);
-    assertTrue(md.startsWith("ScaleBench: sizes [60, 300], client -Xmx256m, repeat 2;"
+    assertTrue(md.startsWith("arbor scale: sizes [60, 300], client -Xmx256m, repeat 2;"
         + " total run time "), md);
     assertTrue(md.contains("| pattern | load / insertMany at 60 / 300 | client heap at 60: peak"
         + " / live | at 300: peak / live | load time at 300 | run time |"), md);
@@ -151,25 +152,44 @@ class ScaleBenchTest {
   }
 
   @Test
-  void theUsageNamesEveryOption() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> ScaleBench.parse(new String[] {"--nope", "1"}));
-    for (String option : e.getMessage().replaceAll(".*\\(valid: *", "").replace(")", "")
-        .split(", *")) {
-      assertTrue(ScaleBench.USAGE.contains(option.trim() + " "), option + " in\n"
-          + ScaleBench.USAGE);
+  void theHelpNamesEveryOptionAndAnUnknownValueIsOneLine() {
+    Cli help = Cli.run("scale", "--help");
+    assertEquals(0, help.exit(), help.err());
+    for (String option : List.of("--patterns", "--sizes", "--ops", "--repeat", "--client-heap",
+        "--limit-seconds", "--uri", "--markdown")) {
+      assertTrue(help.out().contains(option + "="), option + " in\n" + help.out());
     }
+    assertFalse(help.out().contains("Commands:"), "the client subcommand is hidden");
+    Cli bad = Cli.run("scale", "--ops", "children,teleport");
+    assertEquals(2, bad.exit(), bad.err());
+    assertEquals("arbor scale: unknown operation 'teleport' (valid: load, insertMany, entries,"
+        + " children, ancestors, descendants, insert, move, delete; the load always runs)",
+        bad.err().strip());
   }
 
   @Test
   void optionsAreParsed() {
-    ScaleBench.Settings s = ScaleBench.parse(new String[] {"--patterns",
-        "nested-sets,materialized-paths",
-        "--sizes", "1k,2M", "--repeat", "4", "--client-heap", "128m"});
+    ScaleCommand command = new ScaleCommand();
+    new CommandLine(command).parseArgs("--patterns", "nested-sets,materialized-paths",
+        "--sizes", "1k,2M", "--repeat", "4", "--client-heap", "128m", "--ops", "delete,children");
+    ScaleBench.Settings s = command.settings();
     assertEquals(List.of(TreePattern.MATERIALIZED_PATHS, TreePattern.NESTED_SETS),
         s.patterns());
     assertEquals(List.of(1_000, 2_000_000), s.sizes());
     assertEquals(4, s.repeat());
     assertEquals("128m", s.clientHeap());
+    assertEquals(List.of("load", "children", "insert", "move", "delete"), s.ops()); // a leaf's life
+  }
+
+  /** {@code arbor args} in this JVM: its exit code, stdout and stderr. */
+  record Cli(int exit, String out, String err) {
+    static Cli run(String... args) {
+      java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+      java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+      int exit = Arbor.commandLine(new java.io.ByteArrayInputStream(new byte[0]), out, err)
+          .execute(args);
+      return new Cli(exit, out.toString(StandardCharsets.UTF_8),
+          err.toString(StandardCharsets.UTF_8));
+    }
   }
 }

@@ -7,7 +7,10 @@ import dev.arbor.mongo.TreePattern;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** {@link ScopeBench} runs both configurations and counts what its writers did. */
+/**
+ * {@link ScopeBench} ({@code arbor scope}) runs both configurations and counts what its writers
+ * did.
+ */
 class ScopeBenchTest {
   @Test
   void measuresTheBaselineOneTreeAndATreePerWriter() throws Exception {
@@ -20,6 +23,31 @@ class ScopeBenchTest {
       assertTrue(f.changes() > 0 && f.changes() % 3 == 0, f.toString());
       assertEquals(0, f.failures(), f.toString());
       assertTrue(f.toString().contains("changes/s"), f.toString());
+    }
+  }
+
+  @Test
+  void theHelpNamesEveryOptionAndAnUnknownPatternIsOneLine() {
+    ScaleBenchTest.Cli help = ScaleBenchTest.Cli.run("scope", "--help");
+    assertEquals(0, help.exit(), help.err());
+    for (String option : List.of("--patterns", "--seconds", "--writers", "--nodes", "--uri")) {
+      assertTrue(help.out().contains(option + "="), option + " in\n" + help.out());
+    }
+    ScaleBenchTest.Cli bad = ScaleBenchTest.Cli.run("scope", "--patterns", "trees");
+    assertEquals(2, bad.exit(), bad.err());
+    assertTrue(bad.err().strip().startsWith("arbor scope: unknown pattern 'trees' (valid: "),
+        bad.err());
+    assertEquals(1, bad.err().strip().lines().count(), bad.err());
+  }
+
+  @Test
+  void aServerThatCannotBeReachedIsOneLineAndExitStatusOne() {
+    for (String command : List.of("scope", "scale")) {
+      ScaleBenchTest.Cli r = ScaleBenchTest.Cli.run(command, "--uri",
+          "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300");
+      assertEquals(1, r.exit(), r.err());
+      assertEquals("arbor " + command + ": cannot reach MongoDB at 127.0.0.1:1: no server"
+          + " answered within 0.3 s", r.err().strip());
     }
   }
 }

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.embedded.EmbeddedMongo;
 import dev.arbor.mongo.MongoTestServer;
+import dev.arbor.tools.Errors;
+import dev.arbor.tools.Text;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -23,8 +25,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
 
 /**
  * {@code arbor import} sums its documents' sizes in its first pass over the file and refuses, in
@@ -203,7 +205,7 @@ class ImportSizeTest {
     String said = err.toString(StandardCharsets.UTF_8);
     assertEquals(1, said.lines().count(), said);
     assertTrue(said.startsWith("arbor exhaust: out of memory (Java heap space): this JVM's heap,"
-        + " at most " + Capacity.size(Runtime.getRuntime().maxMemory()) + " (java -Xmx), cannot"
+        + " at most " + Text.bytes(Runtime.getRuntime().maxMemory()) + " (java -Xmx), cannot"
         + " hold what the command needs; run java with a larger -Xmx, or use --uri"), said);
     assertEquals("out of memory (Direct buffer memory): run java with a larger"
         + " -XX:MaxDirectMemorySize (run with --stacktrace for details)",
@@ -241,12 +243,12 @@ class ImportSizeTest {
 
   @Test
   void sizesAreSaidInBinaryUnits() {
-    assertEquals("812 bytes", Capacity.size(812));
-    assertEquals("1 KB", Capacity.size(1024));
-    assertEquals("1.5 KB", Capacity.size(1536));
-    assertEquals("64 MB", Capacity.size(64L << 20));
-    assertEquals("35.2 GB", Capacity.size((long) (35.2 * (1L << 30))));
-    assertEquals("612 MB", Capacity.size(612L << 20));
-    assertEquals("1 GB", Capacity.size(Capacity.SERVER_UNCONFIRMED));
+    assertEquals("812 bytes", Text.bytes(812));
+    assertEquals("1 KB", Text.bytes(1024));
+    assertEquals("1.5 KB", Text.bytes(1536));
+    assertEquals("64 MB", Text.bytes(64L << 20));
+    assertEquals("35.2 GB", Text.bytes((long) (35.2 * (1L << 30))));
+    assertEquals("612 MB", Text.bytes(612L << 20));
+    assertEquals("1 GB", Text.bytes(Capacity.SERVER_UNCONFIRMED));
   }
 }

@@ -18,6 +18,7 @@ import com.mongodb.bulk.BulkWriteResult;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.MongoTestServer;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.Errors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,8 @@
-package dev.arbor.bench;
+package dev.arbor.tools;
 
 /**
- * What one invocation cost on the wire, as seen by the driver: the machine-independent figures.
+ * What one invocation cost on the wire, as seen by the driver: the machine-independent figures
+ * that a {@link CommandMeter} counts while armed.
  *
  * @param roundTrips commands sent (each is one request and one reply, getMore included)
  * @param docsReturned documents in the replies' cursor batches (and findAndModify values)
@@ -12,5 +13,5 @@ package dev.arbor.bench;
  *     documents (its all-or-nothing protocol), not nodes
  * @param lockDocsWritten of the documents written, lock and journal documents
  */
-record Counts(long roundTrips, long docsReturned, long docsWritten, long bytesSent,
+public record Counts(long roundTrips, long docsReturned, long docsWritten, long bytesSent,
     long bytesReceived, long lockRoundTrips, long lockDocsWritten) {}

@@ -1,4 +1,4 @@
-package dev.arbor.cli;
+package dev.arbor.tools;
 
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoCommandException;
@@ -25,7 +25,7 @@ public final class Errors {
 
   /** The one line for {@code e}. */
   public static String message(Throwable e) {
-    return oneLine(describe(e));
+    return Text.oneLine(describe(e));
   }
 
   /**
@@ -47,12 +47,12 @@ public final class Errors {
    * The one line for running out of memory: which memory, how much this JVM has and what to do
    * (with an embedded server, its documents share the heap).
    */
-  static String outOfMemory(OutOfMemoryError e, long maxHeap) {
+  public static String outOfMemory(OutOfMemoryError e, long maxHeap) {
     String what = e.getMessage();
     if (what == null || what.contains("heap") || what.contains("GC overhead")
         || what.contains("array size")) {
       return "out of memory" + (what == null ? "" : " (" + what + ")") + ": this JVM's heap, at"
-          + " most " + Capacity.size(maxHeap) + " (java -Xmx), cannot hold what the command"
+          + " most " + Text.bytes(maxHeap) + " (java -Xmx), cannot hold what the command"
           + " needs; run java with a larger -Xmx, or use --uri: an embedded server (--data-dir, or"
           + " neither --data-dir nor --uri) keeps its documents in this heap";
     }
@@ -62,11 +62,11 @@ public final class Errors {
   }
 
   /**
-   * What is said after an error when the heap ran nearly full during the command ({@link Heap}):
+   * What is said after an error when the heap ran nearly full during the command (the command line watches the collector):
    * an embedded server that runs out of heap only closes its connections.
    */
-  static String heapRanFull(long maxHeap) {
-    return "this JVM's heap, at most " + Capacity.size(maxHeap) + " (java -Xmx), ran nearly full"
+  public static String heapRanFull(long maxHeap) {
+    return "this JVM's heap, at most " + Text.bytes(maxHeap) + " (java -Xmx), ran nearly full"
         + " meanwhile: an embedded server (--data-dir, or neither --data-dir nor --uri) keeps its"
         + " documents in it and closes its connections when it runs out; run java with a larger"
         + " -Xmx, or use --uri";
@@ -121,28 +121,8 @@ public final class Errors {
       return "MongoDB refused a write: " + first.getMessage() + " (code " + first.getCode() + ")";
     }
     if (e instanceof MongoException m) {
-      return "MongoDB error " + m.getCode() + ": " + Connection.firstLine(m.getMessage());
+      return "MongoDB error " + m.getCode() + ": " + Text.firstLine(m.getMessage());
     }
     return "internal error: " + e + " (run with --stacktrace for details)";
-  }
-
-  /** Escapes line breaks and other control characters so the message stays on one line. */
-  public static String oneLine(String s) {
-    StringBuilder sb = new StringBuilder(s.length());
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '\n') {
-        sb.append("\\n");
-      } else if (c == '\r') {
-        sb.append("\\r");
-      } else if (c == '\t') {
-        sb.append("\\t");
-      } else if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029') {
-        sb.append(String.format("\\u%04x", (int) c));
-      } else {
-        sb.append(c);
-      }
-    }
-    return sb.toString();
   }
 }

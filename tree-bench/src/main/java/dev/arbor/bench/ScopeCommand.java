@@ -1,0 +1,94 @@
+package dev.arbor.bench;
+
+import dev.arbor.mongo.TreePattern;
+import dev.arbor.tools.ServerConnection;
+import dev.arbor.tools.Text;
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code arbor scope}: writers on different trees of one collection against writers on one tree
+ * ({@link ScopeBench}): changes per second and the time the writers waited for locks, for one
+ * writer on one tree, {@code --writers} on one tree, and {@code --writers} on a tree each.
+ *
+ * <p>Exit status: 0 when the run completed, 1 when the server could not be used, 2 for an
+ * invalid option value (one line on standard error).
+ */
+@Command(name = "scope", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {"Measure writers on different trees of one collection (scoped stores)"
+        + " against writers on one tree: changes per second and time spent waiting for locks."},
+    footer = {"", "Examples:",
+        "  java -jar arbor.jar scope",
+        "  java -jar arbor.jar scope --patterns nested-sets --seconds 10 --writers 8"})
+public final class ScopeCommand implements Callable<Integer> {
+  @Spec
+  private CommandSpec spec;
+
+  @Option(names = "--patterns", split = ",", paramLabel = "PATTERN",
+      description = "Patterns: parent-references, child-references, array-of-ancestors,"
+          + " materialized-paths, nested-sets (default: all).")
+  private List<String> patterns;
+
+  @Option(names = "--seconds", paramLabel = "S", defaultValue = "5",
+      description = "How long every writer makes changes, per configuration (default:"
+          + " ${DEFAULT-VALUE}).")
+  private double seconds;
+
+  @Option(names = "--writers", paramLabel = "N", defaultValue = "4",
+      description = "Writers of the second and third configurations (default: ${DEFAULT-VALUE}).")
+  private int writers;
+
+  @Option(names = "--nodes", paramLabel = "N", defaultValue = "200",
+      description = "Nodes per tree (default: ${DEFAULT-VALUE}).")
+  private int nodes;
+
+  @Option(names = "--uri", paramLabel = "URI", defaultValue = "${env:ARBOR_MONGO_URI}",
+      description = "MongoDB connection string (default: $ARBOR_MONGO_URI, else an embedded"
+          + " server in this JVM). The run uses a new database, dropped at the end.")
+  private String uri;
+
+  /** Creates the command; picocli sets the options. */
+  public ScopeCommand() {}
+
+  @Override
+  public Integer call() throws InterruptedException {
+    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter err = spec.commandLine().getErr();
+    List<TreePattern> chosen;
+    try {
+      chosen = Names.parse("pattern", patterns, TreePattern.values(),
+          List.of(TreePattern.values()));
+      if (writers < 1 || nodes < 1 || !(seconds > 0)) {
+        throw new IllegalArgumentException("--writers and --nodes must be at least 1 and"
+            + " --seconds positive");
+      }
+    } catch (IllegalArgumentException e) {
+      err.println("arbor scope: " + Text.oneLine(e.getMessage()));
+      err.flush();
+      return 2;
+    }
+    List<ScopeBench.Figures> figures;
+    try {
+      figures = ScopeBench.run(chosen, seconds, writers, nodes, uri);
+    } catch (ServerConnection.MalformedUri e) {
+      err.println("arbor scope: malformed MongoDB URI (--uri or ARBOR_MONGO_URI): "
+          + e.getMessage());
+      err.flush();
+      return 2;
+    } catch (ServerConnection.Unusable e) {
+      err.println("arbor scope: " + Text.oneLine(e.getMessage()));
+      err.flush();
+      return 1;
+    }
+    for (ScopeBench.Figures f : figures) {
+      out.println(f);
+    }
+    out.flush();
+    return 0;
+  }
+}
