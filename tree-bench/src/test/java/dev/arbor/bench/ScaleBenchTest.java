@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arbor.cli.Arbor;
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.TreePattern;
 import java.io.PrintWriter;
