@@ -4,14 +4,11 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 
 import com.mongodb.MongoBulkWriteException;
-import com.mongodb.MongoCommandException;
 import com.mongodb.MongoException;
-import com.mongodb.MongoWriteException;
 import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
 import dev.arbor.core.ChangeInterruptedException;
 import dev.arbor.core.ChangeInterruptedException.Outcome;
@@ -27,24 +24,21 @@ import org.bson.BsonValue;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The sending of one program.
+ * The sending of one program, and what became of its change: the program goes in batches of
+ * statements of one kind each (the driver sends updates, inserts and deletes as commands of
+ * their own), each insert command led by an insert fence; a batch is sent again after an I/O
+ * error (its fence makes that safe) until the lock wait runs out, and halved when it ran out of
+ * its time. Whether the change is committed, not applied or uncertain is tracked as the answers
+ * come, and decided from the lock document when a fence finds the lock lost.
  *
- * <p>On a server that stops an ordered bulk write at its first error (MongoDB), statements go
- * in ordered bulk writes of one kind each: updates (with the lead, the journal, inserts as
- * upserts, the release) led by a fence, so that the server stops before the first data write
- * when this caller no longer holds the lock; deletes, which the driver sends as a command of
- * their own, guarded so that one that arrives late deletes nothing a later change wrote.
- *
- * <p>On a server that goes on after a failed statement (mongo-java-server), each batch is
- * preceded by a fence of its own ({@code findOneAndUpdate}), which tells the server's time of
- * the renewal; every update and delete of the batch then applies only before that time plus the
- * lease, and the batch ends with a fence bounded the same way: a batch sent late changes
- * nothing, and is sent again behind a new fence if this caller still holds the lock.
+ * <p>How a batch is guarded depends on how the server runs an ordered bulk write ({@link
+ * OrderedProbe}): {@link OrderedExecution} on a server that stops at the first error (MongoDB),
+ * {@link DeadlineExecution} on one that goes on after a failed statement (mongo-java-server).
  */
-final class Execution {
-  private final TreeLock facade;
-  private final LockDocument lock;
-  private final Fences fencing;
+abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
+  final TreeLock facade;
+  final LockDocument lock;
+  final Fences fencing;
   final String token;
   final String origin;
   final TreeLock.@Nullable Quiet claim;
@@ -55,16 +49,11 @@ final class Execution {
   final int commitPoint;
   final boolean journaled;
   final TreeLock.@Nullable Hold hold;
-  final boolean orderedServer;
   boolean committed;
   boolean uncertain;
   long deleted;
-  /** On a server that goes on after errors: when the lease of the last fence ends. */
-  long deadline;
   /** Insert fences used by this acquisition so far, when no hold counts them. */
   int insertFences;
-  /** When the last lone fence was sent (local clock), 0: never. */
-  long fencedAt;
   /** The ids of the insert fences this execution inserted. */
   final List<BsonValue> fences = new ArrayList<>();
   /** Whether a command was sent again after an I/O error (the first may still arrive). */
@@ -84,13 +73,33 @@ final class Execution {
    */
   boolean freeOnFailure;
 
+  /**
+   * The execution of {@code program} on this lock's server.
+   *
+   * @param token the token of the acquisition that writes
+   * @param origin the token of the change's writer, which its journal names
+   * @param claim the quiet version an optimistic change claims, or null: the lock is held
+   * @param commitPoint the index in {@code program} of the statement that commits the change
+   * @param journaled whether the change has a journal (stored by the program or already)
+   * @param hold the hold this execution writes under, or null for a claim
+   */
+  static Execution of(TreeLock facade, String token, String origin,
+      TreeLock.@Nullable Quiet claim, long v, String what, List<Step> steps,
+      List<TreeLock.Statement> program, int commitPoint, boolean journaled,
+      TreeLock.@Nullable Hold hold) {
+    return facade.ordered()
+        ? new OrderedExecution(facade, token, origin, claim, v, what, steps, program,
+            commitPoint, journaled, hold)
+        : new DeadlineExecution(facade, token, origin, claim, v, what, steps, program,
+            commitPoint, journaled, hold);
+  }
+
   Execution(TreeLock facade, String token, String origin, TreeLock.@Nullable Quiet claim, long v,
       String what, List<Step> steps, List<TreeLock.Statement> program, int commitPoint,
       boolean journaled, TreeLock.@Nullable Hold hold) {
     this.facade = facade;
     this.lock = facade.lock;
     this.fencing = facade.fences;
-    this.orderedServer = facade.ordered();
     this.token = token;
     this.origin = origin;
     this.claim = claim;
@@ -121,20 +130,46 @@ final class Execution {
     return hold != null ? hold.insertFences++ : insertFences++;
   }
 
+  /**
+   * Before the batch that starts at {@code next} (of statements of {@code kind}): sends what the
+   * server needs as a command of its own.
+   *
+   * @return the program index to go on from
+   */
+  abstract int beforeBatch(int next, int kind, long start);
+
+  /**
+   * Adds the statements that lead a batch of updates or deletes starting at {@code next}.
+   *
+   * @return the program index to go on from
+   */
+  abstract int lead(List<TreeLock.Statement> batch, List<Integer> index, int next, int kind);
+
+  /** Statement {@code s} of the program (an update or a delete) as it is sent in a batch. */
+  abstract TreeLock.Statement bounded(TreeLock.Statement s);
+
+  /** Adds what closes a batch of statements of {@code kind}, if anything. */
+  abstract void close(List<TreeLock.Statement> batch, List<Integer> index, int kind);
+
+  /**
+   * Whether the single step of a change without journal ran, from the answer to the command
+   * that carried it (at {@code index.indexOf(1)}), whose statement {@code i} failed.
+   */
+  abstract boolean stepRan(MongoBulkWriteException e, List<Integer> index, int i);
+
+  /** Whether the statement at program index {@code at} (-2: none) closed its batch. */
+  abstract boolean closingFence(int at);
+
   long execute() {
     long start = lock.timing.nanoTime();
     int next = 0;
     while (next < program.size()) {
       int kind = Fences.kind(program.get(next));
-      boolean fresh = fencedAt != 0 && lock.timing.nanoTime() - fencedAt
-          < TimeUnit.MILLISECONDS.toNanos(lock.leaseMillis) / 3;
-      if (!orderedServer && (next == 0 || (kind != 1 && !fresh))) {
-        next = loneFence(next, start);
-        if (next >= program.size()) {
-          break;
-        }
-        kind = Fences.kind(program.get(next));
+      next = beforeBatch(next, kind, start);
+      if (next >= program.size()) {
+        break;
       }
+      kind = Fences.kind(program.get(next));
       List<TreeLock.Statement> batch = new ArrayList<>();
       List<Integer> index = new ArrayList<>();
       if (kind == 1) {
@@ -145,28 +180,20 @@ final class Execution {
         batch.add(new TreeLock.Statement(new InsertOneModel<>(lock.tagged(new BsonDocument("_id",
             fenceId))), 0));
         index.add(-1);
-      } else if (orderedServer) {
-        if (next == 0) {
-          batch.add(program.get(0));
-          index.add(0);
-          next = 1;
-        } else if (kind == 0 && next != program.size() - 1) {
-          batch.add(new TreeLock.Statement(fencing.fence(token, null), 0));
-          index.add(-1);
-        }
+      } else {
+        next = lead(batch, index, next, kind);
       }
       long bytes = 0;
-      int lead = batch.size();
+      int led = batch.size();
       while (next < program.size() && batch.size() < facade.batchStatements
-          && (batch.size() - lead < limit || batch.size() == lead)
+          && (batch.size() - led < limit || batch.size() == led)
           && Fences.kind(program.get(next)) == kind) {
         TreeLock.Statement s = program.get(next);
         long size = s.isStep() ? steps.get(s.step() - 1).size() : 1_024;
         if (batch.size() > 1 && bytes + size > Encoded.MAX_BATCH) {
           break;
         }
-        batch.add(orderedServer || kind == 1 ? s
-            : new TreeLock.Statement(Fences.withDeadline(s.model(), deadline), s.step()));
+        batch.add(kind == 1 ? s : bounded(s));
         index.add(next);
         bytes += size;
         next++;
@@ -174,16 +201,11 @@ final class Execution {
       if (kind == 2 && next == program.size() - 1) {
         // the release follows the last deletes in the same call (a command of its own), and
         // closes the batch
-        batch.add(orderedServer ? program.get(next) : new TreeLock.Statement(
-            Fences.withDeadline(program.get(next).model(), deadline), 0));
+        batch.add(bounded(program.get(next)));
         index.add(next);
         next++;
       }
-      if (!orderedServer && kind != 1 && index.get(index.size() - 1) != program.size() - 1) {
-        // closes the batch: it fails if the batch ran on past the lease
-        batch.add(new TreeLock.Statement(fencing.closing(token, deadline), 0));
-        index.add(-2);
-      }
+      close(batch, index, kind);
       int resume = send(batch, index, start);
       if (resume >= 0) {
         next = resume;
@@ -195,55 +217,7 @@ final class Execution {
     return deleted;
   }
 
-  /**
-   * On a server that goes on after errors: sends the lead (at the start) or a renewal as a
-   * command of its own, and learns from it until when the lease holds.
-   *
-   * @return the program index to go on from
-   */
-  private int loneFence(int next, long start) {
-    UpdateOneModel<BsonDocument> m = (UpdateOneModel<BsonDocument>) (next == 0
-        ? program.get(0).model() : fencing.fence(token, null));
-    for (;;) {
-      try {
-        fencedAt = lock.timing.nanoTime();
-        BsonDocument after = facade.sender.fence(fencing.timed(), m.getFilter(), m.getUpdate());
-        TreeLock.State s = new TreeLock.State(after);
-        deadline = s.renewed + lock.leaseMillis;
-        if (hold != null) {
-          hold.renewed();
-        }
-        if (next == 0) {
-          leadAcked = true;
-          if (commitPoint == 0) {
-            committed = true;
-          }
-          return 1;
-        }
-        return next;
-      } catch (MongoCommandException | MongoWriteException e) {
-        if (!MongoErrors.duplicateKey(e)) {
-          throw e;
-        }
-        if (next == 0 && claim != null && !uncertain) {
-          throw new TreeLock.ClaimRefused();
-        }
-        return settleLost();
-      } catch (MongoException e) {
-        if (!MongoErrors.transientError(e)) {
-          throw e;
-        }
-        if (next == 0) {
-          uncertain = true; // the lead may have gone through
-        }
-        retryAfter(e, start);
-      } catch (IllegalStateException e) { // the client was closed under the change
-        throw interrupted(e, next == 0 && commitPoint == 0);
-      }
-    }
-  }
-
-  private void retryAfter(MongoException e, long start) {
+  void retryAfter(MongoException e, long start) {
     resent = true;
     if (lock.timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(lock.waitMillis)) {
       throw interrupted(e, false);
@@ -297,7 +271,7 @@ final class Execution {
         // The single step of a change without journal was in this command: its answer says
         // whether it ran, which its document may no longer tell once a later change rewrote it.
         stepApplied = Boolean.TRUE.equals(stepApplied)
-            || (orderedServer ? index.indexOf(1) < i : ranAlone(e, index.indexOf(1)));
+            || stepRan(e, index, i);
       }
       if (index.subList(0, i).contains(0)) {
         leadAcked = true;
@@ -305,7 +279,7 @@ final class Execution {
       if (at > commitPoint && journaled) {
         committed = true;
       }
-      if (at == -2 || (!orderedServer && at == program.size() - 1)) {
+      if (closingFence(at)) {
         // The closing fence of a batch on a server that goes on after errors: the batch ran
         // past the lease (its late statements changed nothing) or the lock was lost.
         if (MongoErrors.duplicateKey(error.getCode()) && stillHeld()) {
@@ -379,7 +353,7 @@ final class Execution {
   }
 
   /** The change cannot go on: says what became of it, as far as this caller can tell. */
-  private ChangeInterruptedException interrupted(RuntimeException e, boolean sentCommit) {
+  ChangeInterruptedException interrupted(RuntimeException e, boolean sentCommit) {
     Outcome outcome = committed ? Outcome.COMMITTED
         : uncertain || sentCommit ? Outcome.UNKNOWN : Outcome.NOT_APPLIED;
     return new ChangeInterruptedException("Could not complete '" + what + "' on tree '"
@@ -408,7 +382,7 @@ final class Execution {
    * step, from the mark of the document it writes; never from the version alone, which another
    * change may share with a claim that did not land.
    */
-  private int settleLost() {
+  int settleLost() {
     if (journaled) {
       TreeLock.State s = lock.read();
       if (s.op == v && origin.equals(s.opToken)) {
@@ -448,26 +422,6 @@ final class Execution {
       throw new TreeLock.ClaimRefused(); // nothing was written: plan again under the lock
     }
     throw lock.lostTo(what, lock.read());
-  }
-
-  /**
-   * Whether the single step of a change without journal ran, from the answer to the command
-   * that carried it on a server that goes on after a failed statement: the batch held the step
-   * (bounded by its deadline) and the release, which failed, so the counts are the step's.
-   */
-  private boolean ranAlone(MongoBulkWriteException e, int at) {
-    Step step = steps.get(0);
-    if (step instanceof Step.Insert) {
-      // led by its insert fence, which the server counts too: the insert ran unless refused
-      for (BulkWriteError error : e.getWriteErrors()) {
-        if (error.getIndex() <= at) {
-          return false;
-        }
-      }
-      return true;
-    }
-    BulkWriteResult r = e.getWriteResult();
-    return step instanceof Step.Update ? r.getMatchedCount() > 0 : r.getDeletedCount() > 0;
   }
 
   /**

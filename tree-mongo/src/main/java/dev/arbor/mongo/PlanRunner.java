@@ -95,7 +95,7 @@ final class PlanRunner {
     // to its commit, can tell that it is done.
     program.add(new TreeLock.Statement(fences.fence(token, release
         ? LockDocument.releaseUpdate() : Journal.completedFor(origin)), 0));
-    Execution x = new Execution(facade, token, origin, claim, v, what, steps, program,
+    Execution x = Execution.of(facade, token, origin, claim, v, what, steps, program,
         commitPoint, journaled, hold);
     x.freeOnFailure = journal && !alwaysJournal;
     long deleted;
