@@ -155,6 +155,22 @@ class TruthfulOutcomesTest {
         "injected: the answer came after the client-side timeout")), false);
   }
 
+  /**
+   * A connection cut after the server applied a batch, before its answer came: unlike a timeout,
+   * the batch is sent again whole, and the answer to the second sending (the single step of a
+   * change without journal matching nothing, being applied already; its release meeting a
+   * duplicate key, the lock being freed already) must not be taken for the change not being
+   * applied.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aCutAfterTheServerAppliedABatchIsResolvedNotReportedAsALostLock(TreePattern pattern) {
+    everyAnswerLostOnce(pattern, new LosingAnswers(() -> new com.mongodb.MongoSocketReadException(
+        "injected: the connection was cut after the server applied the command", ADDRESS)), true);
+    everyAnswerLostOnce(pattern, new LosingAnswers(() -> new com.mongodb.MongoSocketReadException(
+        "injected: the connection was cut after the server applied the command", ADDRESS)), false);
+  }
+
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void aWriteConcernErrorAloneIsResentNotAnIndexOutOfBounds(TreePattern pattern) {
