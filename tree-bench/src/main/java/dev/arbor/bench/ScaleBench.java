@@ -34,17 +34,17 @@ import java.util.Map;
  *       forced after each operation, untimed; others happen when the old generation fills);
  *   <li>per operation, time and round trips ({@link CommandMeter}, every command the client
  *       sends): the load, the raw inserts, {@code entries()} streamed whole, {@code children} of a
- *       node with {@value ScaleTree#FAN_OUT} children, {@code ancestors} of the last (deepest) node, {@code
- *       descendants} of a node two levels above the bottom, and a small insert, move and delete of
- *       a leaf; the reads and writes are repeated ({@code --repeat}, median time);
+ *       node with {@value ScaleTree#FAN_OUT} children, {@code ancestors} of the last (deepest)
+ *       node, {@code descendants} of a node two levels above the bottom, and a small insert, move
+ *       and delete of a leaf; the reads and writes are repeated ({@code --repeat}, median time);
  *   <li>the growth exponent of each figure from the smallest size to the largest: the
  *       least-squares slope of log(figure) against log(n) (0: flat, 1: linear).
  * </ul>
  *
  * <p>The tree: node {@code n<i>} ({@code i} from 0 to n-1) has children {@code n<8i+1>} to {@code
- * n<8i+8>} (those below n): a complete {@value ScaleTree#FAN_OUT}-ary tree, depth log8(n) (6 at 1 M), about
- * 60 bytes of attributes a node. It is generated in preorder on the fly, holding only the open
- * path, so the client never holds the tree.
+ * n<8i+8>} (those below n): a complete {@value ScaleTree#FAN_OUT}-ary tree, depth log8(n) (6 at
+ * 1 M), about 60 bytes of attributes a node. It is generated in preorder on the fly, holding
+ * only the open path, so the client never holds the tree.
  *
  * <pre>{@code
  * java -Xmx8g -jar tree-bench/target/arbor.jar scale [--patterns all]
