@@ -234,7 +234,7 @@ final class Output {
           .append("realisedReads", rec.reads())
           .append("realisedSteps", rec.steps())
           .append("realisedExactly", rec.exact())
-          .append("decision", Report.decision(rec))
+          .append("decision", ReportRankings.decision(rec))
           .append("ranking", ranking));
     }
     Document root = new Document("run", run)
@@ -284,23 +284,23 @@ final class Output {
     }
     out.println();
     out.println("Round trips per operation" + at + " (a range spans the shapes)");
-    out.print(report.roundTrips(size).text());
+    out.print(report.tables().roundTrips(size).text());
     out.println("(including the stores' lock and journal protocol"
         + (r.settings().isolatedReads() ? ": a lock check per isolated read, none where it is"
             + " folded into a query by _id," : ",")
         + " more per change; report.md splits it out)");
     out.println();
     out.println("Documents written per operation" + at);
-    out.print(report.written(size).text());
+    out.print(report.tables().written(size).text());
     out.println();
     out.println("Median latency per operation in ms" + at + " (geometric mean over shapes)");
-    out.print(report.latency(size).text());
+    out.print(report.tables().latency(size).text());
     for (Analysis.Recommendation rec : report.recommendations()) {
       out.println();
-      out.println("Ranking for " + Report.recommendationTitle(rec) + ", "
-          + Report.realised(rec) + ":");
-      out.print(Report.ranking(rec).text());
-      for (String reason : Report.reasons(rec)) {
+      out.println("Ranking for " + ReportRankings.recommendationTitle(rec) + ", "
+          + ReportRankings.realised(rec) + ":");
+      out.print(ReportRankings.ranking(rec).text());
+      for (String reason : ReportRankings.reasons(rec)) {
         out.println("  - " + reason);
       }
     }
@@ -308,9 +308,9 @@ final class Output {
       out.println();
       out.println("Decision:");
       for (Analysis.Recommendation rec : report.recommendations()) {
-        out.println("  " + Report.decision(rec));
+        out.println("  " + ReportRankings.decision(rec));
       }
-      out.println(wrap(report.rankingNote(), 100));
+      out.println(wrap(report.rankings().rankingNote(), 100));
     }
     if (!r.warnings().isEmpty()) {
       out.println();

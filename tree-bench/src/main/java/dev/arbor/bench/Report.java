@@ -1,5 +1,10 @@
 package dev.arbor.bench;
 
+import static dev.arbor.bench.ReportRankings.ranking;
+import static dev.arbor.bench.ReportRankings.realised;
+import static dev.arbor.bench.ReportRankings.reasons;
+import static dev.arbor.bench.ReportRankings.recommendationTitle;
+
 import dev.arbor.mongo.TreePattern;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -7,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.ToDoubleFunction;
 
 /**
  * The human-readable report of a run, as a list of blocks that {@link Html} and {@link #markdown}
@@ -53,12 +57,26 @@ final class Report {
   private final Results results;
   private final List<Analysis.Growth> growth;
   private final List<Analysis.Recommendation> recommendations;
+  private final ReportTables tables;
+  private final ReportRankings rankings;
 
   Report(Analysis analysis) {
     this.analysis = analysis;
     this.results = analysis.results();
     this.growth = analysis.growth();
     this.recommendations = analysis.recommendations();
+    this.tables = new ReportTables(analysis);
+    this.rankings = new ReportRankings(analysis, recommendations, tables);
+  }
+
+  /** The tables by pattern, for the console summary too. */
+  ReportTables tables() {
+    return tables;
+  }
+
+  /** The rankings, for the console summary too. */
+  ReportRankings rankings() {
+    return rankings;
   }
 
   List<Analysis.Growth> growth() {
@@ -100,175 +118,6 @@ final class Report {
         + " chosen from it with seed " + results.settings().seed() + ".";
   }
 
-  /** A table of a figure per name (rows) and pattern (columns) at one size, over shapes. */
-  Table byPattern(int size, List<String> names, Cell cell) {
-    List<String> header = new ArrayList<>();
-    header.add("operation");
-    for (TreePattern p : results.measured()) {
-      header.add(Names.shortName(p));
-    }
-    Table t = new Table(header);
-    for (String name : names) {
-      List<String> row = new ArrayList<>();
-      row.add(name);
-      boolean any = false;
-      for (TreePattern p : results.measured()) {
-        String v = cell.value(p, name, size);
-        any |= !v.equals("-");
-        row.add(v);
-      }
-      if (any) {
-        t.add(row);
-      }
-    }
-    return t;
-  }
-
-  /** The text of one table cell. */
-  interface Cell {
-    String value(TreePattern pattern, String name, int size);
-  }
-
-  Cell rangeOf(ToDoubleFunction<Measurement> f) {
-    return (p, name, size) -> {
-      double[] r = analysis.range(p, name, size, f);
-      return Format.range(r[0], r[1]);
-    };
-  }
-
-  Cell latencyCell() {
-    return (p, name, size) -> Format.millis(analysis.latency(p, name, size));
-  }
-
-  Table roundTrips(int size) {
-    return byPattern(size, results.names(), rangeOf(row -> row.traffic().roundTrips()));
-  }
-
-  Table written(int size) {
-    return byPattern(size, results.names(), rangeOf(row -> row.traffic().docsWritten()));
-  }
-
-  Table returned(int size) {
-    return byPattern(size, results.names(), rangeOf(row -> row.traffic().docsReturned()));
-  }
-
-  Table latency(int size) {
-    return byPattern(size, results.names(), latencyCell());
-  }
-
-  /**
-   * A recommendation's ranking as a table: the rank ({@code =2} when shared), then the figures
-   * that decide it, then the others.
-   */
-  static Table ranking(Analysis.Recommendation r) {
-    boolean time = r.rankBy() == Settings.RankBy.TIME;
-    List<String> header = new ArrayList<>(List.of("rank", "pattern"));
-    List<String> counts = List.of("round trips/op", "written/op");
-    String ms = "ms/op (95% interval)";
-    if (time) {
-      header.add(ms);
-      header.addAll(counts);
-    } else {
-      header.addAll(counts);
-      header.add(ms);
-    }
-    header.add("returned/op");
-    Table t = new Table(header, 2);
-    for (Analysis.Ranked x : r.ranking()) {
-      List<String> row = new ArrayList<>(List.of(rank(r, x), Names.of(x.pattern())));
-      String latency = interval(x);
-      List<String> figures = List.of(Format.number(x.roundTrips()),
-          Format.number(x.docsWritten()));
-      if (time) {
-        row.add(latency);
-        row.addAll(figures);
-      } else {
-        row.addAll(figures);
-        row.add(latency);
-      }
-      row.add(Format.number(x.docsReturned()));
-      t.add(row);
-    }
-    return t;
-  }
-
-  /** A rank, {@code =2} when another pattern shares it, {@code -} for a failed pattern. */
-  static String rank(Analysis.Recommendation r, Analysis.Ranked x) {
-    if (Double.isNaN(x.micros())) {
-      return "-";
-    }
-    return (r.tied(x) ? "=" : "") + x.rank();
-  }
-
-  /** Milliseconds with their interval: {@code 0.824 (0.801-0.850)}. */
-  static String interval(Analysis.Ranked x) {
-    if (Double.isNaN(x.micros())) {
-      return "failed";
-    }
-    return Format.millis(x.micros()) + " (" + Format.millis(x.microsLow()) + "-"
-        + Format.millis(x.microsHigh()) + ")";
-  }
-
-  static String recommendationTitle(Analysis.Recommendation r) {
-    return r.workload().name() + ": " + r.workload().description() + ", "
-        + Format.count(r.size()) + " nodes";
-  }
-
-  /** The realised share of reads: {@code realised 95/5 in every measurement}. */
-  static String realised(Analysis.Recommendation r) {
-    if (r.steps() == 0) {
-      return "not measured";
-    }
-    double percent = 100.0 * r.reads() / r.steps();
-    String share = percent == Math.rint(percent) ? String.format(Locale.ROOT, "%.0f/%.0f",
-        percent, 100 - percent) : String.format(Locale.ROOT, "%.1f/%.1f", percent, 100 - percent);
-    return "realised " + share + (r.exact() ? " in every measurement"
-        : " over all measurements (results.csv: reads, steps)");
-  }
-
-  /** One line: the workload, its realised mix, and the patterns that rank first. */
-  static String decision(Analysis.Recommendation r) {
-    List<String> best = r.best().stream().map(Names::of).toList();
-    String who = best.isEmpty() ? "no pattern completed it"
-        : best.size() == 1 ? best.get(0)
-        : String.join(", ", best.subList(0, best.size() - 1)) + " and " + best.get(best.size() - 1)
-            + " (tied)";
-    return r.workload().label() + " (" + realised(r) + "): " + who;
-  }
-
-  /** Which figure decides the ranking, and why that one. */
-  String rankingNote() {
-    Settings.RankBy by = analysis.rankBy();
-    String at = Format.count(results.largestSize()) + " nodes";
-    if (by == Settings.RankBy.COUNTS) {
-      return "Ranked by round trips and documents written per operation at " + at + " (means"
-          + " over the shapes): they are what a pattern costs on any server"
-          + (results.embedded() ? ", while the embedded server's latencies mostly count the"
-              + " documents it scans (its indexes serve equalities only)" : "") + ". A pattern ranks below"
-          + " another when that one needs clearly fewer of one of the two (by more than 10% and"
-          + " more than half a round trip or document per operation) and not more of the other;"
-          + " a rank is 1 + the number of patterns above, so patterns that trade one for the"
-          + " other share it (=). Latency is shown with its 95% interval for reference;"
-          + " --rank-by time ranks by it.";
-    }
-    return "Ranked by median latency per operation at " + at + " (geometric mean over the"
-        + " shapes) on " + results.server() + ". Each has a 95% bootstrap interval from the"
-        + " timed runs of its measurements (up to " + results.settings().repeat() + " each,"
-        + " --repeat): a pattern ranks below another only when their intervals do not overlap,"
-        + " and a rank is 1 + the number of patterns above, so overlapping ones share it (=)."
-        + " The intervals show the noise between runs in this process, not between machines."
-        + (results.embedded() ? " On the embedded server latencies mostly count scanned"
-            + " documents; --rank-by counts ranks by round trips and documents written." : "");
-  }
-
-  static List<String> reasons(Analysis.Recommendation r) {
-    List<String> out = new ArrayList<>();
-    for (Analysis.Ranked x : r.ranking()) {
-      out.add(x.reason());
-    }
-    return out;
-  }
-
   // ------------------------------------------------------------------------------ the report
 
   List<Block> blocks() {
@@ -280,7 +129,7 @@ final class Report {
     if (treeLine() != null) {
       b.add(new Text(treeLine()));
     }
-    decision(b);
+    rankings.decision(b);
     if (results.embedded()) {
       b.add(new Text(EMBEDDED_NOTE, true));
     } else if (!results.explain()) {
@@ -310,7 +159,7 @@ final class Report {
     b.add(new Heading(2, "Round trips per operation" + at));
     b.add(new Text("Commands sent per operation, counted by a CommandListener; a range spans the"
         + " shapes (it grows with depth where a pattern walks the tree level by level)."));
-    b.add(new TableBlock(roundTrips(size)));
+    b.add(new TableBlock(tables.roundTrips(size)));
     b.add(new Heading(3, "Of which the lock and journal protocol"));
     b.add(new Text("Each store makes structural changes all-or-nothing with a lock document and a"
         + " journal in its collection, and" + (results.settings().isolatedReads()
@@ -321,7 +170,7 @@ final class Report {
         + " pattern's own queries."));
     b.add(new Text("In brackets, the protocol's share of all round trips of the operation (means"
         + " over the shapes)."));
-    b.add(new TableBlock(byPattern(size, results.names(), (p, name, sz) -> {
+    b.add(new TableBlock(tables.byPattern(size, results.names(), (p, name, sz) -> {
       double[] r = analysis.range(p, name, sz, row -> row.traffic().lockRoundTrips());
       double all = analysis.mean(p, name, sz, row -> row.traffic().roundTrips());
       double lock = analysis.mean(p, name, sz, row -> row.traffic().lockRoundTrips());
@@ -331,22 +180,22 @@ final class Report {
     b.add(new Heading(2, "Documents written per operation" + at));
     b.add(new Text("As the replies report them (inserted, modified, removed), lock and journal"
         + " documents included: see below."));
-    b.add(new TableBlock(written(size)));
+    b.add(new TableBlock(tables.written(size)));
     b.add(new Heading(3, "Of which lock and journal documents"));
-    b.add(new TableBlock(byPattern(size, results.names(),
-        rangeOf(row -> row.traffic().lockDocsWritten()))));
+    b.add(new TableBlock(tables.byPattern(size, results.names(),
+        tables.rangeOf(row -> row.traffic().lockDocsWritten()))));
     b.add(new Heading(2, "Documents returned per operation" + at));
-    b.add(new TableBlock(returned(size)));
+    b.add(new TableBlock(tables.returned(size)));
     b.add(new Heading(2, "Median latency per operation, ms" + at));
     b.add(new Text("Geometric mean over the shapes of each measurement's median."
         + (results.embedded() ? " On the embedded server, see the note above." : "")));
-    b.add(new TableBlock(latency(size)));
+    b.add(new TableBlock(tables.latency(size)));
 
     overhead(b, size, at);
     loadBaseline(b, size, at);
     if (results.explain()) {
       b.add(new Heading(2, "Documents examined per document returned (explain)" + at));
-      b.add(new TableBlock(byPattern(size, results.names(), (p, name, sz) -> {
+      b.add(new TableBlock(tables.byPattern(size, results.names(), (p, name, sz) -> {
         double[] r = analysis.range(p, name, sz, m -> {
           Double v = m.examinedPerReturned();
           return v == null ? Double.NaN : v;
@@ -354,8 +203,8 @@ final class Report {
         return Format.range(r[0], r[1]);
       })));
       b.add(new Heading(2, "Index keys examined per operation (explain)" + at));
-      b.add(new TableBlock(byPattern(size, results.names(),
-          rangeOf(m -> m.explain().keysExamined() == null
+      b.add(new TableBlock(tables.byPattern(size, results.names(),
+          tables.rangeOf(m -> m.explain().keysExamined() == null
           ? Double.NaN : m.explain().keysExamined()))));
     }
     growth(b);
@@ -368,82 +217,6 @@ final class Report {
     }
     method(b);
     return b;
-  }
-
-  /**
-   * The decision and its evidence, first: one line per workload, which figure decides and why,
-   * the ranks with their figures, and charts of documents written, round trips and latency.
-   */
-  private void decision(List<Block> b) {
-    b.add(new Heading(2, "Decision"));
-    if (recommendations.isEmpty()) {
-      b.add(new Text("No workload was measured (--workload none and no --mix), so there is no"
-          + " ranking; the tables below compare the single operations."));
-      return;
-    }
-    b.add(new Bullets(recommendations.stream().map(Report::decision).toList()));
-    b.add(new Text(rankingNote()));
-    boolean time = analysis.rankBy() == Settings.RankBy.TIME;
-    List<String> header = new ArrayList<>(List.of("pattern"));
-    for (Analysis.Recommendation r : recommendations) {
-      header.add(r.workload().label());
-    }
-    Table t = new Table(header);
-    for (TreePattern p : results.measured()) {
-      List<String> row = new ArrayList<>(List.of(Names.of(p)));
-      for (Analysis.Recommendation r : recommendations) {
-        Analysis.Ranked x = rankedIn(r, p);
-        row.add(rank(r, x) + ": " + (time ? interval(x) + " ms"
-            : Format.number(x.roundTrips()) + " rt, " + Format.number(x.docsWritten()) + " w"));
-      }
-      t.add(row);
-    }
-    b.add(new TableBlock(t));
-    b.add(new Text(time ? "Cells: rank, then ms per operation with its 95% interval."
-        : "Cells: rank, then round trips (rt) and documents written (w) per operation."));
-
-    List<String> groups = recommendations.stream()
-        .map(r -> r.workload().label()).toList();
-    int g = groups.size();
-    int n = results.measured().size();
-    double[][] written = new double[g][n];
-    double[][] trips = new double[g][n];
-    double[][] millis = new double[g][n];
-    double[][] low = new double[g][n];
-    double[][] high = new double[g][n];
-    String[][] tips = new String[g][n];
-    for (int i = 0; i < g; i++) {
-      Analysis.Recommendation r = recommendations.get(i);
-      for (int j = 0; j < n; j++) {
-        TreePattern p = results.measured().get(j);
-        Analysis.Ranked x = rankedIn(r, p);
-        written[i][j] = x.docsWritten();
-        trips[i][j] = x.roundTrips();
-        millis[i][j] = x.micros() / 1e3;
-        low[i][j] = x.microsLow() / 1e3;
-        high[i][j] = x.microsHigh() / 1e3;
-        tips[i][j] = Names.of(p) + ", " + groups.get(i) + ": rank " + rank(r, x) + ", "
-            + Format.number(x.roundTrips()) + " round trips, " + Format.number(x.docsWritten())
-            + " written, " + interval(x) + " ms per op";
-      }
-    }
-    List<String> series = results.measured().stream().map(Names::shortName).toList();
-    b.add(new Chart(Charts.bars("Documents written per op", "documents",
-        Charts.Axis.fitting(written), Charts.HALF_WIDTH, groups, series, colours(), written,
-        null, null, tips), null));
-    b.add(new Chart(Charts.bars("Round trips per op", "round trips", Charts.Axis.LINEAR,
-        Charts.HALF_WIDTH, groups, series, colours(), trips, null, null, tips), null));
-    b.add(new Chart(Charts.bars("Median latency per op, 95% interval", "ms", Charts.Axis.LOG,
-        Charts.HALF_WIDTH, groups, series, colours(), millis, low, high, tips), null));
-  }
-
-  private static Analysis.Ranked rankedIn(Analysis.Recommendation r, TreePattern p) {
-    return r.ranking().stream().filter(y -> y.pattern() == p).findFirst().orElseThrow();
-  }
-
-  /** Each measured pattern's colour: the same in every chart. */
-  private List<String> colours() {
-    return results.measured().stream().map(p -> Charts.COLOURS[p.ordinal()]).toList();
   }
 
   private void overhead(List<Block> b, int size, String at) {
@@ -466,16 +239,16 @@ final class Report {
         + " checking the node exists, decoding fields); below 1 it found a cheaper plan than the"
         + " manual's query."));
     b.add(new Heading(3, "Isolated reads (the default)"));
-    b.add(new TableBlock(byPattern(size, reads,
-        ratioCell(isolated ? row -> row.baseline().overheadRatios()
+    b.add(new TableBlock(tables.byPattern(size, reads,
+        tables.ratioCell(isolated ? row -> row.baseline().overheadRatios()
             : row -> row.baseline().otherOverheadRatios()))));
     b.add(new Heading(3, "Without isolation (TreeOptions.withIsolatedReads(false))"));
-    b.add(new TableBlock(byPattern(size, reads,
-        ratioCell(isolated ? row -> row.baseline().otherOverheadRatios()
+    b.add(new TableBlock(tables.byPattern(size, reads,
+        tables.ratioCell(isolated ? row -> row.baseline().otherOverheadRatios()
             : row -> row.baseline().overheadRatios()))));
     b.add(new Text("Round trips of the store" + (isolated ? " (isolated)" : "")
         + " / of the hand-written query:"));
-    b.add(new TableBlock(byPattern(size, reads, (p, name, sz) -> {
+    b.add(new TableBlock(tables.byPattern(size, reads, (p, name, sz) -> {
       double[] store = analysis.range(p, name, sz, row -> row.traffic().roundTrips());
       double[] hand = analysis.range(p, name, sz,
           m -> m.baseline().roundTrips() == null ? Double.NaN : m.baseline().roundTrips());
@@ -483,7 +256,7 @@ final class Report {
           : Format.range(store[0], store[1]) + " / " + Format.range(hand[0], hand[1]);
     })));
     b.add(new Text("The hand-written queries:"));
-    b.add(new TableBlock(byPattern(size, reads, (p, name, sz) -> {
+    b.add(new TableBlock(tables.byPattern(size, reads, (p, name, sz) -> {
       for (Measurement m : analysis.acrossShapes(p, name, sz)) {
         if (m.baseline().query() != null) {
           return m.baseline().query();
@@ -502,34 +275,8 @@ final class Report {
         + Runner.LOAD_BASELINE + ", timed in the same rounds: the store's throughput as a share"
         + " of insertMany's (1 is as fast; the median of the per-round ratios, geometric mean over"
         + " the shapes, 95% bootstrap interval)."));
-    b.add(new TableBlock(byPattern(size, List.of(Names.of(Operation.LOAD)),
-        ratioCell(m -> m.baseline().overheadRatios().stream().map(r -> 1 / r).toList()))));
-  }
-
-  /**
-   * A ratio to the hand-written query: the geometric mean over shapes of each shape's median
-   * ratio, and the 95% bootstrap interval of that mean.
-   */
-  Cell ratioCell(java.util.function.Function<Measurement, List<Double>> ratios) {
-    return (p, name, sz) -> {
-      List<List<Double>> groups = new ArrayList<>();
-      for (Measurement m : analysis.acrossShapes(p, name, sz)) {
-        if (!ratios.apply(m).isEmpty()) {
-          groups.add(ratios.apply(m));
-        }
-      }
-      if (groups.isEmpty()) {
-        return "-";
-      }
-      double logs = 0;
-      for (List<Double> g : groups) {
-        logs += Math.log(Math.max(Measurement.median(g), 1e-3));
-      }
-      double[] ci = Stats.bootstrapInterval(groups, results.settings().seed() * 17 + p.ordinal(),
-          Measurement.BOOTSTRAP_ROUNDS);
-      return Format.ratio(Math.exp(logs / groups.size())) + " (" + Format.ratio(ci[0]) + "-"
-          + Format.ratio(ci[1]) + ")";
-    };
+    b.add(new TableBlock(tables.byPattern(size, List.of(Names.of(Operation.LOAD)),
+        tables.ratioCell(m -> m.baseline().overheadRatios().stream().map(r -> 1 / r).toList()))));
   }
 
   private void growth(List<Block> b) {
@@ -555,13 +302,13 @@ final class Report {
             + " that is not by _id (it scans); the round-trip and document exponents hold"
             + " everywhere." : "")));
     b.add(new Heading(3, "Latency exponent"));
-    b.add(new TableBlock(byPattern(0, results.names(), (p, name, sz) -> Format.exponent(
+    b.add(new TableBlock(tables.byPattern(0, results.names(), (p, name, sz) -> Format.exponent(
         Analysis.medianExponent(growth, p, name, Analysis.Growth::latency)))));
     b.add(new Heading(3, "Round-trip exponent"));
-    b.add(new TableBlock(byPattern(0, results.names(), (p, name, sz) -> Format.exponent(
+    b.add(new TableBlock(tables.byPattern(0, results.names(), (p, name, sz) -> Format.exponent(
         Analysis.medianExponent(growth, p, name, Analysis.Growth::roundTrips)))));
     b.add(new Heading(3, "Documents (returned + written) exponent"));
-    b.add(new TableBlock(byPattern(0, results.names(), (p, name, sz) -> Format.exponent(
+    b.add(new TableBlock(tables.byPattern(0, results.names(), (p, name, sz) -> Format.exponent(
         Analysis.medianExponent(growth, p, name, Analysis.Growth::documents)))));
     List<String> groups = sizes.stream().map(Format::count).toList();
     List<String> series = results.measured().stream().map(Names::shortName).toList();
@@ -577,7 +324,7 @@ final class Report {
         }
       }
       b.add(new Chart(Charts.bars(w.label() + ": median latency by tree size",
-          "ms", Charts.Axis.LOG, Charts.HALF_WIDTH, groups, series, colours(), values, null,
+          "ms", Charts.Axis.LOG, Charts.HALF_WIDTH, groups, series, tables.colours(), values, null,
           null, tips), null));
     }
   }
@@ -655,12 +402,13 @@ final class Report {
         table.add(row);
       }
       b.add(new Heading(3, name));
+      List<String> colours = tables.colours();
       b.add(new Chart(Charts.bars(name + ": median latency", "ms", Charts.Axis.LOG,
-          Charts.HALF_WIDTH, shapes, patterns, colours(), latency, null, null, tips), table));
+          Charts.HALF_WIDTH, shapes, patterns, colours, latency, null, null, tips), table));
       b.add(new Chart(Charts.bars(name + ": round trips", "round trips", Charts.Axis.LINEAR,
-          Charts.HALF_WIDTH, shapes, patterns, colours(), trips, null, null, tips), null));
+          Charts.HALF_WIDTH, shapes, patterns, colours, trips, null, null, tips), null));
       b.add(new Chart(Charts.bars(name + ": documents written", "documents",
-          Charts.Axis.fitting(written), Charts.HALF_WIDTH, shapes, patterns, colours(), written,
+          Charts.Axis.fitting(written), Charts.HALF_WIDTH, shapes, patterns, colours, written,
           null, null, tips), null));
     }
   }
@@ -673,7 +421,7 @@ final class Report {
       for (TreeSource shape : results.settings().shapes()) {
         b.add(new Heading(3, shape.label() + " (" + shape.description() + "), "
             + Format.count(size) + " nodes"));
-        b.add(new TableBlock(byPattern(size, results.names(), (p, name, sz) -> {
+        b.add(new TableBlock(tables.byPattern(size, results.names(), (p, name, sz) -> {
           Measurement m = results.find(p, shape, sz, name);
           if (m == null || m.failed()) {
             return m == null ? "-" : "failed";

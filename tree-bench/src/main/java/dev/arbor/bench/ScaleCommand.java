@@ -127,7 +127,7 @@ public final class ScaleCommand implements Callable<Integer> {
     }
     ScaleBench.Results r;
     try {
-      r = ScaleBench.run(s, out);
+      r = ScaleLauncher.run(s, out);
     } catch (ServerConnection.MalformedUri e) {
       err.println("arbor scale: malformed MongoDB URI (--uri or ARBOR_MONGO_URI): "
           + e.getMessage());
@@ -138,7 +138,7 @@ public final class ScaleCommand implements Callable<Integer> {
       err.flush();
       return 1;
     }
-    String md = ScaleBench.markdown(s, r);
+    String md = ScaleReport.markdown(s, r);
     out.println();
     out.println(md);
     if (s.markdown() != null) {
@@ -155,7 +155,7 @@ public final class ScaleCommand implements Callable<Integer> {
   @Command(name = "client", hidden = true,
       description = "The client JVM of one pattern (started by arbor scale).")
   int client(@Parameters(arity = "7", paramLabel = "ARG") List<String> args) {
-    ScaleBench.client(args.toArray(String[]::new));
+    ScaleClient.client(args.toArray(String[]::new));
     return 0;
   }
 }

@@ -119,8 +119,8 @@ class AnalysisTest {
     assertEquals(List.of(TreePattern.MATERIALIZED_PATHS, TreePattern.ARRAY_OF_ANCESTORS),
         r.best());
     assertEquals("balanced 50/50 (realised 50/50 in every measurement): materialized-paths and"
-        + " array-of-ancestors (tied)", Report.decision(r));
-    String table = Report.ranking(r).text();
+        + " array-of-ancestors (tied)", ReportRankings.decision(r));
+    String table = ReportRankings.ranking(r).text();
     assertTrue(table.contains("=1    materialized-paths"), table);
     assertTrue(table.contains("3     nested-sets"), table);
 

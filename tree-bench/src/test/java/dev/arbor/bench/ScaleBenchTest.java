@@ -35,10 +35,10 @@ class ScaleBenchTest {
     Set<String> ids = new HashSet<>();
     int maxDepth = 0;
     List<Node> all = new ArrayList<>();
-    for (Iterator<Node> it = ScaleBench.generate(n); it.hasNext(); ) {
+    for (Iterator<Node> it = ScaleTree.generate(n); it.hasNext(); ) {
       Node e = it.next();
       assertTrue(ids.add(e.id()), e.id());
-      assertEquals(ScaleBench.depth(Long.parseLong(e.id().substring(1))), e.depth());
+      assertEquals(ScaleTree.depth(Long.parseLong(e.id().substring(1))), e.depth());
       maxDepth = Math.max(maxDepth, e.depth());
       all.add(e);
     }
@@ -51,11 +51,11 @@ class ScaleBenchTest {
     }
     Tree tree = b.build();
     assertEquals(all, tree.entries());
-    assertEquals(ScaleBench.FAN_OUT, tree.children(ScaleBench.id(ScaleBench.childrenTarget(n)))
+    assertEquals(ScaleTree.FAN_OUT, tree.children(ScaleTree.id(ScaleTree.childrenTarget(n)))
         .size());
-    assertEquals(ScaleBench.subtreeSize(0, n), n);
+    assertEquals(ScaleTree.subtreeSize(0, n), n);
     // node 1: itself, 8 children, 64, 512, and 319 of the 5th level (n4681 to n4999)
-    assertEquals(1 + 8 + 64 + 512 + 319, ScaleBench.subtreeSize(1, 5_000));
+    assertEquals(1 + 8 + 64 + 512 + 319, ScaleTree.subtreeSize(1, 5_000));
   }
 
   @Test
@@ -67,7 +67,7 @@ class ScaleBenchTest {
     StringWriter bytes = new StringWriter();
     ScaleBench.Results r;
     try (PrintWriter out = new PrintWriter(bytes, true)) {
-      r = ScaleBench.run(s, out);
+      r = ScaleLauncher.run(s, out);
     }
     String progress = bytes.toString();
     assertEquals(List.of(), List.copyOf(r.failures.values()), progress);
@@ -87,9 +87,9 @@ class ScaleBenchTest {
         assertTrue(r.figure(p, n, "insertMany").count() > n, r.figure(p, n, "insertMany")
             .toString());
         assertEquals(n, r.figure(p, n, "entries").count());
-        assertEquals(ScaleBench.FAN_OUT, r.figure(p, n, "children").count());
-        assertEquals(ScaleBench.depth(n - 1), r.figure(p, n, "ancestors").count());
-        assertEquals(ScaleBench.subtreeSize(ScaleBench.descendantsTarget(n), n) - 1,
+        assertEquals(ScaleTree.FAN_OUT, r.figure(p, n, "children").count());
+        assertEquals(ScaleTree.depth(n - 1), r.figure(p, n, "ancestors").count());
+        assertEquals(ScaleTree.subtreeSize(ScaleTree.descendantsTarget(n), n) - 1,
             r.figure(p, n, "descendants").count());
         assertEquals(1, r.figure(p, n, "insert").count());
         assertEquals(1, r.figure(p, n, "move").count());
@@ -127,7 +127,7 @@ class ScaleBenchTest {
           .count(), progress);
     }
 
-    String md = ScaleBench.markdown(s, r);
+    String md = ScaleReport.markdown(s, r);
     assertTrue(md.startsWith("arbor scale: sizes [60, 300], client -Xmx256m, repeat 2;"
         + " total run time "), md);
     assertTrue(md.contains("| pattern | load / insertMany at 60 / 300 | client heap at 60: peak"
