@@ -258,7 +258,7 @@ abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
         // A write-concern error alone (a primary stepping down during the majority wait):
         // every statement ran on the primary, but may be rolled back. Sent again behind its
         // fence: what ran is guarded or idempotent.
-        if (last >= commitPoint) {
+        if (last >= commitPoint || carriesTheSingleStep(index)) {
           uncertain = true;
         }
         retryAfter(e, start);
@@ -270,8 +270,11 @@ abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
       if (!journaled && index.contains(1)) {
         // The single step of a change without journal was in this command: its answer says
         // whether it ran, which its document may no longer tell once a later change rewrote it.
-        stepApplied = Boolean.TRUE.equals(stepApplied)
-            || stepRan(e, index, i);
+        // Once an earlier sending of the step may have landed (its answer was lost), an answer
+        // that it did not run says nothing: a step sent again matches nothing when it is
+        // applied already, or when it reached the server past its deadline. Its document tells.
+        stepApplied = Boolean.TRUE.equals(stepApplied) || stepRan(e, index, i) ? Boolean.TRUE
+            : uncertain ? null : Boolean.FALSE;
       }
       if (index.subList(0, i).contains(0)) {
         leadAcked = true;
@@ -321,8 +324,8 @@ abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
       if (!MongoErrors.transientError(e)) {
         throw e;
       }
-      if (last >= commitPoint) {
-        uncertain = true;
+      if (last >= commitPoint || carriesTheSingleStep(index)) {
+        uncertain = true; // its answer is lost: the change may have taken effect
       }
       if (MongoErrors.timedOut(e)) {
         limit = Math.max(1, (batch.size() - 1) / 2);
@@ -360,6 +363,14 @@ abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
         + lock.tree + "': " + e.getMessage() + (outcome == Outcome.COMMITTED
             ? "; its journal is stored and the next access to the tree completes it" : ""),
         outcome, e);
+  }
+
+  /**
+   * Whether a batch carries the single step of a change without journal: that step is the
+   * change, so once the batch's answer is lost the change may have taken effect.
+   */
+  private boolean carriesTheSingleStep(List<Integer> index) {
+    return !journaled && index.contains(1);
   }
 
   /** Whether this caller's token still holds the lock (its lease may have run out). */

@@ -24,9 +24,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * applied, and whose answer a cut connection lost: the batch is sent again at once, behind the
  * fence it still has, and the second answer (the step matching nothing, being applied already;
  * the release meeting a duplicate key, the lock being free already) must not be taken for the
- * change not being applied. (Written while looking for the cause of a violation {@code
- * CutConnectionTest} showed once on a loaded machine, an optimistic parent-references move cut
- * after its last write and told {@code LockLostException} though applied; this path is not it.)
+ * change not being applied. {@code CutConnectionTest} showed it on a loaded machine: an
+ * optimistic move cut after its last write, sent again in time by the client's clock but run by
+ * the server past its fence's deadline, told {@code LockLostException} ({@code NOT_APPLIED})
+ * though it was in the tree. The second test fails on the code before the fix.
  */
 class ResentStepTest {
   /** Loses the answer of the first batch that carries a step of a plan. */
@@ -47,6 +48,71 @@ class ResentStepTest {
     @Override
     public BsonDocument fence(MongoCollection<BsonDocument> c, Bson filter, Bson update) {
       return TreeLock.BULK.fence(c, filter, update);
+    }
+  }
+
+  /**
+   * Loses the answer of the first batch that carries a step, and lets the batch sent again reach
+   * the server only after {@code delayMillis}: a loaded server that queued the command, so that
+   * it runs past the deadline its fence set although the client sent it in time.
+   */
+  static final class LateAfterTheLostAnswer implements TreeLock.Sender {
+    final long delayMillis;
+    final AtomicInteger stepBatches = new AtomicInteger();
+
+    LateAfterTheLostAnswer(long delayMillis) {
+      this.delayMillis = delayMillis;
+    }
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> c, TreeLock.Batch batch) {
+      boolean step = batch.statements().stream().anyMatch(TreeLock.Statement::isStep);
+      int n = step ? stepBatches.incrementAndGet() : 0;
+      if (n == 2) {
+        try {
+          Thread.sleep(delayMillis);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      BulkWriteResult r = TreeLock.BULK.send(c, batch);
+      if (n == 1) {
+        throw new MongoSocketReadException("injected: the connection was cut after the server"
+            + " applied the batch", new ServerAddress("127.0.0.1", 1));
+      }
+      return r;
+    }
+
+    @Override
+    public BsonDocument fence(MongoCollection<BsonDocument> c, Bson filter, Bson update) {
+      return TreeLock.BULK.fence(c, filter, update);
+    }
+  }
+
+  /**
+   * As above, the second sending running after its fence's deadline: its step matches nothing
+   * and its release fails whether or not the first sending landed, so neither answer says
+   * whether the change is applied; the step's document does.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aSingleStepResentPastItsDeadlineAfterItsAnswerWasLostIsReportedApplied(
+      TreePattern pattern) {
+    for (Consumer<TreeStore> change : changes()) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      MongoTreeStore store = (MongoTreeStore) pattern.open(c,
+          ServerCapabilities.probing(c).lease(600, 20_000));
+      store.load(TruthfulOutcomesTest.TREE);
+      store.size(); // sees the tree quiet: the change claims optimistically
+      InMemoryTreeStore reference = new InMemoryTreeStore();
+      reference.load(TruthfulOutcomesTest.TREE);
+      LateAfterTheLostAnswer sender = new LateAfterTheLostAnswer(900);
+      store.lock.sender = sender;
+      change.accept(store); // returns: the change is applied
+      change.accept(reference);
+      store.lock.sender = TreeLock.BULK;
+      assertEquals(reference.snapshot(), pattern.open(c).snapshot(), pattern.toString());
+      assertEquals(List.of(), pattern.open(c).check());
     }
   }
 
