@@ -124,7 +124,7 @@ final class MongoTreeStore implements MongoTree {
         .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY)
         .withReadConcern(com.mongodb.ReadConcern.MAJORITY),
         scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing(),
-        capabilities.renewals());
+        capabilities.renewals(), capabilities.sender());
     this.transactions = new Transactions(capabilities.client(), data, lock);
     this.known = new QuietVersion();
     Set<String> fields = new HashSet<>(structuralFields);

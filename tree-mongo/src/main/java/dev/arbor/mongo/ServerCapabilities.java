@@ -52,6 +52,7 @@ final class ServerCapabilities {
   private long waitMillis = 60_000;
   private Timing timing = Timing.SYSTEM;
   private LeaseScheduler renewals = LeaseScheduler.SYSTEM;
+  private TreeLock.Sender sender = TreeLock.BULK;
   private @Nullable Scope scope;
   private @Nullable String scopeField;
   private @Nullable Object scopeValue;
@@ -227,6 +228,16 @@ final class ServerCapabilities {
 
   LeaseScheduler renewals() {
     return renewals;
+  }
+
+  /** What sends the lock protocol's batches and fences (tests inject one that fails). */
+  ServerCapabilities sender(TreeLock.Sender sender) {
+    this.sender = sender;
+    return this;
+  }
+
+  TreeLock.Sender sender() {
+    return sender;
   }
 
   /** The oldest MongoDB Arbor runs on: the journal's keys that start with '$' need 5.0. */

@@ -307,7 +307,8 @@ final class TreeLock {
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TreeLock.class);
 
-  volatile Sender sender = BULK;
+  /** What sends the protocol's batches and fences ({@link #BULK}; tests inject faulty ones). */
+  final Sender sender;
   /** The most statements in one batch (tests lower it to make changes of several batches). */
   volatile int batchStatements = Encoded.MAX_BATCH_COUNT;
   /** Journals up to this size go into the lock document; larger ones into journal documents. */
@@ -336,9 +337,11 @@ final class TreeLock {
    * @param raw the tree's collection, with majority write concern and primary reads
    * @param scope the tree of the collection this lock is of, or null: the collection holds one
    * @param renewals what renews the leases of this lock's holds in the background
+   * @param sender what sends the protocol's batches and fences to the server
    */
   TreeLock(MongoCollection<BsonDocument> raw, @Nullable Scope scope, long leaseMillis,
-      long waitMillis, Timing timing, LeaseScheduler renewals) {
+      long waitMillis, Timing timing, LeaseScheduler renewals, Sender sender) {
+    this.sender = sender;
     this.lock = new LockDocument(raw, scope, leaseMillis, waitMillis, timing);
     this.probe = new OrderedProbe(lock);
     this.fences = new Fences(lock, probe);
