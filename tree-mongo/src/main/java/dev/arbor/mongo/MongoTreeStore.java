@@ -124,7 +124,8 @@ final class MongoTreeStore implements MongoTree {
         .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY)
         .withReadConcern(com.mongodb.ReadConcern.MAJORITY),
         scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing(),
-        capabilities.renewals(), capabilities.sender());
+        capabilities.renewals(), capabilities.sender(), capabilities.batchStatements(),
+        capabilities.inlineJournalBytes());
     this.transactions = new Transactions(capabilities.client(), data, lock);
     this.known = new QuietVersion();
     Set<String> fields = new HashSet<>(structuralFields);

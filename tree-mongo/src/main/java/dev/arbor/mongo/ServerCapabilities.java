@@ -53,6 +53,8 @@ final class ServerCapabilities {
   private Timing timing = Timing.SYSTEM;
   private LeaseScheduler renewals = LeaseScheduler.SYSTEM;
   private TreeLock.Sender sender = TreeLock.BULK;
+  private int batchStatements = Encoded.MAX_BATCH_COUNT;
+  private int inlineJournalBytes = 4_000_000;
   private @Nullable Scope scope;
   private @Nullable String scopeField;
   private @Nullable Object scopeValue;
@@ -238,6 +240,29 @@ final class ServerCapabilities {
 
   TreeLock.Sender sender() {
     return sender;
+  }
+
+  /** The most statements in one batch (tests lower it to make changes of several batches). */
+  ServerCapabilities batchStatements(int batchStatements) {
+    this.batchStatements = batchStatements;
+    return this;
+  }
+
+  int batchStatements() {
+    return batchStatements;
+  }
+
+  /**
+   * Journals up to this size go into the lock document; larger ones into journal documents
+   * (tests lower it to write journals in parts).
+   */
+  ServerCapabilities inlineJournalBytes(int inlineJournalBytes) {
+    this.inlineJournalBytes = inlineJournalBytes;
+    return this;
+  }
+
+  int inlineJournalBytes() {
+    return inlineJournalBytes;
   }
 
   /** The oldest MongoDB Arbor runs on: the journal's keys that start with '$' need 5.0. */

@@ -64,10 +64,13 @@ class FaultInjectionTest {
    */
   private static MongoTreeStore open(TreePattern pattern, MongoCollection<Document> c,
       boolean pipelines, TreeLock.Sender sender) {
-    ServerCapabilities capabilities = pipelines ? new ServerCapabilities(c,
-        ServerCapabilities.Mode.PROBE, ServerCapabilities.Mode.ON)
-        : ServerCapabilities.probing(c);
-    return (MongoTreeStore) pattern.open(c, capabilities.sender(sender));
+    return (MongoTreeStore) pattern.open(c, capabilities(c, pipelines).sender(sender));
+  }
+
+  private static ServerCapabilities capabilities(MongoCollection<Document> c,
+      boolean pipelines) {
+    return pipelines ? new ServerCapabilities(c, ServerCapabilities.Mode.PROBE,
+        ServerCapabilities.Mode.ON) : ServerCapabilities.probing(c);
   }
 
   /**
@@ -154,10 +157,10 @@ class FaultInjectionTest {
     for (int k = 0; k <= total; k++) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection();
       SwitchableSender crashingSender = switchable(pipelines);
-      MongoTreeStore crashing = open(pattern, c, pipelines, crashingSender);
+      MongoTreeStore crashing = (MongoTreeStore) pattern.open(c, capabilities(c, pipelines)
+          .sender(crashingSender).inlineJournalBytes(inlineJournalBytes));
       crashing.load(before);
       crashingSender.target = StepwiseSender.crashingAfter(k);
-      crashing.lock.inlineJournalBytes = inlineJournalBytes;
       int crashAt = k;
       if (k < total) {
         assertThrows(StepwiseSender.Crash.class, () -> op.run().accept(crashing),

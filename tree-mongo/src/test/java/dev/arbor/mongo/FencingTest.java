@@ -132,8 +132,7 @@ class FencingTest {
   private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c,
       TreeLock.Sender sender) {
     MongoTreeStore s = (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
-        .lease(LEASE, 20_000).sender(sender));
-    s.lock.batchStatements = 3;
+        .lease(LEASE, 20_000).sender(sender).batchStatements(3));
     s.loadBatchSize = 4;
     s.lock.keepAlive = false; // a stalled holder here is a paused process: nothing renews
     return s;
@@ -149,8 +148,7 @@ class FencingTest {
   private MongoTreeStore live(TreePattern pattern, MongoCollection<Document> c,
       TreeLock.Sender sender) {
     MongoTreeStore s = (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
-        .lease(LIVE_LEASE, 20_000).sender(sender));
-    s.lock.batchStatements = 3;
+        .lease(LIVE_LEASE, 20_000).sender(sender).batchStatements(3));
     s.loadBatchSize = 4;
     return s;
   }

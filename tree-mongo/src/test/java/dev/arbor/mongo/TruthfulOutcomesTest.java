@@ -283,11 +283,11 @@ class TruthfulOutcomesTest {
     TreeOptions acme = TreeOptions.defaults().withScope("tenant", "acme")
         .withLease(java.time.Duration.ofMillis(200));
     SwitchableSender sender = new SwitchableSender();
-    MongoTreeStore store = (MongoTreeStore) pattern.open(c, acme.capabilities(c).sender(sender));
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, acme.capabilities(c).sender(sender)
+        .inlineJournalBytes(200)); // parts of at most 200 bytes
     store.load(TREE);
     store.forget();
     store.lock.keepAlive = false; // a crashed process renews nothing
-    store.lock.inlineJournalBytes = 200; // parts of at most 200 bytes
     sender.target = StepwiseSender.crashingAfter(3);
     assertThrows(StepwiseSender.Crash.class, () -> store.delete("n1"));
     InMemoryTreeStore reference = new InMemoryTreeStore();
