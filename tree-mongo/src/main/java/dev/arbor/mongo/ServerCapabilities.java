@@ -55,6 +55,7 @@ final class ServerCapabilities {
   private TreeLock.Sender sender = TreeLock.BULK;
   private int batchStatements = Encoded.MAX_BATCH_COUNT;
   private int inlineJournalBytes = 4_000_000;
+  private int loadBatchSize = MongoTreeStore.LOAD_BATCH;
   private @Nullable Scope scope;
   private @Nullable String scopeField;
   private @Nullable Object scopeValue;
@@ -263,6 +264,16 @@ final class ServerCapabilities {
 
   int inlineJournalBytes() {
     return inlineJournalBytes;
+  }
+
+  /** Documents per load batch (tests lower it to make loads of several batches). */
+  ServerCapabilities loadBatchSize(int loadBatchSize) {
+    this.loadBatchSize = loadBatchSize;
+    return this;
+  }
+
+  int loadBatchSize() {
+    return loadBatchSize;
   }
 
   /** The oldest MongoDB Arbor runs on: the journal's keys that start with '$' need 5.0. */

@@ -219,9 +219,9 @@ class FaultInjectionTest {
     Tree after = reference.snapshot();
     java.util.function.BiFunction<MongoCollection<Document>, TreeLock.Sender, MongoTreeStore> run =
         (c, sender) -> {
-      MongoTreeStore s = open(pattern, c, false, sender);
+      MongoTreeStore s = (MongoTreeStore) pattern.open(c,
+          capabilities(c, false).sender(sender).loadBatchSize(2));
       s.load(before);
-      s.loadBatchSize = 2;
       return s;
     };
     java.util.function.Consumer<MongoTreeStore> op = s -> {

@@ -131,9 +131,13 @@ class FencingTest {
 
   private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c,
       TreeLock.Sender sender) {
+    return slow(pattern, c, sender, 4);
+  }
+
+  private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c,
+      TreeLock.Sender sender, int loadBatchSize) {
     MongoTreeStore s = (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
-        .lease(LEASE, 20_000).sender(sender).batchStatements(3));
-    s.loadBatchSize = 4;
+        .lease(LEASE, 20_000).sender(sender).batchStatements(3).loadBatchSize(loadBatchSize));
     s.lock.keepAlive = false; // a stalled holder here is a paused process: nothing renews
     return s;
   }
@@ -148,8 +152,7 @@ class FencingTest {
   private MongoTreeStore live(TreePattern pattern, MongoCollection<Document> c,
       TreeLock.Sender sender) {
     MongoTreeStore s = (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
-        .lease(LIVE_LEASE, 20_000).sender(sender).batchStatements(3));
-    s.loadBatchSize = 4;
+        .lease(LIVE_LEASE, 20_000).sender(sender).batchStatements(3).loadBatchSize(4));
     return s;
   }
 
@@ -287,10 +290,10 @@ class FencingTest {
     }
     Tree tree = builder.build();
     StallingSender count = new StallingSender(-1, false);
-    MongoTreeStore counting = slow(pattern, fresh(), count);
+    int loadBatchSize = streamed ? 2 : 4;
+    MongoTreeStore counting = slow(pattern, fresh(), count, loadBatchSize);
     java.util.function.Consumer<MongoTreeStore> load = s -> {
       if (streamed) {
-        s.loadBatchSize = 2;
         s.load(tree.entries().iterator());
       } else {
         s.load(tree);
@@ -302,7 +305,7 @@ class FencingTest {
     for (int at = 0; at < total; at++) {
       MongoCollection<Document> c = fresh();
       StallingSender stall = new StallingSender(at, false);
-      MongoTreeStore a = slow(pattern, c, stall);
+      MongoTreeStore a = slow(pattern, c, stall, loadBatchSize);
       CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
           () -> outcome(() -> load.accept(a)));
       if (!stall.stalled.await(10, TimeUnit.SECONDS)) {

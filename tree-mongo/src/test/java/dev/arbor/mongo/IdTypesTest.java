@@ -240,9 +240,8 @@ class IdTypesTest {
       MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
       SwitchableSender countingSender = new SwitchableSender();
       MongoTreeStore counting = (MongoTreeStore) pattern.open(clean,
-          options.capabilities(clean).sender(countingSender));
+          options.capabilities(clean).sender(countingSender).loadBatchSize(2));
       counting.load(fixture);
-      counting.loadBatchSize = 2;
       assertAllValid(validator, clean, pattern + " after load");
       StepwiseSender counter = StepwiseSender.crashingAfter(-1);
       countingSender.target = counter;
@@ -252,9 +251,8 @@ class IdTypesTest {
         MongoCollection<Document> c = MongoTestServer.get().freshCollection();
         SwitchableSender crashingSender = new SwitchableSender();
         MongoTreeStore crashing = (MongoTreeStore) pattern.open(c,
-            options.capabilities(c).sender(crashingSender));
+            options.capabilities(c).sender(crashingSender).loadBatchSize(2));
         crashing.load(fixture);
-        crashing.loadBatchSize = 2;
         crashingSender.target = StepwiseSender.crashingAfter(k);
         assertThrows(StepwiseSender.Crash.class, () -> change.accept(crashing));
         assertAllValid(validator, c, pattern + " change " + i + ", crashed after " + k);

@@ -133,8 +133,8 @@ class TruthfulOutcomesTest {
   private void everyAnswerLostOnce(TreePattern pattern, LosingAnswers sender, boolean optimistic) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .lease(400, 20_000).timing(new SkippingTiming()).sender(sender));
-    store.loadBatchSize = 40; // a load of several batches
+        .lease(400, 20_000).timing(new SkippingTiming()).sender(sender)
+        .loadBatchSize(40)); // a load of several batches
     store.load(TREE); // every batch's answer lost once: resent, its own fence met, then resolved
     InMemoryTreeStore reference = new InMemoryTreeStore();
     reference.load(TREE);
@@ -256,8 +256,7 @@ class TruthfulOutcomesTest {
     MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
         .lease(100, 20_000).renewals((period, renewal) -> new java.util.concurrent
             .CompletableFuture<>()) // paused: never renews
-        .sender(slow));
-    store.loadBatchSize = 60;
+        .sender(slow).loadBatchSize(60));
     store.load(TREE);
     store.forget();
     store.move("n3", Position.lastChildOf("n250"));

@@ -116,9 +116,8 @@ class ValidatorTest {
       MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
       SwitchableSender countingSender = new SwitchableSender();
       MongoTreeStore counting = (MongoTreeStore) pattern.open(clean,
-          ServerCapabilities.probing(clean).sender(countingSender));
+          ServerCapabilities.probing(clean).sender(countingSender).loadBatchSize(2));
       counting.load(Tree.parse(FIXTURE));
-      counting.loadBatchSize = 2;
       StepwiseSender counter = StepwiseSender.crashingAfter(-1);
       countingSender.target = counter;
       counting.graft(under, grafted.entries().iterator());
@@ -127,9 +126,8 @@ class ValidatorTest {
         MongoCollection<Document> c = MongoTestServer.get().freshCollection();
         SwitchableSender crashingSender = new SwitchableSender();
         MongoTreeStore crashing = (MongoTreeStore) pattern.open(c,
-            ServerCapabilities.probing(c).sender(crashingSender));
+            ServerCapabilities.probing(c).sender(crashingSender).loadBatchSize(2));
         crashing.load(Tree.parse(FIXTURE));
-        crashing.loadBatchSize = 2;
         crashingSender.target = StepwiseSender.crashingAfter(k);
         assertThrows(StepwiseSender.Crash.class,
             () -> crashing.graft(under, grafted.entries().iterator()));
@@ -138,8 +136,8 @@ class ValidatorTest {
       }
     }
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    MongoTreeStore store = (MongoTreeStore) pattern.open(c);
-    store.loadBatchSize = 2;
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c,
+        ServerCapabilities.probing(c).loadBatchSize(2));
     store.load(Tree.parse(FIXTURE).entries().iterator());
     assertAllValid(pattern, c, pattern + " after a streamed load");
   }
