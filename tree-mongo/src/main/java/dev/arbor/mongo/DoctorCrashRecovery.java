@@ -41,12 +41,12 @@ final class DoctorCrashRecovery {
     reference.load(before);
     reference.delete("b");
     Tree after = reference.snapshot();
+    DoctorCrashingSender sender = new DoctorCrashingSender(null);
     MongoTreeStore crashing = (MongoTreeStore) pattern.open(c,
-        ServerCapabilities.probing(c).lease(CRASH_LEASE_MILLIS, 60_000));
+        ServerCapabilities.probing(c).lease(CRASH_LEASE_MILLIS, 60_000).sender(sender));
     crashing.load(before);
     crashing.lock.log = QUIET;
-    DoctorCrashingSender sender = new DoctorCrashingSender(null);
-    crashing.lock.sender = sender;
+    sender.armed = true;
     try {
       crashing.delete("b");
     } catch (RuntimeException e) {
@@ -105,12 +105,12 @@ final class DoctorCrashRecovery {
     DoctorCrashingSender sender;
     try (MongoClient own = scratch.newClient()) {
       MongoCollection<Document> mine = scratch.collection(own);
+      sender = new DoctorCrashingSender(own::close);
       MongoTreeStore closing = (MongoTreeStore) pattern.open(mine,
-          ServerCapabilities.probing(mine).lease(CRASH_LEASE_MILLIS, 60_000));
+          ServerCapabilities.probing(mine).lease(CRASH_LEASE_MILLIS, 60_000).sender(sender));
       closing.load(before);
       closing.lock.log = QUIET;
-      sender = new DoctorCrashingSender(own::close);
-      closing.lock.sender = sender;
+      sender.armed = true;
       try {
         closing.delete("b");
         throw new DoctorMismatch("delete 'b' went through although its client was closed"

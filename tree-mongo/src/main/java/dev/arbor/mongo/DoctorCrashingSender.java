@@ -21,7 +21,8 @@ import org.jspecify.annotations.Nullable;
  * ordered bulk write, up to its middle step, of which it applies only the first half of the
  * documents (the server applies an {@code updateMany} or {@code deleteMany} document by document
  * too), then stops: dead (it throws {@link Crash}, leaving the lock held and the journal
- * written), or with the holder's client closed under it. Later batches go through unchanged.
+ * written), or with the holder's client closed under it. Later batches go through unchanged, and
+ * so do earlier ones, sent before it is {@linkplain #armed armed} (the fixture's load).
  */
 final class DoctorCrashingSender implements TreeLock.Sender {
   /** Thrown where a holder stops dead. */
@@ -35,6 +36,8 @@ final class DoctorCrashingSender implements TreeLock.Sender {
 
   /** Closes the holder's client, or null: the holder stops dead instead. */
   private final @Nullable Runnable close;
+  /** Whether it stops the next change; until then every batch goes through unchanged. */
+  volatile boolean armed;
   /** Whether it stopped the holder. */
   volatile boolean crashed;
   /** Where it stopped the holder, for the report: after which documents of which step. */
@@ -64,7 +67,7 @@ final class DoctorCrashingSender implements TreeLock.Sender {
     for (TreeLock.Statement s : statements) {
       total += s.isStep() ? 1 : 0;
     }
-    if (crashed || total == 0) {
+    if (!armed || crashed || total == 0) {
       return TreeLock.BULK.send(collection, batch);
     }
     int middle = (total + 1) / 2;

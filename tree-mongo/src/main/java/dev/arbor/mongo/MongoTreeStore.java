@@ -84,8 +84,8 @@ final class MongoTreeStore implements MongoTree {
    * order of the changes (tests replay it). A view calls its store's.
    */
   volatile java.util.function.LongConsumer onSettled = v -> {};
-  /** Documents per load batch (tests lower it). */
-  volatile int loadBatchSize = LOAD_BATCH;
+  /** Documents per load batch ({@link ServerCapabilities#loadBatchSize}; tests lower it). */
+  final int loadBatchSize;
   private final List<TreeListener> listeners;
   /** The caller's session of a {@link #withSession} view, or null. */
   final @Nullable ClientSession session;
@@ -109,6 +109,7 @@ final class MongoTreeStore implements MongoTree {
     this.collectionName = collection.getNamespace().getCollectionName();
     this.capabilities = capabilities;
     this.isolatedReads = capabilities.isolatedReads();
+    this.loadBatchSize = capabilities.loadBatchSize();
     Set<String> structuralFields = Set.copyOf(names.of(pattern));
     capabilities.checkScope(pattern, structuralFields); // fixes the scope
     capabilities.checkServer();
@@ -124,7 +125,8 @@ final class MongoTreeStore implements MongoTree {
         .withReadPreference(ReadPreference.primary()).withWriteConcern(WriteConcern.MAJORITY)
         .withReadConcern(com.mongodb.ReadConcern.MAJORITY),
         scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing(),
-        capabilities.renewals());
+        capabilities.renewals(), capabilities.sender(), capabilities.batchStatements(),
+        capabilities.inlineJournalBytes());
     this.transactions = new Transactions(capabilities.client(), data, lock);
     this.known = new QuietVersion();
     Set<String> fields = new HashSet<>(structuralFields);
@@ -150,6 +152,7 @@ final class MongoTreeStore implements MongoTree {
     this.collectionName = store.collectionName;
     this.capabilities = store.capabilities;
     this.isolatedReads = store.isolatedReads;
+    this.loadBatchSize = store.loadBatchSize;
     this.scope = store.scope;
     this.listeners = store.listeners;
     this.viewOf = store;

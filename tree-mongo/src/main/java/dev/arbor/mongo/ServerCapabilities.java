@@ -52,6 +52,10 @@ final class ServerCapabilities {
   private long waitMillis = 60_000;
   private Timing timing = Timing.SYSTEM;
   private LeaseScheduler renewals = LeaseScheduler.SYSTEM;
+  private TreeLock.Sender sender = TreeLock.BULK;
+  private int batchStatements = Encoded.MAX_BATCH_COUNT;
+  private int inlineJournalBytes = 4_000_000;
+  private int loadBatchSize = MongoTreeStore.LOAD_BATCH;
   private @Nullable Scope scope;
   private @Nullable String scopeField;
   private @Nullable Object scopeValue;
@@ -227,6 +231,49 @@ final class ServerCapabilities {
 
   LeaseScheduler renewals() {
     return renewals;
+  }
+
+  /** What sends the lock protocol's batches and fences (tests inject one that fails). */
+  ServerCapabilities sender(TreeLock.Sender sender) {
+    this.sender = sender;
+    return this;
+  }
+
+  TreeLock.Sender sender() {
+    return sender;
+  }
+
+  /** The most statements in one batch (tests lower it to make changes of several batches). */
+  ServerCapabilities batchStatements(int batchStatements) {
+    this.batchStatements = batchStatements;
+    return this;
+  }
+
+  int batchStatements() {
+    return batchStatements;
+  }
+
+  /**
+   * Journals up to this size go into the lock document; larger ones into journal documents
+   * (tests lower it to write journals in parts).
+   */
+  ServerCapabilities inlineJournalBytes(int inlineJournalBytes) {
+    this.inlineJournalBytes = inlineJournalBytes;
+    return this;
+  }
+
+  int inlineJournalBytes() {
+    return inlineJournalBytes;
+  }
+
+  /** Documents per load batch (tests lower it to make loads of several batches). */
+  ServerCapabilities loadBatchSize(int loadBatchSize) {
+    this.loadBatchSize = loadBatchSize;
+    return this;
+  }
+
+  int loadBatchSize() {
+    return loadBatchSize;
   }
 
   /** The oldest MongoDB Arbor runs on: the journal's keys that start with '$' need 5.0. */

@@ -307,11 +307,12 @@ final class TreeLock {
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TreeLock.class);
 
-  volatile Sender sender = BULK;
+  /** What sends the protocol's batches and fences ({@link #BULK}; tests inject faulty ones). */
+  final Sender sender;
   /** The most statements in one batch (tests lower it to make changes of several batches). */
-  volatile int batchStatements = Encoded.MAX_BATCH_COUNT;
+  final int batchStatements;
   /** Journals up to this size go into the lock document; larger ones into journal documents. */
-  volatile int inlineJournalBytes = 4_000_000;
+  final int inlineJournalBytes;
   /** Called with the version of every change once it is complete (tests record commit order). */
   volatile LongConsumer onCommitted = v -> {};
   /** Where takeovers, replays, stuck changes and long waits are logged (tests record it). */
@@ -336,9 +337,16 @@ final class TreeLock {
    * @param raw the tree's collection, with majority write concern and primary reads
    * @param scope the tree of the collection this lock is of, or null: the collection holds one
    * @param renewals what renews the leases of this lock's holds in the background
+   * @param sender what sends the protocol's batches and fences to the server
+   * @param batchStatements the most statements in one batch
+   * @param inlineJournalBytes the largest journal kept in the lock document
    */
   TreeLock(MongoCollection<BsonDocument> raw, @Nullable Scope scope, long leaseMillis,
-      long waitMillis, Timing timing, LeaseScheduler renewals) {
+      long waitMillis, Timing timing, LeaseScheduler renewals, Sender sender,
+      int batchStatements, int inlineJournalBytes) {
+    this.sender = sender;
+    this.batchStatements = batchStatements;
+    this.inlineJournalBytes = inlineJournalBytes;
     this.lock = new LockDocument(raw, scope, leaseMillis, waitMillis, timing);
     this.probe = new OrderedProbe(lock);
     this.fences = new Fences(lock, probe);

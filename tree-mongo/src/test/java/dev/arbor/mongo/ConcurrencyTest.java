@@ -113,16 +113,21 @@ class ConcurrencyTest {
         MongoClient client = t % 2 == 0 ? one : two;
         com.mongodb.client.MongoCollection<org.bson.Document> c = client.getDatabase(db)
             .getCollection(name);
-        MongoTreeStore store = shared && one0 != null ? one0 : (MongoTreeStore) pattern.open(c,
-            ServerCapabilities.probing(c).lease(lease, 60_000));
+        int thread = t;
+        TreeLock.Sender sender = stalls > 0
+            ? stalling(new Random(thread * 31L), stalls, thread == 0 ? 150 : 0)
+            : TreeLock.BULK;
+        ServerCapabilities capabilities = ServerCapabilities.probing(c).lease(lease, 60_000)
+            .sender(sender);
+        if (stalls > 0) {
+          capabilities.batchStatements(3);
+        }
+        MongoTreeStore store = shared && one0 != null ? one0
+            : (MongoTreeStore) pattern.open(c, capabilities);
         one0 = store;
         stores.add(store);
         store.onSettled = version::set;
-        int thread = t;
         if (stalls > 0) {
-          store.lock.sender = stalling(new Random(thread * 31L), stalls,
-              thread == 0 ? 150 : 0);
-          store.lock.batchStatements = 3;
           // Even writers stall as a paused process does (their leases expire and are taken
           // over); odd writers are merely slow, and keep their locks alive in the background.
           store.lock.keepAlive = thread % 2 == 1;

@@ -58,15 +58,31 @@ class FaultInjectionTest {
   }
 
   /**
-   * A store that rewrites subtrees with pipeline updates (MongoDB 4.2+), each pipeline run by
-   * {@link PipelineEmulator} as its sender writes document by document.
+   * A store that sends through {@code sender}; with {@code pipelines}, one that rewrites subtrees
+   * with pipeline updates (MongoDB 4.2+), each pipeline run by {@link PipelineEmulator} as a
+   * {@link StepwiseSender} writes document by document.
    */
-  private static MongoTreeStore openWithPipelines(TreePattern pattern,
-      MongoCollection<Document> c) {
-    MongoTreeStore s = (MongoTreeStore) pattern.open(c, new ServerCapabilities(c,
-        ServerCapabilities.Mode.PROBE, ServerCapabilities.Mode.ON));
-    s.lock.sender = StepwiseSender.crashingAfter(-1);
-    return s;
+  private static MongoTreeStore open(TreePattern pattern, MongoCollection<Document> c,
+      boolean pipelines, TreeLock.Sender sender) {
+    return (MongoTreeStore) pattern.open(c, capabilities(c, pipelines).sender(sender));
+  }
+
+  private static ServerCapabilities capabilities(MongoCollection<Document> c,
+      boolean pipelines) {
+    return pipelines ? new ServerCapabilities(c, ServerCapabilities.Mode.PROBE,
+        ServerCapabilities.Mode.ON) : ServerCapabilities.probing(c);
+  }
+
+  /**
+   * A sender that sends as the store's own would ({@link StepwiseSender} with {@code pipelines},
+   * else {@link TreeLock#BULK}) until the test switches it.
+   */
+  private static SwitchableSender switchable(boolean pipelines) {
+    SwitchableSender sender = new SwitchableSender();
+    if (pipelines) {
+      sender.target = StepwiseSender.crashingAfter(-1);
+    }
+    return sender;
   }
 
   /**
@@ -125,26 +141,26 @@ class FaultInjectionTest {
 
   private void crashEverywhere(TreePattern pattern, Op op, int inlineJournalBytes,
       boolean pipelines) {
-    java.util.function.BiFunction<TreePattern, MongoCollection<Document>, MongoTreeStore> open =
-        pipelines ? FaultInjectionTest::openWithPipelines : FaultInjectionTest::open;
     Tree before = Tree.parse(FIXTURE);
     Tree after = after(op);
     // A clean run counts the document writes of the operation.
     MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
-    MongoTreeStore counting = open.apply(pattern, clean);
+    SwitchableSender countingSender = switchable(pipelines);
+    MongoTreeStore counting = open(pattern, clean, pipelines, countingSender);
     counting.load(before);
     StepwiseSender counter = StepwiseSender.crashingAfter(-1);
-    counting.lock.sender = counter;
+    countingSender.target = counter;
     op.run().accept(counting);
     assertEquals(after, counting.snapshot());
     int total = counter.written;
     assertTrue(total >= 1, "the operation writes something");
     for (int k = 0; k <= total; k++) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-      MongoTreeStore crashing = open.apply(pattern, c);
+      SwitchableSender crashingSender = switchable(pipelines);
+      MongoTreeStore crashing = (MongoTreeStore) pattern.open(c, capabilities(c, pipelines)
+          .sender(crashingSender).inlineJournalBytes(inlineJournalBytes));
       crashing.load(before);
-      crashing.lock.sender = StepwiseSender.crashingAfter(k);
-      crashing.lock.inlineJournalBytes = inlineJournalBytes;
+      crashingSender.target = StepwiseSender.crashingAfter(k);
       int crashAt = k;
       if (k < total) {
         assertThrows(StepwiseSender.Crash.class, () -> op.run().accept(crashing),
@@ -154,7 +170,7 @@ class FaultInjectionTest {
         op.run().accept(crashing); // the sender never reaches the limit
       }
       // Another process opens the collection; its first read finishes the interrupted change.
-      MongoTreeStore next = open.apply(pattern, c);
+      MongoTreeStore next = open(pattern, c, pipelines, switchable(pipelines));
       Tree recovered = next.snapshot();
       String where = pattern + " " + op + ", crash after " + k + " of " + total + " writes";
       assertTrue(recovered.equals(before) || recovered.equals(after),
@@ -174,8 +190,7 @@ class FaultInjectionTest {
     Tree tree = Tree.parse(FIXTURE);
     for (int k = 0; k < tree.size(); k++) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-      MongoTreeStore crashing = open(pattern, c);
-      crashing.lock.sender = StepwiseSender.crashingAfter(k);
+      MongoTreeStore crashing = open(pattern, c, false, StepwiseSender.crashingAfter(k));
       assertThrows(StepwiseSender.Crash.class, () -> crashing.load(tree));
       expireLease(c);
       MongoTreeStore next = open(pattern, c);
@@ -202,10 +217,11 @@ class FaultInjectionTest {
     reference.load(before);
     reference.graft(parent, stream);
     Tree after = reference.snapshot();
-    java.util.function.Function<MongoCollection<Document>, MongoTreeStore> run = c -> {
-      MongoTreeStore s = open(pattern, c);
+    java.util.function.BiFunction<MongoCollection<Document>, TreeLock.Sender, MongoTreeStore> run =
+        (c, sender) -> {
+      MongoTreeStore s = (MongoTreeStore) pattern.open(c,
+          capabilities(c, false).sender(sender).loadBatchSize(2));
       s.load(before);
-      s.loadBatchSize = 2;
       return s;
     };
     java.util.function.Consumer<MongoTreeStore> op = s -> {
@@ -215,9 +231,10 @@ class FaultInjectionTest {
         s.graft(parent, stream.entries().iterator());
       }
     };
-    MongoTreeStore counting = run.apply(MongoTestServer.get().freshCollection());
+    SwitchableSender countingSender = new SwitchableSender();
+    MongoTreeStore counting = run.apply(MongoTestServer.get().freshCollection(), countingSender);
     StepwiseSender counter = StepwiseSender.crashingAfter(-1);
-    counting.lock.sender = counter;
+    countingSender.target = counter;
     op.accept(counting);
     assertEquals(after, counting.snapshot());
     int total = counter.written;
@@ -226,8 +243,9 @@ class FaultInjectionTest {
         "the inserts, and late updates or a commit where the pattern needs them: " + total);
     for (int k = 0; k < total; k++) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-      MongoTreeStore crashing = run.apply(c);
-      crashing.lock.sender = StepwiseSender.crashingAfter(k);
+      SwitchableSender crashingSender = new SwitchableSender();
+      MongoTreeStore crashing = run.apply(c, crashingSender);
+      crashingSender.target = StepwiseSender.crashingAfter(k);
       assertThrows(StepwiseSender.Crash.class, () -> op.accept(crashing));
       expireLease(c);
       MongoTreeStore next = open(pattern, c);
@@ -261,10 +279,12 @@ class FaultInjectionTest {
         Op op = OPS.get(3); // move d lastChildOf(i)
         Tree before = Tree.parse(FIXTURE);
         Tree after = after(op);
-        MongoTreeStore counting = open(pattern, MongoTestServer.get().freshCollection());
+        SwitchableSender countingSender = new SwitchableSender();
+        MongoTreeStore counting = open(pattern, MongoTestServer.get().freshCollection(), false,
+            countingSender);
         counting.load(before);
         StepwiseSender counter = StepwiseSender.crashingAfter(-1);
-        counting.lock.sender = counter;
+        countingSender.target = counter;
         op.run().accept(counting);
         for (int k = 0; k < counter.written; k++) {
           MongoCollection<Document> c = MongoTestServer.get().freshCollection();
@@ -273,14 +293,14 @@ class FaultInjectionTest {
               MongoTestServer.settings(MongoTestServer.get().uri()));
           MongoCollection<Document> mine = own.getDatabase(c.getNamespace().getDatabaseName())
               .getCollection(c.getNamespace().getCollectionName());
-          MongoTreeStore closing = (MongoTreeStore) pattern.open(mine,
-              ServerCapabilities.probing(mine).lease(200, 60_000));
           int closeAt = k;
-          closing.lock.sender = new StepwiseSender(written -> {
-            if (written == closeAt) {
-              own.close();
-            }
-          });
+          MongoTreeStore closing = (MongoTreeStore) pattern.open(mine,
+              ServerCapabilities.probing(mine).lease(200, 60_000).sender(
+                  new StepwiseSender(written -> {
+                    if (written == closeAt) {
+                      own.close();
+                    }
+                  })));
           dev.arbor.core.ChangeInterruptedException e = org.junit.jupiter.api.Assertions
               .assertThrows(dev.arbor.core.ChangeInterruptedException.class,
                   () -> op.run().accept(closing));
@@ -306,10 +326,11 @@ class FaultInjectionTest {
       tests.add(DynamicTest.dynamicTest(pattern.toString(), () -> {
         Op op = OPS.get(7); // delete b: a multi-document change in every pattern
         MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+        SwitchableSender sender = new SwitchableSender();
         MongoTreeStore crashing = (MongoTreeStore) pattern.open(c,
-            ServerCapabilities.probing(c).lease(300, 60_000));
+            ServerCapabilities.probing(c).lease(300, 60_000).sender(sender));
         crashing.load(Tree.parse(FIXTURE));
-        crashing.lock.sender = StepwiseSender.crashingAfter(1);
+        sender.target = StepwiseSender.crashingAfter(1);
         assertThrows(StepwiseSender.Crash.class, () -> op.run().accept(crashing));
         // The holder died holding the lock; a writer waits for its lease, takes the lock over
         // and finishes the delete before its own insert.

@@ -129,11 +129,15 @@ class FencingTest {
   /** Checks what else the collection holds after a case; nothing here. */
   void verifyOthers(MongoCollection<Document> c) {}
 
-  private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c) {
+  private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c,
+      TreeLock.Sender sender) {
+    return slow(pattern, c, sender, 4);
+  }
+
+  private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c,
+      TreeLock.Sender sender, int loadBatchSize) {
     MongoTreeStore s = (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
-        .lease(LEASE, 20_000));
-    s.lock.batchStatements = 3;
-    s.loadBatchSize = 4;
+        .lease(LEASE, 20_000).sender(sender).batchStatements(3).loadBatchSize(loadBatchSize));
     s.lock.keepAlive = false; // a stalled holder here is a paused process: nothing renews
     return s;
   }
@@ -145,11 +149,10 @@ class FencingTest {
   private static final long LIVE_LEASE = 400;
 
   /** A holder that is slow but alive: its lease is renewed in the background. */
-  private MongoTreeStore live(TreePattern pattern, MongoCollection<Document> c) {
+  private MongoTreeStore live(TreePattern pattern, MongoCollection<Document> c,
+      TreeLock.Sender sender) {
     MongoTreeStore s = (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
-        .lease(LIVE_LEASE, 20_000));
-    s.lock.batchStatements = 3;
-    s.loadBatchSize = 4;
+        .lease(LIVE_LEASE, 20_000).sender(sender).batchStatements(3).loadBatchSize(4));
     return s;
   }
 
@@ -188,12 +191,13 @@ class FencingTest {
   private int batches(TreePattern pattern, Pair pair, boolean optimistic) {
     MongoCollection<Document> c = fresh();
     open(pattern, c).load(Tree.parse(FIXTURE));
-    MongoTreeStore a = slow(pattern, c);
+    SwitchableSender sender = new SwitchableSender();
+    MongoTreeStore a = slow(pattern, c, sender);
     if (optimistic) {
       a.snapshot();
     }
     StallingSender count = new StallingSender(-1, false);
-    a.lock.sender = count;
+    sender.target = count;
     pair.a().run().accept(a);
     return count.calls;
   }
@@ -206,12 +210,13 @@ class FencingTest {
       for (boolean after : List.of(false, true)) {
         MongoCollection<Document> c = fresh();
         open(pattern, c).load(Tree.parse(FIXTURE));
-        MongoTreeStore a = slow(pattern, c);
+        SwitchableSender sender = new SwitchableSender();
+        MongoTreeStore a = slow(pattern, c, sender);
         if (optimistic) {
           a.snapshot(); // A knows a quiet version: it plans without the lock
         }
         StallingSender stall = new StallingSender(at, after);
-        a.lock.sender = stall;
+        sender.target = stall;
         java.util.concurrent.atomic.AtomicLong versionA = new java.util.concurrent.atomic
             .AtomicLong(-1);
         a.onSettled = versionA::set;
@@ -285,11 +290,10 @@ class FencingTest {
     }
     Tree tree = builder.build();
     StallingSender count = new StallingSender(-1, false);
-    MongoTreeStore counting = slow(pattern, fresh());
-    counting.lock.sender = count;
+    int loadBatchSize = streamed ? 2 : 4;
+    MongoTreeStore counting = slow(pattern, fresh(), count, loadBatchSize);
     java.util.function.Consumer<MongoTreeStore> load = s -> {
       if (streamed) {
-        s.loadBatchSize = 2;
         s.load(tree.entries().iterator());
       } else {
         s.load(tree);
@@ -300,9 +304,8 @@ class FencingTest {
     assertTrue(total >= 4, "the load spans several batches: " + total);
     for (int at = 0; at < total; at++) {
       MongoCollection<Document> c = fresh();
-      MongoTreeStore a = slow(pattern, c);
       StallingSender stall = new StallingSender(at, false);
-      a.lock.sender = stall;
+      MongoTreeStore a = slow(pattern, c, stall, loadBatchSize);
       CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
           () -> outcome(() -> load.accept(a)));
       if (!stall.stalled.await(10, TimeUnit.SECONDS)) {
@@ -331,8 +334,7 @@ class FencingTest {
     for (TreePattern pattern : TreePattern.values()) {
       tests.add(DynamicTest.dynamicTest(pattern + ": a slow load", () -> {
         MongoCollection<Document> c = fresh();
-        MongoTreeStore loader = live(pattern, c);
-        loader.lock.sender = new TreeLock.Sender() {
+        MongoTreeStore loader = live(pattern, c, new TreeLock.Sender() {
           @Override
           public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch b) {
             if (b.statements().get(0).model() instanceof com.mongodb.client.model.InsertOneModel) {
@@ -340,7 +342,7 @@ class FencingTest {
             }
             return TreeLock.BULK.send(coll, b);
           }
-        };
+        });
         Tree.Builder builder = Tree.builder();
         for (int i = 0; i < 4; i++) {
           builder.add("n" + i, i == 0 ? null : "n" + ((i - 1) / 3));
@@ -382,7 +384,7 @@ class FencingTest {
                     MongoTestServer.get().uri())).addCommandListener(slowFinds).build())) {
           MongoCollection<Document> c = client.getDatabase(base.getNamespace().getDatabaseName())
               .getCollection(base.getNamespace().getCollectionName());
-          MongoTreeStore a = live(pattern, c);
+          MongoTreeStore a = live(pattern, c, TreeLock.BULK);
           CompletableFuture<Void> move = CompletableFuture.runAsync(
               () -> a.move("d", Position.lastChildOf("i")));
           MongoTreeStore b = (MongoTreeStore) open(pattern, base);

@@ -44,15 +44,6 @@ class IdTypesPropertiesTest {
     }
 
     @Override
-    protected dev.arbor.core.TreeStore newStore() {
-      MongoTreeStore store = (MongoTreeStore) super.newStore();
-      if (pipelines) {
-        store.lock.sender = StepwiseSender.crashingAfter(-1);
-      }
-      return store;
-    }
-
-    @Override
     TreePattern pattern() {
       return pattern;
     }
@@ -62,7 +53,8 @@ class IdTypesPropertiesTest {
       if (pipelines) {
         return new ServerCapabilities(collection, ServerCapabilities.Mode.PROBE,
             ServerCapabilities.Mode.ON).client(MongoTestServer.get().client())
-            .isolatedReads(false).idType(type);
+            .isolatedReads(false).idType(type)
+            .sender(StepwiseSender.crashingAfter(-1));
       }
       return super.capabilities(collection).idType(type);
     }

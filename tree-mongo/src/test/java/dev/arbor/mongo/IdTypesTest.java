@@ -238,20 +238,22 @@ class IdTypesTest {
     for (int i = 0; i < changes.size(); i++) {
       Consumer<MongoTreeStore> change = changes.get(i);
       MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
-      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean, options);
+      SwitchableSender countingSender = new SwitchableSender();
+      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean,
+          options.capabilities(clean).sender(countingSender).loadBatchSize(2));
       counting.load(fixture);
-      counting.loadBatchSize = 2;
       assertAllValid(validator, clean, pattern + " after load");
       StepwiseSender counter = StepwiseSender.crashingAfter(-1);
-      counting.lock.sender = counter;
+      countingSender.target = counter;
       change.accept(counting);
       assertAllValid(validator, clean, pattern + " change " + i);
       for (int k = 0; k < counter.written; k++) {
         MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c, options);
+        SwitchableSender crashingSender = new SwitchableSender();
+        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c,
+            options.capabilities(c).sender(crashingSender).loadBatchSize(2));
         crashing.load(fixture);
-        crashing.loadBatchSize = 2;
-        crashing.lock.sender = StepwiseSender.crashingAfter(k);
+        crashingSender.target = StepwiseSender.crashingAfter(k);
         assertThrows(StepwiseSender.Crash.class, () -> change.accept(crashing));
         assertAllValid(validator, c, pattern + " change " + i + ", crashed after " + k);
       }
@@ -270,8 +272,8 @@ class IdTypesTest {
     }
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     MongoTreeStore store = (MongoTreeStore) pattern.open(c, new ServerCapabilities(c,
-        ServerCapabilities.Mode.PROBE, ServerCapabilities.Mode.ON).idType(type));
-    store.lock.sender = StepwiseSender.crashingAfter(-1);
+        ServerCapabilities.Mode.PROBE, ServerCapabilities.Mode.ON).idType(type)
+        .sender(StepwiseSender.crashingAfter(-1)));
     InMemoryTreeStore reference = new InMemoryTreeStore();
     both(store, reference, s -> s.load(tree(type, "0(1(2(3 4)) 5) 6(7)")), "load");
     both(store, reference, s -> s.move(id(type, 1), Position.lastChildOf(id(type, 7))),

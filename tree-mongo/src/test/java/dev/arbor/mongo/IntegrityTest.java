@@ -107,10 +107,12 @@ class IntegrityTest {
       "MATERIALIZED_PATHS", "NESTED_SETS"})
   void aReadDuringAChangeWaitsForIt(TreePattern pattern) throws Exception {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    MongoTreeStore writer = (MongoTreeStore) pattern.open(c);
+    SwitchableSender sender = new SwitchableSender();
+    MongoTreeStore writer = (MongoTreeStore) pattern.open(c,
+        ServerCapabilities.probing(c).sender(sender));
     writer.load(Fixtures.categories());
     Paused paused = new Paused();
-    writer.lock.sender = new StepwiseSender(paused);
+    sender.target = new StepwiseSender(paused);
     CompletableFuture<Void> move = CompletableFuture.runAsync(
         () -> writer.move("Databases", Position.firstRoot()));
     assertTrue(paused.reached.await(10, TimeUnit.SECONDS));
@@ -229,22 +231,24 @@ class IntegrityTest {
   @Test
   void aJournalTheServerRefusesLeavesTheTreeStuckUntilRepairCompletesIt() {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    MongoTreeStore store = (MongoTreeStore) TreePattern.NESTED_SETS.open(c);
+    SwitchableSender sender = new SwitchableSender();
+    MongoTreeStore store = (MongoTreeStore) TreePattern.NESTED_SETS.open(c,
+        ServerCapabilities.probing(c).sender(sender));
     store.load(Fixtures.categories());
     // An index of the application's that the server enforces half-way through a step: unique
     // marks refuse the second document a step writes.
     c.updateMany(Filters.exists("_id.arbor", false), Updates.unset(Step.MARK));
     c.createIndex(new Document(Step.MARK, 1), new com.mongodb.client.model.IndexOptions()
         .unique(true).sparse(true));
-    store.lock.sender = new StepwiseSender(written -> {}); // stops at the first error
+    sender.target = new StepwiseSender(written -> {}); // stops at the first error
     store.forget();
     TreeException first = assertThrows(TreeException.class,
         () -> store.move("Databases", Position.firstRoot()));
     assertTrue(first.getMessage().contains("stuck"), first.getMessage());
     // Another process; its writes stop at the first error as MongoDB's do (mongo-java-server's
     // run on after a refused statement, see docs/guarantees.md, "Leases, leftovers and repair").
-    MongoTreeStore other = (MongoTreeStore) TreePattern.NESTED_SETS.open(c);
-    other.lock.sender = new StepwiseSender(written -> {});
+    MongoTreeStore other = (MongoTreeStore) TreePattern.NESTED_SETS.open(c,
+        ServerCapabilities.probing(c).sender(new StepwiseSender(written -> {})));
     TreeException stuck = assertThrows(TreeException.class, other::snapshot);
     assertTrue(stuck.getMessage().contains("move 'Databases'")
         && stuck.getMessage().contains("repair()"), stuck.getMessage());

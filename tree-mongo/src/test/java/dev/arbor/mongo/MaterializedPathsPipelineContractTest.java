@@ -1,7 +1,6 @@
 package dev.arbor.mongo;
 
 import com.mongodb.client.MongoCollection;
-import dev.arbor.core.TreeStore;
 import org.bson.Document;
 
 /**
@@ -19,13 +18,6 @@ class MaterializedPathsPipelineContractTest extends MongoStoreContract {
   @Override
   ServerCapabilities capabilities(MongoCollection<Document> collection) {
     return new ServerCapabilities(collection, ServerCapabilities.Mode.PROBE,
-        ServerCapabilities.Mode.ON);
-  }
-
-  @Override
-  protected TreeStore newStore() {
-    MongoTreeStore store = (MongoTreeStore) super.newStore();
-    store.lock.sender = StepwiseSender.crashingAfter(-1);
-    return store;
+        ServerCapabilities.Mode.ON).sender(StepwiseSender.crashingAfter(-1));
   }
 }

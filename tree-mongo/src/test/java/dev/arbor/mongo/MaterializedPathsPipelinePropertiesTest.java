@@ -1,7 +1,6 @@
 package dev.arbor.mongo;
 
 import com.mongodb.client.MongoCollection;
-import dev.arbor.core.TreeStore;
 import org.bson.Document;
 
 /**
@@ -17,14 +16,8 @@ class MaterializedPathsPipelinePropertiesTest extends MongoStoreProperties {
   @Override
   ServerCapabilities capabilities(MongoCollection<Document> collection) {
     return new ServerCapabilities(collection, ServerCapabilities.Mode.PROBE,
-        ServerCapabilities.Mode.ON).client(MongoTestServer.get().client()).isolatedReads(false);
-  }
-
-  @Override
-  protected TreeStore newStore() {
-    MongoTreeStore store = (MongoTreeStore) super.newStore();
-    store.lock.sender = StepwiseSender.crashingAfter(-1);
-    return store;
+        ServerCapabilities.Mode.ON).client(MongoTestServer.get().client()).isolatedReads(false)
+        .sender(StepwiseSender.crashingAfter(-1));
   }
 
   @Override

@@ -156,8 +156,7 @@ class RealServerRulesTest {
     try (MongoClient client = MongoTestServer.get().recordingClient(listener)) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection(client);
       MongoTreeStore store = (MongoTreeStore) pattern.open(c,
-          TreeOptions.defaults().withScope("tenant", "acme"));
-      store.loadBatchSize = 64;
+          TreeOptions.defaults().withScope("tenant", "acme").capabilities(c).loadBatchSize(64));
       Tree deep = StreamLoadCarryTest.tree(600, 150); // an open path deeper than 64 / 8
       statements.clear();
       assertEquals(deep.size(), store.load(deep.entries().iterator()));

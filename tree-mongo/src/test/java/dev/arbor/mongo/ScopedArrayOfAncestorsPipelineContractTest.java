@@ -1,7 +1,6 @@
 package dev.arbor.mongo;
 
 import com.mongodb.client.MongoCollection;
-import dev.arbor.core.TreeStore;
 import org.bson.Document;
 
 /**
@@ -23,13 +22,6 @@ class ScopedArrayOfAncestorsPipelineContractTest extends ScopedStoreContract {
   @Override
   ServerCapabilities capabilities(MongoCollection<Document> collection) {
     return new ServerCapabilities(collection, ServerCapabilities.Mode.PROBE,
-        ServerCapabilities.Mode.ON);
-  }
-
-  @Override
-  protected TreeStore newStore() {
-    MongoTreeStore store = (MongoTreeStore) super.newStore();
-    store.lock.sender = StepwiseSender.crashingAfter(-1);
-    return store;
+        ServerCapabilities.Mode.ON).sender(StepwiseSender.crashingAfter(-1));
   }
 }

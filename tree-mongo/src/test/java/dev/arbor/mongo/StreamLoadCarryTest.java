@@ -39,9 +39,9 @@ class StreamLoadCarryTest {
     NodeDataTest.Recorder recorder = new NodeDataTest.Recorder();
     try (MongoClient client = MongoTestServer.get().recordingClient(recorder)) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection(client);
-      MongoTreeStore store = (MongoTreeStore) pattern.open(c);
+      MongoTreeStore store = (MongoTreeStore) pattern.open(c,
+          ServerCapabilities.probing(c).loadBatchSize(64));
       store.ensureIndexes();
-      store.loadBatchSize = 64;
       recorder.armed = true;
       assertEquals(tree.size(), store.load(tree.entries().iterator()));
       recorder.armed = false;

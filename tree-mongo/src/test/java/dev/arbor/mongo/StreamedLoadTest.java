@@ -51,9 +51,8 @@ class StreamedLoadTest {
 
   private static MongoTreeStore small(TreePattern pattern, MongoCollection<Document> c,
       TreeOptions options) {
-    MongoTreeStore s = (MongoTreeStore) pattern.open(c, options);
+    MongoTreeStore s = (MongoTreeStore) pattern.open(c, options.capabilities(c).loadBatchSize(7));
     s.ensureIndexes();
-    s.loadBatchSize = 7;
     return s;
   }
 
@@ -252,23 +251,24 @@ class StreamedLoadTest {
     NodeDataTest.Recorder recorder = new NodeDataTest.Recorder();
     try (MongoClient client = MongoTestServer.get().recordingClient(recorder)) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection(client);
-      MongoTreeStore store = (MongoTreeStore) pattern.open(c);
-      store.ensureIndexes();
-      store.lock.assumeOrdered(true);
       int batch = 125;
       int n = 5_000; // 40 batches (on the embedded server a nested-set shift scans the collection)
-      store.loadBatchSize = batch;
+      MongoTreeStore store = (MongoTreeStore) pattern.open(c,
+          ServerCapabilities.probing(c).loadBatchSize(batch));
+      store.ensureIndexes();
+      store.lock.assumeOrdered(true);
       store.load(Tree.parse("top(mid(leaf) next)"));
       recorder.armed = true;
       assertEquals(n, store.graft("mid", generated("g", n)));
       recorder.armed = false;
       int graftCommands = recorder.commands.size();
       recorder.commands.clear();
-      MongoTreeStore second = (MongoTreeStore) pattern.open(client.getDatabase(
+      MongoCollection<Document> secondCollection = client.getDatabase(
           c.getNamespace().getDatabaseName()).getCollection(MongoTestServer.get()
-          .freshCollection().getNamespace().getCollectionName()));
+          .freshCollection().getNamespace().getCollectionName());
+      MongoTreeStore second = (MongoTreeStore) pattern.open(secondCollection,
+          ServerCapabilities.probing(secondCollection).loadBatchSize(batch));
       second.lock.assumeOrdered(true);
-      second.loadBatchSize = batch;
       recorder.armed = true;
       assertEquals(n, second.load(generated("l", n)));
       recorder.armed = false;

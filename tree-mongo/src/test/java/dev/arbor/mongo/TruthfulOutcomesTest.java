@@ -98,7 +98,13 @@ class TruthfulOutcomesTest {
 
   private static MongoTreeStore open(TreePattern pattern, MongoCollection<Document> c,
       long lease, long wait) {
-    return (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c).lease(lease, wait));
+    return open(pattern, c, lease, wait, TreeLock.BULK);
+  }
+
+  private static MongoTreeStore open(TreePattern pattern, MongoCollection<Document> c,
+      long lease, long wait, TreeLock.Sender sender) {
+    return (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c).lease(lease, wait)
+        .sender(sender));
   }
 
   /**
@@ -127,9 +133,8 @@ class TruthfulOutcomesTest {
   private void everyAnswerLostOnce(TreePattern pattern, LosingAnswers sender, boolean optimistic) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .lease(400, 20_000).timing(new SkippingTiming()));
-    store.loadBatchSize = 40; // a load of several batches
-    store.lock.sender = sender;
+        .lease(400, 20_000).timing(new SkippingTiming()).sender(sender)
+        .loadBatchSize(40)); // a load of several batches
     store.load(TREE); // every batch's answer lost once: resent, its own fence met, then resolved
     InMemoryTreeStore reference = new InMemoryTreeStore();
     reference.load(TREE);
@@ -185,10 +190,11 @@ class TruthfulOutcomesTest {
   @EnumSource(TreePattern.class)
   void aRefusedLeadStatementLeavesTheTreeFree(TreePattern pattern) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    MongoTreeStore store = open(pattern, c, 30_000, 2_000);
+    SwitchableSender sender = new SwitchableSender();
+    MongoTreeStore store = open(pattern, c, 30_000, 2_000, sender);
     store.load(TREE);
     AtomicBoolean refuse = new AtomicBoolean(true);
-    store.lock.sender = new TreeLock.Sender() {
+    sender.target = new TreeLock.Sender() {
       @Override
       public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
         if (refuse.getAndSet(false)) {
@@ -229,12 +235,8 @@ class TruthfulOutcomesTest {
   @EnumSource(TreePattern.class)
   void aLoneHolderSlowerThanItsLeaseCompletes(TreePattern pattern) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .lease(100, 20_000).renewals((period, renewal) -> new java.util.concurrent
-            .CompletableFuture<>())); // paused: never renews
-    store.loadBatchSize = 60;
     AtomicInteger calls = new AtomicInteger();
-    store.lock.sender = new TreeLock.Sender() {
+    TreeLock.Sender slow = new TreeLock.Sender() {
       @Override
       public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
         if (calls.incrementAndGet() % 3 == 0) {
@@ -251,6 +253,10 @@ class TruthfulOutcomesTest {
         return TreeLock.BULK.fence(coll, filter, update);
       }
     };
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(100, 20_000).renewals((period, renewal) -> new java.util.concurrent
+            .CompletableFuture<>()) // paused: never renews
+        .sender(slow).loadBatchSize(60));
     store.load(TREE);
     store.forget();
     store.move("n3", Position.lastChildOf("n250"));
@@ -275,12 +281,13 @@ class TruthfulOutcomesTest {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     TreeOptions acme = TreeOptions.defaults().withScope("tenant", "acme")
         .withLease(java.time.Duration.ofMillis(200));
-    MongoTreeStore store = (MongoTreeStore) pattern.open(c, acme);
+    SwitchableSender sender = new SwitchableSender();
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, acme.capabilities(c).sender(sender)
+        .inlineJournalBytes(200)); // parts of at most 200 bytes
     store.load(TREE);
     store.forget();
     store.lock.keepAlive = false; // a crashed process renews nothing
-    store.lock.inlineJournalBytes = 200; // parts of at most 200 bytes
-    store.lock.sender = StepwiseSender.crashingAfter(3);
+    sender.target = StepwiseSender.crashingAfter(3);
     assertThrows(StepwiseSender.Crash.class, () -> store.delete("n1"));
     InMemoryTreeStore reference = new InMemoryTreeStore();
     reference.load(TREE);

@@ -80,18 +80,22 @@ class ValidatorTest {
     for (int i = 0; i < CHANGES.size(); i++) {
       Consumer<MongoTreeStore> change = CHANGES.get(i);
       MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
-      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean, options);
+      SwitchableSender countingSender = new SwitchableSender();
+      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean,
+          options.capabilities(clean).sender(countingSender));
       counting.load(Tree.parse(FIXTURE));
       assertAllValid(pattern, options, clean, pattern + " after load");
       StepwiseSender counter = StepwiseSender.crashingAfter(-1);
-      counting.lock.sender = counter;
+      countingSender.target = counter;
       change.accept(counting);
       assertAllValid(pattern, options, clean, pattern + " change " + i);
       for (int k = 0; k < counter.written; k++) {
         MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c, options);
+        SwitchableSender crashingSender = new SwitchableSender();
+        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c,
+            options.capabilities(c).sender(crashingSender));
         crashing.load(Tree.parse(FIXTURE));
-        crashing.lock.sender = StepwiseSender.crashingAfter(k);
+        crashingSender.target = StepwiseSender.crashingAfter(k);
         assertThrows(StepwiseSender.Crash.class, () -> change.accept(crashing));
         assertAllValid(pattern, options, c, pattern + " change " + i + ", crashed after " + k
             + " writes");
@@ -110,19 +114,21 @@ class ValidatorTest {
     Tree grafted = Tree.parse("x(y(z1 z2) w) v");
     for (String under : new String[] {"b", null}) {
       MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
-      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean);
+      SwitchableSender countingSender = new SwitchableSender();
+      MongoTreeStore counting = (MongoTreeStore) pattern.open(clean,
+          ServerCapabilities.probing(clean).sender(countingSender).loadBatchSize(2));
       counting.load(Tree.parse(FIXTURE));
-      counting.loadBatchSize = 2;
       StepwiseSender counter = StepwiseSender.crashingAfter(-1);
-      counting.lock.sender = counter;
+      countingSender.target = counter;
       counting.graft(under, grafted.entries().iterator());
       assertAllValid(pattern, clean, pattern + " after a graft under " + under);
       for (int k = 0; k < counter.written; k++) {
         MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c);
+        SwitchableSender crashingSender = new SwitchableSender();
+        MongoTreeStore crashing = (MongoTreeStore) pattern.open(c,
+            ServerCapabilities.probing(c).sender(crashingSender).loadBatchSize(2));
         crashing.load(Tree.parse(FIXTURE));
-        crashing.loadBatchSize = 2;
-        crashing.lock.sender = StepwiseSender.crashingAfter(k);
+        crashingSender.target = StepwiseSender.crashingAfter(k);
         assertThrows(StepwiseSender.Crash.class,
             () -> crashing.graft(under, grafted.entries().iterator()));
         assertAllValid(pattern, c, pattern + " graft under " + under + ", crashed after " + k
@@ -130,8 +136,8 @@ class ValidatorTest {
       }
     }
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    MongoTreeStore store = (MongoTreeStore) pattern.open(c);
-    store.loadBatchSize = 2;
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c,
+        ServerCapabilities.probing(c).loadBatchSize(2));
     store.load(Tree.parse(FIXTURE).entries().iterator());
     assertAllValid(pattern, c, pattern + " after a streamed load");
   }
