@@ -100,17 +100,18 @@ class ResentStepTest {
       TreePattern pattern) {
     for (Consumer<TreeStore> change : changes()) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      SwitchableSender switchable = new SwitchableSender();
       MongoTreeStore store = (MongoTreeStore) pattern.open(c,
-          ServerCapabilities.probing(c).lease(600, 20_000));
+          ServerCapabilities.probing(c).lease(600, 20_000).sender(switchable));
       store.load(TruthfulOutcomesTest.TREE);
       store.size(); // sees the tree quiet: the change claims optimistically
       InMemoryTreeStore reference = new InMemoryTreeStore();
       reference.load(TruthfulOutcomesTest.TREE);
       LateAfterTheLostAnswer sender = new LateAfterTheLostAnswer(900);
-      store.lock.sender = sender;
+      switchable.target = sender;
       change.accept(store); // returns: the change is applied
       change.accept(reference);
-      store.lock.sender = TreeLock.BULK;
+      switchable.target = TreeLock.BULK;
       assertEquals(reference.snapshot(), pattern.open(c).snapshot(), pattern.toString());
       assertEquals(List.of(), pattern.open(c).check());
     }
@@ -131,8 +132,9 @@ class ResentStepTest {
       for (boolean optimistic : new boolean[] {true, false}) {
         MongoCollection<Document> c = MongoTestServer.get().freshCollection();
         // a long lease: the batch is sent again well within a third of it, without a new fence
+        SwitchableSender switchable = new SwitchableSender();
         MongoTreeStore store = (MongoTreeStore) pattern.open(c,
-            ServerCapabilities.probing(c).lease(30_000, 20_000));
+            ServerCapabilities.probing(c).lease(30_000, 20_000).sender(switchable));
         store.load(TruthfulOutcomesTest.TREE);
         InMemoryTreeStore reference = new InMemoryTreeStore();
         reference.load(TruthfulOutcomesTest.TREE);
@@ -140,10 +142,10 @@ class ResentStepTest {
           store.forget();
         }
         LosingTheStepsAnswer sender = new LosingTheStepsAnswer();
-        store.lock.sender = sender;
+        switchable.target = sender;
         change.accept(store); // returns: the change is applied
         change.accept(reference);
-        store.lock.sender = TreeLock.BULK;
+        switchable.target = TreeLock.BULK;
         assertEquals(reference.snapshot(), pattern.open(c).snapshot(), pattern.toString());
         assertEquals(List.of(), pattern.open(c).check());
         assertTrue(sender.lost.get() <= 1);
