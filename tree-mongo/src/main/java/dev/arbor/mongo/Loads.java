@@ -103,10 +103,8 @@ final class Loads {
   TreeLock.Result commitLoad(TreeLock.Hold h, List<Step> steps) {
     lock.raw.deleteMany(lock.scoped(in("_id", insertFences(h))));
     try {
-      TreeLock.Result r = facade.plans.run(h.token, h.token, null, h.version, h.what, steps,
+      return facade.plans.run(h.token, h.token, null, h.version, h.what, steps,
           true, true, h, true);
-      facade.onCommitted.accept(r.version());
-      return r;
     } finally {
       h.close();
     }
@@ -121,7 +119,6 @@ final class Loads {
     } finally {
       h.close();
     }
-    facade.onCommitted.accept(h.version);
   }
 
   /**

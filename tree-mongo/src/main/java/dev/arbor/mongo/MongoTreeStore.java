@@ -91,8 +91,10 @@ final class MongoTreeStore implements MongoTree {
   final @Nullable ClientSession session;
   /** The store this is a view of, or null. */
   private final @Nullable MongoTreeStore viewOf;
-  /** The protocol, once chosen ({@link #protocol()}). */
-  private volatile @Nullable Protocol protocol;
+  /** The fenced lock and journal with this store's session: loads and streams always use it. */
+  private final FencedJournalProtocol fenced;
+  /** The protocol of this store's or view's calls ({@link #protocol()}). */
+  private final Protocol protocol;
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
   /** Whether {@link #requireLayout()} has seen nodes laid out in this pattern. */
@@ -139,6 +141,8 @@ final class MongoTreeStore implements MongoTree {
     this.documents = new NodeDocuments(Set.copyOf(fields), collection.getCodecRegistry());
     this.layout = pattern.layout(new LayoutContext(names, ids, scope, new Ranks(names.rank),
         documents, capabilities, collectionName, Walker.of(scope, ids, capabilities)));
+    this.fenced = newFenced();
+    this.protocol = choose();
   }
 
   /**
@@ -165,6 +169,8 @@ final class MongoTreeStore implements MongoTree {
     this.documents = store.documents;
     this.layoutSeen = store.layoutSeen;
     this.layout = store.layout;
+    this.fenced = newFenced();
+    this.protocol = choose();
   }
 
   /** The pattern this store implements. */
@@ -188,23 +194,17 @@ final class MongoTreeStore implements MongoTree {
   // ------------------------------------------------------------------ the protocol
 
   /**
-   * The protocol of this store's calls, chosen once at the first: a store opened with its client
-   * makes each change in a transaction of its own where the server runs them ({@link
+   * The protocol of this store's calls, chosen once when it is opened: a store opened with its
+   * client makes each change in a transaction of its own where the server runs them ({@link
    * OwnTransactionProtocol}); one opened without uses the fenced lock and journal; a {@link
    * #withSession} view runs in the caller's transaction while its session is in one.
    */
   Protocol protocol() {
-    Protocol p = protocol;
-    if (p == null) {
-      p = choose();
-      protocol = p;
-    }
-    return p;
+    return protocol;
   }
 
   private Protocol choose() {
     java.util.function.LongConsumer settled = v -> settledAt(v);
-    FencedJournalProtocol fenced = fenced();
     Protocol own = capabilities.client() == null ? fenced
         : new OwnTransactionProtocol(transactions, session, fenced, settled);
     return session == null ? own
@@ -221,6 +221,10 @@ final class MongoTreeStore implements MongoTree {
 
   /** The fenced lock and journal with this store's session: loads and streams always use it. */
   FencedJournalProtocol fenced() {
+    return fenced;
+  }
+
+  private FencedJournalProtocol newFenced() {
     return new FencedJournalProtocol(lock, data, scope, session, isolatedReads, known,
         v -> settledAt(v));
   }

@@ -4,7 +4,7 @@ import java.util.function.Function;
 
 /**
  * How a store makes each structural change all-or-nothing and keeps each read from seeing a change
- * half made. A store chooses its protocol once, at its first operation ({@link
+ * half made. A store chooses its protocol once, when it is opened ({@link
  * MongoTreeStore#protocol()}); a {@link MongoTree#withSession} view is opened with its own. There
  * are three:
  *

@@ -56,9 +56,6 @@ final class Replay {
     String origin = stored.getString("t", new BsonString("")).getValue();
     boolean mine = facade.plans.run(h.token, origin, null, op, what, steps, false, false, h)
         .deleted() >= 0;
-    if (mine) {
-      facade.onCommitted.accept(op);
-    }
     if (parts > 0) {
       journal.deleteParts(op, parts);
     }

@@ -174,9 +174,6 @@ final class Transactions {
         try {
           Outcome o = attempt(session, raw, planner);
           commit(session);
-          if (o.version() >= 0) {
-            lock.onCommitted.accept(o.version());
-          }
           return o;
         } catch (Busy busy) {
           abort(session);

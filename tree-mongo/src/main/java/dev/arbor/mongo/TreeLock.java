@@ -16,7 +16,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongConsumer;
 import org.bson.BsonDocument;
 import org.bson.BsonString;
 import org.bson.BsonValue;
@@ -313,8 +312,6 @@ final class TreeLock {
   final int batchStatements;
   /** Journals up to this size go into the lock document; larger ones into journal documents. */
   final int inlineJournalBytes;
-  /** Called with the version of every change once it is complete (tests record commit order). */
-  volatile LongConsumer onCommitted = v -> {};
   /** Where takeovers, replays, stuck changes and long waits are logged (tests record it). */
   volatile org.slf4j.Logger log = LOG;
   /**
@@ -456,9 +453,7 @@ final class TreeLock {
    */
   Result run(Hold h, List<Step> steps) {
     try {
-      Result r = plans.run(h.token, h.token, null, h.version, h.what, steps, true, true, h);
-      onCommitted.accept(r.version());
-      return r;
+      return plans.run(h.token, h.token, null, h.version, h.what, steps, true, true, h);
     } finally {
       h.close();
     }
@@ -471,9 +466,7 @@ final class TreeLock {
    */
   Result runClaimed(Quiet known, String what, List<Step> steps) {
     String token = LockDocument.newToken();
-    Result r = plans.run(token, token, known, known.version() + 1, what, steps, true, true, null);
-    onCommitted.accept(r.version());
-    return r;
+    return plans.run(token, token, known, known.version() + 1, what, steps, true, true, null);
   }
 
   /** Whether a plan needs no journal: one step that writes one document. */
