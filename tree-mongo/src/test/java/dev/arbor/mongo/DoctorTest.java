@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoDatabase;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,16 +21,22 @@ import org.junit.jupiter.api.Test;
  */
 class DoctorTest {
   @Test
-  void everythingUsedPassesAndOnlyTheScratchCollectionIsTouched() {
+  void everythingUsedPassesAndOnlyTheScratchCollectionIsTouched() throws Exception {
     MongoTestServer server = MongoTestServer.get();
     MongoDatabase db = server.database();
     server.freshCollection().insertOne(new Document("_id", "bystander").append("x", 1));
     Map<String, Long> before = contents(db);
+    MongoClientSettings settings = MongoTestServer.settings(server.uri());
+    String databaseName = db.getName();
+    // docs-doctor:begin
     List<String> progress = new ArrayList<>();
-    Doctor.Report report = Doctor.run(MongoTestServer.settings(server.uri()), db.getName(),
-        progress::add);
+    Doctor.Report report = Doctor.run(settings, databaseName, progress::add);
     report.lines().forEach(System.out::println);
-    assertTrue(report.passed(), () -> String.join("\n", report.lines()));
+    boolean healthy = report.passed();
+    // docs-doctor:end
+    assertTrue(healthy, () -> String.join("\n", report.lines()));
+    DocsPages.assertShown(DocsPages.page("servers.md"), DocsPages.testSource("DoctorTest.java"),
+        "docs-doctor");
     assertEquals(before, contents(db), "other collections");
     String scratch = report.collection().substring(db.getName().length() + 1);
     assertTrue(scratch.startsWith("arbor_doctor_"), scratch);
