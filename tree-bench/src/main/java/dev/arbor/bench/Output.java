@@ -195,6 +195,8 @@ final class Output {
           .append("baselineRoundTrips", m.baseline().roundTrips())
           .append("overhead", m.baseline().overhead())
           .append("overheadOtherIsolation", m.baseline().otherOverhead())
+          .append("overheadRatios", rounded(m.baseline().overheadRatios()))
+          .append("overheadRatiosOtherIsolation", rounded(m.baseline().otherOverheadRatios()))
           .append("avgDocBytes", m.stored().avgDocBytes())
           .append("dataBytes", m.stored().dataBytes())
           .append("indexBytes", m.stored().indexBytes())
@@ -338,5 +340,14 @@ final class Output {
       column += word.length();
     }
     return sb.toString();
+  }
+
+  /** Each round's ratio, to four decimals: the spread behind a median. */
+  private static List<Double> rounded(List<Double> ratios) {
+    List<Double> out = new ArrayList<>(ratios.size());
+    for (double r : ratios) {
+      out.add(Math.round(r * 1e4) / 1e4);
+    }
+    return out;
   }
 }

@@ -56,6 +56,14 @@ final class HashIndex<P> extends Index<P> {
   private long count;
   private final UnaryOperator<P> positionOf;
   private final AtomicLong served = new AtomicLong();
+  /**
+   * The strings held in the first key field, in order, each with the number of documents that
+   * hold it, or null: an index that serves no ranges ({@link #rangeCost}). Keys only, the very
+   * strings of the documents; their positions are those of {@code maps}.
+   */
+  private final java.util.@Nullable TreeMap<String, int[]> sorted;
+  /** Whether a document ever held an array in the first key field (sticky, as MongoDB's). */
+  private boolean multikey;
 
   /**
    * An empty index; the collection fills it from its documents when added to it.
@@ -64,6 +72,15 @@ final class HashIndex<P> extends Index<P> {
    *     {@code getDocument} takes (H2: a null _id is stored under {@code Missing})
    */
   HashIndex(String name, List<IndexKey> keys, UnaryOperator<P> positionOf) {
+    this(name, keys, positionOf, false);
+  }
+
+  /**
+   * @param ordered whether the strings of the first key field are also kept in order, for the
+   *     ranges of {@link #rangeCandidates}; only where the documents live on the heap already
+   *     (the in-memory backend), since the index keeps the documents' strings themselves
+   */
+  HashIndex(String name, List<IndexKey> keys, UnaryOperator<P> positionOf, boolean ordered) {
     super(name, keys, true); // sparse: see the class documentation
     this.fields = keys.stream().map(IndexKey::getKey).toList();
     this.entries = fields.size() > 1 ? new HashMap<>() : null;
@@ -72,6 +89,78 @@ final class HashIndex<P> extends Index<P> {
       maps.add(new HashMap<>());
     }
     this.positionOf = positionOf;
+    this.sorted = ordered && plain(fields.get(0)) ? new java.util.TreeMap<>() : null;
+  }
+
+  /**
+   * An upper bound of the number of candidates this index gives for the string ranges {@code
+   * ranges} ({@link Ranges}), or -1 if it cannot serve them: it keeps no order, its first key
+   * field has no range, or that field held an array and the range has more than one bound.
+   */
+  synchronized long rangeCost(Map<String, Ranges.Range> ranges) {
+    Ranges.Range r = sorted == null ? null : ranges.get(fields.get(0));
+    if (r == null || multikey && r.bounds() > 1) {
+      return -1;
+    }
+    long n = 0;
+    for (String key : keysIn(r)) {
+      n += size(0, Set.of(compact(key)));
+    }
+    return n;
+  }
+
+  /** The positions of the documents holding a string of the first key field's range. */
+  synchronized List<P> rangeCandidates(Map<String, Ranges.Range> ranges) {
+    Ranges.Range r = sorted == null ? null : ranges.get(fields.get(0));
+    if (r == null || multikey && r.bounds() > 1) {
+      throw new IllegalArgumentException("index " + getName() + " cannot serve " + ranges);
+    }
+    List<P> out = new ArrayList<>();
+    for (String key : keysIn(r)) {
+      Object p = maps.get(0).get(compact(key));
+      if (p instanceof Positions<?> s) {
+        @SuppressWarnings("unchecked")
+        Positions<P> positions = (Positions<P>) s;
+        out.addAll(positions);
+      } else if (p != null) {
+        @SuppressWarnings("unchecked")
+        P one = (P) p;
+        out.add(one);
+      }
+    }
+    return out;
+  }
+
+  private java.util.Set<String> keysIn(Ranges.Range r) {
+    if (r.empty()) {
+      return Set.of();
+    }
+    java.util.NavigableMap<String, int[]> m = sorted;
+    if (r.low() != null) {
+      m = m.tailMap(r.low(), r.lowIncluded());
+    }
+    if (r.high() != null) {
+      m = m.headMap(r.high(), r.highIncluded());
+    }
+    return m.keySet();
+  }
+
+  /** Counts the strings of {@code value} (itself, or the elements of an array) in order. */
+  private void order(@Nullable Object value, int delta, int depth) {
+    if (value instanceof String s) {
+      int[] n = sorted.computeIfAbsent(s, k -> new int[1]);
+      n[0] += delta;
+      if (n[0] <= 0) {
+        sorted.remove(s);
+      }
+    } else if (value instanceof Collection<?> c && depth < 200) {
+      if (depth == 0 && delta > 0) {
+        multikey = true;
+      }
+      for (Object e : c) {
+        order(e, delta, depth + 1);
+      }
+    }
   }
 
   /** The number of queries whose candidates this index gave. */
@@ -213,6 +302,9 @@ final class HashIndex<P> extends Index<P> {
     if (entries != null) {
       unindex(p);
     }
+    if (sorted != null) {
+      order(document.get(fields.get(0)), 1, 0);
+    }
     Object[] entry = new Object[fields.size()];
     boolean indexed = false;
     for (int i = 0; i < fields.size(); i++) {
@@ -311,6 +403,9 @@ final class HashIndex<P> extends Index<P> {
    */
   synchronized void forget(P position, @Nullable Document document) {
     P p = positionOf.apply(position);
+    if (sorted != null && document != null) {
+      order(document.get(fields.get(0)), -1, 0);
+    }
     if (entries != null) {
       unindex(p);
       return;
@@ -349,9 +444,12 @@ final class HashIndex<P> extends Index<P> {
     }
   }
 
-  /** Whether {@link #forget} needs the removed document (it keeps no entries to read). */
+  /**
+   * Whether {@link #forget} needs the removed document: it keeps no entries to read, or it keeps
+   * the strings of its first key field in order.
+   */
   boolean forgetsByValues() {
-    return entries == null;
+    return entries == null || sorted != null;
   }
 
   /** Drops {@code p} from the positions of {@code value}; whether it was there. */
@@ -412,6 +510,10 @@ final class HashIndex<P> extends Index<P> {
       entries.clear();
     }
     maps.forEach(Map::clear);
+    if (sorted != null) {
+      sorted.clear();
+    }
+    multikey = false;
     count = 0;
   }
 

@@ -22,6 +22,9 @@ import org.jspecify.annotations.Nullable;
  * and applies the whole query to each, as to the documents of the scan: an index changes which
  * documents are read, never the result, its order included.
  *
+ * <p>Where no equality narrows enough, a string range on the first key field of an index whose
+ * keys are kept in order ({@link Ranges}, {@link HashIndex#rangeCost}) is served the same way.
+ *
  * <p>The aggregations: the server runs a pipeline over all the documents of the collection, even
  * when its first stage is a {@code $match}. For an {@code aggregate} command whose first stage is
  * a {@code $match} (and whose stages are all of {@link #PREFILTERED_STAGES}, none of which reads
@@ -87,14 +90,43 @@ final class IndexedQueries {
       return byId;
     }
     Map<String, Set<Object>> eq = Equalities.of(query);
-    if (eq == null || eq.isEmpty()) {
+    if (eq == null) {
+      return null;
+    }
+    HashIndex<P> best = null;
+    long least = Long.MAX_VALUE;
+    for (Index<P> index : indexes) {
+      if (index instanceof HashIndex<P> h && !eq.isEmpty()) {
+        long cost = h.cost(eq);
+        if (cost >= 0 && cost < least) {
+          best = h;
+          least = cost;
+        }
+      }
+    }
+    if (best != null && (count <= SMALL || least <= count / 2)) {
+      best.countServed();
+      return best.candidates(eq);
+    }
+    return byRange(indexes, query, count);
+  }
+
+  /**
+   * The positions an index with its keys in order gives for the string ranges of {@code query}
+   * ({@link Ranges}: {@code {path: {$gte: ",a,", $lt: ",a-"}}}, MongoDB's index bounds of a
+   * materialized path's subtree), under the same rule as an equality's; null if none serves them.
+   */
+  private static <P> @Nullable List<P> byRange(List<Index<P>> indexes, Document query,
+      long count) {
+    Map<String, Ranges.Range> ranges = Ranges.of(query);
+    if (ranges.isEmpty()) {
       return null;
     }
     HashIndex<P> best = null;
     long least = Long.MAX_VALUE;
     for (Index<P> index : indexes) {
       if (index instanceof HashIndex<P> h) {
-        long cost = h.cost(eq);
+        long cost = h.rangeCost(ranges);
         if (cost >= 0 && cost < least) {
           best = h;
           least = cost;
@@ -105,7 +137,7 @@ final class IndexedQueries {
       return null;
     }
     best.countServed();
-    return best.candidates(eq);
+    return best.rangeCandidates(ranges);
   }
 
   /**

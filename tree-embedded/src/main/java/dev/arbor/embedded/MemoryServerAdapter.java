@@ -86,7 +86,7 @@ final class MemoryServerAdapter extends MemoryBackend {
     @Override
     protected Index<Integer> openOrCreateSecondaryIndex(String collectionName, String indexName,
         List<IndexKey> keys, boolean sparse) {
-      return new HashIndex<>(indexName, keys, UnaryOperator.identity());
+      return new HashIndex<>(indexName, keys, UnaryOperator.identity(), true);
     }
   }
 

@@ -37,7 +37,9 @@ import org.junit.jupiter.api.io.TempDir;
  * $match}, distinct) and every write by query answers the same, in the same order, on both. Values
  * mix what the indexes serve (strings, ObjectIds, arrays of them, nested arrays) with what they
  * must leave to the scan (numbers of three types, null, missing fields, subdocuments, booleans),
- * and queries mix served equalities, {@code $in}, {@code $and}, with conditions never served.
+ * and queries mix served equalities, {@code $in}, {@code $and} and string ranges ({@code $gt},
+ * {@code $gte}, {@code $lt}, {@code $lte}, of fields that held arrays too), with conditions never
+ * served.
  *
  * <p>Each operation is generated as one random seed (QuickTheories shrinks a failing list of
  * them); a failure prints the operations and queries as run.
@@ -333,7 +335,16 @@ class SecondaryIndexPropertiesTest {
       return new Document(f, "i" + r.nextInt(10));
     }
     Object v = QUERY_VALUES.get(r.nextInt(QUERY_VALUES.size()));
-    return switch (r.nextInt(8)) {
+    Object w = QUERY_VALUES.get(r.nextInt(QUERY_VALUES.size()));
+    String[] ops = {"$gt", "$gte", "$lt", "$lte"};
+    return switch (r.nextInt(11)) {
+      // string ranges, which an index with its keys in order serves (one bound, two, or a bound
+      // of another type)
+      case 8 -> new Document(f, new Document(ops[r.nextInt(4)], v));
+      case 9 -> new Document(f, new Document(ops[r.nextInt(2)], v).append(ops[2 + r.nextInt(2)],
+          w));
+      case 10 -> new Document("$and", List.of(new Document(f, new Document(ops[r.nextInt(2)], v)),
+          new Document(f, new Document(ops[2 + r.nextInt(2)], w))));
       case 0 -> new Document(f, new Document("$eq", v));
       case 1 -> new Document(f, new Document("$in", Arrays.asList(v,
           QUERY_VALUES.get(r.nextInt(QUERY_VALUES.size())))));

@@ -25,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.bson.Document;
+import org.bson.conversions.Bson;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -141,6 +142,43 @@ class SecondaryIndexTest {
     long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     assertEquals(1_000, served(mongo, "tree") - before);
     System.out.println("1000 indexed queries on 10000 documents: " + ms + " ms");
+  }
+
+  /**
+   * The subtree of a materialized path, {@code path} in {@code [",n0,n1,", ",n0,n1-")}, is read
+   * from the index in memory (its keys in order), with or without a second key field, after
+   * updates and deletes; a range of several bounds on a field that held an array is left to the
+   * scan (its bounds may hold for different elements), one bound is not.
+   */
+  @Test
+  void inMemoryAStringRangeOnTheFirstKeyIsReadFromTheIndex() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
+      MongoCollection<Document> c = collection(mongo, "paths");
+      List<Document> docs = new ArrayList<>();
+      for (int i = 0; i < 5_000; i++) {
+        // ,n0,n<i % 10>, : ten subtrees of 500
+        docs.add(new Document("_id", "x" + i).append("path", ",n0,n" + (i % 10) + ",")
+            .append("rank", i));
+      }
+      c.insertMany(docs);
+      c.createIndex(Indexes.ascending("path", "rank"));
+      Bson subtree = Filters.and(Filters.gte("path", ",n0,n1,"), Filters.lt("path", ",n0,n1-"));
+      assertEquals(500, c.countDocuments(subtree));
+      assertEquals(1, served(mongo, "paths"));
+      c.updateMany(Filters.eq("path", ",n0,n2,"), Updates.set("path", ",n0,n1,n2,"));
+      c.deleteMany(Filters.in("_id", List.of("x1", "x11")));
+      assertEquals(998, c.find(subtree).into(new ArrayList<>()).size());
+      assertEquals(0, c.countDocuments(Filters.and(Filters.gte("path", ",n0,n2,"),
+          Filters.lt("path", ",n0,n2-"))));
+      assertEquals(4, served(mongo, "paths")); // and the update, the find, the count
+      long before = served(mongo, "paths");
+      c.insertOne(new Document("_id", "arr").append("path", List.of(",a,", ",z,")));
+      assertEquals(1, c.countDocuments(Filters.and(Filters.gte("path", ",m,"),
+          Filters.lt("path", ",n,")))); // ",z," holds one bound, ",a," the other
+      assertEquals(before, served(mongo, "paths"));
+      assertEquals(1, c.countDocuments(Filters.gte("path", ",y,")));
+      assertEquals(before + 1, served(mongo, "paths"));
+    }
   }
 
   @Test

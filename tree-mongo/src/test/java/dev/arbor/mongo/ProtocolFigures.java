@@ -244,4 +244,64 @@ class ProtocolFigures {
       System.out.println(out);
     }
   }
+
+  /**
+   * Materialized paths against an array of ancestors moving the same subtree (111 and 1 111
+   * nodes of an 11 111-node tree, ten children per node), on collections with their indexes as
+   * {@code ensureIndexes} makes them: the two moves timed back to back in every round, in
+   * alternating order, and the median of the per-round ratios with its quartiles.
+   */
+  @Test
+  void pathsAgainstAncestorsMove() {
+    Tree.Builder b = Tree.builder();
+    b.add("n0", null);
+    for (int i = 1; i < 11_111; i++) {
+      b.add("n" + i, "n" + ((i - 1) / 10));
+    }
+    Tree tree = b.build();
+    TreePattern[] patterns = {TreePattern.ARRAY_OF_ANCESTORS, TreePattern.MATERIALIZED_PATHS};
+    TreeStore[] stores = new TreeStore[2];
+    List<MongoCollection<Document>> collections = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      collections.add(c);
+      stores[i] = patterns[i].open(c);
+      stores[i].load(tree);
+      stores[i].ensureIndexes();
+    }
+    int rounds = Integer.getInteger("arbor.figures.runs", 31);
+    StringBuilder out = new StringBuilder("\nmove the same subtree of 11 111 nodes (embedded server,"
+        + " no pipeline updates), materialized paths over array of ancestors:\n"
+        + "| subtree | array of ancestors, median ms | materialized paths, median ms"
+        + " | ratio, median (quartiles) |\n|---|---|---|---|\n");
+    for (String subject : List.of("n11", "n1")) {
+      String parent = subject.equals("n1") ? "n0" : "n1";
+      List<Long> aoa = new ArrayList<>();
+      List<Long> mp = new ArrayList<>();
+      List<Double> ratios = new ArrayList<>();
+      for (int r = -3; r < rounds; r++) {
+        long[] t = new long[2];
+        for (int k = 0; k < 2; k++) {
+          int i = (r & 1) == 0 ? k : 1 - k;
+          long start = System.nanoTime();
+          stores[i].move(subject, Position.lastChildOf((r & 1) == 0 ? "n3" : parent));
+          t[i] = System.nanoTime() - start;
+        }
+        if (r >= 0) {
+          aoa.add(t[0]);
+          mp.add(t[1]);
+          ratios.add((double) t[1] / t[0]);
+        }
+      }
+      Collections.sort(aoa);
+      Collections.sort(mp);
+      Collections.sort(ratios);
+      out.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %.2f (%.2f-%.2f) |%n",
+          subject.equals("n1") ? "1 111 nodes" : "111 nodes", aoa.get(rounds / 2) / 1e6,
+          mp.get(rounds / 2) / 1e6, ratios.get(rounds / 2), ratios.get(rounds / 4),
+          ratios.get(3 * rounds / 4)));
+    }
+    collections.forEach(MongoCollection::drop);
+    System.out.println(out);
+  }
 }
