@@ -33,9 +33,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <p>The patterns run side by side ({@link Execution @Execution(CONCURRENT)}), each on
  * collections of its own: the first test spends its time in the server's delay, which is real
- * (the server judges the fence's deadline by its own clock).
+ * (the server judges the fence's deadline by its own clock). The class as a whole runs alone.
  */
-@Execution(ExecutionMode.CONCURRENT)
 class ResentStepTest {
   /** Loses the answer of the first batch that carries a step of a plan. */
   static final class LosingTheStepsAnswer implements TreeLock.Sender {
@@ -103,6 +102,7 @@ class ResentStepTest {
    */
   @ParameterizedTest
   @EnumSource(TreePattern.class)
+  @Execution(ExecutionMode.CONCURRENT)
   void aSingleStepResentPastItsDeadlineAfterItsAnswerWasLostIsReportedApplied(
       TreePattern pattern) {
     for (Consumer<TreeStore> change : changes()) {
@@ -134,6 +134,7 @@ class ResentStepTest {
 
   @ParameterizedTest
   @EnumSource(TreePattern.class)
+  @Execution(ExecutionMode.CONCURRENT)
   void aSingleStepResentAfterItsAnswerWasLostIsReportedApplied(TreePattern pattern) {
     for (Consumer<TreeStore> change : changes()) {
       for (boolean optimistic : new boolean[] {true, false}) {
