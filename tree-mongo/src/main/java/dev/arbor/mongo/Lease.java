@@ -46,6 +46,17 @@ final class Lease implements AutoCloseable {
         > TimeUnit.MILLISECONDS.toNanos(lock.leaseMillis) / 3;
   }
 
+  /**
+   * Whether a tick of the background renewal renews: unless the lease was renewed within the last
+   * half period. (A tick comes one period after the last; had it waited for a whole period since
+   * the last renewal, which is stamped a little after its tick, it would skip every other tick,
+   * and the server would see a renewal every two thirds of the lease only.)
+   */
+  private boolean dueInBackground() {
+    return lock.timing.nanoTime() - renewedAt
+        > TimeUnit.MILLISECONDS.toNanos(lock.leaseMillis) / 6;
+  }
+
   /** Renews the lease if a third of it has passed since the last renewal. */
   void renewIfDue() {
     if (due()) {
@@ -65,11 +76,12 @@ final class Lease implements AutoCloseable {
   }
 
   private boolean renewOnServer() {
+    long sent = lock.timing.nanoTime(); // the server's renewal is at or after this moment
     if (lock.raw.updateOne(and(lock.lockKey(), eq(LockDocument.OWNER, token)),
         Updates.currentDate(LockDocument.RENEWED)).getMatchedCount() == 0) {
       return false;
     }
-    renewedAt = lock.timing.nanoTime();
+    renewedAt = sent;
     return true;
   }
 
@@ -78,7 +90,7 @@ final class Lease implements AutoCloseable {
       close();
       return;
     }
-    if (!due()) {
+    if (!dueInBackground()) {
       return;
     }
     try {

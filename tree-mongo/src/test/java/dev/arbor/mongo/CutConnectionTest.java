@@ -64,6 +64,12 @@ import org.junit.jupiter.api.Test;
  * the embedded server, 710 on a replica set); {@code -Darbor.cuts.full=true} takes them for every
  * change too (about 954 and 1908 points). {@code -Darbor.cuts.report=FILE} writes every violation
  * to FILE.
+ *
+ * <p>Each pattern has a proxy of its own (its points one after another, as the proxy arms one cut
+ * at a time), so that {@code -Darbor.cuts.threads=N} can run N patterns side by side: much of a
+ * point is waiting, on the cut connection's answer or on an orphaned lock's lease, which is
+ * judged by the server's clock. The default is one: side by side on a loaded machine, commands
+ * outlast the stores' time limits.
  */
 class CutConnectionTest {
   private static final String FIXTURE = "r1(a(b c) d) r2(e(f))";
@@ -132,7 +138,9 @@ class CutConnectionTest {
   /** A violation of the guarantees at one point. */
   record Violation(Point at, String kind, String exception) {}
 
-  private static CuttingProxy proxy;
+  /** The proxy of each pattern: the patterns' points run side by side. */
+  private static final Map<TreePattern, CuttingProxy> PROXIES =
+      new java.util.EnumMap<>(TreePattern.class);
   private static ExecutorService calls;
   private final List<Violation> violations = new ArrayList<>();
   /** Per "pattern / change / cut": {points, points with a violation}. */
@@ -147,7 +155,9 @@ class CutConnectionTest {
 
   @BeforeAll
   static void startProxy() throws Exception {
-    proxy = new CuttingProxy(MongoTestServer.get().uri());
+    for (TreePattern pattern : TreePattern.values()) {
+      PROXIES.put(pattern, new CuttingProxy(MongoTestServer.get().uri()));
+    }
     calls = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "cut-connection-call");
       t.setDaemon(true);
@@ -158,11 +168,11 @@ class CutConnectionTest {
   @AfterAll
   static void stopProxy() {
     calls.shutdownNow();
-    proxy.close();
+    PROXIES.values().forEach(CuttingProxy::close);
   }
 
   /** A client of the store under test, through the proxy, with short timeouts. */
-  private static MongoClient throughProxy(boolean retryWrites) {
+  private static MongoClient throughProxy(CuttingProxy proxy, boolean retryWrites) {
     MongoClientSettings base = MongoTestServer.settings("mongodb://127.0.0.1:" + proxy.port());
     return MongoClients.create(MongoClientSettings.builder(base)
         .retryWrites(retryWrites)
@@ -191,36 +201,28 @@ class CutConnectionTest {
     int points = 0;
     boolean[] retryWritesRuns = serverRetriesWrites() ? new boolean[] {false, true}
         : new boolean[] {false};
+    // One pattern at a time by default: side by side, on a machine loaded by others, commands
+    // slowed past the stores' time limits (1 s and 2.5 s per command here), which the run
+    // reports as violations (two at a time failed so at load 40, five at load 50).
+    ExecutorService patterns = Executors.newFixedThreadPool(Integer.getInteger(
+        "arbor.cuts.threads", 1));
+    List<Future<Integer>> runs = new ArrayList<>();
     for (TreePattern pattern : TreePattern.values()) {
-      for (Change change : CHANGES) {
-        for (View view : View.values()) {
-          if (!full && view != View.OPTIMISTIC
-              && !DEFAULT_OTHER_VIEWS.contains(change.name())) {
-            continue;
-          }
-          // The commands are the same either way (retryWrites adds a transaction number only).
-          int total;
-          try {
-            total = countWrites(pattern, change, view, false);
-          } catch (RuntimeException | AssertionError e) {
-            Point uncut = new Point(pattern, change, view, false, CuttingProxy.Cut.BEFORE, 0, 0);
-            record(uncut, List.of("the uncut run fails"), e.getClass().getSimpleName() + ": "
-                + e.getMessage());
-            continue;
-          }
-          for (boolean retryWrites : retryWritesRuns) {
-            for (CuttingProxy.Cut cut : CuttingProxy.Cut.values()) {
-              for (int k = 1; k <= total; k++) {
-                cutAt(new Point(pattern, change, view, retryWrites, cut, k, total));
-                points++;
-              }
-            }
-          }
-        }
+      runs.add(patterns.submit(() -> cutEverywhere(pattern, full, retryWritesRuns)));
+    }
+    patterns.shutdown();
+    for (Future<Integer> run : runs) {
+      try {
+        points += run.get();
+      } catch (ExecutionException e) {
+        throw new AssertionError("a pattern's run failed", e.getCause());
       }
     }
     long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
-    String summary = summary(points, seconds);
+    String summary;
+    synchronized (this) {
+      summary = summary(points, seconds);
+    }
     System.out.println(summary);
     String report = System.getProperty("arbor.cuts.report");
     if (report != null) {
@@ -230,6 +232,42 @@ class CutConnectionTest {
     if (!violations.isEmpty()) {
       fail(summary);
     }
+  }
+
+  /** Every point of one pattern, through its own proxy; the number of points. */
+  private int cutEverywhere(TreePattern pattern, boolean full, boolean[] retryWritesRuns)
+      throws InterruptedException {
+    CuttingProxy proxy = PROXIES.get(pattern);
+    int points = 0;
+    {
+      for (Change change : CHANGES) {
+        for (View view : View.values()) {
+          if (!full && view != View.OPTIMISTIC
+              && !DEFAULT_OTHER_VIEWS.contains(change.name())) {
+            continue;
+          }
+          // The commands are the same either way (retryWrites adds a transaction number only).
+          int total;
+          try {
+            total = countWrites(proxy, pattern, change, view, false);
+          } catch (RuntimeException | AssertionError e) {
+            Point uncut = new Point(pattern, change, view, false, CuttingProxy.Cut.BEFORE, 0, 0);
+            record(uncut, List.of("the uncut run fails"), e.getClass().getSimpleName() + ": "
+                + e.getMessage());
+            continue;
+          }
+          for (boolean retryWrites : retryWritesRuns) {
+            for (CuttingProxy.Cut cut : CuttingProxy.Cut.values()) {
+              for (int k = 1; k <= total; k++) {
+                cutAt(proxy, new Point(pattern, change, view, retryWrites, cut, k, total));
+                points++;
+              }
+            }
+          }
+        }
+      }
+    }
+    return points;
   }
 
   /**
@@ -245,12 +283,13 @@ class CutConnectionTest {
   }
 
   /** The write commands an uncut run of the change sends through the proxy. */
-  private int countWrites(TreePattern pattern, Change change, View view, boolean retryWrites) {
+  private static int countWrites(CuttingProxy proxy, TreePattern pattern, Change change,
+      View view, boolean retryWrites) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     if (!change.fromEmpty()) {
       setUp(pattern, c).load(change.before());
     }
-    try (MongoClient client = throughProxy(retryWrites)) {
+    try (MongoClient client = throughProxy(proxy, retryWrites)) {
       MongoTreeStore store = open(pattern, client, c, view);
       proxy.count();
       change.run().accept(store);
@@ -282,17 +321,19 @@ class CutConnectionTest {
     return store;
   }
 
-  private void cutAt(Point at) throws InterruptedException {
+  private void cutAt(CuttingProxy proxy, Point at) throws InterruptedException {
     long started = System.nanoTime();
     try {
-      cutAtTimed(at);
+      cutAtTimed(proxy, at);
     } finally {
       long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-      durations[ms < 100 ? 0 : ms < 500 ? 1 : ms < 1000 ? 2 : 3]++;
+      synchronized (this) {
+        durations[ms < 100 ? 0 : ms < 500 ? 1 : ms < 1000 ? 2 : 3]++;
+      }
     }
   }
 
-  private void cutAtTimed(Point at) throws InterruptedException {
+  private void cutAtTimed(CuttingProxy proxy, Point at) throws InterruptedException {
     Tree before = at.change().before();
     Tree after = at.change().after();
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
@@ -300,21 +341,26 @@ class CutConnectionTest {
       setUp(at.pattern(), c).load(before);
     }
     List<String> found = new ArrayList<>();
-    try (MongoClient client = throughProxy(at.retryWrites())) {
+    try (MongoClient client = throughProxy(proxy, at.retryWrites())) {
       MongoTreeStore store = open(at.pattern(), client, c, at.view());
       proxy.arm(at.cut(), at.k());
       Throwable thrown = call(store, at.change());
       if (!proxy.fired()) {
-        unfired++;
+        synchronized (this) {
+          unfired++;
+        }
       }
       proxy.disarm();
       List<String> sent = proxy.commands();
       String exception = (sent.size() >= at.k() ? "[cut " + sent.get(at.k() - 1) + "] " : "")
           + (thrown == null ? "returned" : thrown.getClass().getSimpleName() + ": "
           + thrown.getMessage());
-      outcomes.merge(thrown == null ? "returned" : thrown instanceof ChangeInterruptedException ci
+      String outcome = thrown == null ? "returned" : thrown instanceof ChangeInterruptedException ci
           ? thrown.getClass().getSimpleName() + " " + ci.outcome()
-          : thrown.getClass().getSimpleName(), 1, Integer::sum);
+          : thrown.getClass().getSimpleName();
+      synchronized (this) {
+        outcomes.merge(outcome, 1, Integer::sum);
+      }
 
       // Who holds the lock now, before anyone else touches the tree: nobody, or the store itself.
       Document lock = c.find(Filters.eq("_id", TreeLock.LOCK_ID)).first();
@@ -404,7 +450,7 @@ class CutConnectionTest {
     }
   }
 
-  private void record(Point at, List<String> found, String exception) {
+  private synchronized void record(Point at, List<String> found, String exception) {
     int[] t = tally.computeIfAbsent(at.pattern() + " / " + at.change() + " / " + at.cut(),
         x -> new int[2]);
     int[] r = byRun.computeIfAbsent(at.view() + " / retryWrites " + at.retryWrites() + " / "

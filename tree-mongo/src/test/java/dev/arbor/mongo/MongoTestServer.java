@@ -32,11 +32,11 @@ public final class MongoTestServer {
     if (configured == null || configured.isBlank()) {
       configured = System.getenv("ARBOR_MONGO_URI");
     }
+    EmbeddedMongo server = null;
     if (configured == null || configured.isBlank()) {
-      EmbeddedMongo server = EmbeddedMongo.start();
+      server = EmbeddedMongo.start();
       configured = server.uri();
       embedded = true;
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> DataDirectories.abandon(server)));
     } else {
       embedded = false;
     }
@@ -44,13 +44,23 @@ public final class MongoTestServer {
     client = MongoClients.create(settings(uri));
     database = client.getDatabase("arbor_test_" + ProcessHandle.current().pid() + "_"
         + Long.toString(System.currentTimeMillis(), 36));
+    EmbeddedMongo own = server;
+    // One hook, in order. The embedded server lives in memory and goes with the JVM: it is
+    // abandoned after the client is closed, without dropping its thousands of collections one by
+    // one (two hooks racing, a drop against a server going away, held every test JVM 30 s at
+    // its exit until surefire killed it). A server of one's own has the database dropped.
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        database.drop();
-      } catch (RuntimeException ignored) {
-        // best effort
+      if (own == null) {
+        try {
+          database.drop();
+        } catch (RuntimeException ignored) {
+          // best effort
+        }
       }
       client.close();
+      if (own != null) {
+        DataDirectories.abandon(own);
+      }
     }));
   }
 

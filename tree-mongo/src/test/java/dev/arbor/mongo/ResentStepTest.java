@@ -16,6 +16,8 @@ import java.util.function.Consumer;
 import org.bson.BsonDocument;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -28,6 +30,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * optimistic move cut after its last write, sent again in time by the client's clock but run by
  * the server past its fence's deadline, told {@code LockLostException} ({@code NOT_APPLIED})
  * though it was in the tree. The second test fails on the code before the fix.
+ *
+ * <p>The patterns run side by side ({@link Execution @Execution(CONCURRENT)}), each on
+ * collections of its own: the first test spends its time in the server's delay, which is real
+ * (the server judges the fence's deadline by its own clock). The class as a whole runs alone.
  */
 class ResentStepTest {
   /** Loses the answer of the first batch that carries a step of a plan. */
@@ -96,6 +102,7 @@ class ResentStepTest {
    */
   @ParameterizedTest
   @EnumSource(TreePattern.class)
+  @Execution(ExecutionMode.CONCURRENT)
   void aSingleStepResentPastItsDeadlineAfterItsAnswerWasLostIsReportedApplied(
       TreePattern pattern) {
     for (Consumer<TreeStore> change : changes()) {
@@ -127,6 +134,7 @@ class ResentStepTest {
 
   @ParameterizedTest
   @EnumSource(TreePattern.class)
+  @Execution(ExecutionMode.CONCURRENT)
   void aSingleStepResentAfterItsAnswerWasLostIsReportedApplied(TreePattern pattern) {
     for (Consumer<TreeStore> change : changes()) {
       for (boolean optimistic : new boolean[] {true, false}) {
