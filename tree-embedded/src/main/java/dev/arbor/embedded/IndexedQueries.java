@@ -77,6 +77,10 @@ final class IndexedQueries {
     if (query.isEmpty()) {
       return null;
     }
+    List<P> union = union(indexes, query, count);
+    if (union != null) {
+      return union;
+    }
     for (Index<P> index : indexes) {
       if (!(index instanceof HashIndex) && index.canHandle(query)) {
         return null; // as without secondary indexes
@@ -106,6 +110,36 @@ final class IndexedQueries {
     }
     best.countServed();
     return best.candidates(eq);
+  }
+
+  /**
+   * For a query that is one {@code $or} ({@code {$or: [{_id: {$in: [k, a]}}, {parent: k}]}}),
+   * the union of the positions each clause's index gives ({@link #byId} or a hash index), when
+   * every clause has one; else null. The server's own choice scans for an {@code $or}. The
+   * collection applies the whole query to each candidate, so a position found twice is read once
+   * and the union changes nothing but which documents are read.
+   */
+  private static <P> @Nullable List<P> union(List<Index<P>> indexes, Document query,
+      long count) {
+    if (query.size() != 1 || !(query.get("$or") instanceof List<?> clauses)
+        || clauses.isEmpty() || clauses.size() > 8) {
+      return null;
+    }
+    java.util.LinkedHashSet<P> union = new java.util.LinkedHashSet<>();
+    for (Object clause : clauses) {
+      if (!(clause instanceof Document d) || d.isEmpty() || d.containsKey("$or")) {
+        return null;
+      }
+      List<P> part = byId(indexes, d);
+      if (part == null) {
+        part = candidates(indexes, d, count);
+      }
+      if (part == null) {
+        return null;
+      }
+      union.addAll(part);
+    }
+    return new java.util.ArrayList<>(union);
   }
 
   /**

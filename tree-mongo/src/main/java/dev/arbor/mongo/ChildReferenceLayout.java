@@ -6,6 +6,7 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.or;
 import static dev.arbor.mongo.Queries.deleteAll;
 import static dev.arbor.mongo.Queries.fields;
 import static dev.arbor.mongo.Queries.ids;
@@ -171,13 +172,19 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(childrenField, rankField));
+    // In the same query, the node's parent (the document that lists it): a leaf, whose own
+    // children array is empty, cannot be moved below itself and needs no walk up from the target.
+    List<Document> found = new ArrayList<>();
+    Map<String, Document> docs = subjectAndAnchorWith(c, id, false, position,
+        fields(childrenField, rankField), eq(childrenField, id), 1, found);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
-    Document oldParent = parentDocument(c, id);
+    Document oldParent = listerOf(id, found);
+    boolean leaf = childrenOf(docs.get(id)).isEmpty();
     Target t = target(c, position, docs, id);
-    if (t.parent != null && (t.parent.equals(id) || ancestorsOf(c, t.parent).contains(id))) {
+    if (t.parent != null
+        && (t.parent.equals(id) || !leaf && ancestorsOf(c, t.parent).contains(id))) {
       throw new InvalidMoveException(id, position);
     }
     if (oldParent != null) {
@@ -196,12 +203,24 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public long planDelete(Change c, String id) {
-    List<Row> rows = subtree(c, id, Integer.MAX_VALUE); // includes id itself
+    // The node and its parent in one query: a leaf needs no walk down.
+    TreeStores.checkId(id);
+    List<Document> found = new ArrayList<>();
+    c.find(or(eq(ID, id), eq(childrenField, id))).projection(fields(childrenField)).limit(2)
+        .into(found);
+    Document self = found.stream().filter(d -> id.equals(d.get(ID))).findFirst().orElse(null);
+    Document parent = listerOf(id, found);
     List<String> doomed = new ArrayList<>();
-    for (Row r : rows) {
-      doomed.add(r.id());
+    if (self != null && childrenOf(self).isEmpty()) {
+      doomed.add(id);
+    } else {
+      for (Row r : subtree(c, id, Integer.MAX_VALUE)) { // includes id itself
+        doomed.add(r.id());
+      }
+      if (parent == null) {
+        parent = parentDocument(c, id);
+      }
     }
-    Document parent = parentDocument(c, id);
     if (parent != null) {
       c.set(parent.getString(ID), Updates.pull(childrenField, id));
     }
@@ -333,6 +352,16 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   }
 
   /** The document whose {@code children} lists {@code id}, or null for a root. */
+  /** The document among {@code docs} whose children array lists {@code id}, or null. */
+  private @Nullable Document listerOf(String id, List<Document> docs) {
+    for (Document d : docs) {
+      if (!id.equals(d.get(ID)) && childrenOf(d).contains(id)) {
+        return d;
+      }
+    }
+    return null;
+  }
+
   private Document parentDocument(Reads r, String id) {
     return walks.parentDocument(r, id);
   }

@@ -281,6 +281,41 @@ interface Layout {
     String anchor = position.anchor();
     Map<String, Document> docs = r.documents(anchor == null ? List.of(id) : List.of(id, anchor),
         projection);
+    return checkedSubjectAndAnchor(id, insert, anchor, docs);
+  }
+
+  /**
+   * As {@link #subjectAndAnchor}, and in the same query the documents {@code also} selects (the
+   * planner needs at most {@code most} of them: a leaf check, a parent), added to {@code found}
+   * with the subject's and the anchor's. The query is {@code $or} of the ids and {@code also},
+   * limited to the ids plus {@code most}: when {@code also} selects more and crowds out an id, the
+   * ids are read again by themselves (a round trip more, for a node that is not a leaf).
+   */
+  default Map<String, Document> subjectAndAnchorWith(Reads r, String id, boolean insert,
+      Position position, @Nullable Bson projection, Bson also, int most, List<Document> found) {
+    TreeStores.checkId(id);
+    requireNonNull(position, "position");
+    String anchor = position.anchor();
+    List<String> keys = anchor == null ? List.of(id) : List.of(id, anchor);
+    int limit = keys.size() + most;
+    Map<String, Document> docs = new java.util.HashMap<>();
+    int read = 0;
+    for (Document d : r.find(com.mongodb.client.model.Filters.or(in(ID, keys), also))
+        .projection(projection).limit(limit)) {
+      read++;
+      found.add(d);
+      if (d.get(ID) instanceof String each && keys.contains(each)) {
+        docs.put(each, d);
+      }
+    }
+    if (read >= limit && !docs.keySet().containsAll(keys)) {
+      docs = r.documents(keys, projection);
+    }
+    return checkedSubjectAndAnchor(id, insert, anchor, docs);
+  }
+
+  private Map<String, Document> checkedSubjectAndAnchor(String id, boolean insert,
+      @Nullable String anchor, Map<String, Document> docs) {
     if (insert && docs.containsKey(id)) {
       throw new DuplicateNodeException(id);
     }

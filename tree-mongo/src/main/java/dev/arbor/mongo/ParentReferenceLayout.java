@@ -4,6 +4,7 @@ import static dev.arbor.mongo.MongoTreeStore.ID;
 import static dev.arbor.mongo.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.or;
 import static dev.arbor.mongo.Queries.countOrRequire;
 import static dev.arbor.mongo.Queries.deleteAll;
 import static dev.arbor.mongo.Queries.fields;
@@ -155,12 +156,17 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(parentField, rankField));
+    // In the same query, one child of the node if it has any: a leaf cannot be moved below
+    // itself, and its move needs no walk up from the target.
+    List<Document> found = new ArrayList<>();
+    Map<String, Document> docs = subjectAndAnchorWith(c, id, false, position,
+        fields(parentField, rankField), eq(parentField, id), 1, found);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
+    boolean leaf = found.stream().noneMatch(d -> id.equals(d.get(parentField)));
     String parent = targetParent(position, docs);
-    if (parent != null && (parent.equals(id) || ancestorsOf(c, parent).contains(id))) {
+    if (parent != null && (parent.equals(id) || !leaf && ancestorsOf(c, parent).contains(id))) {
       throw new InvalidMoveException(id, position);
     }
     long rank = ranks.rankFor(c, group(parentField, parent), position, anchorRank(position, docs),
@@ -172,7 +178,19 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
   public long planDelete(Change c, String id) {
     List<String> doomed = new ArrayList<>();
     doomed.add(id);
-    for (Row r : subtree(c, id, Integer.MAX_VALUE)) {
+    // The node and one of its children, in one query: a leaf needs no walk down.
+    TreeStores.checkId(id);
+    boolean found = false;
+    boolean leaf = true;
+    for (Document d : c.find(or(eq(ID, id), eq(parentField, id))).projection(fields(parentField))
+        .limit(2)) {
+      found |= id.equals(d.get(ID));
+      leaf &= !id.equals(d.get(parentField));
+    }
+    if (leaf && !found) {
+      throw new NodeNotFoundException(id);
+    }
+    for (Row r : leaf ? List.<Row>of() : subtree(c, id, Integer.MAX_VALUE)) {
       doomed.add(r.id());
     }
     deleteAll(c, doomed);
