@@ -155,8 +155,13 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(childrenField, rankField));
-    Target t = target(c, position, docs, null);
+    // Beside a sibling: the sibling's parent (the document that lists it) in the same query.
+    Found found = position instanceof Position.Sibling s
+        ? subjectAndAnchorWith(c, id, true, position, fields(childrenField, rankField),
+            eq(childrenField, s.siblingId()), 1)
+        : new Found(subjectAndAnchor(c, id, true, position, fields(childrenField, rankField)),
+            null);
+    Target t = target(c, position, found.docs(), null, found.others());
     Document structure = new Document(childrenField, List.of());
     if (t.parent == null) {
       structure.append(rankField, t.rank);
@@ -174,15 +179,20 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   public void planMove(Change c, String id, Position position) {
     // In the same query, the node's parent (the document that lists it): a leaf, whose own
     // children array is empty, cannot be moved below itself and needs no walk up from the target.
-    List<Document> found = new ArrayList<>();
-    Map<String, Document> docs = subjectAndAnchorWith(c, id, false, position,
-        fields(childrenField, rankField), eq(childrenField, id), 1, found);
+    // Beside a sibling, the sibling's parent too.
+    Found found = position instanceof Position.Sibling s
+        ? subjectAndAnchorWith(c, id, false, position, fields(childrenField, rankField),
+            or(eq(childrenField, id), eq(childrenField, s.siblingId())), 2)
+        : subjectAndAnchorWith(c, id, false, position, fields(childrenField, rankField),
+            eq(childrenField, id), 1);
+    Map<String, Document> docs = found.docs();
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
-    Document oldParent = listerOf(id, found);
+    Document oldParent = found.others() != null ? listerOf(id, found.others())
+        : parentDocument(c, id);
     boolean leaf = childrenOf(docs.get(id)).isEmpty();
-    Target t = target(c, position, docs, id);
+    Target t = target(c, position, docs, id, found.others());
     if (t.parent != null
         && (t.parent.equals(id) || !leaf && ancestorsOf(c, t.parent).contains(id))) {
       throw new InvalidMoveException(id, position);
@@ -509,8 +519,12 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   }
 
   /** Where a position puts a node: the parent and index, or a root rank. */
+  /**
+   * @param listers documents read with the subject, among them every document that lists the
+   *     sibling of a sibling position; null if not known
+   */
   private Target target(Change c, Position position, Map<String, Document> docs,
-      @Nullable String moving) {
+      @Nullable String moving, @Nullable List<Document> listers) {
     if (position instanceof Position.Root) {
       return new Target(null, 0, ranks.rankFor(c, roots, position, 0, moving), List.of());
     }
@@ -519,7 +533,8 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       return new Target(child.parentId(), child.first() ? 0 : siblings.size(), 0, siblings);
     }
     Position.Sibling s = (Position.Sibling) position;
-    Document parent = parentDocument(c, s.siblingId());
+    Document parent = listers != null ? listerOf(s.siblingId(), listers)
+        : parentDocument(c, s.siblingId());
     if (parent == null) {
       long anchorRank = ranks.of(docs.get(s.siblingId()));
       return new Target(null, 0, ranks.rankFor(c, roots, position, anchorRank, moving),

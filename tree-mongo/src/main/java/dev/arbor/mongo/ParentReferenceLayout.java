@@ -158,13 +158,14 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
   public void planMove(Change c, String id, Position position) {
     // In the same query, one child of the node if it has any: a leaf cannot be moved below
     // itself, and its move needs no walk up from the target.
-    List<Document> found = new ArrayList<>();
-    Map<String, Document> docs = subjectAndAnchorWith(c, id, false, position,
-        fields(parentField, rankField), eq(parentField, id), 1, found);
+    Found found = subjectAndAnchorWith(c, id, false, position, fields(parentField, rankField),
+        eq(parentField, id), 1);
+    Map<String, Document> docs = found.docs();
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
-    boolean leaf = found.stream().noneMatch(d -> id.equals(d.get(parentField)));
+    boolean leaf = found.others() != null
+        && found.others().stream().noneMatch(d -> id.equals(d.get(parentField)));
     String parent = targetParent(position, docs);
     if (parent != null && (parent.equals(id) || !leaf && ancestorsOf(c, parent).contains(id))) {
       throw new InvalidMoveException(id, position);
