@@ -189,7 +189,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
-    Document oldParent = found.others() != null ? listerOf(id, found.others())
+    Document oldParent = found.others() != null ? walks.listerOf(id, found.others())
         : parentDocument(c, id);
     boolean leaf = childrenOf(docs.get(id)).isEmpty();
     Target t = target(c, position, docs, id, found.others());
@@ -219,7 +219,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     c.find(or(eq(ID, id), eq(childrenField, id))).projection(fields(childrenField)).limit(2)
         .into(found);
     Document self = found.stream().filter(d -> id.equals(d.get(ID))).findFirst().orElse(null);
-    Document parent = listerOf(id, found);
+    Document parent = walks.listerOf(id, found);
     List<String> doomed = new ArrayList<>();
     if (self != null && childrenOf(self).isEmpty()) {
       doomed.add(id);
@@ -362,16 +362,6 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   }
 
   /** The document whose {@code children} lists {@code id}, or null for a root. */
-  /** The document among {@code docs} whose children array lists {@code id}, or null. */
-  private @Nullable Document listerOf(String id, List<Document> docs) {
-    for (Document d : docs) {
-      if (!id.equals(d.get(ID)) && childrenOf(d).contains(id)) {
-        return d;
-      }
-    }
-    return null;
-  }
-
   private Document parentDocument(Reads r, String id) {
     return walks.parentDocument(r, id);
   }
@@ -518,8 +508,9 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     new Forest(rows).checkStructure(problems);
   }
 
-  /** Where a position puts a node: the parent and index, or a root rank. */
   /**
+   * Where a position puts a node: the parent and index, or a root rank.
+   *
    * @param listers documents read with the subject, among them every document that lists the
    *     sibling of a sibling position; null if not known
    */
@@ -533,7 +524,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       return new Target(child.parentId(), child.first() ? 0 : siblings.size(), 0, siblings);
     }
     Position.Sibling s = (Position.Sibling) position;
-    Document parent = listers != null ? listerOf(s.siblingId(), listers)
+    Document parent = listers != null ? walks.listerOf(s.siblingId(), listers)
         : parentDocument(c, s.siblingId());
     if (parent == null) {
       long anchorRank = ranks.of(docs.get(s.siblingId()));
