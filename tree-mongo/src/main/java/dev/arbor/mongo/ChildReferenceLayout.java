@@ -73,9 +73,11 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>find<td>2 / d+2<td>d+2<td>0
  * <tr><td>descendants<td>1 / depth of subtree + 2<td>n+1<td>0
  * <tr><td>update<td>2<td>1<td>1 (no journal)
- * <tr><td>insert<td>2 (3 next to a sibling)<td>2–3<td>2 (the node and its parent)
- * <tr><td>move<td>4–5 / d+4 (cycle check walks up from the target)<td>d+3<td>2–3
- * <tr><td>delete<td>2 / subtree depth + 3<td>n+1<td>n+1
+ * <tr><td>insert<td>2 (a sibling's parent is read with it)<td>2–3<td>2 (the node and its
+ *     parent)
+ * <tr><td>move<td>2 for a leaf; 3 / d+3 (cycle check walks up from the target)<td>d+3<td>2–3
+ * <tr><td>delete<td>2 for a leaf (its parent is read with it); 3 / subtree depth + 3<td>n+1
+ *     <td>n+1
  * <tr><td>subtree<td>descendants + 1 per 20 000 nodes (their documents by id)<td>n+1<td>0
  * <tr><td>descendantNodes<td>as subtree, + ancestors (the depth)<td>n+d+1<td>0
  * <tr><td>childNodes (a page)<td>2 + ancestors (the depth)<td>page + d + 1<td>0

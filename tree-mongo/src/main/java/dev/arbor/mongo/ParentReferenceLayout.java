@@ -70,8 +70,10 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>descendants<td>1 (2 for a leaf) / depth of subtree + 2<td>n<td>0
  * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
- * <tr><td>move<td>4 / d+3 (cycle check walks up from the target)<td>d+3<td>1
- * <tr><td>delete<td>2 / subtree depth + 3<td>n<td>n
+ * <tr><td>move<td>3 for a leaf (its first query finds no child); 4 / d+3 (cycle check walks
+ *     up from the target)<td>d+3<td>1
+ * <tr><td>delete<td>2 for a leaf (its first query finds no child); 3 / subtree depth + 4<td>n
+ *     <td>n
  * <tr><td>subtree<td>descendants + 1 per 20 000 nodes (their documents by id)<td>n+1<td>0
  * <tr><td>descendantNodes<td>as subtree, + ancestors (the depth)<td>n+d+1<td>0
  * <tr><td>childNodes (a page)<td>2 + ancestors (the depth)<td>page + d + 1<td>0
