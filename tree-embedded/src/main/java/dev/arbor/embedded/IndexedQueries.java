@@ -80,6 +80,10 @@ final class IndexedQueries {
     if (query.isEmpty()) {
       return null;
     }
+    List<P> union = union(indexes, query, count);
+    if (union != null) {
+      return union;
+    }
     for (Index<P> index : indexes) {
       if (!(index instanceof HashIndex) && index.canHandle(query)) {
         return null; // as without secondary indexes
@@ -138,6 +142,59 @@ final class IndexedQueries {
     }
     best.countServed();
     return best.rangeCandidates(ranges);
+  }
+
+  /**
+   * For a query with an {@code $or} ({@code {$or: [{_id: {$in: [k, a]}}, {parent: k}]}}, also as
+   * a conjunct of a top-level {@code $and} beside equalities, as a scoped tree sends it: {@code
+   * {tenant: "t", $and: [{$or: [...]}]}}), the union of the positions each clause's index gives
+   * ({@link #byId} or a hash index) with the query's top-level fields added to the clause, when
+   * every clause has one; else null. The server's own choice scans for an {@code $or}. Each
+   * clause's candidates hold every document that matches it and the query's other conditions, so
+   * the union holds every document the query matches; the collection applies the whole query to
+   * each candidate, and a position found twice is read once.
+   */
+  private static <P> @Nullable List<P> union(List<Index<P>> indexes, Document query,
+      long count) {
+    List<?> clauses = null;
+    Document common = new Document();
+    for (Map.Entry<String, Object> e : query.entrySet()) {
+      if (e.getKey().equals("$or")) {
+        clauses = e.getValue() instanceof List<?> l ? l : null;
+        if (clauses == null) {
+          return null;
+        }
+      } else if (e.getKey().equals("$and") && e.getValue() instanceof List<?> all) {
+        for (Object o : all) {
+          if (clauses == null && o instanceof Document d && d.size() == 1
+              && d.get("$or") instanceof List<?> l) {
+            clauses = l; // the other conjuncts only narrow the answer: left to the collection
+          }
+        }
+      } else if (!e.getKey().startsWith("$")) {
+        common.put(e.getKey(), e.getValue());
+      }
+    }
+    if (clauses == null || clauses.isEmpty() || clauses.size() > 8) {
+      return null;
+    }
+    java.util.LinkedHashSet<P> union = new java.util.LinkedHashSet<>();
+    for (Object clause : clauses) {
+      if (!(clause instanceof Document d) || d.isEmpty() || d.containsKey("$or")) {
+        return null;
+      }
+      Document narrowed = new Document(common);
+      narrowed.putAll(d); // a field in both keeps the clause's condition: still a superset
+      List<P> part = byId(indexes, narrowed);
+      if (part == null) {
+        part = candidates(indexes, narrowed, count);
+      }
+      if (part == null) {
+        return null;
+      }
+      union.addAll(part);
+    }
+    return new java.util.ArrayList<>(union);
   }
 
   /**

@@ -44,6 +44,61 @@ class SecondaryIndexTest {
     return mongo.client().getDatabase("d").getCollection(name);
   }
 
+  /**
+   * An {@code $or} whose every clause an index serves (the {@code _id} index, a hash index) reads
+   * the union of their candidates, in the scan's order; one clause that no index serves leaves the
+   * whole query to the scan. Either way the answer is the scan's.
+   */
+  @Test
+  void anOrOfServedClausesReadsTheUnionOfTheirCandidates() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
+      MongoCollection<Document> c = collection(mongo, "or");
+      insertTree(c, 20_000);
+      c.createIndex(Indexes.ascending("parent", "rank"));
+      List<org.bson.conversions.Bson> queries = List.of(
+          Filters.or(Filters.in("_id", List.of("n9", "n5", "missing")), Filters.eq("parent", "n5")),
+          Filters.or(Filters.eq("_id", "n19999"), Filters.eq("parent", "n2"),
+              Filters.eq("parent", "n2")),
+          Filters.or(Filters.eq("_id", "n5"), Filters.eq("rank", 7)),
+          // an $or in a top-level $and beside equalities (as a scoped tree sends it): each
+          // clause is served with the equalities added ({parent, rank} for the compound index)
+          new Document("parent", "n5").append("$and", List.of(new Document("$or", List.of(
+              new Document("rank", 41), new Document("rank", 42), new Document("_id", "n43"))))),
+          new Document("rank", new Document("$gte", 0)).append("$and", List.of(new Document(
+              "$or", List.of(new Document("_id", "n5"), new Document("parent", "n5"))))));
+      List<List<String>> expected = List.of(
+          ids("n5", "n9", "n41", "n42", "n43", "n44", "n45", "n46", "n47", "n48"),
+          ids("n17", "n18", "n19", "n20", "n21", "n22", "n23", "n24", "n19999"),
+          ids("n5", "n7"),
+          ids("n41", "n42", "n43"),
+          ids("n5", "n41", "n42", "n43", "n44", "n45", "n46", "n47", "n48"));
+      for (int i = 0; i < queries.size(); i++) {
+        long before = served(mongo, "or");
+        List<String> found = new ArrayList<>();
+        c.find(queries.get(i)).forEach(d -> found.add(d.getString("_id")));
+        assertEquals(expected.get(i), found, "query " + i);
+        // one use of the hash index per clause it serves (the _id index is not counted); the
+        // third has a clause no index serves ({rank: 7}): the scan answers it
+        assertEquals(List.of(1L, 2L, 0L, 2L, 1L).get(i), served(mongo, "or") - before,
+            "query " + i);
+      }
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      List<de.bwaldvogel.mongo.backend.Index<Object>> indexes = (List) mongo.backend()
+          .resolveDatabase("d").resolveCollection("or", true).getIndexes();
+      assertEquals(10, IndexedQueries.candidates(indexes, new de.bwaldvogel.mongo.bson.Document(
+          "$or", List.of(new de.bwaldvogel.mongo.bson.Document("_id", "n5"),
+              new de.bwaldvogel.mongo.bson.Document("_id", "n9"),
+              new de.bwaldvogel.mongo.bson.Document("parent", "n5"))), 20_000).size());
+      assertEquals(null, IndexedQueries.candidates(indexes, new de.bwaldvogel.mongo.bson
+          .Document("$or", List.of(new de.bwaldvogel.mongo.bson.Document("_id", "n5"),
+              new de.bwaldvogel.mongo.bson.Document("rank", 7))), 20_000));
+    }
+  }
+
+  private static List<String> ids(String... ids) {
+    return List.of(ids);
+  }
+
   /** n nodes of an 8-ary tree: {_id: "n<i>", parent: "n<(i-1)/8>", rank: i}. */
   private static void insertTree(MongoCollection<Document> c, int n) {
     List<Document> batch = new ArrayList<>();

@@ -37,6 +37,17 @@ final class ChildArrayWalks {
     return r.find(eq(childrenField, id)).projection(fields(childrenField)).first();
   }
 
+  /** The document among {@code docs} (read already) whose children array lists {@code id}. */
+  @org.jspecify.annotations.Nullable Document listerOf(String id, List<Document> docs) {
+    for (Document d : docs) {
+      if (!id.equals(d.get(ID))
+          && d.getList(childrenField, String.class, List.of()).contains(id)) {
+        return d;
+      }
+    }
+    return null;
+  }
+
   /**
    * The ancestors of {@code id}, root first: one {@code $graphLookup} up the {@code children}
    * links (its depth field orders them), or one query per level (see {@link Walker}).

@@ -6,6 +6,7 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.or;
 import static dev.arbor.mongo.Queries.deleteAll;
 import static dev.arbor.mongo.Queries.fields;
 import static dev.arbor.mongo.Queries.ids;
@@ -72,9 +73,11 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>find<td>2 / d+2<td>d+2<td>0
  * <tr><td>descendants<td>1 / depth of subtree + 2<td>n+1<td>0
  * <tr><td>update<td>2<td>1<td>1 (no journal)
- * <tr><td>insert<td>2 (3 next to a sibling)<td>2–3<td>2 (the node and its parent)
- * <tr><td>move<td>4–5 / d+4 (cycle check walks up from the target)<td>d+3<td>2–3
- * <tr><td>delete<td>2 / subtree depth + 3<td>n+1<td>n+1
+ * <tr><td>insert<td>2 (a sibling's parent is read with it)<td>2–3<td>2 (the node and its
+ *     parent)
+ * <tr><td>move<td>2 for a leaf; 3 / d+3 (cycle check walks up from the target)<td>d+3<td>2–3
+ * <tr><td>delete<td>2 for a leaf (its parent is read with it); 3 / subtree depth + 3<td>n+1
+ *     <td>n+1
  * <tr><td>subtree<td>descendants + 1 per 20 000 nodes (their documents by id)<td>n+1<td>0
  * <tr><td>descendantNodes<td>as subtree, + ancestors (the depth)<td>n+d+1<td>0
  * <tr><td>childNodes (a page)<td>2 + ancestors (the depth)<td>page + d + 1<td>0
@@ -154,8 +157,13 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(childrenField, rankField));
-    Target t = target(c, position, docs, null);
+    // Beside a sibling: the sibling's parent (the document that lists it) in the same query.
+    Found found = position instanceof Position.Sibling s
+        ? subjectAndAnchorWith(c, id, true, position, fields(childrenField, rankField),
+            eq(childrenField, s.siblingId()), 1)
+        : new Found(subjectAndAnchor(c, id, true, position, fields(childrenField, rankField)),
+            null);
+    Target t = target(c, position, found.docs(), null, found.others());
     Document structure = new Document(childrenField, List.of());
     if (t.parent == null) {
       structure.append(rankField, t.rank);
@@ -171,13 +179,24 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(childrenField, rankField));
+    // In the same query, the node's parent (the document that lists it): a leaf, whose own
+    // children array is empty, cannot be moved below itself and needs no walk up from the target.
+    // Beside a sibling, the sibling's parent too.
+    Found found = position instanceof Position.Sibling s
+        ? subjectAndAnchorWith(c, id, false, position, fields(childrenField, rankField),
+            or(eq(childrenField, id), eq(childrenField, s.siblingId())), 2)
+        : subjectAndAnchorWith(c, id, false, position, fields(childrenField, rankField),
+            eq(childrenField, id), 1);
+    Map<String, Document> docs = found.docs();
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
-    Document oldParent = parentDocument(c, id);
-    Target t = target(c, position, docs, id);
-    if (t.parent != null && (t.parent.equals(id) || ancestorsOf(c, t.parent).contains(id))) {
+    Document oldParent = found.others() != null ? walks.listerOf(id, found.others())
+        : parentDocument(c, id);
+    boolean leaf = childrenOf(docs.get(id)).isEmpty();
+    Target t = target(c, position, docs, id, found.others());
+    if (t.parent != null
+        && (t.parent.equals(id) || !leaf && ancestorsOf(c, t.parent).contains(id))) {
       throw new InvalidMoveException(id, position);
     }
     if (oldParent != null) {
@@ -196,12 +215,24 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public long planDelete(Change c, String id) {
-    List<Row> rows = subtree(c, id, Integer.MAX_VALUE); // includes id itself
+    // The node and its parent in one query: a leaf needs no walk down.
+    TreeStores.checkId(id);
+    List<Document> found = new ArrayList<>();
+    c.find(or(eq(ID, id), eq(childrenField, id))).projection(fields(childrenField)).limit(2)
+        .into(found);
+    Document self = found.stream().filter(d -> id.equals(d.get(ID))).findFirst().orElse(null);
+    Document parent = walks.listerOf(id, found);
     List<String> doomed = new ArrayList<>();
-    for (Row r : rows) {
-      doomed.add(r.id());
+    if (self != null && childrenOf(self).isEmpty()) {
+      doomed.add(id);
+    } else {
+      for (Row r : subtree(c, id, Integer.MAX_VALUE)) { // includes id itself
+        doomed.add(r.id());
+      }
+      if (parent == null) {
+        parent = parentDocument(c, id);
+      }
     }
-    Document parent = parentDocument(c, id);
     if (parent != null) {
       c.set(parent.getString(ID), Updates.pull(childrenField, id));
     }
@@ -479,9 +510,14 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     new Forest(rows).checkStructure(problems);
   }
 
-  /** Where a position puts a node: the parent and index, or a root rank. */
+  /**
+   * Where a position puts a node: the parent and index, or a root rank.
+   *
+   * @param listers documents read with the subject, among them every document that lists the
+   *     sibling of a sibling position; null if not known
+   */
   private Target target(Change c, Position position, Map<String, Document> docs,
-      @Nullable String moving) {
+      @Nullable String moving, @Nullable List<Document> listers) {
     if (position instanceof Position.Root) {
       return new Target(null, 0, ranks.rankFor(c, roots, position, 0, moving), List.of());
     }
@@ -490,7 +526,8 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       return new Target(child.parentId(), child.first() ? 0 : siblings.size(), 0, siblings);
     }
     Position.Sibling s = (Position.Sibling) position;
-    Document parent = parentDocument(c, s.siblingId());
+    Document parent = listers != null ? walks.listerOf(s.siblingId(), listers)
+        : parentDocument(c, s.siblingId());
     if (parent == null) {
       long anchorRank = ranks.of(docs.get(s.siblingId()));
       return new Target(null, 0, ranks.rankFor(c, roots, position, anchorRank, moving),

@@ -281,6 +281,51 @@ interface Layout {
     String anchor = position.anchor();
     Map<String, Document> docs = r.documents(anchor == null ? List.of(id) : List.of(id, anchor),
         projection);
+    return checkedSubjectAndAnchor(id, insert, anchor, docs);
+  }
+
+  /**
+   * What {@link #subjectAndAnchorWith} read: the subject's and the anchor's documents by id, and
+   * the documents the extra filter selected ({@code others}: all of them, or as many as the
+   * planner said it needs), or null when they crowded out an id and are not known.
+   */
+  record Found(Map<String, Document> docs, @Nullable List<Document> others) {}
+
+  /**
+   * As {@link #subjectAndAnchor}, and in the same query the documents {@code also} selects (the
+   * planner needs at most {@code most} of them: a child for a leaf check, a parent). The query is
+   * {@code $or} of the ids and {@code also}, limited to the ids plus {@code most}; when {@code
+   * also} selects more and they crowd out an id, {@link Found#others} is null and the ids are
+   * read again by themselves (a round trip more, never for a leaf of a sound tree).
+   */
+  default Found subjectAndAnchorWith(Reads r, String id, boolean insert, Position position,
+      @Nullable Bson projection, Bson also, int most) {
+    TreeStores.checkId(id);
+    requireNonNull(position, "position");
+    String anchor = position.anchor();
+    List<String> keys = anchor == null ? List.of(id) : List.of(id, anchor);
+    int limit = keys.size() + most;
+    Map<String, Document> docs = new java.util.HashMap<>();
+    List<Document> others = new ArrayList<>();
+    int read = 0;
+    for (Document d : r.find(com.mongodb.client.model.Filters.or(in(ID, keys), also))
+        .projection(projection).limit(limit)) {
+      read++;
+      if (d.get(ID) instanceof String each && keys.contains(each)) {
+        docs.put(each, d);
+      }
+      others.add(d); // an id's document may match the filter too: the planner tells
+    }
+    // Crowded: the filter's documents filled the limit before every id's was read.
+    boolean crowded = read >= limit && !docs.keySet().containsAll(keys);
+    if (crowded) {
+      docs = r.documents(keys, projection);
+    }
+    return new Found(checkedSubjectAndAnchor(id, insert, anchor, docs), crowded ? null : others);
+  }
+
+  private Map<String, Document> checkedSubjectAndAnchor(String id, boolean insert,
+      @Nullable String anchor, Map<String, Document> docs) {
     if (insert && docs.containsKey(id)) {
       throw new DuplicateNodeException(id);
     }

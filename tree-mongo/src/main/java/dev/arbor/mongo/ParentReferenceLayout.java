@@ -4,6 +4,7 @@ import static dev.arbor.mongo.MongoTreeStore.ID;
 import static dev.arbor.mongo.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.or;
 import static dev.arbor.mongo.Queries.countOrRequire;
 import static dev.arbor.mongo.Queries.deleteAll;
 import static dev.arbor.mongo.Queries.fields;
@@ -69,8 +70,10 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>descendants<td>1 (2 for a leaf) / depth of subtree + 2<td>n<td>0
  * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
- * <tr><td>move<td>4 / d+3 (cycle check walks up from the target)<td>d+3<td>1
- * <tr><td>delete<td>2 / subtree depth + 3<td>n<td>n
+ * <tr><td>move<td>3 for a leaf (its first query finds no child); 4 / d+3 (cycle check walks
+ *     up from the target)<td>d+3<td>1
+ * <tr><td>delete<td>2 for a leaf (its first query finds no child); 3 / subtree depth + 4<td>n
+ *     <td>n
  * <tr><td>subtree<td>descendants + 1 per 20 000 nodes (their documents by id)<td>n+1<td>0
  * <tr><td>descendantNodes<td>as subtree, + ancestors (the depth)<td>n+d+1<td>0
  * <tr><td>childNodes (a page)<td>2 + ancestors (the depth)<td>page + d + 1<td>0
@@ -155,12 +158,18 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(parentField, rankField));
+    // In the same query, one child of the node if it has any: a leaf cannot be moved below
+    // itself, and its move needs no walk up from the target.
+    Found found = subjectAndAnchorWith(c, id, false, position, fields(parentField, rankField),
+        eq(parentField, id), 1);
+    Map<String, Document> docs = found.docs();
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
+    boolean leaf = found.others() != null
+        && found.others().stream().noneMatch(d -> id.equals(d.get(parentField)));
     String parent = targetParent(position, docs);
-    if (parent != null && (parent.equals(id) || ancestorsOf(c, parent).contains(id))) {
+    if (parent != null && (parent.equals(id) || !leaf && ancestorsOf(c, parent).contains(id))) {
       throw new InvalidMoveException(id, position);
     }
     long rank = ranks.rankFor(c, group(parentField, parent), position, anchorRank(position, docs),
@@ -172,7 +181,19 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
   public long planDelete(Change c, String id) {
     List<String> doomed = new ArrayList<>();
     doomed.add(id);
-    for (Row r : subtree(c, id, Integer.MAX_VALUE)) {
+    // The node and one of its children, in one query: a leaf needs no walk down.
+    TreeStores.checkId(id);
+    boolean found = false;
+    boolean leaf = true;
+    for (Document d : c.find(or(eq(ID, id), eq(parentField, id))).projection(fields(parentField))
+        .limit(2)) {
+      found |= id.equals(d.get(ID));
+      leaf &= !id.equals(d.get(parentField));
+    }
+    if (leaf && !found) {
+      throw new NodeNotFoundException(id);
+    }
+    for (Row r : leaf ? List.<Row>of() : subtree(c, id, Integer.MAX_VALUE)) {
       doomed.add(r.id());
     }
     deleteAll(c, doomed);

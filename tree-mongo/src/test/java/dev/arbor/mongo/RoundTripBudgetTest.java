@@ -1,0 +1,144 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.event.CommandListener;
+import com.mongodb.event.CommandStartedEvent;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStore;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The round trips of the single-node writes, counted by a command listener on the embedded
+ * server (single caller, steady state: the store has seen the tree), for every pattern, on both
+ * server behaviours: a server that stops an ordered bulk write at its first error (MongoDB; the
+ * store is told so, and its commands are counted) and one that goes on after it (the embedded
+ * mongo-java-server, probed). Each count is held to its budget, the figure measured when the
+ * budget was set: a change that adds a round trip to one of these calls fails here, and one that
+ * removes one lowers the budget (docs/guarantees.md quotes these figures).
+ */
+class RoundTripBudgetTest {
+  private static final String FIXTURE = "a(b(c d(e f)) g(h)) i(j k)";
+
+  /** A call, and what puts the tree back as it was. */
+  private record Call(String name, Consumer<TreeStore> run, Consumer<TreeStore> undo) {}
+
+  private static final List<Call> CALLS = List.of(
+      new Call("insert a first child", s -> s.insert("new", Position.firstChildOf("d")),
+          s -> s.delete("new")),
+      new Call("insert a last child", s -> s.insert("new", Position.lastChildOf("d")),
+          s -> s.delete("new")),
+      new Call("insert before a first sibling", s -> s.insert("new", Position.before("e")),
+          s -> s.delete("new")),
+      new Call("insert after a sibling", s -> s.insert("new", Position.after("e")),
+          s -> s.delete("new")),
+      new Call("update", s -> s.update("e", Map.of("name", "x")),
+          s -> s.update("e", Map.of("name", "y"))),
+      new Call("delete a leaf", s -> s.delete("k"), s -> s.insert("k", Position.lastChildOf("i"))),
+      new Call("move a leaf", s -> s.move("e", Position.lastChildOf("h")),
+          s -> s.move("e", Position.firstChildOf("d"))));
+
+  /**
+   * The budgets: per call, the round trips on MongoDB's behaviour then on mongo-java-server's, in
+   * the order parent references, child references, array of ancestors, materialized paths,
+   * nested sets.
+   */
+  private static final Map<String, int[][]> BUDGETS = new LinkedHashMap<>();
+
+  static {
+    BUDGETS.put("insert a first child", new int[][] {{3, 2, 3, 3, 2}, {5, 4, 5, 5, 4}});
+    BUDGETS.put("insert a last child", new int[][] {{3, 2, 3, 3, 2}, {5, 4, 5, 5, 4}});
+    BUDGETS.put("insert before a first sibling", new int[][] {{3, 2, 3, 3, 2}, {5, 4, 5, 5, 4}});
+    BUDGETS.put("insert after a sibling", new int[][] {{3, 2, 3, 3, 2}, {5, 4, 5, 5, 4}});
+    BUDGETS.put("update", new int[][] {{2, 2, 2, 2, 2}, {3, 3, 3, 3, 3}});
+    BUDGETS.put("delete a leaf", new int[][] {{4, 4, 4, 5, 4}, {4, 5, 4, 5, 5}});
+    BUDGETS.put("move a leaf", new int[][] {{3, 2, 3, 4, 2}, {4, 3, 4, 5, 3}});
+  }
+
+  /** Counts the commands its client sends while armed. */
+  private static final class Counter implements CommandListener {
+    final AtomicInteger commands = new AtomicInteger();
+    final List<String> names = java.util.Collections.synchronizedList(new ArrayList<>());
+    volatile boolean armed;
+
+    @Override
+    public void commandStarted(CommandStartedEvent event) {
+      if (armed) {
+        commands.incrementAndGet();
+        names.add(event.getCommandName());
+      }
+    }
+  }
+
+  @Test
+  void singleNodeWritesStayWithinTheirRoundTrips() {
+    Counter counter = new Counter();
+    MongoCollection<Document> base = MongoTestServer.get().freshCollection();
+    List<String> over = new ArrayList<>();
+    StringBuilder table = new StringBuilder("\n| call | server | PR | CR | AoA | MP | NS |\n");
+    try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
+        .applyConnectionString(new ConnectionString(MongoTestServer.get().uri()))
+        .addCommandListener(counter).build())) {
+      for (boolean ordered : List.of(true, false)) {
+        Map<String, StringBuilder> rows = new LinkedHashMap<>();
+        for (TreePattern p : TreePattern.values()) {
+          MongoCollection<Document> c = client.getDatabase(base.getNamespace().getDatabaseName())
+              .getCollection(base.getNamespace().getCollectionName() + "_" + p.ordinal()
+                  + (ordered ? "o" : "d"));
+          MongoTreeStore s = (MongoTreeStore) p.open(c);
+          if (ordered) {
+            s.lock.assumeOrdered(true); // counted as a MongoDB server gets them
+          }
+          s.load(Tree.parse(FIXTURE));
+          s.snapshot();
+          for (Call call : CALLS) {
+            // the first run warms the store up (its view of the tree, the server's probe)
+            int least = Integer.MAX_VALUE;
+            List<String> trace = List.of();
+            for (int run = 0; run < 3; run++) {
+              counter.commands.set(0);
+              counter.names.clear();
+              counter.armed = true;
+              call.run().accept(s);
+              counter.armed = false;
+              if (run > 0 && counter.commands.get() < least) {
+                least = counter.commands.get();
+                trace = List.copyOf(counter.names);
+              }
+              call.undo().accept(s);
+            }
+            int budget = BUDGETS.get(call.name())[ordered ? 0 : 1][p.ordinal()];
+            if (least > budget) {
+              over.add(call.name() + " / " + p + " / " + (ordered ? "MongoDB" : "mongo-java-server")
+                  + ": " + least + " round trips, budget " + budget + " " + trace);
+            }
+            rows.computeIfAbsent(call.name(), k -> new StringBuilder()).append(' ').append(least)
+                .append(" |");
+          }
+          assertEquals(List.of("e", "f"), s.children("d"), p + ": the calls were undone");
+          assertEquals(List.of("j", "k"), s.children("i"), p + ": the calls were undone");
+        }
+        for (Map.Entry<String, StringBuilder> row : rows.entrySet()) {
+          table.append("| ").append(row.getKey()).append(" | ")
+              .append(ordered ? "MongoDB" : "mongo-java-server").append(" |")
+              .append(row.getValue()).append('\n');
+        }
+      }
+    }
+    System.out.println(table);
+    assertEquals(List.of(), over, "calls over their round-trip budget");
+  }
+}
