@@ -76,11 +76,13 @@ final class ScaleBench {
    */
   record Settings(List<TreePattern> patterns, List<Integer> sizes, List<String> ops, int repeat,
       String clientHeap, double limitSeconds, String uri, String classpath,
-      List<String> launcher, Path markdown) {
+      List<String> launcher, Path markdown, boolean inProcessServer, String serverHeap) {
     static final List<Integer> DEFAULT_SIZES = List.of(1_000, 10_000, 100_000, 1_000_000);
     static final int DEFAULT_REPEAT = 3;
     static final String DEFAULT_CLIENT_HEAP = "256m";
     static final double DEFAULT_LIMIT_SECONDS = 300;
+    /** -Xmx of the embedded server's JVM: it holds the largest tree twice (1M nodes: ~4 GB). */
+    static final String DEFAULT_SERVER_HEAP = "10g";
 
     Settings {
       patterns = List.copyOf(patterns);
@@ -93,27 +95,27 @@ final class ScaleBench {
     static Settings defaults(List<String> launcher) {
       return new Settings(List.of(TreePattern.values()), DEFAULT_SIZES, OPS, DEFAULT_REPEAT,
           DEFAULT_CLIENT_HEAP, DEFAULT_LIMIT_SECONDS, null,
-          System.getProperty("java.class.path"), launcher, null);
+          System.getProperty("java.class.path"), launcher, null, false, DEFAULT_SERVER_HEAP);
     }
 
     Settings withSizes(List<Integer> s) {
       return new Settings(patterns, s, ops, repeat, clientHeap, limitSeconds, uri, classpath,
-          launcher, markdown);
+          launcher, markdown, inProcessServer, serverHeap);
     }
 
     Settings withPatterns(List<TreePattern> p) {
       return new Settings(p, sizes, ops, repeat, clientHeap, limitSeconds, uri, classpath,
-          launcher, markdown);
+          launcher, markdown, inProcessServer, serverHeap);
     }
 
     Settings withRepeat(int r) {
       return new Settings(patterns, sizes, ops, r, clientHeap, limitSeconds, uri, classpath,
-          launcher, markdown);
+          launcher, markdown, inProcessServer, serverHeap);
     }
 
     Settings withClasspath(String c) {
       return new Settings(patterns, sizes, ops, repeat, clientHeap, limitSeconds, uri, c,
-          launcher, markdown);
+          launcher, markdown, inProcessServer, serverHeap);
     }
   }
 

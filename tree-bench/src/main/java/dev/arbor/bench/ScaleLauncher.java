@@ -20,8 +20,9 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The orchestrator of a scale run ({@link ScaleBench}): opens the server (embedded or the one
- * named), starts one client JVM per pattern ({@link ScaleClient}), relays its progress lines and
+ * The orchestrator of a scale run ({@link ScaleBench}): opens the server (the embedded one in a
+ * JVM of its own, {@link ScaleServer}, or in this one, or the one named), starts one client JVM
+ * per pattern ({@link ScaleClient}), relays its progress lines and
  * reads its machine lines ({@code @op}, {@code @skip}, {@code @ratio}, {@code @heap}) into the
  * {@link Results}.
  */
@@ -33,14 +34,29 @@ final class ScaleLauncher {
     long start = System.nanoTime();
     Results results = new Results();
     results.sizes = s.sizes().stream().sorted().toList();
-    ServerConnection server = ServerConnection.open(s.uri(), null, new CommandMeter());
-    boolean embedded = server.embedded().isPresent();
+    // the embedded server in a JVM of its own (as a real server is), unless --uri names one or
+    // --in-process-server keeps it in this one
+    ScaleServer own = s.uri() == null && !s.inProcessServer()
+        ? ScaleServer.start(System.getProperty("java.home"), s.serverHeap(), s.classpath(),
+            s.launcher())
+        : null;
+    ServerConnection server;
+    try {
+      server = ServerConnection.open(own != null ? own.uri() : s.uri(), null,
+          new CommandMeter());
+    } catch (RuntimeException e) {
+      if (own != null) {
+        own.close();
+      }
+      throw e;
+    }
     String uri = server.uri();
     String db = "arbor_scale_" + Long.toString(System.currentTimeMillis(), 36);
     out.printf(Locale.ROOT, "arbor scale: %s, sizes %s, client -Xmx%s, server %s%n",
         s.patterns().stream().map(Names::of).toList(), results.sizes, s.clientHeap(),
-        embedded ? "embedded (this JVM, -Xmx" + Runtime.getRuntime().maxMemory()
-            / (1 << 20) + "m)" : uri);
+        own != null ? "embedded (a JVM of its own, pid " + own.pid() + ", -Xmx" + s.serverHeap()
+            + ")" : server.embedded().isPresent() ? "embedded (this JVM, -Xmx"
+            + Runtime.getRuntime().maxMemory() / (1 << 20) + "m)" : uri);
     try {
       for (TreePattern p : s.patterns()) {
         long t0 = System.nanoTime();
@@ -82,6 +98,9 @@ final class ScaleLauncher {
       }
     } finally {
       server.close();
+      if (own != null) {
+        own.close();
+      }
     }
     results.totalMillis = (System.nanoTime() - start) / 1_000_000;
     return results;
