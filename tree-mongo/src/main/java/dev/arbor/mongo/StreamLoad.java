@@ -17,6 +17,8 @@ import dev.arbor.core.internal.TreeStores;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import org.bson.BSONException;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
@@ -25,6 +27,7 @@ import org.bson.BsonValue;
 import org.bson.Document;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.Codec;
+import org.bson.codecs.configuration.CodecConfigurationException;
 import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
@@ -83,10 +86,13 @@ final class StreamLoad {
     final String id;
     @Nullable Document doc;
     @Nullable BsonDocument encoded;
+    /** The entry's attributes until it is encoded: to name one that does not encode. */
+    @Nullable Map<String, ?> attributes;
 
-    Slot(String id, Document doc) {
+    Slot(String id, Document doc, Map<String, ?> attributes) {
       this.id = id;
       this.doc = doc;
+      this.attributes = attributes;
     }
   }
 
@@ -205,7 +211,8 @@ final class StreamLoad {
   void add(Node e) {
     TreeStores.checkId(e.id());
     store.ids.checkNew(e.id());
-    store.checkAttributes(e.id(), e.attributes());
+    // the names now; the values encode with the whole document, once (see encode)
+    store.checkAttributeNames(e.id(), e.attributes());
     while (!path.isEmpty() && !path.peek().id.equals(e.parentId())) {
       close(path.pop());
     }
@@ -260,7 +267,7 @@ final class StreamLoad {
     }
     Document d = NodeDocuments.newDocument(e.id(), structure, e.attributes());
     d.put(Step.MARK, mark);
-    Slot slot = new Slot(e.id(), d);
+    Slot slot = new Slot(e.id(), d, e.attributes());
     f.slot = slot;
     path.push(f);
     batch.add(slot);
@@ -382,11 +389,19 @@ final class StreamLoad {
     if (d == null) {
       return;
     }
-    BsonDocument b = store.scope == null ? (store.ids.isString() ? new RawBsonDocument(d, codec)
-        : store.ids.document(d.toBsonDocument(BsonDocument.class,
-            store.collection.getCodecRegistry())))
-        : store.scope.stored(d.toBsonDocument(BsonDocument.class,
-            store.collection.getCodecRegistry()));
+    BsonDocument b;
+    try {
+      b = store.scope == null ? (store.ids.isString() ? new RawBsonDocument(d, codec)
+          : store.ids.document(d.toBsonDocument(BsonDocument.class,
+              store.collection.getCodecRegistry())))
+          : store.scope.stored(d.toBsonDocument(BsonDocument.class,
+              store.collection.getCodecRegistry()));
+    } catch (CodecConfigurationException | IllegalArgumentException | BSONException ex) {
+      if (s.attributes != null) {
+        store.checkAttributes(s.id, s.attributes); // names the attribute that does not encode
+      }
+      throw ex;
+    }
     int size = Encoded.size(b);
     if (size > Fits.MAX_NODE) {
       throw new NodeTooLargeException(s.id, size, "Cannot store node '" + s.id + "' in the "
@@ -399,6 +414,7 @@ final class StreamLoad {
     }
     s.encoded = b;
     s.doc = null;
+    s.attributes = null;
     batchBytes += size;
   }
 
