@@ -138,6 +138,11 @@ final class ScaleBench {
     List<Integer> sizes = List.of();
     /** The median of the per-pair ratios insertMany / load, per pattern and size. */
     final Map<TreePattern, Map<Integer, Double>> ratios = new LinkedHashMap<>();
+    /**
+     * CPU milliseconds of the client and of the server (negative: unknown) during the median
+     * run of the loads and streams, per pattern, size and operation.
+     */
+    final Map<TreePattern, Map<Integer, Map<String, double[]>>> cpu = new LinkedHashMap<>();
 
     Figure figure(TreePattern p, int n, String op) {
       for (Figure f : figures) {

@@ -171,7 +171,7 @@ public final class ScaleCommand implements Callable<Integer> {
    */
   @Command(name = "client", hidden = true,
       description = "The client JVM of one pattern (started by arbor scale).")
-  int client(@Parameters(arity = "7", paramLabel = "ARG") List<String> args) {
+  int client(@Parameters(arity = "8", paramLabel = "ARG") List<String> args) {
     ScaleClient.client(args.toArray(String[]::new));
     return 0;
   }

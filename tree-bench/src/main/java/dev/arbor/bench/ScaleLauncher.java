@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * The orchestrator of a scale run ({@link ScaleBench}): opens the server (the embedded one in a
  * JVM of its own, {@link ScaleServer}, or in this one, or the one named), starts one client JVM
  * per pattern ({@link ScaleClient}), relays its progress lines and
- * reads its machine lines ({@code @op}, {@code @skip}, {@code @ratio}, {@code @heap}) into the
+ * reads its machine lines ({@code @op}, {@code @skip}, {@code @ratio}, {@code @cpu},
+ * {@code @heap}) into the
  * {@link Results}.
  */
 final class ScaleLauncher {
@@ -68,7 +69,9 @@ final class ScaleLauncher {
         command.addAll(List.of("client", uri, db, p.name(),
             String.join(",", results.sizes.stream().map(String::valueOf).toList()),
             String.valueOf(s.repeat()), String.valueOf(s.limitSeconds()),
-            String.join(",", s.ops())));
+            String.join(",", s.ops()),
+            own != null ? String.valueOf(own.pid()) : server.embedded().isPresent()
+                ? String.valueOf(ProcessHandle.current().pid()) : "-"));
         Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
         ArrayDeque<String> last = new ArrayDeque<>();
         try (BufferedReader in = new BufferedReader(new InputStreamReader(
@@ -107,8 +110,8 @@ final class ScaleLauncher {
   }
 
   /**
-   * Reads a machine line of a client: {@code @op}, {@code @skip}, {@code @ratio} or {@code
-   * @heap}.
+   * Reads a machine line of a client: {@code @op}, {@code @skip}, {@code @ratio}, {@code @cpu}
+   * or {@code @heap}.
    */
   private static void take(Results r, TreePattern p, String line) {
     String[] f = line.split(" ", 7);
@@ -119,6 +122,9 @@ final class ScaleLauncher {
           0, line.substring(line.indexOf(f[2]) + f[2].length()).trim()));
       case "@ratio" -> r.ratios.computeIfAbsent(p, k -> new TreeMap<>())
           .put(Integer.parseInt(f[1]), Double.parseDouble(f[2]));
+      case "@cpu" -> r.cpu.computeIfAbsent(p, k -> new TreeMap<>())
+          .computeIfAbsent(Integer.parseInt(f[1]), k -> new TreeMap<>())
+          .put(f[2], new double[] {Double.parseDouble(f[3]), Double.parseDouble(f[4])});
       case "@heap" -> {
         r.heap.computeIfAbsent(p, k -> new TreeMap<>())
             .put(Integer.parseInt(f[1]), Long.parseLong(f[2]));
