@@ -25,8 +25,6 @@ import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.Document;
-import org.bson.RawBsonDocument;
-import org.bson.codecs.Codec;
 import org.bson.codecs.configuration.CodecConfigurationException;
 import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
@@ -102,7 +100,7 @@ final class StreamLoad {
   private final BsonDocument mark;
   private final long version;
   private final int batchSize;
-  private final Codec<Document> codec;
+  private final LoadEncoder encoder;
   private final ArrayDeque<Frame> path = new ArrayDeque<>();
   private final List<Slot> batch = new ArrayList<>();
   private final List<WriteModel<BsonDocument>> late = new ArrayList<>();
@@ -137,7 +135,7 @@ final class StreamLoad {
     this.version = version;
     this.mark = Step.mark(version, 0);
     this.batchSize = Math.max(1, batchSize);
-    this.codec = store.collection.getCodecRegistry().get(Document.class);
+    this.encoder = new LoadEncoder(store.collection.getCodecRegistry());
     this.parent = parentDoc == null ? null : parentDoc.getString(MongoTreeStore.ID);
     List<String> ancestors = new ArrayList<>();
     int depth = 0;
@@ -391,7 +389,7 @@ final class StreamLoad {
     }
     BsonDocument b;
     try {
-      b = store.scope == null ? (store.ids.isString() ? new RawBsonDocument(d, codec)
+      b = store.scope == null ? (store.ids.isString() ? encoder.encode(d)
           : store.ids.document(d.toBsonDocument(BsonDocument.class,
               store.collection.getCodecRegistry())))
           : store.scope.stored(d.toBsonDocument(BsonDocument.class,
