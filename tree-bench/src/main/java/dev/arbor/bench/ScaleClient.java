@@ -186,6 +186,23 @@ final class ScaleClient {
             Arrays.stream(ratios).mapToObj(x -> String.format(Locale.ROOT, "%.2f", x))
                 .collect(java.util.stream.Collectors.joining(", ")));
         System.out.printf(Locale.ROOT, "@ratio %d %.4f%n", n, ratios[ratios.length / 2]);
+        // the same pairs by CPU time, which a machine shared with other work disturbs less
+        List<String> server = new ArrayList<>();
+        List<String> total = new ArrayList<>();
+        for (int i = 0; i < raws.size(); i++) {
+          Sample raw = raws.get(i);
+          Sample load = loads.get(i);
+          if (raw.serverCpu() > 0 && load.serverCpu() > 0) {
+            server.add(String.format(Locale.ROOT, "%.2f", raw.serverCpu() / load.serverCpu()));
+            total.add(String.format(Locale.ROOT, "%.2f", (raw.serverCpu() + raw.clientCpu())
+                / (load.serverCpu() + load.clientCpu())));
+          }
+        }
+        if (!server.isEmpty()) {
+          System.out.printf(Locale.ROOT, "  %s %,d: CPU time insertMany / load per pair: the"
+              + " server's %s, the client's and server's together %s%n", Names.of(pattern), n,
+              String.join(", ", server), String.join(", ", total));
+        }
       } finally {
         try {
           Files.deleteIfExists(spool);

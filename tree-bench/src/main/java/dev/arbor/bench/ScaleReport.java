@@ -111,10 +111,11 @@ final class ScaleReport {
     if (r.cpu.isEmpty()) {
       return;
     }
-    b.append("\nLoad and raw insertMany at ").append(size(big)).append(": median time, and the"
-        + " CPU time of the client and of the server meanwhile\n\n");
+    b.append("\nLoad and raw insertMany at ").append(size(big)).append(": median time, the"
+        + " CPU time of the client and of the server meanwhile, and the ratios of CPU times"
+        + " insertMany / load: the server's, and the client's and server's together\n\n");
     b.append("| pattern | insertMany | its CPU: client / server | load | its CPU: client /"
-        + " server |\n|---|---|---|---|---|\n");
+        + " server | server CPU ratio | total CPU ratio |\n|---|---|---|---|---|---|---|\n");
     for (TreePattern p : s.patterns()) {
       Map<String, double[]> c = r.cpu.getOrDefault(p, Map.of()).getOrDefault(big, Map.of());
       b.append("| ").append(Names.of(p));
@@ -125,6 +126,12 @@ final class ScaleReport {
             : duration((long) f.millis())).append(" | ").append(x == null ? "–"
             : cpuMs(x[0]) + " / " + cpuMs(x[1]));
       }
+      double[] raw = c.get("insertMany");
+      double[] load = c.get("load");
+      boolean known = raw != null && load != null && raw[1] > 0 && load[1] > 0;
+      b.append(" | ").append(known ? String.format(Locale.ROOT, "%.2f", raw[1] / load[1]) : "–")
+          .append(" | ").append(known && raw[0] >= 0 && load[0] >= 0 ? String.format(
+              Locale.ROOT, "%.2f", (raw[0] + raw[1]) / (load[0] + load[1])) : "–");
       b.append(" |\n");
     }
   }
