@@ -14,8 +14,8 @@ import java.util.Map;
  * The scale benchmark of issue 14: per pattern and tree size (default 1 000, 10 000, 100 000 and
  * 1 000 000 nodes), a generated tree is streamed into the store with {@link
  * TreeStore#load(Iterator)} and the run measures, in a client JVM of its own with a small heap
- * ({@code -Xmx256m} by default) while the server runs elsewhere (the embedded one in this JVM, or
- * the one named by {@code --uri}):
+ * ({@code -Xmx256m} by default) while the server runs elsewhere (the embedded one in a JVM of its
+ * own, {@link ScaleServer}, or the one named by {@code --uri}):
  *
  * <ul>
  *   <li>load throughput as a ratio of raw {@code insertMany} of the same documents: a first
@@ -47,13 +47,14 @@ import java.util.Map;
  * only the open path, so the client never holds the tree.
  *
  * <pre>{@code
- * java -Xmx8g -jar tree-bench/target/arbor.jar scale [--patterns all]
- *     [--sizes 1k,10k,100k,1M] [--repeat 3] [--client-heap 256m] [--limit-seconds 300]
- *     [--uri mongodb://...] [--markdown FILE]
+ * java -jar tree-bench/target/arbor.jar scale [--patterns all]
+ *     [--sizes 1k,10k,100k,1M] [--repeat 3] [--client-heap 256m] [--server-heap 10g]
+ *     [--in-process-server] [--limit-seconds 300] [--uri mongodb://...] [--markdown FILE]
  * }</pre>
  *
- * <p>The options are {@link ScaleCommand}'s. With no {@code --uri} the embedded server runs in
- * this JVM (hence its {@code -Xmx}: it holds the largest tree twice), the clients in child JVMs,
+ * <p>The options are {@link ScaleCommand}'s. With no {@code --uri} the embedded server runs in a
+ * JVM of its own ({@code arbor scale server}, {@code -Xmx} of {@code --server-heap}: it holds the
+ * largest tree twice; in this JVM with {@code --in-process-server}), the clients in child JVMs,
  * each started as {@code arbor scale client …} on this JVM's class path. An operation whose
  * time, extrapolated from the smaller sizes by its growth exponent, would pass {@code
  * --limit-seconds} is skipped and reported so.
