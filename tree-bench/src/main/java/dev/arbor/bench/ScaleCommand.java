@@ -150,7 +150,8 @@ public final class ScaleCommand implements Callable<Integer> {
           + e.getMessage());
       err.flush();
       return 2;
-    } catch (ServerConnection.Unusable e) {
+    } catch (ServerConnection.Unusable | IOException e) {
+      // the server (or its JVM) could not be used, or a client JVM could not be started
       err.println("arbor scale: " + Text.oneLine(e.getMessage()));
       err.flush();
       return 1;
