@@ -14,8 +14,8 @@ import java.util.Map;
  * The scale benchmark of issue 14: per pattern and tree size (default 1 000, 10 000, 100 000 and
  * 1 000 000 nodes), a generated tree is streamed into the store with {@link
  * TreeStore#load(Iterator)} and the run measures, in a client JVM of its own with a small heap
- * ({@code -Xmx256m} by default) while the server runs elsewhere (the embedded one in this JVM, or
- * the one named by {@code --uri}):
+ * ({@code -Xmx256m} by default) while the server runs elsewhere (the embedded one in a JVM of its
+ * own, {@link ScaleServer}, or the one named by {@code --uri}):
  *
  * <ul>
  *   <li>load throughput as a ratio of raw {@code insertMany} of the same documents: a first
@@ -47,13 +47,14 @@ import java.util.Map;
  * only the open path, so the client never holds the tree.
  *
  * <pre>{@code
- * java -Xmx8g -jar tree-bench/target/arbor.jar scale [--patterns all]
- *     [--sizes 1k,10k,100k,1M] [--repeat 3] [--client-heap 256m] [--limit-seconds 300]
- *     [--uri mongodb://...] [--markdown FILE]
+ * java -jar tree-bench/target/arbor.jar scale [--patterns all]
+ *     [--sizes 1k,10k,100k,1M] [--repeat 3] [--client-heap 256m] [--server-heap 10g]
+ *     [--in-process-server] [--limit-seconds 300] [--uri mongodb://...] [--markdown FILE]
  * }</pre>
  *
- * <p>The options are {@link ScaleCommand}'s. With no {@code --uri} the embedded server runs in
- * this JVM (hence its {@code -Xmx}: it holds the largest tree twice), the clients in child JVMs,
+ * <p>The options are {@link ScaleCommand}'s. With no {@code --uri} the embedded server runs in a
+ * JVM of its own ({@code arbor scale server}, {@code -Xmx} of {@code --server-heap}: it holds the
+ * largest tree twice; in this JVM with {@code --in-process-server}), the clients in child JVMs,
  * each started as {@code arbor scale client …} on this JVM's class path. An operation whose
  * time, extrapolated from the smaller sizes by its growth exponent, would pass {@code
  * --limit-seconds} is skipped and reported so.
@@ -76,11 +77,13 @@ final class ScaleBench {
    */
   record Settings(List<TreePattern> patterns, List<Integer> sizes, List<String> ops, int repeat,
       String clientHeap, double limitSeconds, String uri, String classpath,
-      List<String> launcher, Path markdown) {
+      List<String> launcher, Path markdown, boolean inProcessServer, String serverHeap) {
     static final List<Integer> DEFAULT_SIZES = List.of(1_000, 10_000, 100_000, 1_000_000);
     static final int DEFAULT_REPEAT = 3;
     static final String DEFAULT_CLIENT_HEAP = "256m";
     static final double DEFAULT_LIMIT_SECONDS = 300;
+    /** -Xmx of the embedded server's JVM: it holds the largest tree twice (1M nodes: ~4 GB). */
+    static final String DEFAULT_SERVER_HEAP = "10g";
 
     Settings {
       patterns = List.copyOf(patterns);
@@ -93,27 +96,27 @@ final class ScaleBench {
     static Settings defaults(List<String> launcher) {
       return new Settings(List.of(TreePattern.values()), DEFAULT_SIZES, OPS, DEFAULT_REPEAT,
           DEFAULT_CLIENT_HEAP, DEFAULT_LIMIT_SECONDS, null,
-          System.getProperty("java.class.path"), launcher, null);
+          System.getProperty("java.class.path"), launcher, null, false, DEFAULT_SERVER_HEAP);
     }
 
     Settings withSizes(List<Integer> s) {
       return new Settings(patterns, s, ops, repeat, clientHeap, limitSeconds, uri, classpath,
-          launcher, markdown);
+          launcher, markdown, inProcessServer, serverHeap);
     }
 
     Settings withPatterns(List<TreePattern> p) {
       return new Settings(p, sizes, ops, repeat, clientHeap, limitSeconds, uri, classpath,
-          launcher, markdown);
+          launcher, markdown, inProcessServer, serverHeap);
     }
 
     Settings withRepeat(int r) {
       return new Settings(patterns, sizes, ops, r, clientHeap, limitSeconds, uri, classpath,
-          launcher, markdown);
+          launcher, markdown, inProcessServer, serverHeap);
     }
 
     Settings withClasspath(String c) {
       return new Settings(patterns, sizes, ops, repeat, clientHeap, limitSeconds, uri, c,
-          launcher, markdown);
+          launcher, markdown, inProcessServer, serverHeap);
     }
   }
 
@@ -136,6 +139,11 @@ final class ScaleBench {
     List<Integer> sizes = List.of();
     /** The median of the per-pair ratios insertMany / load, per pattern and size. */
     final Map<TreePattern, Map<Integer, Double>> ratios = new LinkedHashMap<>();
+    /**
+     * CPU milliseconds of the client and of the server (negative: unknown) during the median
+     * run of the loads and streams, per pattern, size and operation.
+     */
+    final Map<TreePattern, Map<Integer, Map<String, double[]>>> cpu = new LinkedHashMap<>();
 
     Figure figure(TreePattern p, int n, String op) {
       for (Figure f : figures) {

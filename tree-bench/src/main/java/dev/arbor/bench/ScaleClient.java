@@ -41,9 +41,11 @@ import org.bson.RawBsonDocument;
  */
 final class ScaleClient {
   /**
-   * The client JVM ({@code arbor scale client uri db PATTERN sizes repeat limitSeconds ops}):
-   * measures one pattern at every size and prints its figures as {@code @} lines for {@link
-   * ScaleLauncher#run}. Its commands are counted and timed by the connection's meter.
+   * The client JVM ({@code arbor scale client uri db PATTERN sizes repeat limitSeconds ops
+   * serverPid}): measures one pattern at every size and prints its figures as {@code @} lines
+   * for {@link ScaleLauncher#run}. Its commands are counted and timed by the connection's meter;
+   * its CPU time and the server's ({@code serverPid}, {@code -} when not on this machine) by
+   * {@link CpuClocks}.
    */
   static void client(String[] args) {
     String uri = args[0];
@@ -53,6 +55,8 @@ final class ScaleClient {
     int repeat = Integer.parseInt(args[4]);
     double limit = Double.parseDouble(args[5]);
     List<String> ops = List.of(args[6].split(","));
+    CpuClocks cpu = new CpuClocks(args.length > 7 && !args[7].equals("-")
+        ? Long.parseLong(args[7]) : -1);
     LiveHeap live = new LiveHeap();
     try (ServerConnection server = ServerConnection.open(uri, null,
         new CommandMeter(CommandMeter.Tally.COMMAND_TIMES))) {
@@ -67,7 +71,7 @@ final class ScaleClient {
           }
         }
         live.takeMax();
-        new ScaleClient(db, pattern, n, ops, repeat, limit, trips, seen, live).run();
+        new ScaleClient(db, pattern, n, ops, repeat, limit, trips, seen, live, cpu).run();
         long liveMax = live.takeMax();
         long peak = 0;
         List<String> pools = new ArrayList<>();
@@ -88,8 +92,12 @@ final class ScaleClient {
     }
   }
 
-  /** One run of an operation: its time, round trips, count, and where its time went. */
-  record Sample(double millis, long trips, long count, String breakdown) {}
+  /**
+   * One run of an operation: its time, round trips, count, where its time went, and the CPU
+   * milliseconds the client and the server spent meanwhile (negative: unknown).
+   */
+  record Sample(double millis, long trips, long count, String breakdown, double clientCpu,
+      double serverCpu) {}
 
   final MongoDatabase db;
   final TreePattern pattern;
@@ -100,10 +108,13 @@ final class ScaleClient {
   final CommandMeter trips;
   final Map<String, List<double[]>> seen;
   final LiveHeap live;
+  final CpuClocks cpu;
 
   private ScaleClient(MongoDatabase db, TreePattern pattern, int n, List<String> ops, int repeat,
-      double limit, CommandMeter trips, Map<String, List<double[]>> seen, LiveHeap live) {
+      double limit, CommandMeter trips, Map<String, List<double[]>> seen, LiveHeap live,
+      CpuClocks cpu) {
     this.live = live;
+    this.cpu = cpu;
     this.db = db;
     this.pattern = pattern;
     this.n = n;
@@ -142,7 +153,8 @@ final class ScaleClient {
           copyIndexes(first.getNamespace().getCollectionName(),
               copy.getNamespace().getCollectionName());
           long docs = insertFrom(spool, copy);
-          raws.add(new Sample(copyMillis, copyTrips, docs, trips.times(copyMillis)));
+          raws.add(new Sample(copyMillis, copyTrips, docs, trips.times(copyMillis),
+              copyClientCpu, copyServerCpu));
           if (i == 0) {
             first.drop();
           }
@@ -152,10 +164,13 @@ final class ScaleClient {
           last[0] = loaded;
           long r0 = trips.roundTrips();
           trips.resetTimes();
+          long c0 = cpu.client();
+          long s0 = cpu.server();
           long t0 = System.nanoTime();
           long count = loaded.load(generate(n));
           double ms = (System.nanoTime() - t0) / 1e6;
-          loads.add(new Sample(ms, trips.roundTrips() - r0, count, trips.times(ms)));
+          loads.add(new Sample(ms, trips.roundTrips() - r0, count, trips.times(ms),
+              cpuMillis(c0, cpu.client()), cpuMillis(s0, cpu.server())));
         }
         report("insertMany", raws);
         report("load", loads);
@@ -171,6 +186,23 @@ final class ScaleClient {
             Arrays.stream(ratios).mapToObj(x -> String.format(Locale.ROOT, "%.2f", x))
                 .collect(java.util.stream.Collectors.joining(", ")));
         System.out.printf(Locale.ROOT, "@ratio %d %.4f%n", n, ratios[ratios.length / 2]);
+        // the same pairs by CPU time, which a machine shared with other work disturbs less
+        List<String> server = new ArrayList<>();
+        List<String> total = new ArrayList<>();
+        for (int i = 0; i < raws.size(); i++) {
+          Sample raw = raws.get(i);
+          Sample load = loads.get(i);
+          if (raw.serverCpu() > 0 && load.serverCpu() > 0) {
+            server.add(String.format(Locale.ROOT, "%.2f", raw.serverCpu() / load.serverCpu()));
+            total.add(String.format(Locale.ROOT, "%.2f", (raw.serverCpu() + raw.clientCpu())
+                / (load.serverCpu() + load.clientCpu())));
+          }
+        }
+        if (!server.isEmpty()) {
+          System.out.printf(Locale.ROOT, "  %s %,d: CPU time insertMany / load per pair: the"
+              + " server's %s, the client's and server's together %s%n", Names.of(pattern), n,
+              String.join(", ", server), String.join(", ", total));
+        }
       } finally {
         try {
           Files.deleteIfExists(spool);
@@ -243,10 +275,13 @@ final class ScaleClient {
     for (int i = 0; i < times; i++) {
       long r0 = trips.roundTrips();
       trips.resetTimes();
+      long c0 = cpu.client();
+      long s0 = cpu.server();
       long t0 = System.nanoTime();
       long count = body.getAsLong();
       double ms = (System.nanoTime() - t0) / 1e6;
-      samples.add(new Sample(ms, trips.roundTrips() - r0, count, trips.times(ms)));
+      samples.add(new Sample(ms, trips.roundTrips() - r0, count, trips.times(ms),
+          cpuMillis(c0, cpu.client()), cpuMillis(s0, cpu.server())));
     }
     report(op, samples);
     return true;
@@ -279,6 +314,10 @@ final class ScaleClient {
     if (op.endsWith("oad") || op.equals("entries") || op.equals("insertMany")) {
       // where the time went: waiting for each kind of command, and the rest
       System.out.printf(Locale.ROOT, "      %s time: %s%n", op, m.breakdown());
+      System.out.printf(Locale.ROOT, "      %s cpu: client %s, server %s%n", op,
+          cpuText(m.clientCpu()), cpuText(m.serverCpu()));
+      System.out.printf(Locale.ROOT, "@cpu %d %s %.1f %.1f%n", n, op, m.clientCpu(),
+          m.serverCpu());
     }
     System.out.printf(Locale.ROOT, "@op %d %s %.3f %d %d%n", n, op, median, last.trips(),
         last.count());
@@ -287,6 +326,17 @@ final class ScaleClient {
 
   double copyMillis;
   long copyTrips;
+  double copyClientCpu;
+  double copyServerCpu;
+
+  /** Milliseconds between two CPU clock readings, -1 if either is unknown. */
+  private static double cpuMillis(long from, long to) {
+    return from < 0 || to < 0 ? -1 : (to - from) / 1e6;
+  }
+
+  private static String cpuText(double ms) {
+    return ms < 0 ? "unknown" : String.format(Locale.ROOT, "%.0f ms", ms);
+  }
 
   /**
    * Gives collection {@code to} the indexes of {@code from} (their specifications as listed,
@@ -342,6 +392,8 @@ final class ScaleClient {
     long nanos = 0;
     long rt = 0;
     long docs = 0;
+    double clientCpu = 0;
+    double serverCpu = 0;
     InsertManyOptions ordered = new InsertManyOptions().ordered(true);
     trips.resetTimes();
     try (java.io.DataInputStream in = new java.io.DataInputStream(
@@ -354,9 +406,13 @@ final class ScaleClient {
         }
         if (batch.size() == COPY_BATCH || (bytes == null && !batch.isEmpty())) {
           long r0 = trips.roundTrips();
+          long c0 = cpu.client();
+          long s0 = cpu.server();
           long t0 = System.nanoTime();
           to.insertMany(batch, ordered);
           nanos += System.nanoTime() - t0;
+          clientCpu += cpuMillis(c0, cpu.client());
+          serverCpu += cpuMillis(s0, cpu.server());
           rt += trips.roundTrips() - r0;
           docs += batch.size();
           batch = new ArrayList<>(COPY_BATCH);
@@ -370,6 +426,8 @@ final class ScaleClient {
     }
     copyMillis = nanos / 1e6;
     copyTrips = rt;
+    copyClientCpu = clientCpu < 0 ? -1 : clientCpu;
+    copyServerCpu = serverCpu < 0 ? -1 : serverCpu;
     return docs;
   }
 

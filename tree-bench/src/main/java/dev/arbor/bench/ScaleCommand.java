@@ -29,10 +29,10 @@ import picocli.CommandLine.Spec;
         + " insertMany, the client's heap, and each operation's time and round trips, with"
         + " their growth exponents.",
         "Each pattern runs in a client JVM of its own (-Xmx of --client-heap); without --uri the"
-            + " embedded server runs in this JVM, so give it a large -Xmx (it holds the largest"
-            + " tree twice)."},
+            + " embedded server runs in a JVM of its own too (-Xmx of --server-heap: it holds the"
+            + " largest tree twice), as a real server would."},
     footer = {"", "Examples:",
-        "  java -Xmx10g -jar arbor.jar scale",
+        "  java -jar arbor.jar scale",
         "  java -jar arbor.jar scale --sizes 1k,10k --patterns nested-sets --markdown scale.md"})
 public final class ScaleCommand implements Callable<Integer> {
   @Spec
@@ -71,8 +71,18 @@ public final class ScaleCommand implements Callable<Integer> {
 
   @Option(names = "--uri", paramLabel = "URI", defaultValue = "${env:ARBOR_MONGO_URI}",
       description = "MongoDB connection string (default: $ARBOR_MONGO_URI, else an embedded"
-          + " server in this JVM).")
+          + " server in a JVM of its own).")
   private String uri;
+
+  @Option(names = "--server-heap", paramLabel = "SIZE",
+      defaultValue = ScaleBench.Settings.DEFAULT_SERVER_HEAP,
+      description = "-Xmx of the embedded server's JVM (default: ${DEFAULT-VALUE}).")
+  private String serverHeap;
+
+  @Option(names = "--in-process-server",
+      description = "Run the embedded server in this JVM (give it the -Xmx) instead of a JVM of"
+          + " its own.")
+  private boolean inProcessServer;
 
   @Option(names = "--markdown", paramLabel = "FILE",
       description = "Also write the tables to FILE.")
@@ -95,9 +105,16 @@ public final class ScaleCommand implements Callable<Integer> {
     if (repeat < 1) {
       throw new IllegalArgumentException("--repeat must be at least 1, got " + repeat);
     }
+    for (String[] heap : new String[][] {{"--client-heap", clientHeap},
+        {"--server-heap", serverHeap}}) {
+      if (!heap[1].matches("[0-9]+[kKmMgG]?")) {
+        throw new IllegalArgumentException(heap[0] + " must be a size as -Xmx takes it (256m,"
+            + " 10g), got '" + heap[1] + "'");
+      }
+    }
     return new ScaleBench.Settings(chosen, chosenSizes, chosenOps, repeat, clientHeap,
         limitSeconds, uri == null || uri.isBlank() ? null : uri, d.classpath(), d.launcher(),
-        markdown);
+        markdown, inProcessServer, serverHeap);
   }
 
   /**
@@ -133,7 +150,8 @@ public final class ScaleCommand implements Callable<Integer> {
           + e.getMessage());
       err.flush();
       return 2;
-    } catch (ServerConnection.Unusable e) {
+    } catch (ServerConnection.Unusable | IOException e) {
+      // the server (or its JVM) could not be used, or a client JVM could not be started
       err.println("arbor scale: " + Text.oneLine(e.getMessage()));
       err.flush();
       return 1;
@@ -154,8 +172,19 @@ public final class ScaleCommand implements Callable<Integer> {
    */
   @Command(name = "client", hidden = true,
       description = "The client JVM of one pattern (started by arbor scale).")
-  int client(@Parameters(arity = "7", paramLabel = "ARG") List<String> args) {
+  int client(@Parameters(arity = "8", paramLabel = "ARG") List<String> args) {
     ScaleClient.client(args.toArray(String[]::new));
+    return 0;
+  }
+
+  /**
+   * {@code arbor scale server}: the embedded server's JVM, started by the run, serving until its
+   * standard input ends; not for people.
+   */
+  @Command(name = "server", hidden = true,
+      description = "The embedded server's JVM (started by arbor scale).")
+  int server() {
+    ScaleServer.serve(System.in);
     return 0;
   }
 }

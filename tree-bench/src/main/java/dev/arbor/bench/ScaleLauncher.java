@@ -20,9 +20,11 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The orchestrator of a scale run ({@link ScaleBench}): opens the server (embedded or the one
- * named), starts one client JVM per pattern ({@link ScaleClient}), relays its progress lines and
- * reads its machine lines ({@code @op}, {@code @skip}, {@code @ratio}, {@code @heap}) into the
+ * The orchestrator of a scale run ({@link ScaleBench}): opens the server (the embedded one in a
+ * JVM of its own, {@link ScaleServer}, or in this one, or the one named), starts one client JVM
+ * per pattern ({@link ScaleClient}), relays its progress lines and
+ * reads its machine lines ({@code @op}, {@code @skip}, {@code @ratio}, {@code @cpu},
+ * {@code @heap}) into the
  * {@link Results}.
  */
 final class ScaleLauncher {
@@ -33,14 +35,29 @@ final class ScaleLauncher {
     long start = System.nanoTime();
     Results results = new Results();
     results.sizes = s.sizes().stream().sorted().toList();
-    ServerConnection server = ServerConnection.open(s.uri(), null, new CommandMeter());
-    boolean embedded = server.embedded().isPresent();
+    // the embedded server in a JVM of its own (as a real server is), unless --uri names one or
+    // --in-process-server keeps it in this one
+    ScaleServer own = s.uri() == null && !s.inProcessServer()
+        ? ScaleServer.start(System.getProperty("java.home"), s.serverHeap(), s.classpath(),
+            s.launcher())
+        : null;
+    ServerConnection server;
+    try {
+      server = ServerConnection.open(own != null ? own.uri() : s.uri(), null,
+          new CommandMeter());
+    } catch (RuntimeException e) {
+      if (own != null) {
+        own.close();
+      }
+      throw e;
+    }
     String uri = server.uri();
     String db = "arbor_scale_" + Long.toString(System.currentTimeMillis(), 36);
     out.printf(Locale.ROOT, "arbor scale: %s, sizes %s, client -Xmx%s, server %s%n",
         s.patterns().stream().map(Names::of).toList(), results.sizes, s.clientHeap(),
-        embedded ? "embedded (this JVM, -Xmx" + Runtime.getRuntime().maxMemory()
-            / (1 << 20) + "m)" : uri);
+        own != null ? "embedded (a JVM of its own, pid " + own.pid() + ", -Xmx" + s.serverHeap()
+            + ")" : server.embedded().isPresent() ? "embedded (this JVM, -Xmx"
+            + Runtime.getRuntime().maxMemory() / (1 << 20) + "m)" : uri);
     try {
       for (TreePattern p : s.patterns()) {
         long t0 = System.nanoTime();
@@ -52,7 +69,9 @@ final class ScaleLauncher {
         command.addAll(List.of("client", uri, db, p.name(),
             String.join(",", results.sizes.stream().map(String::valueOf).toList()),
             String.valueOf(s.repeat()), String.valueOf(s.limitSeconds()),
-            String.join(",", s.ops())));
+            String.join(",", s.ops()),
+            own != null ? String.valueOf(own.pid()) : server.embedded().isPresent()
+                ? String.valueOf(ProcessHandle.current().pid()) : "-"));
         Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
         ArrayDeque<String> last = new ArrayDeque<>();
         try (BufferedReader in = new BufferedReader(new InputStreamReader(
@@ -82,14 +101,17 @@ final class ScaleLauncher {
       }
     } finally {
       server.close();
+      if (own != null) {
+        own.close();
+      }
     }
     results.totalMillis = (System.nanoTime() - start) / 1_000_000;
     return results;
   }
 
   /**
-   * Reads a machine line of a client: {@code @op}, {@code @skip}, {@code @ratio} or {@code
-   * @heap}.
+   * Reads a machine line of a client: {@code @op}, {@code @skip}, {@code @ratio}, {@code @cpu}
+   * or {@code @heap}.
    */
   private static void take(Results r, TreePattern p, String line) {
     String[] f = line.split(" ", 7);
@@ -100,6 +122,9 @@ final class ScaleLauncher {
           0, line.substring(line.indexOf(f[2]) + f[2].length()).trim()));
       case "@ratio" -> r.ratios.computeIfAbsent(p, k -> new TreeMap<>())
           .put(Integer.parseInt(f[1]), Double.parseDouble(f[2]));
+      case "@cpu" -> r.cpu.computeIfAbsent(p, k -> new TreeMap<>())
+          .computeIfAbsent(Integer.parseInt(f[1]), k -> new TreeMap<>())
+          .put(f[2], new double[] {Double.parseDouble(f[3]), Double.parseDouble(f[4])});
       case "@heap" -> {
         r.heap.computeIfAbsent(p, k -> new TreeMap<>())
             .put(Integer.parseInt(f[1]), Long.parseLong(f[2]));

@@ -52,6 +52,7 @@ final class ScaleReport {
           .append(duration(r.patternMillis.getOrDefault(p, 0L)))
           .append(r.failures.containsKey(p) ? " (failed)" : "").append(" |\n");
     }
+    cpu(b, s, r, big);
     for (boolean trips : new boolean[] {false, true}) {
       b.append("\nGrowth exponent of ").append(trips ? "round trips" : "time")
           .append(" per operation from ").append(size(sizes.get(0))).append(" to ")
@@ -99,6 +100,44 @@ final class ScaleReport {
       b.append("\nFailed: ").append(Names.of(e.getKey())).append(": ").append(e.getValue());
     }
     return b.toString().strip() + "\n";
+  }
+
+  /**
+   * Where the time of the load and of its raw inserts went at size {@code big}: the median run's
+   * time and the CPU the client and the server spent meanwhile (a client busier than the raw
+   * inserts' competes with the server for the machine's cores).
+   */
+  private static void cpu(StringBuilder b, Settings s, Results r, int big) {
+    if (r.cpu.isEmpty()) {
+      return;
+    }
+    b.append("\nLoad and raw insertMany at ").append(size(big)).append(": median time, the"
+        + " CPU time of the client and of the server meanwhile, and the ratios of CPU times"
+        + " insertMany / load: the server's, and the client's and server's together\n\n");
+    b.append("| pattern | insertMany | its CPU: client / server | load | its CPU: client /"
+        + " server | server CPU ratio | total CPU ratio |\n|---|---|---|---|---|---|---|\n");
+    for (TreePattern p : s.patterns()) {
+      Map<String, double[]> c = r.cpu.getOrDefault(p, Map.of()).getOrDefault(big, Map.of());
+      b.append("| ").append(Names.of(p));
+      for (String op : List.of("insertMany", "load")) {
+        Figure f = r.figure(p, big, op);
+        double[] x = c.get(op);
+        b.append(" | ").append(f == null || f.skipped() != null ? "–"
+            : duration((long) f.millis())).append(" | ").append(x == null ? "–"
+            : cpuMs(x[0]) + " / " + cpuMs(x[1]));
+      }
+      double[] raw = c.get("insertMany");
+      double[] load = c.get("load");
+      boolean known = raw != null && load != null && raw[1] > 0 && load[1] > 0;
+      b.append(" | ").append(known ? String.format(Locale.ROOT, "%.2f", raw[1] / load[1]) : "–")
+          .append(" | ").append(known && raw[0] >= 0 && load[0] >= 0 ? String.format(
+              Locale.ROOT, "%.2f", (raw[0] + raw[1]) / (load[0] + load[1])) : "–");
+      b.append(" |\n");
+    }
+  }
+
+  private static String cpuMs(double ms) {
+    return ms < 0 ? "?" : duration((long) ms);
   }
 
   static String size(int n) {

@@ -23,7 +23,7 @@ import picocli.CommandLine;
 
 /**
  * {@link ScaleBench} ({@code arbor scale}) end to end at tiny sizes (a client JVM per pattern,
- * the embedded server in this one): the structure of its output and the counts that do not
+ * the embedded server in a JVM of its own): the structure of its output and the counts that do not
  * depend on the machine, never a timing.
  */
 class ScaleBenchTest {
@@ -180,6 +180,18 @@ class ScaleBenchTest {
     assertEquals(4, s.repeat());
     assertEquals("128m", s.clientHeap());
     assertEquals(List.of("load", "children", "insert", "move", "delete"), s.ops()); // a leaf's life
+    assertFalse(s.inProcessServer()); // the server in a JVM of its own by default
+    assertEquals("10g", s.serverHeap());
+    ScaleCommand inProcess = new ScaleCommand();
+    new CommandLine(inProcess).parseArgs("--in-process-server", "--server-heap", "4g");
+    assertTrue(inProcess.settings().inProcessServer());
+    assertEquals("4g", inProcess.settings().serverHeap());
+    ScaleCommand bad = new ScaleCommand();
+    new CommandLine(bad).parseArgs("--server-heap", "lots");
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalArgumentException.class, bad::settings);
+    assertEquals("--server-heap must be a size as -Xmx takes it (256m, 10g), got 'lots'",
+        e.getMessage());
   }
 
   /** {@code arbor args} in this JVM: its exit code, stdout and stderr. */

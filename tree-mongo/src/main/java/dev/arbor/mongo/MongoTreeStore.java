@@ -583,6 +583,11 @@ final class MongoTreeStore implements MongoTree {
     documents.checkAttributes(id, attributes);
   }
 
+  /** @see NodeDocuments#checkAttributeNames */
+  void checkAttributeNames(String id, Map<String, ?> attributes) {
+    documents.checkAttributeNames(id, attributes);
+  }
+
   /** @see NodeDocuments#attributesOf */
   Map<String, Object> attributesOf(Document d) {
     return documents.attributesOf(d);

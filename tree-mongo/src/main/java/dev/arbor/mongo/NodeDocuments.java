@@ -47,6 +47,21 @@ final class NodeDocuments {
    * @throws IllegalArgumentException naming the node and the attribute
    */
   void checkAttributes(String id, Map<String, ?> attributes) {
+    checkAttributes(id, attributes, true);
+  }
+
+  /**
+   * Checks attribute names and nested keys, but not that the values encode: for a caller that
+   * encodes the whole document next and, if that fails, calls {@link #checkAttributes(String,
+   * Map)} to name the attribute (a streamed load, whose documents are encoded once).
+   *
+   * @throws IllegalArgumentException naming the node and the attribute
+   */
+  void checkAttributeNames(String id, Map<String, ?> attributes) {
+    checkAttributes(id, attributes, false);
+  }
+
+  private void checkAttributes(String id, Map<String, ?> attributes, boolean encode) {
     for (Map.Entry<String, ?> e : attributes.entrySet()) {
       String name = e.getKey();
       if (name.equals(ID) || structuralFields.contains(name)) {
@@ -62,6 +77,9 @@ final class NodeDocuments {
       if (nested != null) {
         throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
             + "' holds " + nested);
+      }
+      if (!encode) {
+        continue;
       }
       try {
         codecs.get(Document.class).encode(

@@ -17,14 +17,15 @@ import dev.arbor.core.internal.TreeStores;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import org.bson.BSONException;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.Document;
-import org.bson.RawBsonDocument;
-import org.bson.codecs.Codec;
+import org.bson.codecs.configuration.CodecConfigurationException;
 import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
@@ -83,10 +84,13 @@ final class StreamLoad {
     final String id;
     @Nullable Document doc;
     @Nullable BsonDocument encoded;
+    /** The entry's attributes until it is encoded: to name one that does not encode. */
+    @Nullable Map<String, ?> attributes;
 
-    Slot(String id, Document doc) {
+    Slot(String id, Document doc, Map<String, ?> attributes) {
       this.id = id;
       this.doc = doc;
+      this.attributes = attributes;
     }
   }
 
@@ -96,7 +100,7 @@ final class StreamLoad {
   private final BsonDocument mark;
   private final long version;
   private final int batchSize;
-  private final Codec<Document> codec;
+  private final LoadEncoder encoder;
   private final ArrayDeque<Frame> path = new ArrayDeque<>();
   private final List<Slot> batch = new ArrayList<>();
   private final List<WriteModel<BsonDocument>> late = new ArrayList<>();
@@ -131,7 +135,7 @@ final class StreamLoad {
     this.version = version;
     this.mark = Step.mark(version, 0);
     this.batchSize = Math.max(1, batchSize);
-    this.codec = store.collection.getCodecRegistry().get(Document.class);
+    this.encoder = new LoadEncoder(store.collection.getCodecRegistry());
     this.parent = parentDoc == null ? null : parentDoc.getString(MongoTreeStore.ID);
     List<String> ancestors = new ArrayList<>();
     int depth = 0;
@@ -205,7 +209,8 @@ final class StreamLoad {
   void add(Node e) {
     TreeStores.checkId(e.id());
     store.ids.checkNew(e.id());
-    store.checkAttributes(e.id(), e.attributes());
+    // the names now; the values encode with the whole document, once (see encode)
+    store.checkAttributeNames(e.id(), e.attributes());
     while (!path.isEmpty() && !path.peek().id.equals(e.parentId())) {
       close(path.pop());
     }
@@ -260,7 +265,7 @@ final class StreamLoad {
     }
     Document d = NodeDocuments.newDocument(e.id(), structure, e.attributes());
     d.put(Step.MARK, mark);
-    Slot slot = new Slot(e.id(), d);
+    Slot slot = new Slot(e.id(), d, e.attributes());
     f.slot = slot;
     path.push(f);
     batch.add(slot);
@@ -382,11 +387,19 @@ final class StreamLoad {
     if (d == null) {
       return;
     }
-    BsonDocument b = store.scope == null ? (store.ids.isString() ? new RawBsonDocument(d, codec)
-        : store.ids.document(d.toBsonDocument(BsonDocument.class,
-            store.collection.getCodecRegistry())))
-        : store.scope.stored(d.toBsonDocument(BsonDocument.class,
-            store.collection.getCodecRegistry()));
+    BsonDocument b;
+    try {
+      b = store.scope == null ? (store.ids.isString() ? encoder.encode(d)
+          : store.ids.document(d.toBsonDocument(BsonDocument.class,
+              store.collection.getCodecRegistry())))
+          : store.scope.stored(d.toBsonDocument(BsonDocument.class,
+              store.collection.getCodecRegistry()));
+    } catch (CodecConfigurationException | IllegalArgumentException | BSONException ex) {
+      if (s.attributes != null) {
+        store.checkAttributes(s.id, s.attributes); // names the attribute that does not encode
+      }
+      throw ex;
+    }
     int size = Encoded.size(b);
     if (size > Fits.MAX_NODE) {
       throw new NodeTooLargeException(s.id, size, "Cannot store node '" + s.id + "' in the "
@@ -399,6 +412,7 @@ final class StreamLoad {
     }
     s.encoded = b;
     s.doc = null;
+    s.attributes = null;
     batchBytes += size;
   }
 

@@ -74,12 +74,12 @@ final class TreeLoads {
       journaled = true;
       List<BsonDocument> batch = new ArrayList<>();
       long bytes = 0;
-      org.bson.codecs.Codec<Document> codec = store.collection.getCodecRegistry().get(Document.class);
+      LoadEncoder encoder = new LoadEncoder(store.collection.getCodecRegistry());
       BsonDocument mark = Step.mark(h.version, 0);
       for (Document d : store.layout.documentsFor(tree)) {
         // Marked and encoded once: the driver sends the bytes as they are.
         d.put(Step.MARK, mark);
-        BsonDocument b = store.scope == null ? (store.ids.isString() ? new org.bson.RawBsonDocument(d, codec)
+        BsonDocument b = store.scope == null ? (store.ids.isString() ? encoder.encode(d)
             : store.ids.document(d.toBsonDocument(BsonDocument.class, store.collection.getCodecRegistry())))
             : store.scope.stored(d.toBsonDocument(BsonDocument.class, store.collection.getCodecRegistry()));
         int size = Encoded.size(b);

@@ -162,6 +162,29 @@ class StreamedLoadTest {
     assertEquals(tree, store.snapshot());
   }
 
+  /**
+   * A value with no codec is named as {@code checkAttributes} names it, though a streamed load
+   * encodes each document once, whole (for nested sets and child references only when its
+   * subtree closes, entries later), and the load is undone.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void anAttributeThatDoesNotEncodeIsNamedAndTheLoadUndone(TreePattern pattern) {
+    MongoTreeStore store = small(pattern);
+    Tree tree = mixed(100, "n", 7);
+    List<Node> entries = new ArrayList<>();
+    for (Node e : tree.entries()) {
+      entries.add(e.id().equals("n60") ? new Node(e.id(), e.parentId(), e.depth(),
+          Map.of("fine", 1, "thing", new Object())) : e);
+    }
+    RuntimeException e = assertThrows(RuntimeException.class,
+        () -> store.load(entries.iterator()));
+    assertTrue(e.getMessage().contains("Attribute 'thing' of node 'n60' cannot be stored in"
+        + " BSON"), e.toString());
+    assertEquals(0, store.size());
+    assertEquals(List.of(), store.check());
+  }
+
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void aUniqueIndexOfTheCallersIsNotMistakenForARepeatedId(TreePattern pattern) {
