@@ -11,8 +11,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * JVMs the small-heap tests start on the test class path: a {@link BigTreeServer} with a large
- * heap of its own, and the {@code arbor} client ({@link MeasuredArbor}) with a small one.
+ * JVMs the small-heap tests start on the test class path: the {@code arbor} client ({@link
+ * MeasuredArbor}) with a small heap. The server the client tests reach is the fork's own test
+ * server ({@code MongoTestServer}), in the test JVM with its large heap.
  */
 final class ChildJvm {
   private ChildJvm() {}
@@ -32,39 +33,6 @@ final class ChildJvm {
     command.addAll(List.of("-cp", classpath, main));
     command.addAll(List.of(args));
     return new ProcessBuilder(command);
-  }
-
-  /** A running {@link BigTreeServer}; closing it ends the server. */
-  record Server(Process process, String uri) implements AutoCloseable {
-    /** Starts a server with 2 GB of heap and {@link BigTreeServer}'s {@code args}. */
-    static Server start(String... args) throws Exception {
-      Process server = java("-Xmx2g", BigTreeServer.class.getName(), args)
-          .redirectErrorStream(true).start();
-      List<String> said = new ArrayList<>();
-      BufferedReader out = new BufferedReader(new InputStreamReader(server.getInputStream(),
-          StandardCharsets.UTF_8));
-      for (String line = out.readLine(); line != null; line = out.readLine()) {
-        said.add(line);
-        if (line.startsWith("ready ")) {
-          return new Server(server, line.substring("ready ".length()));
-        }
-      }
-      server.destroyForcibly();
-      assertTrue(false, "the server did not start: " + said);
-      throw new AssertionError();
-    }
-
-    @Override
-    public void close() throws InterruptedException {
-      try {
-        process.getOutputStream().close(); // ends the server
-      } catch (java.io.IOException e) {
-        process.destroyForcibly();
-      }
-      if (!process.waitFor(20, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-      }
-    }
   }
 
   /**
