@@ -19,17 +19,16 @@ final class ChildJvm {
   private ChildJvm() {}
 
   /**
-   * A JVM on the test class path: the client C1 only with the serial GC, as a command-line run
-   * is; the server with the default compilers, as it loads hundreds of thousands of nodes.
+   * A JVM on the test class path, quick to start as a short command-line run wants: C1 only and
+   * the serial GC (neither changes the heap limit {@code heap} sets, which is what the tests
+   * prove bounds against).
    */
   static ProcessBuilder java(String heap, String main, String... args) {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String classpath = System.getProperty("surefire.test.class.path",
         System.getProperty("java.class.path"));
-    List<String> command = new ArrayList<>(List.of(java, heap));
-    if (main.equals(MeasuredArbor.class.getName())) {
-      command.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
-    }
+    List<String> command = new ArrayList<>(List.of(java, heap, "-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC"));
     command.addAll(List.of("-cp", classpath, main));
     command.addAll(List.of(args));
     return new ProcessBuilder(command);
