@@ -2,8 +2,6 @@ package dev.arbor.cli;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,9 +9,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * JVMs the small-heap tests start on the test class path: the {@code arbor} client ({@link
- * MeasuredArbor}) with a small heap. The server the client tests reach is the fork's own test
- * server ({@code MongoTestServer}), in the test JVM with its large heap.
+ * JVMs the small-heap tests start on the test class path: the {@code arbor} command line ({@link
+ * MeasuredArbor}, or {@link Arbor} itself) with a small heap. The server the client tests reach
+ * is the fork's own test server ({@code MongoTestServer}), in the test JVM with its large heap.
  */
 final class ChildJvm {
   private ChildJvm() {}
