@@ -48,6 +48,16 @@ import org.junit.jupiter.api.io.TempDir;
  * cannot shrink much with the heap: the data-directory server keeps its secondary indexes (the
  * ids, the distinct paths), its cache and a load's batch of up to 10 000 documents in the heap
  * too (30 000 nodes ran a 48 MB heap out).
+ *
+ * <p><b>Why it is not smaller.</b> Measured with {@code -Xlog:gc} (60 000 nodes, {@code
+ * -Xmx96m}): the import's live set after a full collection is 33 to 64 MB all along the load,
+ * so the heap cannot shrink much below this one, and with it the tree: below about 55 000 nodes
+ * the in-memory server would hold the tree in 96 MB (1.5 KB a node and the path strings,
+ * measured as above), and the test would no longer show what only a data directory can. So this
+ * is the module's longest test (about two and a half minutes on an idle two-core machine, most
+ * of it the full import and the checked export); its time is the data directory's cost per
+ * document (mongo-java-server's H2 {@code _id} index compares keys by Java serialization) and
+ * some 140 full collections in a nearly full heap, not a size beyond the bound.
  */
 class SmallHeapDataDirTest {
   static final int NODES = 60_000;
@@ -55,7 +65,11 @@ class SmallHeapDataDirTest {
   private static final long HEAP_BYTES = 96L << 20;
   /**
    * The lease of the imports that are killed, which the next command on their collection waits
-   * out before it undoes their load (the library's default is 30 s).
+   * out (a real wait: the holder is another process) before it undoes their load; the library's
+   * default is 30 s. Not shorter: each batch of a load is limited to nine tenths of the lease
+   * (Fences.timed), and a batch of 10 000 documents in this nearly full heap takes seconds, many
+   * more on a loaded machine; a 5 s lease would let the killed import time out before it is
+   * killed.
    */
   private static final int KILLED_LEASE_SECONDS = 10;
 

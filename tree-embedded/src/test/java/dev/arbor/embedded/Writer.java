@@ -13,7 +13,7 @@ import java.util.List;
 import org.bson.Document;
 
 /**
- * The process {@link EmbeddedMongoTest} kills: writes rounds of documents into a data directory
+ * The process {@link KilledCheckpointTest} kills: writes rounds of documents into a data directory
  * and checkpoints after each (with no saves between commands, so that only checkpoints save),
  * printing {@code saving k} before and {@code saved k} after the
  * checkpoint of round k, until it is killed.
