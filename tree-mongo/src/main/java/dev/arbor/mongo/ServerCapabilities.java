@@ -48,6 +48,7 @@ final class ServerCapabilities {
   private final Mode pipelineMode;
   private @Nullable MongoClient client;
   private boolean isolatedReads = true;
+  private boolean subtreeLocks = true;
   private long leaseMillis = 30_000;
   private long waitMillis = 60_000;
   private Timing timing = Timing.SYSTEM;
@@ -86,6 +87,19 @@ final class ServerCapabilities {
 
   @Nullable MongoClient client() {
     return client;
+  }
+
+  /**
+   * Whether changes of patterns that can run in lanes ({@link LaneProtocol}) do so (on by
+   * default; tests turn it off to compare).
+   */
+  ServerCapabilities subtreeLocks(boolean subtreeLocks) {
+    this.subtreeLocks = subtreeLocks;
+    return this;
+  }
+
+  boolean subtreeLocks() {
+    return subtreeLocks;
   }
 
   /** Whether reads are isolated from concurrent changes (lock protocol only). */

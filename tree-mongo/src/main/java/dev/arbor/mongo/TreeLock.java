@@ -319,6 +319,11 @@ final class TreeLock {
    * every thread stops) turn it off, so that a stalled holder's lease expires.
    */
   volatile boolean keepAlive = true;
+  /**
+   * The lanes of the tree when its store runs changes in them ({@link LaneProtocol}), set once
+   * when the store is opened: whoever takes the lock then waits for them to drain.
+   */
+  volatile @Nullable Lanes lanes;
   /** How many expired holders this lock took over (tests and logs). */
   final AtomicLong takeovers = new AtomicLong();
 
@@ -396,7 +401,17 @@ final class TreeLock {
    * @throws TreeException if the lock is not had within the lock wait, or the tree is stuck
    */
   Hold acquire(String what) {
-    return queue.acquire(what);
+    Hold h = queue.acquire(what);
+    Lanes l = lanes;
+    if (l != null) {
+      try {
+        l.drain(h);
+      } catch (RuntimeException e) {
+        release(h);
+        throw e;
+      }
+    }
+    return h;
   }
 
   /** Frees the lock, clearing a journal that is not to be completed. */
