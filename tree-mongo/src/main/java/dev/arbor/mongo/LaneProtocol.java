@@ -63,24 +63,25 @@ final class LaneProtocol implements Protocol {
     long start = lock.lock.timing.nanoTime();
     for (int attempt = 0; ; attempt++) {
       Lanes.Lane lane = lanes.new Lane();
-      Lanes.Met met = lanes.claim(lane, want);
-      if (met != null) {
-        lanes.release(lane);
-        if (met.missing()) {
-          return locked(what, planner); // the tree's lock tells what is missing
-        }
-        if (!lanes.resolve(met)) {
-          lanes.pause(attempt, start, "the marks of: " + what);
-        }
-        continue;
-      }
-      if (!lanes.gate(lane)) {
-        lanes.release(lane);
-        lanes.pause(attempt, start, "the tree's lock, to do: " + what);
-        continue;
-      }
-      Change c = new Change(data, scope, null, () -> lanes.renewIfDue(lane), lane.version);
+      Change c;
       try {
+        Lanes.Met met = lanes.claim(lane, want);
+        if (met != null) {
+          lanes.release(lane);
+          if (met.missing()) {
+            return locked(what, planner); // the tree's lock tells what is missing
+          }
+          if (!lanes.resolve(met)) {
+            lanes.pause(attempt, start, "the marks of: " + what);
+          }
+          continue;
+        }
+        if (!lanes.gate(lane)) {
+          lanes.release(lane);
+          lanes.pause(attempt, start, "the tree's lock, to do: " + what);
+          continue;
+        }
+        c = new Change(data, scope, null, () -> lanes.renewIfDue(lane), lane.version);
         List<String> again = footprint.of(c);
         if (again == null || !want.containsAll(again)) {
           lanes.release(lane);
@@ -93,6 +94,15 @@ final class LaneProtocol implements Protocol {
           continue;
         }
         planner.plan(c);
+      } catch (MongoException e) {
+        // Nothing of the change is written before its plan is sent: free the marks and try
+        // again after an error that a command sent again may not meet.
+        lanes.release(lane);
+        if (!MongoErrors.transientError(e)) {
+          throw e;
+        }
+        lanes.pause(attempt, start, "the server, to do: " + what);
+        continue;
       } catch (RuntimeException e) {
         lanes.release(lane);
         settled.accept(lane.version);

@@ -326,18 +326,23 @@ final class Lanes {
     if (lane.marked.isEmpty()) {
       return;
     }
-    try {
-      if (lock.timing.nanoTime() - lane.renewedAt
-          > TimeUnit.MILLISECONDS.toNanos(lock.leaseMillis) / 2 && !renew(lane)) {
+    for (int attempt = 0; attempt < 5; attempt++) {
+      try {
+        if (lock.timing.nanoTime() - lane.renewedAt
+            > TimeUnit.MILLISECONDS.toNanos(lock.leaseMillis) / 2 && !renew(lane)) {
+          return;
+        }
+        raw.updateMany(Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))),
+            lane.deadline()), Updates.unset(FIELD));
+        if (lane.version >= 0) {
+          raw.updateOne(lock.lockKey(), Updates.inc(LockDocument.VERSION, 1L));
+        }
         return;
+      } catch (MongoException e) {
+        if (!MongoErrors.transientError(e)) {
+          return; // left to expire: whoever meets them takes the lane over
+        }
       }
-      raw.updateMany(Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))),
-          lane.deadline()), Updates.unset(FIELD));
-      if (lane.version >= 0) {
-        raw.updateOne(lock.lockKey(), Updates.inc(LockDocument.VERSION, 1L));
-      }
-    } catch (MongoException e) {
-      // left to expire: whoever meets them takes the lane over
     }
   }
 
