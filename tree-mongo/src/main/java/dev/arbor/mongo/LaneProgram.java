@@ -81,8 +81,15 @@ final class LaneProgram {
       commit(lane, journal, what);
     }
     try {
-      long deleted = send(lane, steps, journaled, lane.token);
+      // A committed plan ending with updates or deletes sends its release in their last
+      // command: if that command runs late, the journal stays and whoever takes the lane over
+      // completes the change, which is committed either way.
+      boolean releaseInLast = journaled && !(steps.get(steps.size() - 1) instanceof Step.Insert);
+      long deleted = send(lane, steps, journaled, lane.token, releaseInLast);
       lane.stop();
+      if (releaseInLast) {
+        return deleted;
+      }
       if (!release(lane)) {
         if (journaled) {
           throw new Completed(); // past its lease: the caller who takes it over completes it
@@ -100,7 +107,7 @@ final class LaneProgram {
 
   /** Completes a journal left by a lane that stopped, as the caller who took it over. */
   void replay(Lanes.Lane heir, List<Step> steps) {
-    send(heir, steps, true, heir.token);
+    send(heir, steps, true, heir.token, false);
   }
 
   private void commit(Lanes.Lane lane, BsonArray journal, String what) {
@@ -146,7 +153,8 @@ final class LaneProgram {
    *
    * @return the documents deleted
    */
-  private long send(Lanes.Lane lane, List<Step> steps, boolean journaled, String origin) {
+  private long send(Lanes.Lane lane, List<Step> steps, boolean journaled, String origin,
+      boolean releaseInLast) {
     long deleted = 0;
     int k = 0;
     while (k < steps.size()) {
@@ -161,11 +169,15 @@ final class LaneProgram {
         }
         try {
           deleted += inserts ? insert(lane, steps, k, end, journaled, origin)
-              : write(lane, steps, k, end, journaled, origin);
+              : write(lane, steps, k, end, journaled, origin,
+                  releaseInLast && end == steps.size());
           break;
         } catch (MongoException e) {
           if (!MongoErrors.transientError(e) || attempt > 20) {
             throw e;
+          }
+          if (releaseInLast && end == steps.size() && !holds(lane)) {
+            break; // its release landed, or whoever took the lane over completes it
           }
           if (!journaled) {
             if (!appliedAlone(steps.get(0), origin)) {
@@ -184,6 +196,20 @@ final class LaneProgram {
     return deleted;
   }
 
+  /** Whether the lane's head still carries its mark (else it was released or taken over). */
+  private boolean holds(Lanes.Lane lane) {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return lanes.raw.find(lane.headFilter()).first() != null;
+      } catch (MongoException e) {
+        if (!MongoErrors.transientError(e) || attempt > 20) {
+          throw e;
+        }
+        lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+      }
+    }
+  }
+
   /** Renews the lane's lease when due; false if the lane was taken over. */
   private boolean fresh(Lanes.Lane lane) {
     try {
@@ -194,12 +220,15 @@ final class LaneProgram {
   }
 
   private long write(Lanes.Lane lane, List<Step> steps, int from, int to, boolean journaled,
-      String origin) {
+      String origin, boolean release) {
     List<TreeLock.Statement> batch = new ArrayList<>();
     for (int k = from; k < to; k++) {
       batch.add(new TreeLock.Statement(Fences.withDeadline(
           steps.get(k).model(lane.version, k + 1, journaled ? null : origin), lane.deadline()),
           k + 1));
+    }
+    if (release) {
+      batch.addAll(releaseStatements(lane));
     }
     BulkWriteResult r = lanes.tree.sender.send(lanes.raw, new TreeLock.Batch(batch));
     return r.getDeletedCount();
@@ -264,6 +293,26 @@ final class LaneProgram {
   }
 
   /**
+   * The release: the head's mark cleared first (if it is cleared in time, every statement before
+   * it ran in time), then the other marks, both bounded by the lease; then the tree's version
+   * raised.
+   */
+  private List<TreeLock.Statement> releaseStatements(Lanes.Lane lane) {
+    List<TreeLock.Statement> batch = new ArrayList<>();
+    batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lane.headFilter(),
+        lane.deadline()), Updates.unset(Lanes.FIELD)), 0));
+    List<String> others = lane.marked.subList(1, lane.marked.size());
+    if (!others.isEmpty()) {
+      batch.add(new TreeLock.Statement(new UpdateManyModel<>(Fences.before(lanes.key(and(
+          in("_id", others), eq(Lanes.T, lane.token))), lane.deadline()),
+          Updates.unset(Lanes.FIELD)), 0));
+    }
+    batch.add(new TreeLock.Statement(new UpdateOneModel<>(lanes.lock.lockKey(),
+        Updates.inc(LockDocument.VERSION, 1L)), 0));
+    return batch;
+  }
+
+  /**
    * Clears the lane's marks, bounded by its lease, and raises the tree's version.
    *
    * @return whether every mark was cleared in time (else the lane was lost: whoever takes it
@@ -274,18 +323,7 @@ final class LaneProgram {
       if (!fresh(lane)) {
         return false;
       }
-      // The head first: if it is cleared in time, every statement before it ran in time.
-      List<TreeLock.Statement> batch = new ArrayList<>();
-      batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lane.headFilter(),
-          lane.deadline()), Updates.unset(Lanes.FIELD)), 0));
-      List<String> others = lane.marked.subList(1, lane.marked.size());
-      if (!others.isEmpty()) {
-        batch.add(new TreeLock.Statement(new UpdateManyModel<>(Fences.before(lanes.key(and(
-            in("_id", others), eq(Lanes.T, lane.token))), lane.deadline()),
-            Updates.unset(Lanes.FIELD)), 0));
-      }
-      batch.add(new TreeLock.Statement(new UpdateOneModel<>(lanes.lock.lockKey(),
-          Updates.inc(LockDocument.VERSION, 1L)), 0));
+      List<TreeLock.Statement> batch = releaseStatements(lane);
       try {
         BulkWriteResult r = lanes.tree.sender.send(lanes.raw, new TreeLock.Batch(batch));
         // the version's raise always matches: the head's clear is the other match needed (if

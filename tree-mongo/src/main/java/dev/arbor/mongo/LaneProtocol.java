@@ -61,7 +61,8 @@ final class LaneProtocol implements Protocol {
       return locked(what, planner);
     }
     long start = lock.lock.timing.nanoTime();
-    for (int attempt = 0; ; attempt++) {
+    boolean toLock = false;
+    for (int attempt = 0; !toLock; attempt++) {
       Lanes.Lane lane = lanes.new Lane();
       Change c;
       try {
@@ -69,7 +70,8 @@ final class LaneProtocol implements Protocol {
         if (met != null) {
           lanes.release(lane);
           if (met.missing()) {
-            return locked(what, planner); // the tree's lock tells what is missing
+            toLock = true; // the tree's lock tells what is missing
+            break;
           }
           if (!lanes.resolve(met)) {
             lanes.pause(attempt, start, "the marks of: " + what);
@@ -86,7 +88,8 @@ final class LaneProtocol implements Protocol {
         if (again == null || !want.containsAll(again)) {
           lanes.release(lane);
           if (again == null) {
-            return locked(what, planner);
+            toLock = true;
+            break;
           }
           LinkedHashSet<String> union = new LinkedHashSet<>(want);
           union.addAll(again);
@@ -130,6 +133,7 @@ final class LaneProtocol implements Protocol {
       settled.accept(lane.version);
       return new Outcome(lane.version, deleted);
     }
+    return locked(what, planner);
   }
 
   /** A change under the tree's lock, which waits for the lanes to drain. */

@@ -67,6 +67,9 @@ class LanesTest {
       call.run();
       return null;
     } catch (TreeException e) {
+      if (System.getProperty("lanes.debug") != null) {
+        e.printStackTrace();
+      }
       return e.getClass();
     }
   }
@@ -197,7 +200,9 @@ class LanesTest {
       if (oa != LockLostException.class && va.get() < vb.get()) {
         assertEquals(oa, outcome(() -> opA.accept(reference)));
       }
-      assertEquals(ob, outcome(() -> opB.accept(reference)));
+      String where = "A's change " + changesOfA.indexOf(opA) + ": A " + oa + " at " + va
+          + ", B " + ob + " at " + vb;
+      assertEquals(ob, outcome(() -> opB.accept(reference)), where);
       if (oa != LockLostException.class && va.get() > vb.get()) {
         assertEquals(oa, outcome(() -> opA.accept(reference)));
       }
