@@ -16,6 +16,7 @@ import com.mongodb.client.model.Updates;
 import dev.arbor.core.ChangeInterruptedException;
 import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.LockLostException;
+import dev.arbor.core.TreeException;
 import java.util.ArrayList;
 import java.util.List;
 import org.bson.BsonArray;
@@ -81,27 +82,60 @@ final class LaneProgram {
       commit(lane, journal, what);
     }
     try {
-      // A committed plan ending with updates or deletes sends its release in their last
-      // command: if that command runs late, the journal stays and whoever takes the lane over
-      // completes the change, which is committed either way.
-      boolean releaseInLast = journaled && !(steps.get(steps.size() - 1) instanceof Step.Insert);
-      long deleted = send(lane, steps, journaled, lane.token, releaseInLast);
-      lane.stop();
-      if (releaseInLast) {
-        return deleted;
-      }
-      if (!release(lane)) {
-        if (journaled) {
-          throw new Completed(); // past its lease: the caller who takes it over completes it
-        }
-        // Past its lease: its one step may have run in time or not; its document tells.
-        if (!appliedAlone(steps.get(0), lane.token)) {
-          throw lost(what);
-        }
-      }
-      return deleted;
+      return sendAndRelease(lane, steps, journaled, what);
     } catch (Completed c) {
       return -1;
+    } catch (MongoException e) {
+      if (lane.committed || MongoErrors.transientError(e)) {
+        throw e;
+      }
+      throw new TreeException("Tree '" + lanes.lock.tree + "': the server refused '" + what
+          + "': " + e.getMessage() + "; nothing was written", e);
+    }
+  }
+
+  /**
+   * Sends the steps and the release. A lane whose batch ran past its lease but that nobody took
+   * over (a lone holder slower than its lease) renews and sends again: every step is guarded or
+   * idempotent, so a step that ran is not run twice.
+   */
+  private long sendAndRelease(Lanes.Lane lane, List<Step> steps, boolean journaled,
+      String what) {
+    // A committed plan ending with updates or deletes sends its release in their last command:
+    // if that command runs late, the journal stays and whoever takes the lane over completes
+    // the change, which is committed either way.
+    boolean releaseInLast = journaled && !(steps.get(steps.size() - 1) instanceof Step.Insert);
+    long half = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(lanes.lock.leaseMillis) / 2;
+    for (int round = 0; ; round++) {
+      long deleted = send(lane, steps, journaled, lane.token, releaseInLast);
+      if (releaseInLast) {
+        if (lanes.lock.timing.nanoTime() - lane.renewedAt <= half || !holds(lane)) {
+          lane.stop();
+          return deleted; // released in time, or completed by whoever took the lane over
+        }
+      } else if (release(lane)) {
+        lane.stop();
+        return deleted;
+      }
+      // Past its lease: taken over, or nobody came and it sends again.
+      boolean applied = !journaled && appliedAlone(steps.get(0), lane.token);
+      if (round > 20 || !lanes.renew(lane)) {
+        lane.stop();
+        if (journaled) {
+          throw new Completed();
+        }
+        if (!applied) {
+          throw lost(what);
+        }
+        return deleted;
+      }
+      if (applied) {
+        for (int r = 0; r < 20 && !release(lane) && lanes.renew(lane); r++) {
+          // its release again, under its renewed lease
+        }
+        lane.stop();
+        return deleted;
+      }
     }
   }
 
@@ -116,8 +150,8 @@ final class LaneProgram {
       long matched;
       try {
         matched = lanes.raw.updateOne(Fences.before(lane.headFilter(), lane.deadline()),
-            Updates.combine(Updates.set(Lanes.J, journal), Updates.set(Lanes.V, lane.version),
-                Updates.set(Lanes.W, what))).getMatchedCount();
+            Updates.combine(Updates.set(Lanes.J, journal), Updates.set(Lanes.V, lane.version)))
+            .getMatchedCount();
       } catch (MongoException e) {
         if (!MongoErrors.transientError(e)) {
           throw e;

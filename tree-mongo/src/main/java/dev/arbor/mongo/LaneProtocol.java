@@ -66,7 +66,7 @@ final class LaneProtocol implements Protocol {
       Lanes.Lane lane = lanes.new Lane();
       Change c;
       try {
-        Lanes.Met met = lanes.claim(lane, want);
+        Lanes.Met met = lanes.claim(lane, want, what);
         if (met != null) {
           lanes.release(lane);
           if (met.missing()) {

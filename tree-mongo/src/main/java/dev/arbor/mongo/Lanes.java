@@ -194,11 +194,11 @@ final class Lanes {
    * @return null if every mark is held, else what stopped the claim (the marks claimed so far
    *     stay for {@link #release})
    */
-  @Nullable Met claim(Lane lane, List<String> ids) {
+  @Nullable Met claim(Lane lane, List<String> ids, String what) {
     String head = ids.get(0);
     BsonDocument after = raw.findOneAndUpdate(key(and(eq("_id", head), eq(FIELD, null))),
         Updates.combine(Updates.set(T, lane.token), Updates.set(L, lock.leaseMillis),
-            Updates.currentDate(R)),
+            Updates.set(W, what), Updates.currentDate(R)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(FIELD)));
     if (after == null) {
@@ -395,8 +395,9 @@ final class Lanes {
     Lane heir = new Lane(t, me, headId);
     heir.renewedAt(mark.getDateTime("r").getValue());
     takeovers.incrementAndGet();
-    tree.log.warn("Tree '{}': took over a lane whose lease of {} ms expired (head '{}')",
-        lock.tree, l, headId);
+    tree.log.warn("Tree '{}': took the lock over from a change in a subtree whose lease of {} ms"
+        + " expired while doing: {}", lock.tree, l, mark.isString("w")
+        ? mark.getString("w").getValue() : "?");
     finish(heir, mark);
     return true;
   }
