@@ -63,6 +63,15 @@ final class LaneProgram {
     }
   }
 
+  /** A batch whose closing statement ran past the lane's deadline: some of it may not have run. */
+  static final class Late extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Late() {
+      super(null, null, false, false);
+    }
+  }
+
   /**
    * Runs the plan of a lane that holds its marks and passed the gate, and releases it.
    *
@@ -70,18 +79,18 @@ final class LaneProgram {
    */
   long run(Lanes.Lane lane, List<Step> steps, String what) {
     boolean journaled = !PlanRunner.atomic(steps);
-    if (journaled) {
-      BsonArray journal = new BsonArray();
-      for (Step s : steps) {
-        journal.add(s.encode());
-      }
-      if (Encoded.size(new BsonDocument("j", journal)) > Math.min(MAX_JOURNAL_BYTES,
-          lanes.tree.inlineJournalBytes)) {
-        throw new TooLarge();
-      }
-      commit(lane, journal, what);
-    }
     try {
+      if (journaled) {
+        BsonArray journal = new BsonArray();
+        for (Step s : steps) {
+          journal.add(s.encode());
+        }
+        if (Encoded.size(new BsonDocument("j", journal)) > Math.min(MAX_JOURNAL_BYTES,
+            lanes.tree.inlineJournalBytes)) {
+          throw new TooLarge();
+        }
+        commit(lane, journal, what);
+      }
       return sendAndRelease(lane, steps, journaled, what);
     } catch (Completed c) {
       return -1;
@@ -94,77 +103,81 @@ final class LaneProgram {
     }
   }
 
+  /** Completes a journal left by a lane that stopped, as the caller who took it over. */
+  void replay(Lanes.Lane heir, List<Step> steps) {
+    sendSteps(heir, steps, true, heir.token, false);
+  }
+
   /**
-   * Sends the steps and the release. A lane whose batch ran past its lease but that nobody took
-   * over (a lone holder slower than its lease) renews and sends again: every step is guarded or
-   * idempotent, so a step that ran is not run twice.
+   * The statement that closes a batch: it meets a duplicate key (the lock document exists) when
+   * the server runs it past the lane's deadline, which tells that statements before it may not
+   * have run. (Bounded statements after a deadline match nothing; the takeover of a lane only
+   * happens after its deadline.)
    */
-  private long sendAndRelease(Lanes.Lane lane, List<Step> steps, boolean journaled,
-      String what) {
-    // A committed plan ending with updates or deletes sends its release in their last command:
-    // if that command runs late, the journal stays and whoever takes the lane over completes
-    // the change, which is committed either way.
-    boolean releaseInLast = journaled && !(steps.get(steps.size() - 1) instanceof Step.Insert);
-    long half = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(lanes.lock.leaseMillis) / 2;
-    for (int round = 0; ; round++) {
-      long deleted = send(lane, steps, journaled, lane.token, releaseInLast);
-      if (releaseInLast) {
-        if (lanes.lock.timing.nanoTime() - lane.renewedAt <= half || !holds(lane)) {
-          lane.stop();
-          return deleted; // released in time, or completed by whoever took the lane over
+  private TreeLock.Statement closing(Lanes.Lane lane) {
+    return new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lanes.lock.lockKey(),
+        lane.deadline()), Updates.inc(LockDocument.VERSION, 0L),
+        new com.mongodb.client.model.UpdateOptions().upsert(true)), 0);
+  }
+
+  /**
+   * Sends a batch closed by {@link #closing}.
+   *
+   * @throws Late if its closing statement ran past the deadline
+   */
+  private BulkWriteResult sendClosed(Lanes.Lane lane, List<TreeLock.Statement> statements) {
+    List<TreeLock.Statement> batch = new ArrayList<>(statements);
+    batch.add(closing(lane));
+    try {
+      return lanes.tree.sender.send(lanes.raw, new TreeLock.Batch(batch));
+    } catch (MongoBulkWriteException e) {
+      boolean late = false;
+      for (BulkWriteError error : e.getWriteErrors()) {
+        if (error.getIndex() == batch.size() - 1 && MongoErrors.duplicateKey(error.getCode())) {
+          late = true;
+        } else {
+          throw e;
         }
-      } else if (release(lane)) {
-        lane.stop();
-        return deleted;
       }
-      // Past its lease: taken over, or nobody came and it sends again.
-      boolean applied = !journaled && appliedAlone(steps.get(0), lane.token);
-      if (round > 20 || !lanes.renew(lane)) {
-        lane.stop();
-        if (journaled) {
-          throw new Completed();
-        }
-        if (!applied) {
-          throw lost(what);
-        }
-        return deleted;
+      if (late) {
+        throw new Late();
       }
-      if (applied) {
-        for (int r = 0; r < 20 && !release(lane) && lanes.renew(lane); r++) {
-          // its release again, under its renewed lease
-        }
-        lane.stop();
-        return deleted;
-      }
+      throw e;
     }
   }
 
-  /** Completes a journal left by a lane that stopped, as the caller who took it over. */
-  void replay(Lanes.Lane heir, List<Step> steps) {
-    send(heir, steps, true, heir.token, false);
-  }
-
   private void commit(Lanes.Lane lane, BsonArray journal, String what) {
-    for (int attempt = 0; attempt < 2; attempt++) {
-      lanes.renewIfDue(lane);
+    for (int attempt = 0; attempt < 20; attempt++) {
+      if (!lanes.renewIfDue(lane)) {
+        break;
+      }
+      List<TreeLock.Statement> batch = List.of(new TreeLock.Statement(new UpdateOneModel<>(
+          Fences.before(lane.headFilter(), lane.deadline()), Updates.combine(
+              Updates.set(Lanes.J, journal), Updates.set(Lanes.V, lane.version))), 0));
       long matched;
       try {
-        matched = lanes.raw.updateOne(Fences.before(lane.headFilter(), lane.deadline()),
-            Updates.combine(Updates.set(Lanes.J, journal), Updates.set(Lanes.V, lane.version)))
-            .getMatchedCount();
+        matched = sendClosed(lane, batch).getMatchedCount();
+      } catch (Late late) {
+        if (!lanes.renew(lane)) {
+          break;
+        }
+        continue;
       } catch (MongoException e) {
         if (!MongoErrors.transientError(e)) {
           throw e;
         }
-        matched = committedAnyway(lane) ? 1 : 0;
+        if (committedAnyway(lane)) {
+          lane.committed = true;
+          return;
+        }
+        lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+        continue;
       }
-      if (matched > 0) {
+      if (matched >= 2) { // the journal, and the closing statement
         lane.committed = true;
         return;
       }
-      if (!lanes.renew(lane)) {
-        break;
-      }
+      break; // in time but not ours: taken over
     }
     throw lost(what);
   }
@@ -183,35 +196,102 @@ final class LaneProgram {
   }
 
   /**
-   * Sends the steps in commands of one kind each.
+   * Sends the steps, then the release. A batch that ran past the lane's lease is sent again
+   * under a renewed lease if nobody took the lane over (a lone holder slower than its lease):
+   * every step is guarded or idempotent, so a step that ran is not run twice.
+   */
+  private long sendAndRelease(Lanes.Lane lane, List<Step> steps, boolean journaled,
+      String what) {
+    // A committed plan whose last command is of updates or deletes carries its release: if that
+    // command runs late, it is sent again under a renewed lease, or whoever took the lane over
+    // completes the change, which is committed either way.
+    int last = steps.size() % Math.max(1, lanes.tree.batchStatements - 1);
+    boolean releaseInLast = journaled && !(steps.get(steps.size() - 1) instanceof Step.Insert)
+        && (last == 0 ? lanes.tree.batchStatements - 1 : last) + 4 <= lanes.tree.batchStatements;
+    long deleted;
+    try {
+      deleted = sendSteps(lane, steps, journaled, lane.token, releaseInLast);
+      if (releaseInLast) {
+        lane.stop();
+        return deleted;
+      }
+    } catch (Late late) {
+      // an atomic step whose lane was taken over: applied in time, or not at all
+      if (!appliedAlone(steps.get(0), lane.token)) {
+        lane.stop();
+        throw lost(what);
+      }
+      lane.stop();
+      return 0;
+    }
+    for (int attempt = 0; ; attempt++) {
+      try {
+        sendClosed(lane, releaseStatements(lane));
+        lane.stop();
+        return deleted;
+      } catch (Late late) {
+        if (attempt > 20 || !lanes.renew(lane)) {
+          lane.stop();
+          if (journaled) {
+            throw new Completed(); // whoever took it over completes it
+          }
+          return deleted; // its step ran in time; whoever took it over cleared its marks
+        }
+      } catch (MongoException e) {
+        if (!MongoErrors.transientError(e) || attempt > 20) {
+          throw e;
+        }
+        lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+        if (!holds(lane)) {
+          lane.stop();
+          return deleted; // its release landed, or whoever took it over completes it
+        }
+      }
+    }
+  }
+
+  /**
+   * Sends the steps in batches of one kind each, at most the lock's batch size.
    *
    * @return the documents deleted
+   * @throws Late for a change of one step that ran past its lease and was taken over
    */
-  private long send(Lanes.Lane lane, List<Step> steps, boolean journaled, String origin,
+  private long sendSteps(Lanes.Lane lane, List<Step> steps, boolean journaled, String origin,
       boolean releaseInLast) {
     long deleted = 0;
+    int per = Math.max(1, lanes.tree.batchStatements - 1);
     int k = 0;
     while (k < steps.size()) {
       boolean inserts = steps.get(k) instanceof Step.Insert;
       int end = k;
-      while (end < steps.size() && (steps.get(end) instanceof Step.Insert) == inserts) {
+      while (end < steps.size() && end - k < per
+          && (steps.get(end) instanceof Step.Insert) == inserts) {
         end++;
       }
       for (int attempt = 0; ; attempt++) {
         if (journaled && !fresh(lane)) {
           throw new Completed();
         }
+        lane.sent = true;
         try {
           deleted += inserts ? insert(lane, steps, k, end, journaled, origin)
               : write(lane, steps, k, end, journaled, origin,
                   releaseInLast && end == steps.size());
           break;
+        } catch (Late late) {
+          // ran past its lease: again under a renewed one, unless it was taken over
+          if (!journaled && appliedAlone(steps.get(0), origin)) {
+            break;
+          }
+          if (attempt > 20 || !lanes.renew(lane)) {
+            if (journaled) {
+              throw new Completed();
+            }
+            throw late;
+          }
         } catch (MongoException e) {
           if (!MongoErrors.transientError(e) || attempt > 20) {
             throw e;
-          }
-          if (releaseInLast && end == steps.size() && !holds(lane)) {
-            break; // its release landed, or whoever took the lane over completes it
           }
           if (!journaled) {
             if (!appliedAlone(steps.get(0), origin)) {
@@ -264,8 +344,7 @@ final class LaneProgram {
     if (release) {
       batch.addAll(releaseStatements(lane));
     }
-    BulkWriteResult r = lanes.tree.sender.send(lanes.raw, new TreeLock.Batch(batch));
-    return r.getDeletedCount();
+    return sendClosed(lane, batch).getDeletedCount();
   }
 
   private long insert(Lanes.Lane lane, List<Step> steps, int from, int to, boolean journaled,
@@ -344,39 +423,5 @@ final class LaneProgram {
     batch.add(new TreeLock.Statement(new UpdateOneModel<>(lanes.lock.lockKey(),
         Updates.inc(LockDocument.VERSION, 1L)), 0));
     return batch;
-  }
-
-  /**
-   * Clears the lane's marks, bounded by its lease, and raises the tree's version.
-   *
-   * @return whether every mark was cleared in time (else the lane was lost: whoever takes it
-   *     over clears them)
-   */
-  boolean release(Lanes.Lane lane) {
-    for (int attempt = 0; ; attempt++) {
-      if (!fresh(lane)) {
-        return false;
-      }
-      List<TreeLock.Statement> batch = releaseStatements(lane);
-      try {
-        BulkWriteResult r = lanes.tree.sender.send(lanes.raw, new TreeLock.Batch(batch));
-        // the version's raise always matches: the head's clear is the other match needed (if
-        // it missed its deadline, so did every statement after it)
-        return r.getMatchedCount() >= 2;
-      } catch (MongoException e) {
-        if (!MongoErrors.transientError(e) || attempt > 20) {
-          throw e;
-        }
-        lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
-        try {
-          if (!lanes.renew(lane)) {
-            // cleared by us (then the head is gone) or taken over
-            return lanes.raw.find(lanes.key(eq(Lanes.T, lane.token))).first() == null;
-          }
-        } catch (MongoException again) {
-          // try again
-        }
-      }
-    }
   }
 }

@@ -1,6 +1,7 @@
 package dev.arbor.mongo;
 
 import com.mongodb.MongoException;
+import dev.arbor.core.ChangeInterruptedException;
 import com.mongodb.client.MongoCollection;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -97,6 +98,9 @@ final class LaneProtocol implements Protocol {
           continue;
         }
         planner.plan(c);
+      } catch (IllegalStateException e) { // the client was closed under the change
+        throw new ChangeInterruptedException("The client was closed while doing: " + what
+            + "; nothing of it was written", ChangeInterruptedException.Outcome.NOT_APPLIED, e);
       } catch (MongoException e) {
         // Nothing of the change is written before its plan is sent: free the marks and try
         // again after an error that a command sent again may not meet.
@@ -122,6 +126,14 @@ final class LaneProtocol implements Protocol {
       } catch (LaneProgram.TooLarge e) {
         lanes.release(lane);
         return locked(what, planner);
+      } catch (IllegalStateException e) { // the client was closed under the change
+        throw new ChangeInterruptedException("The client was closed while doing: " + what
+            + (lane.committed ? "; the change is committed, and whoever next meets its marks"
+                + " after its lease completes it" : lane.sent ? "; its one write may or may"
+                + " not have been applied" : "; nothing of it was written"),
+            lane.committed ? ChangeInterruptedException.Outcome.COMMITTED : lane.sent
+                ? ChangeInterruptedException.Outcome.UNKNOWN
+                : ChangeInterruptedException.Outcome.NOT_APPLIED, e);
       } catch (RuntimeException e) {
         if (!lane.committed) {
           lanes.release(lane); // nothing of it is written, or one step that tells by itself

@@ -124,6 +124,8 @@ final class Lanes {
     int insertFences;
     /** Whether the lane's journal is stored: from then on its marks stay until it completes. */
     boolean committed;
+    /** Whether a command of its steps was sent. */
+    boolean sent;
 
     Lane() {
       this.token = LockDocument.newToken();
