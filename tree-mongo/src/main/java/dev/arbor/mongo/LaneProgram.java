@@ -420,8 +420,9 @@ final class LaneProgram {
           in("_id", others), eq(Lanes.T, lane.token))), lane.deadline()),
           Updates.unset(Lanes.FIELD)), 0));
     }
-    batch.add(new TreeLock.Statement(new UpdateOneModel<>(lanes.lock.lockKey(),
-        Updates.inc(LockDocument.VERSION, 1L)), 0));
+    batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lanes.lock.lockKey(),
+        lane.deadline()), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+        Updates.inc(LockDocument.LANES, -1L))), 0));
     return batch;
   }
 }

@@ -25,8 +25,10 @@ import org.jspecify.annotations.Nullable;
  * changes never wait for each other.
  *
  * <p><b>A read</b> is accepted when the tree's lock showed the same quiet version before and after
- * it and no mark was left in the tree after it: a lane raises the version at its gate and at its
- * release, so a lane that wrote while the read ran either left its marks or moved the version.
+ * it and no lane in flight after it (the lock document counts the lanes between their gate and
+ * their release; only when it counts some are the marks looked for): a lane raises the version at
+ * its gate and at its release, so a lane that wrote while the read ran either is still in flight
+ * or moved the version.
  * A read that keeps meeting lanes joins the lock's queue as a reader: lanes stop passing the gate
  * until it has read.
  */
@@ -195,15 +197,16 @@ final class LaneProtocol implements Protocol {
         } catch (RuntimeException e) {
           failed = e; // stands only if the read saw a quiet tree
         }
-        Lanes.Met met = lanes.anyMark();
-        if (met == null) {
-          TreeLock.State after = lock.read();
-          if (before.asQuiet().same(after)) {
+        TreeLock.State after = lock.read();
+        Lanes.Met met = null;
+        if (before.asQuiet().same(after)) {
+          if (lanes.noneInFlight(after)) {
             if (failed != null) {
               throw failed;
             }
             return result;
           }
+          met = lanes.anyMark();
         }
         if (attempt >= 2 && waiting == null) {
           waiting = lock.readerToken(); // lanes stop passing the gate until this read is done

@@ -266,7 +266,8 @@ final class Lanes {
     BsonDocument after = raw.findOneAndUpdate(and(lock.lockKey(),
             eq(LockDocument.OWNER, null), eq(LockDocument.STUCK, null),
             in(LockDocument.WAITING, org.bson.BsonNull.VALUE, new BsonDocument())),
-        Updates.inc(LockDocument.VERSION, 1L),
+        Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+            Updates.inc(LockDocument.LANES, 1L)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(TreeLock.STATE)));
     if (after == null) {
@@ -337,7 +338,8 @@ final class Lanes {
         raw.updateMany(Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))),
             lane.deadline()), Updates.unset(FIELD));
         if (lane.version >= 0) {
-          raw.updateOne(lock.lockKey(), Updates.inc(LockDocument.VERSION, 1L));
+          raw.updateOne(lock.lockKey(), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+              Updates.inc(LockDocument.LANES, -1L)));
         }
         return;
       } catch (MongoException e) {
@@ -440,7 +442,26 @@ final class Lanes {
     }
     raw.updateMany(Fences.before(key(eq(T, heir.token)), heir.deadline()),
         Updates.unset(FIELD));
-    raw.updateOne(lock.lockKey(), Updates.inc(LockDocument.VERSION, 1L));
+    raw.updateOne(lock.lockKey(), mark.isArray("j") ? Updates.combine(
+        Updates.inc(LockDocument.VERSION, 1L), Updates.inc(LockDocument.LANES, -1L))
+        : Updates.inc(LockDocument.VERSION, 1L));
+  }
+
+  /**
+   * Whether no lane is in flight: the lock document counts none, or (a count left behind by a
+   * lane that stopped after its gate) no mark is left in the tree, and then the count is reset
+   * if the tree's version is still {@code s}'s.
+   */
+  boolean noneInFlight(TreeLock.State s) {
+    if (s.lanes <= 0) {
+      return true;
+    }
+    if (anyMark() != null) {
+      return false;
+    }
+    raw.updateOne(and(lock.lockKey(), eq(LockDocument.VERSION, s.version)),
+        Updates.set(LockDocument.LANES, 0L));
+    return true;
   }
 
   // ------------------------------------------------------------------ insert fences

@@ -38,6 +38,8 @@ final class LockDocument {
   static final String DONE = TreeLock.STATE + ".done";
   /** The token of the change whose journal is pending (with {@link #OP}, its version). */
   static final String OP_TOKEN = TreeLock.STATE + ".opt";
+  /** How many lanes passed the gate and have not released ({@link Lanes}); may drift up. */
+  static final String LANES = TreeLock.STATE + ".lanes";
 
   /** The tree's collection, every command bounded by {@link #commandLimit}. */
   final MongoCollection<BsonDocument> raw;
