@@ -32,12 +32,18 @@ import org.jspecify.annotations.Nullable;
  */
 @FunctionalInterface
 interface Footprint {
-  /** The node ids to mark, head first, or null: take the tree's lock. */
-  @Nullable List<String> of(Reads r);
+  /**
+   * The node ids to mark, head first, or null: take the tree's lock.
+   *
+   * @param underMarks false for the first reading, before any mark is claimed: it may leave out
+   *     what is read again under the marks (a moved or deleted node's descendants), since a
+   *     footprint read under the marks that is not within the marks claimed claims them all again
+   */
+  @Nullable List<String> of(Reads r, boolean underMarks);
 
   /** An insert at {@code position}. */
   static Footprint insert(Layout layout, Position position) {
-    return r -> {
+    return (r, underMarks) -> {
       String parent = parentAt(layout, r, position);
       return parent == null ? null : List.of(parent);
     };
@@ -45,12 +51,12 @@ interface Footprint {
 
   /** An update of {@code id}'s attributes. */
   static Footprint update(String id) {
-    return r -> List.of(id);
+    return (r, underMarks) -> List.of(id);
   }
 
   /** A move of {@code id} to {@code position}. */
   static Footprint move(Layout layout, String id, Position position) {
-    return r -> {
+    return (r, underMarks) -> {
       String from;
       try {
         from = layout.parentOf(r, id);
@@ -62,14 +68,16 @@ interface Footprint {
         return null;
       }
       LinkedHashSet<String> ids = new LinkedHashSet<>(List.of(from, to, id));
-      ids.addAll(layout.descendantIds(r, id, Integer.MAX_VALUE));
+      if (underMarks) {
+        ids.addAll(layout.descendantIds(r, id, Integer.MAX_VALUE));
+      }
       return List.copyOf(ids);
     };
   }
 
   /** A delete of {@code id} (its subtree, or lifting its children). */
   static Footprint delete(Layout layout, String id) {
-    return r -> {
+    return (r, underMarks) -> {
       String from;
       try {
         from = layout.parentOf(r, id);
@@ -80,7 +88,9 @@ interface Footprint {
         return null;
       }
       LinkedHashSet<String> ids = new LinkedHashSet<>(List.of(from, id));
-      ids.addAll(layout.descendantIds(r, id, Integer.MAX_VALUE));
+      if (underMarks) {
+        ids.addAll(layout.descendantIds(r, id, Integer.MAX_VALUE));
+      }
       return List.copyOf(ids);
     };
   }

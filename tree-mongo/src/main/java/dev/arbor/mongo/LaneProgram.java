@@ -54,6 +54,19 @@ final class LaneProgram {
     }
   }
 
+  /** A step the server refused: {@code step} (0-based) and the steps after it did not run. */
+  static final class Refused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final MongoException cause;
+    final int step;
+
+    Refused(MongoException cause, int step) {
+      super(cause.getMessage(), cause, false, false);
+      this.cause = cause;
+      this.step = step;
+    }
+  }
+
   /** Thrown when the lane was lost after its commit point: another caller completes it. */
   static final class Completed extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -94,6 +107,18 @@ final class LaneProgram {
       return sendAndRelease(lane, steps, journaled, what);
     } catch (Completed c) {
       return -1;
+    } catch (Refused r) {
+      if (r.step > 0) {
+        throw r.cause; // steps before it ran: the journal stays, for repair() to complete
+      }
+      if (lane.committed) {
+        // Nothing ran: the change is withdrawn before anyone could see it.
+        lanes.raw.updateOne(lane.headFilter(), Updates.combine(Updates.unset(Lanes.J),
+            Updates.unset(Lanes.V)));
+        lane.committed = false;
+      }
+      throw new TreeException("Tree '" + lanes.lock.tree + "': the server refused '" + what
+          + "': " + r.cause.getMessage() + "; nothing was written", r.cause);
     } catch (MongoException e) {
       if (lane.committed || MongoErrors.transientError(e)) {
         throw e;
@@ -362,10 +387,13 @@ final class LaneProgram {
     } catch (MongoBulkWriteException e) {
       for (BulkWriteError error : e.getWriteErrors()) {
         if (!MongoErrors.duplicateKey(error.getCode())) {
-          throw e;
+          throw error.getIndex() == 0 ? e : new Refused(e, from + error.getIndex() - 1);
         }
         if (error.getIndex() == 0) {
           throw journaled ? new Completed() : lost("an insert");
+        }
+        if (!MongoErrors.duplicateId(error)) {
+          throw new Refused(e, from + error.getIndex() - 1); // another unique index refused it
         }
         if (!journaled) {
           Step.Insert i = (Step.Insert) steps.get(from + error.getIndex() - 1);
@@ -422,7 +450,7 @@ final class LaneProgram {
     }
     batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lanes.lock.lockKey(),
         lane.deadline()), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
-        Updates.inc(LockDocument.LANES, -1L))), 0));
+        Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token))), 0));
     return batch;
   }
 }

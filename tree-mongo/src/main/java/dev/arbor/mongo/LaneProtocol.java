@@ -59,7 +59,7 @@ final class LaneProtocol implements Protocol {
 
   @Override
   public Outcome change(String what, Footprint footprint, Planner planner) {
-    List<String> want = footprint.of(new Reads(data, scope, null, () -> {}, false));
+    List<String> want = footprint.of(new Reads(data, scope, null, () -> {}, false), false);
     if (want == null || want.isEmpty()) {
       return locked(what, planner);
     }
@@ -87,7 +87,7 @@ final class LaneProtocol implements Protocol {
           continue;
         }
         c = new Change(data, scope, null, () -> lanes.renewIfDue(lane), lane.version);
-        List<String> again = footprint.of(c);
+        List<String> again = footprint.of(c, true);
         if (again == null || !want.containsAll(again)) {
           lanes.release(lane);
           if (again == null) {

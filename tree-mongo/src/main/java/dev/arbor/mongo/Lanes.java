@@ -267,7 +267,7 @@ final class Lanes {
             eq(LockDocument.OWNER, null), eq(LockDocument.STUCK, null),
             in(LockDocument.WAITING, org.bson.BsonNull.VALUE, new BsonDocument())),
         Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
-            Updates.inc(LockDocument.LANES, 1L)),
+            Updates.set(LockDocument.IN_FLIGHT + "." + lane.token, true)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(TreeLock.STATE)));
     if (after == null) {
@@ -339,7 +339,7 @@ final class Lanes {
             lane.deadline()), Updates.unset(FIELD));
         if (lane.version >= 0) {
           raw.updateOne(lock.lockKey(), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
-              Updates.inc(LockDocument.LANES, -1L)));
+              Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token)));
         }
         return;
       } catch (MongoException e) {
@@ -442,25 +442,24 @@ final class Lanes {
     }
     raw.updateMany(Fences.before(key(eq(T, heir.token)), heir.deadline()),
         Updates.unset(FIELD));
-    raw.updateOne(lock.lockKey(), mark.isArray("j") ? Updates.combine(
-        Updates.inc(LockDocument.VERSION, 1L), Updates.inc(LockDocument.LANES, -1L))
-        : Updates.inc(LockDocument.VERSION, 1L));
+    raw.updateOne(lock.lockKey(), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+        Updates.unset(LockDocument.IN_FLIGHT + "." + heir.token)));
   }
 
   /**
-   * Whether no lane is in flight: the lock document counts none, or (a count left behind by a
-   * lane that stopped after its gate) no mark is left in the tree, and then the count is reset
-   * if the tree's version is still {@code s}'s.
+   * Whether no lane is in flight: the lock document names none, or (tokens left behind by lanes
+   * that stopped after their gate) no mark is left in the tree; then the tokens are cleared if
+   * the tree's version is still {@code s}'s.
    */
   boolean noneInFlight(TreeLock.State s) {
-    if (s.lanes <= 0) {
+    if (!s.lanes) {
       return true;
     }
     if (anyMark() != null) {
       return false;
     }
     raw.updateOne(and(lock.lockKey(), eq(LockDocument.VERSION, s.version)),
-        Updates.set(LockDocument.LANES, 0L));
+        Updates.unset(LockDocument.IN_FLIGHT));
     return true;
   }
 

@@ -171,8 +171,8 @@ final class TreeLock {
     final @Nullable BsonDocument stuck;
     final Map<String, Waiter> waiting = new LinkedHashMap<>();
     final @Nullable String opToken;
-    /** How many lanes are in flight, as far as the lock document counts them ({@link Lanes}). */
-    final long lanes;
+    /** Whether the lock document names lanes in flight ({@link Lanes}). */
+    final boolean lanes;
     /** The tokens of the latest changes completed by a caller other than their writer. */
     final java.util.Set<String> done = new java.util.HashSet<>();
 
@@ -186,7 +186,7 @@ final class TreeLock {
       what = s.isString("what") ? s.getString("what").getValue() : null;
       op = s.isNumber("op") ? s.getNumber("op").longValue() : -1;
       opToken = s.isString("opt") ? s.getString("opt").getValue() : null;
-      lanes = s.isNumber("lanes") ? s.getNumber("lanes").longValue() : 0;
+      lanes = s.isDocument("inflight") && !s.getDocument("inflight").isEmpty();
       stuck = s.isDocument("stuck") ? s.getDocument("stuck") : null;
       if (s.isArray("done")) {
         for (BsonValue d : s.getArray("done")) {
