@@ -434,12 +434,15 @@ final class LaneProgram {
   }
 
   /**
-   * The release: the head's mark cleared first (if it is cleared in time, every statement before
-   * it ran in time), then the other marks, both bounded by the lease; then the tree's version
-   * raised.
+   * The release, bounded by the lease: first the tree's version raised and the lane's name
+   * taken off the lock document, then the marks cleared (a reader that finds no mark after it
+   * read then finds the version moved, see {@link LaneProtocol#read}).
    */
   private List<TreeLock.Statement> releaseStatements(Lanes.Lane lane) {
     List<TreeLock.Statement> batch = new ArrayList<>();
+    batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lanes.lock.lockKey(),
+        lane.deadline()), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+        Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token))), 0));
     batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lane.headFilter(),
         lane.deadline()), Updates.unset(Lanes.FIELD)), 0));
     List<String> others = lane.marked.subList(1, lane.marked.size());
@@ -448,9 +451,6 @@ final class LaneProgram {
           in("_id", others), eq(Lanes.T, lane.token))), lane.deadline()),
           Updates.unset(Lanes.FIELD)), 0));
     }
-    batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lanes.lock.lockKey(),
-        lane.deadline()), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
-        Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token))), 0));
     return batch;
   }
 }

@@ -197,16 +197,31 @@ final class LaneProtocol implements Protocol {
         } catch (RuntimeException e) {
           failed = e; // stands only if the read saw a quiet tree
         }
+        // Accepted if the version did not move and no lane was in flight: none named by the lock
+        // document, or none holding a mark and the version still the same after that look (a
+        // lane raises the version before it clears its marks).
         TreeLock.State after = lock.read();
         Lanes.Met met = null;
+        boolean accepted = false;
         if (before.asQuiet().same(after)) {
-          if (lanes.noneInFlight(after)) {
-            if (failed != null) {
-              throw failed;
+          if (!after.lanes) {
+            accepted = true;
+          } else {
+            met = lanes.anyMark();
+            if (met == null) {
+              TreeLock.State again = lock.read();
+              accepted = before.asQuiet().same(again);
+              if (accepted) {
+                lanes.forgetInFlight(again.version); // names left by lanes that stopped
+              }
             }
-            return result;
           }
-          met = lanes.anyMark();
+        }
+        if (accepted) {
+          if (failed != null) {
+            throw failed;
+          }
+          return result;
         }
         if (attempt >= 2 && waiting == null) {
           waiting = lock.readerToken(); // lanes stop passing the gate until this read is done

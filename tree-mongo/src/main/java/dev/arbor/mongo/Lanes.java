@@ -335,12 +335,12 @@ final class Lanes {
             > TimeUnit.MILLISECONDS.toNanos(lock.leaseMillis) / 2 && !renew(lane)) {
           return;
         }
-        raw.updateMany(Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))),
-            lane.deadline()), Updates.unset(FIELD));
-        if (lane.version >= 0) {
+        if (lane.version >= 0) { // the version first: see LaneProtocol.read
           raw.updateOne(lock.lockKey(), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
               Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token)));
         }
+        raw.updateMany(Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))),
+            lane.deadline()), Updates.unset(FIELD));
         return;
       } catch (MongoException e) {
         if (!MongoErrors.transientError(e)) {
@@ -440,10 +440,11 @@ final class Lanes {
     if (!renew(heir)) {
       return; // taken over in turn: the next heir finishes
     }
-    raw.updateMany(Fences.before(key(eq(T, heir.token)), heir.deadline()),
-        Updates.unset(FIELD));
+    // the version first: see LaneProtocol.read
     raw.updateOne(lock.lockKey(), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
         Updates.unset(LockDocument.IN_FLIGHT + "." + heir.token)));
+    raw.updateMany(Fences.before(key(eq(T, heir.token)), heir.deadline()),
+        Updates.unset(FIELD));
   }
 
   /**
@@ -451,16 +452,10 @@ final class Lanes {
    * that stopped after their gate) no mark is left in the tree; then the tokens are cleared if
    * the tree's version is still {@code s}'s.
    */
-  boolean noneInFlight(TreeLock.State s) {
-    if (!s.lanes) {
-      return true;
-    }
-    if (anyMark() != null) {
-      return false;
-    }
-    raw.updateOne(and(lock.lockKey(), eq(LockDocument.VERSION, s.version)),
+  /** Clears the names of lanes in flight left behind, if the tree's version is still {@code v}. */
+  void forgetInFlight(long v) {
+    raw.updateOne(and(lock.lockKey(), eq(LockDocument.VERSION, v)),
         Updates.unset(LockDocument.IN_FLIGHT));
-    return true;
   }
 
   // ------------------------------------------------------------------ insert fences
