@@ -189,7 +189,8 @@ class LinearizabilityTest {
       if (verdict != null) {
         StringBuilder moves = new StringBuilder(verdict).append("\nWhere the moved nodes are:");
         for (Linearizability.Call c : history.calls()) {
-          String x = c.what.split(" ")[1];
+          String[] words = c.what.split(" ");
+          String x = words.length > 1 ? words[1] : "";
           if (c.what.startsWith("move") && stored.contains(x) && initial.contains(x)) {
             moves.append("\n  ").append(c).append(": ").append(x).append(" is under ")
                 .append(stored.get(x).parentId()).append(", was under ")
