@@ -20,16 +20,28 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.bson.Document;
 
 /**
- * Writers on different trees of one collection against writers on one tree, in the same run: one
- * writer on one scoped tree (the baseline), W writers on one scoped tree, then W writers each on a
- * tree of its own ({@link TreeOptions#withScope}), in a fresh collection each, every writer making
- * changes (insert a leaf, move it, delete it) for the same time. Reports changes per second and
- * the time the writers spent waiting for locks.
+ * Writers in disjoint subtrees of one tree against writers in separate trees and in one shared
+ * subtree, in the same run. For each pattern, four configurations, each in a fresh collection:
  *
- * <p>The lock wait is measured from outside Arbor: a caller that finds a tree locked sleeps
- * between polls of the lock document, and the JVM's thread contention monitoring adds up the time
- * each writer thread spent sleeping or parked ({@link ThreadMXBean}, waited time); a writer that
- * never waits for a lock spends no time so.
+ * <pre>
+ *   layout            trees  writers  where each writer works
+ *   baseline              1        1  subtree s0 of a tree r(s0)
+ *   shared subtree        1        W  all in subtree s0 of one tree r(s0 … sW-1)
+ *   disjoint subtrees     1        W  writer w in subtree sw of one tree r(s0 … sW-1)
+ *   separate trees        W        W  writer w in subtree sw of a tree of its own r(sw)
+ *                                     ({@link TreeOptions#withScope}, one collection)
+ * </pre>
+ *
+ * <p>Every subtree has {@code nodes} nodes; every writer makes changes (insert a leaf under a
+ * random node of its subtree, move it under another, delete it) for the same time, on a store of
+ * its own (as separate processes would). Reports changes per second and the time the writers
+ * spent waiting for locks, and checks every tree written: {@code check()} finds nothing and the
+ * tree is the one loaded (each writer's changes undo each other).
+ *
+ * <p>The lock wait is measured from outside Arbor: a caller that finds a tree locked (or a mark
+ * of another change in its way) sleeps between polls, and the JVM's thread contention monitoring
+ * adds up the time each writer thread spent sleeping or parked ({@link ThreadMXBean}, waited
+ * time); a writer that never waits spends no time so.
  *
  * <pre>{@code
  * java -jar tree-bench/target/arbor.jar scope [--patterns all] [--seconds 5] [--writers 4]
@@ -37,32 +49,62 @@ import org.bson.Document;
  * }</pre>
  *
  * <p>The options are {@link ScopeCommand}'s. Defaults: all five patterns, 5 s, 4 writers, 200
- * nodes per tree, an embedded mongo-java-server.
+ * nodes per subtree, an embedded mongo-java-server.
  */
 final class ScopeBench {
   private ScopeBench() {}
 
+  /** Where the writers of a configuration work. */
+  enum Layout {
+    BASELINE("baseline"),
+    SHARED_SUBTREE("shared subtree"),
+    DISJOINT_SUBTREES("disjoint subtrees"),
+    SEPARATE_TREES("separate trees");
+
+    final String label;
+
+    Layout(String label) {
+      this.label = label;
+    }
+  }
+
   /** The figures of one configuration. */
-  record Figures(TreePattern pattern, int trees, int writers, long changes, double seconds,
-      long waitedMillis, long failures, RuntimeException firstFailure) {
+  record Figures(TreePattern pattern, Layout layout, int trees, int writers, long changes,
+      double seconds, long waitedMillis, long failures, RuntimeException firstFailure,
+      boolean treesIntact) {
     double perSecond() {
       return changes / seconds;
     }
 
     @Override
     public String toString() {
-      return String.format(Locale.ROOT, "%-18s %d tree%s x %d writer%s: %7.1f changes/s,"
-          + " %6d ms waiting for locks (%4.1f%% of writer time), %d failed%s", pattern, trees,
-          trees == 1 ? " " : "s", writers, writers == 1 ? " " : "s", perSecond(), waitedMillis,
-          100.0 * waitedMillis / (seconds * 1000 * writers), failures,
-          firstFailure == null ? "" : " (first: " + firstFailure + ")");
+      return String.format(Locale.ROOT, "%-18s %-17s %d tree%s x %d writer%s: %7.1f changes/s,"
+          + " %6d ms waiting for locks (%4.1f%% of writer time), %d failed%s, trees %s",
+          pattern, layout.label, trees, trees == 1 ? " " : "s", writers, writers == 1 ? " " : "s",
+          perSecond(), waitedMillis, 100.0 * waitedMillis / (seconds * 1000 * writers), failures,
+          firstFailure == null ? "" : " (first: " + firstFailure + ")",
+          treesIntact ? "checked" : "NOT AS LOADED");
     }
   }
 
   /**
-   * Runs three configurations for each pattern: the baseline (one writer on one tree), then
-   * {@code writers} writers on one tree, then {@code writers} writers each on a tree of its own.
+   * The throughput of disjoint subtrees over that of separate trees, for {@code pattern}: the
+   * goal is at least 0.8.
    */
+  static double disjointOverSeparate(List<Figures> figures, TreePattern pattern) {
+    double disjoint = 0;
+    double separate = 0;
+    for (Figures f : figures) {
+      if (f.pattern() == pattern && f.layout() == Layout.DISJOINT_SUBTREES) {
+        disjoint = f.perSecond();
+      } else if (f.pattern() == pattern && f.layout() == Layout.SEPARATE_TREES) {
+        separate = f.perSecond();
+      }
+    }
+    return separate == 0 ? 0 : disjoint / separate;
+  }
+
+  /** Runs the four configurations for each pattern. */
   static List<Figures> run(List<TreePattern> patterns, double seconds, int writers, int nodes,
       String uri) throws InterruptedException {
     List<Figures> out = new ArrayList<>();
@@ -71,10 +113,10 @@ final class ScopeBench {
       try {
         int n = 0;
         for (TreePattern pattern : patterns) {
-          out.add(measure(pattern, db.getCollection("c" + n++), 1, 1, seconds, nodes));
-          out.add(measure(pattern, db.getCollection("c" + n++), 1, writers, seconds, nodes));
-          out.add(measure(pattern, db.getCollection("c" + n++), writers, writers, seconds,
-              nodes));
+          for (Layout layout : Layout.values()) {
+            out.add(measure(pattern, db.getCollection("c" + n++), layout,
+                layout == Layout.BASELINE ? 1 : writers, seconds, nodes));
+          }
         }
       } finally {
         db.drop();
@@ -83,18 +125,23 @@ final class ScopeBench {
     return out;
   }
 
-  /** {@code writers} writers spread round-robin over {@code trees} trees of one collection. */
-  static Figures measure(TreePattern pattern, MongoCollection<Document> collection, int trees,
-      int writers, double seconds, int nodes) throws InterruptedException {
+  /** {@code writers} writers working as {@code layout} says, in a fresh collection. */
+  static Figures measure(TreePattern pattern, MongoCollection<Document> collection,
+      Layout layout, int writers, double seconds, int nodes) throws InterruptedException {
+    int trees = layout == Layout.SEPARATE_TREES ? writers : 1;
+    int subtrees = layout == Layout.SHARED_SUBTREE || layout == Layout.DISJOINT_SUBTREES
+        ? writers : 1;
     List<TreeStore> stores = new ArrayList<>();
-    Tree tree = tree(nodes);
+    List<Tree> loaded = new ArrayList<>();
     for (int t = 0; t < trees; t++) {
       TreeStore s = pattern.open(collection, TreeOptions.defaults().withScope("tree", t));
       if (t == 0) {
         s.ensureIndexes();
       }
+      Tree tree = layout == Layout.SEPARATE_TREES ? tree(t, 1, nodes) : tree(0, subtrees, nodes);
       s.load(tree);
       stores.add(s);
+      loaded.add(tree);
     }
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     if (mx.isThreadContentionMonitoringSupported()) {
@@ -107,11 +154,11 @@ final class ScopeBench {
         new java.util.concurrent.atomic.AtomicReference<>();
     CountDownLatch start = new CountDownLatch(1);
     List<Thread> threads = new ArrayList<>();
-    long[] elapsed = new long[1];
     for (int w = 0; w < writers; w++) {
       // Each writer has a store of its own on its tree, as separate processes would.
-      TreeStore store = w < trees ? stores.get(w)
-          : pattern.open(collection, TreeOptions.defaults().withScope("tree", w % trees));
+      int tree = layout == Layout.SEPARATE_TREES ? w : 0;
+      TreeStore store = pattern.open(collection, TreeOptions.defaults().withScope("tree", tree));
+      String subtree = "s" + (layout == Layout.SHARED_SUBTREE ? 0 : w) + "-n";
       int writer = w;
       Thread t = new Thread(() -> {
         Random random = new Random(writer);
@@ -125,8 +172,8 @@ final class ScopeBench {
         for (int i = 0; System.nanoTime() < end; i++) {
           String id = "w" + writer + "-" + i;
           try {
-            store.insert(id, Position.lastChildOf("n" + random.nextInt(nodes)));
-            store.move(id, Position.firstChildOf("n" + random.nextInt(nodes)));
+            store.insert(id, Position.lastChildOf(subtree + random.nextInt(nodes)));
+            store.move(id, Position.firstChildOf(subtree + random.nextInt(nodes)));
             store.delete(id);
             changes.addAndGet(3);
           } catch (RuntimeException e) {
@@ -145,9 +192,13 @@ final class ScopeBench {
     for (Thread t : threads) {
       t.join();
     }
-    elapsed[0] = System.nanoTime() - t0;
-    return new Figures(pattern, trees, writers, changes.get(), elapsed[0] / 1e9, waited.get(),
-        failures.get(), firstFailure.get());
+    double elapsed = (System.nanoTime() - t0) / 1e9;
+    boolean intact = true;
+    for (int t = 0; t < trees; t++) {
+      intact &= stores.get(t).check().isEmpty() && stores.get(t).snapshot().equals(loaded.get(t));
+    }
+    return new Figures(pattern, layout, trees, writers, changes.get(), elapsed, waited.get(),
+        failures.get(), firstFailure.get(), intact);
   }
 
   /** The time the current thread has spent sleeping or parked, in ms (0 if not measured). */
@@ -158,13 +209,20 @@ final class ScopeBench {
     return Math.max(0, mx.getThreadInfo(Thread.currentThread().getId()).getWaitedTime());
   }
 
-  /** A random recursive tree of {@code nodes} nodes {@code n0…}. */
-  static Tree tree(int nodes) {
-    Random random = new Random(42);
+  /**
+   * A tree {@code r} with {@code count} subtrees {@code s<first>} … under it, each a random
+   * recursive tree of {@code nodes} nodes {@code s<k>-n0…}.
+   */
+  static Tree tree(int first, int count, int nodes) {
     Tree.Builder b = Tree.builder();
-    b.add("n0", null, java.util.Map.of());
-    for (int i = 1; i < nodes; i++) {
-      b.add("n" + i, "n" + random.nextInt(i), java.util.Map.of());
+    b.add("r", null, java.util.Map.of());
+    for (int k = first; k < first + count; k++) {
+      Random random = new Random(42);
+      String s = "s" + k + "-n";
+      b.add(s + 0, "r", java.util.Map.of());
+      for (int i = 1; i < nodes; i++) {
+        b.add(s + i, s + random.nextInt(i), java.util.Map.of());
+      }
     }
     return b.build();
   }

@@ -12,16 +12,19 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code arbor scope}: writers on different trees of one collection against writers on one tree
- * ({@link ScopeBench}): changes per second and the time the writers waited for locks, for one
- * writer on one tree, {@code --writers} on one tree, and {@code --writers} on a tree each.
+ * {@code arbor scope}: writers in disjoint subtrees of one tree against writers in separate trees
+ * of one collection and in one shared subtree ({@link ScopeBench}): changes per second and the
+ * time the writers waited for locks, for one writer (the baseline), then {@code --writers} in one
+ * shared subtree, in disjoint subtrees of one tree, and in a tree each; then, per pattern, the
+ * throughput of disjoint subtrees over that of separate trees.
  *
  * <p>Exit status: 0 when the run completed, 1 when the server could not be used, 2 for an
  * invalid option value (one line on standard error).
  */
 @Command(name = "scope", mixinStandardHelpOptions = true, sortOptions = false,
-    description = {"Measure writers on different trees of one collection (scoped stores)"
-        + " against writers on one tree: changes per second and time spent waiting for locks."},
+    description = {"Measure writers in disjoint subtrees of one tree against writers in separate"
+        + " trees of one collection (scoped stores) and in one shared subtree: changes per second"
+        + " and time spent waiting for locks."},
     footer = {"", "Examples:",
         "  java -jar arbor.jar scope",
         "  java -jar arbor.jar scope --patterns nested-sets --seconds 10 --writers 8"})
@@ -40,11 +43,12 @@ public final class ScopeCommand implements Callable<Integer> {
   private double seconds;
 
   @Option(names = "--writers", paramLabel = "N", defaultValue = "4",
-      description = "Writers of the second and third configurations (default: ${DEFAULT-VALUE}).")
+      description = "Writers of the shared, disjoint and separate configurations (default:"
+          + " ${DEFAULT-VALUE}).")
   private int writers;
 
   @Option(names = "--nodes", paramLabel = "N", defaultValue = "200",
-      description = "Nodes per tree (default: ${DEFAULT-VALUE}).")
+      description = "Nodes per subtree (default: ${DEFAULT-VALUE}).")
   private int nodes;
 
   @Option(names = "--uri", paramLabel = "URI", defaultValue = "${env:ARBOR_MONGO_URI}",
@@ -87,6 +91,10 @@ public final class ScopeCommand implements Callable<Integer> {
     }
     for (ScopeBench.Figures f : figures) {
       out.println(f);
+    }
+    for (TreePattern p : chosen) {
+      out.printf(java.util.Locale.ROOT, "%-18s disjoint subtrees / separate trees: %.2f%n", p,
+          ScopeBench.disjointOverSeparate(figures, p));
     }
     out.flush();
     return 0;

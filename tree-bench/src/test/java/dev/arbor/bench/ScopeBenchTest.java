@@ -16,14 +16,19 @@ class ScopeBenchTest {
   void measuresTheBaselineOneTreeAndATreePerWriter() throws Exception {
     List<ScopeBench.Figures> figures = ScopeBench.run(List.of(TreePattern.PARENT_REFERENCES),
         0.5, 2, 30, null);
-    assertEquals(3, figures.size());
-    assertEquals(List.of(1, 1, 2), figures.stream().map(ScopeBench.Figures::trees).toList());
-    assertEquals(List.of(1, 2, 2), figures.stream().map(ScopeBench.Figures::writers).toList());
+    assertEquals(4, figures.size());
+    assertEquals(List.of(ScopeBench.Layout.values()), figures.stream()
+        .map(ScopeBench.Figures::layout).toList());
+    assertEquals(List.of(1, 1, 1, 2), figures.stream().map(ScopeBench.Figures::trees).toList());
+    assertEquals(List.of(1, 2, 2, 2), figures.stream().map(ScopeBench.Figures::writers)
+        .toList());
     for (ScopeBench.Figures f : figures) {
       assertTrue(f.changes() > 0 && f.changes() % 3 == 0, f.toString());
       assertEquals(0, f.failures(), f.toString());
+      assertTrue(f.treesIntact(), f.toString());
       assertTrue(f.toString().contains("changes/s"), f.toString());
     }
+    assertTrue(ScopeBench.disjointOverSeparate(figures, TreePattern.PARENT_REFERENCES) > 0);
   }
 
   @Test

@@ -19,7 +19,7 @@ final class AttributeNames {
   static Set<String> reserved(TreePattern pattern, FieldNames fields,
       @org.jspecify.annotations.Nullable String scopeField) {
     Set<String> names = new TreeSet<>(List.of(MongoTreeStore.ID, Step.MARK, TreeLock.STATE,
-        TreeLock.JOURNAL));
+        TreeLock.JOURNAL, Lanes.FIELD));
     names.addAll(fields.of(pattern));
     if (scopeField != null) {
       names.add(scopeField);

@@ -13,7 +13,7 @@ import java.util.Set;
 final class FieldNames {
   /** The names Arbor's own documents and marks take, which no structural field may take. */
   static final Set<String> ARBOR = Set.of(MongoTreeStore.ID, Step.MARK, TreeLock.STATE,
-      TreeLock.JOURNAL, TreeLock.PROBE);
+      TreeLock.JOURNAL, TreeLock.PROBE, Lanes.FIELD);
 
   static final FieldNames DEFAULTS = new FieldNames(new EnumMap<>(TreeField.class));
 

@@ -38,6 +38,11 @@ final class LockDocument {
   static final String DONE = TreeLock.STATE + ".done";
   /** The token of the change whose journal is pending (with {@link #OP}, its version). */
   static final String OP_TOKEN = TreeLock.STATE + ".opt";
+  /**
+   * The tokens of the lanes that passed the gate and have not released ({@link Lanes}), as
+   * {@code {token: true}}; a lane that stopped may leave its token behind.
+   */
+  static final String IN_FLIGHT = TreeLock.STATE + ".inflight";
 
   /** The tree's collection, every command bounded by {@link #commandLimit}. */
   final MongoCollection<BsonDocument> raw;

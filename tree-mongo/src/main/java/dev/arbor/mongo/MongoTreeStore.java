@@ -95,6 +95,8 @@ final class MongoTreeStore implements MongoTree {
   private final FencedJournalProtocol fenced;
   /** The protocol of this store's or view's calls ({@link #protocol()}). */
   private final Protocol protocol;
+  /** The lanes of this store's changes, or null: they hold the tree's lock ({@link Lanes}). */
+  final @Nullable Lanes lanes;
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
   /** Whether {@link #requireLayout()} has seen nodes laid out in this pattern. */
@@ -135,12 +137,18 @@ final class MongoTreeStore implements MongoTree {
     fields.add(Step.MARK);
     fields.add(TreeLock.STATE);
     fields.add(TreeLock.JOURNAL);
+    fields.add(Lanes.FIELD);
     if (scope != null) {
       fields.add(scope.field());
     }
     this.documents = new NodeDocuments(Set.copyOf(fields), collection.getCodecRegistry());
     this.layout = pattern.layout(new LayoutContext(names, ids, scope, new Ranks(names.rank),
         documents, capabilities, collectionName, Walker.of(scope, ids, capabilities)));
+    // Lanes where a change can hold only what it touches (see LaneProtocol); nested sets
+    // renumber everything to the right of a change and keep the tree's lock.
+    this.lanes = capabilities.subtreeLocks() && capabilities.client() == null
+        && pattern != TreePattern.NESTED_SETS ? new Lanes(lock, data, scope, capabilities.renewals()) : null;
+    lock.lanes = lanes;
     this.fenced = newFenced();
     this.protocol = choose();
   }
@@ -169,6 +177,7 @@ final class MongoTreeStore implements MongoTree {
     this.documents = store.documents;
     this.layoutSeen = store.layoutSeen;
     this.layout = store.layout;
+    this.lanes = store.lanes;
     this.fenced = newFenced();
     this.protocol = choose();
   }
@@ -205,8 +214,10 @@ final class MongoTreeStore implements MongoTree {
 
   private Protocol choose() {
     java.util.function.LongConsumer settled = v -> settledAt(v);
-    Protocol own = capabilities.client() == null ? fenced
-        : new OwnTransactionProtocol(transactions, session, fenced, settled);
+    Protocol own = capabilities.client() != null
+        ? new OwnTransactionProtocol(transactions, session, fenced, settled)
+        : lanes != null ? new LaneProtocol(lanes, fenced, data, scope, isolatedReads, settled)
+        : fenced;
     return session == null ? own
         : new CallersTransactionProtocol(transactions, session, own, isolatedReads);
   }
@@ -254,10 +265,20 @@ final class MongoTreeStore implements MongoTree {
    * plans its steps; the store's {@link #protocol()} then applies them all-or-nothing.
    */
   Outcome change(String what, @Nullable String subject, Planner planner) {
+    return change(what, subject, null, planner);
+  }
+
+  /**
+   * Runs a structural change that holds only {@code footprint} where the store's protocol can
+   * (null: the tree).
+   */
+  Outcome change(String what, @Nullable String subject, @Nullable Footprint footprint,
+      Planner planner) {
     requireLayout();
     Outcome o;
     try {
-      o = protocol().change(what, planner);
+      o = footprint == null ? protocol().change(what, planner)
+          : protocol().change(what, footprint, planner);
     } catch (RuntimeException e) {
       throw unapplied(translate(e, subject), what);
     }

@@ -34,6 +34,14 @@ interface Protocol {
    */
   Outcome change(String what, Planner planner);
 
+  /**
+   * Plans a change that holds only its {@code footprint} where the protocol can ({@link
+   * LaneProtocol}); the other protocols hold the tree.
+   */
+  default Outcome change(String what, Footprint footprint, Planner planner) {
+    return change(what, planner);
+  }
+
   /** Runs a read, isolated from changes in flight (unless the store's isolation is off). */
   <T> T read(Function<Reads, T> body);
 

@@ -48,6 +48,7 @@ final class ServerCapabilities {
   private final Mode pipelineMode;
   private @Nullable MongoClient client;
   private boolean isolatedReads = true;
+  private boolean subtreeLocks = Boolean.getBoolean("arbor.subtreeLocks");
   private long leaseMillis = 30_000;
   private long waitMillis = 60_000;
   private Timing timing = Timing.SYSTEM;
@@ -86,6 +87,21 @@ final class ServerCapabilities {
 
   @Nullable MongoClient client() {
     return client;
+  }
+
+  /**
+   * Whether changes of patterns that can run in lanes ({@link LaneProtocol}) do so. Off by
+   * default: lanes are not yet a promise (reads still wait for lanes elsewhere in the tree, streams
+   * and transactions do not see their marks; see docs/architecture.md); the system property
+   * {@code arbor.subtreeLocks=true} turns them on for the benchmark and for trials.
+   */
+  ServerCapabilities subtreeLocks(boolean subtreeLocks) {
+    this.subtreeLocks = subtreeLocks;
+    return this;
+  }
+
+  boolean subtreeLocks() {
+    return subtreeLocks;
   }
 
   /** Whether reads are isolated from concurrent changes (lock protocol only). */

@@ -42,7 +42,8 @@ final class TreeChanges {
     Map<String, Object> copy = TreeStores.copyAttributes(attributes);
     store.checkAttributes(id, copy);
     Told t = store.listening() ? new Told() : null;
-    Outcome o = store.change("insert '" + id + "' at " + position, id, c -> {
+    Outcome o = store.change("insert '" + id + "' at " + position, id,
+        Footprint.insert(store.layout, position), c -> {
       store.layout.planInsert(c, id, position, copy);
       if (t != null) {
         t.newParent = parentAt(c, position);
@@ -69,7 +70,7 @@ final class TreeChanges {
     copy.forEach((name, value) -> updates.add(value == null ? Updates.unset(name)
         : Updates.set(name, value)));
     Told t = store.listening() ? new Told() : null;
-    Outcome o = store.change("update '" + id + "'", id, c -> {
+    Outcome o = store.change("update '" + id + "'", id, Footprint.update(id), c -> {
       if (t != null) {
         Node n = store.layout.findNode(c, id).orElseThrow(() -> new NodeNotFoundException(id));
         t.oldParent = n.parentId();
@@ -90,7 +91,8 @@ final class TreeChanges {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
     Told t = store.listening() ? new Told() : null;
-    Outcome o = store.change("move '" + id + "' to " + position, id, c -> {
+    Outcome o = store.change("move '" + id + "' to " + position, id,
+        Footprint.move(store.layout, id, position), c -> {
       store.layout.planMove(c, id, position);
       if (t != null && !c.steps().isEmpty()) {
         t.oldParent = store.layout.findNode(c, id).map(Node::parentId).orElse(null);
@@ -124,7 +126,8 @@ final class TreeChanges {
         return deleteSubtree(id, "delete leaf '" + id + "'", true);
       default:
         Told t = store.listening() ? new Told() : null;
-        Outcome o = store.change("delete '" + id + "' lifting its children", id, c -> {
+        Outcome o = store.change("delete '" + id + "' lifting its children", id,
+            Footprint.delete(store.layout, id), c -> {
           if (t != null) {
             t.oldParent = store.layout.findNode(c, id).map(Node::parentId).orElse(null);
           }
@@ -141,7 +144,7 @@ final class TreeChanges {
   private long deleteSubtree(String id, String what, boolean leafOnly) {
     long[] planned = new long[1];
     Told t = store.listening() ? new Told() : null;
-    Outcome o = store.change(what, id, c -> {
+    Outcome o = store.change(what, id, Footprint.delete(store.layout, id), c -> {
       if (leafOnly && !store.layout.childIds(c, id).isEmpty()) {
         throw new NodeHasChildrenException(id);
       }

@@ -171,6 +171,8 @@ final class TreeLock {
     final @Nullable BsonDocument stuck;
     final Map<String, Waiter> waiting = new LinkedHashMap<>();
     final @Nullable String opToken;
+    /** Whether the lock document names lanes in flight ({@link Lanes}). */
+    final boolean lanes;
     /** The tokens of the latest changes completed by a caller other than their writer. */
     final java.util.Set<String> done = new java.util.HashSet<>();
 
@@ -184,6 +186,7 @@ final class TreeLock {
       what = s.isString("what") ? s.getString("what").getValue() : null;
       op = s.isNumber("op") ? s.getNumber("op").longValue() : -1;
       opToken = s.isString("opt") ? s.getString("opt").getValue() : null;
+      lanes = s.isDocument("inflight") && !s.getDocument("inflight").isEmpty();
       stuck = s.isDocument("stuck") ? s.getDocument("stuck") : null;
       if (s.isArray("done")) {
         for (BsonValue d : s.getArray("done")) {
@@ -319,6 +322,11 @@ final class TreeLock {
    * every thread stops) turn it off, so that a stalled holder's lease expires.
    */
   volatile boolean keepAlive = true;
+  /**
+   * The lanes of the tree when its store runs changes in them ({@link LaneProtocol}), set once
+   * when the store is opened: whoever takes the lock then waits for them to drain.
+   */
+  volatile @Nullable Lanes lanes;
   /** How many expired holders this lock took over (tests and logs). */
   final AtomicLong takeovers = new AtomicLong();
 
@@ -396,7 +404,17 @@ final class TreeLock {
    * @throws TreeException if the lock is not had within the lock wait, or the tree is stuck
    */
   Hold acquire(String what) {
-    return queue.acquire(what);
+    Hold h = queue.acquire(what);
+    Lanes l = lanes;
+    if (l != null) {
+      try {
+        l.drain(h);
+      } catch (RuntimeException e) {
+        release(h);
+        throw e;
+      }
+    }
+    return h;
   }
 
   /** Frees the lock, clearing a journal that is not to be completed. */

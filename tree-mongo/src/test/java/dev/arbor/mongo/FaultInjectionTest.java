@@ -92,6 +92,9 @@ class FaultInjectionTest {
   static void expireLease(MongoCollection<Document> c) {
     c.updateOne(com.mongodb.client.model.Filters.eq("_id", TreeLock.LOCK_ID),
         com.mongodb.client.model.Updates.set(TreeLock.STATE + ".renewed", new java.util.Date(0)));
+    // and the leases of the lanes it held (the heads of its changes in subtrees)
+    c.updateMany(com.mongodb.client.model.Filters.exists(Lanes.R),
+        com.mongodb.client.model.Updates.set(Lanes.R, new java.util.Date(0)));
   }
 
   private static Tree after(Op op) {

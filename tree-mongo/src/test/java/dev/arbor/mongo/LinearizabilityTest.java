@@ -55,13 +55,53 @@ class LinearizabilityTest {
     runRound(pattern, rounds(pattern), 30);
   }
 
+  /**
+   * Writers in lanes ({@link LaneProtocol}): writers 0 and 1 each change a subtree of their own,
+   * writer 2 moves nodes between those two subtrees and inserts and deletes in both (its moves
+   * cross theirs), with leases of 100 ms and 30 ms.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void writersInDisjointAndOverlappingSubtreesWithShortLeases(TreePattern pattern)
+      throws Exception {
+    Tree.Builder b = Tree.builder();
+    b.add("r", null);
+    int per = NODES / 4;
+    for (int k = 0; k < 2; k++) {
+      Random random = new Random(31 + k);
+      b.add("s" + k + "-0", "r");
+      for (int i = 1; i < per; i++) {
+        b.add("s" + k + "-" + i, "s" + k + "-" + random.nextInt(i));
+      }
+    }
+    Tree initial = b.build();
+    Chooser inSubtrees = (w, random) -> {
+      int from = w == 2 ? random.nextInt(2) : w;
+      int to = w == 2 ? 1 - from : w;
+      return new String[] {"s" + from + "-" + (1 + random.nextInt(per - 1)),
+          "s" + to + "-" + random.nextInt(per)};
+    };
+    runRound(pattern, 0, 100, initial, inSubtrees, true);
+    runRound(pattern, 1, 30, initial, inSubtrees, true);
+  }
+
+  /** The node changed and the node of the position, for writer {@code w}. */
+  interface Chooser {
+    String[] nodes(int w, Random random);
+  }
+
   private static int rounds(TreePattern pattern) {
     return Integer.getInteger("arbor.linearizability.rounds",
         pattern == TreePattern.NESTED_SETS ? 4 : 2);
   }
 
   private void runRound(TreePattern pattern, int round, long lease) throws Exception {
-    Tree initial = randomTree(NODES, 17 + round);
+    runRound(pattern, round, lease, randomTree(NODES, 17 + round), (w, random) -> new String[] {
+        "n" + (1 + random.nextInt(NODES - 1)), "n" + random.nextInt(NODES)}, false);
+  }
+
+  private void runRound(TreePattern pattern, int round, long lease, Tree initial,
+      Chooser chooser, boolean lanes) throws Exception {
     MongoCollection<Document> direct = MongoTestServer.get().freshCollection();
     String name = direct.getNamespace().getCollectionName();
     String db = direct.getNamespace().getDatabaseName();
@@ -76,8 +116,10 @@ class LinearizabilityTest {
         MongoClient client = MongoClients.create(MongoTestServer.settings(uri));
         clients.add(client);
         MongoCollection<Document> c = client.getDatabase(db).getCollection(name);
-        TreeStore store = pattern.open(c, ServerCapabilities.probing(c).lease(lease, 60_000));
-        store.children("n0"); // every store sees the tree quiet at the same version
+        TreeStore store = pattern.open(c, ServerCapabilities.probing(c).lease(lease, 60_000)
+            .subtreeLocks(lanes));
+        // every store sees the tree quiet at the same version
+        store.children(initial.roots().get(0));
         writers.add(store);
       }
       TreeStore reader = writers.remove(WRITERS);
@@ -96,8 +138,8 @@ class LinearizabilityTest {
           // The first change is a move; then moves, inserts and deletes.
           int kind = m == 0 ? 0 : plan.nextInt(100);
           String op = kind < 60 ? "move" : kind < 85 ? "insert" : "delete";
-          moves.add(new String[] {"n" + (1 + plan.nextInt(NODES - 1)),
-              "n" + plan.nextInt(NODES), String.valueOf(plan.nextInt(3)), op,
+          String[] nodes = chooser.nodes(w, plan);
+          moves.add(new String[] {nodes[0], nodes[1], String.valueOf(plan.nextInt(3)), op,
               "w" + w + "-" + m});
         }
         running.add(pool.submit(() -> {
@@ -148,7 +190,8 @@ class LinearizabilityTest {
       if (verdict != null) {
         StringBuilder moves = new StringBuilder(verdict).append("\nWhere the moved nodes are:");
         for (Linearizability.Call c : history.calls()) {
-          String x = c.what.split(" ")[1];
+          String[] words = c.what.split(" ");
+          String x = words.length > 1 ? words[1] : "";
           if (c.what.startsWith("move") && stored.contains(x) && initial.contains(x)) {
             moves.append("\n  ").append(c).append(": ").append(x).append(" is under ")
                 .append(stored.get(x).parentId()).append(", was under ")

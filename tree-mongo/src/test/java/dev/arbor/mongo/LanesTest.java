@@ -1,0 +1,226 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.InMemoryTreeStore;
+import dev.arbor.core.InvalidMoveException;
+import dev.arbor.core.LockLostException;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeStore;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.bson.BsonDocument;
+import org.bson.Document;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Changes in lanes ({@link LaneProtocol}): writers in disjoint subtrees of one tree run at the
+ * same time; writers whose changes meet wait for each other; crossing moves held by different
+ * writers never build a cycle; a stalled lane is taken over and its late writes change nothing.
+ */
+class LanesTest {
+  private static final String FIXTURE = "r(a(b(c d(e f)) g(h)) i(j k) m(n(o p) q))";
+
+  /** Holds every batch sent while {@link #hold} is set, until released. */
+  static final class HoldingSender implements TreeLock.Sender {
+    volatile boolean hold;
+    final CountDownLatch held = new CountDownLatch(1);
+    final CountDownLatch release = new CountDownLatch(1);
+    final AtomicLong batches = new AtomicLong();
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
+      batches.incrementAndGet();
+      if (hold) {
+        hold = false;
+        held.countDown();
+        try {
+          release.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return TreeLock.BULK.send(collection, batch);
+    }
+  }
+
+  private static MongoTreeStore store(TreePattern pattern, MongoCollection<Document> c,
+      TreeLock.Sender sender, long lease) {
+    return (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c).lease(lease, 20_000)
+        .sender(sender).subtreeLocks(true));
+  }
+
+  private static Class<?> outcome(Runnable call) {
+    try {
+      call.run();
+      return null;
+    } catch (TreeException e) {
+      if (System.getProperty("lanes.debug") != null) {
+        e.printStackTrace();
+      }
+      return e.getClass();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void writersInDisjointSubtreesRunAtTheSameTime(TreePattern pattern) throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    pattern.open(c).load(Tree.parse(FIXTURE));
+    HoldingSender holding = new HoldingSender();
+    MongoTreeStore a = store(pattern, c, holding, 30_000);
+    MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
+    holding.hold = true;
+    // A's move inside subtree a is held half-way: its marks stay on a's nodes
+    CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
+        () -> outcome(() -> a.move("e", Position.lastChildOf("h"))));
+    assertTrue(holding.held.await(10, TimeUnit.SECONDS), "A reached its writes");
+    // B, in the disjoint subtrees i and m, completes while A holds its change open
+    long t0 = System.nanoTime();
+    b.insert("x", Position.lastChildOf("j"));
+    b.move("o", Position.firstChildOf("q"));
+    b.delete("k");
+    b.update("p", java.util.Map.of("seen", true));
+    long bMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    assertFalse(runA.isDone(), "A is still held");
+    assertTrue(bMillis < 10_000, "B did not wait for A: " + bMillis + " ms");
+    // C, whose change meets A's (under the same parent h), waits for A
+    CompletableFuture<Class<?>> runC = CompletableFuture.supplyAsync(
+        () -> outcome(() -> b.insert("y", Position.lastChildOf("h"))));
+    Thread.sleep(300);
+    assertFalse(runC.isDone(), "C waits for A's marks");
+    holding.release.countDown();
+    assertEquals(null, runA.get(20, TimeUnit.SECONDS));
+    assertEquals(null, runC.get(20, TimeUnit.SECONDS));
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(Tree.parse(FIXTURE));
+    reference.insert("x", Position.lastChildOf("j"));
+    reference.move("o", Position.firstChildOf("q"));
+    reference.delete("k");
+    reference.update("p", java.util.Map.of("seen", true));
+    reference.move("e", Position.lastChildOf("h"));
+    reference.insert("y", Position.lastChildOf("h"));
+    assertEquals(reference.snapshot(), b.snapshot());
+    assertEquals(List.of(), b.check());
+    assertEquals(0, c.countDocuments(new Document(Lanes.T, new Document("$exists", true))),
+        "no mark is left");
+  }
+
+  /**
+   * The two moves that, interleaved, would make a cycle (d under i, i under e, with e under d),
+   * by writers in the two subtrees, again and again: one of them is refused, never both applied.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void crossingMovesBetweenSubtreesNeverBuildACycle(TreePattern pattern) throws Exception {
+    for (int round = 0; round < 12; round++) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      pattern.open(c).load(Tree.parse(FIXTURE));
+      MongoTreeStore a = store(pattern, c, TreeLock.BULK, 30_000);
+      MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
+      AtomicLong va = new AtomicLong(-1);
+      AtomicLong vb = new AtomicLong(-1);
+      a.onSettled = va::set;
+      b.onSettled = vb::set;
+      CountDownLatch go = new CountDownLatch(1);
+      Consumer<TreeStore> opA = s -> s.move("d", Position.lastChildOf("i"));
+      Consumer<TreeStore> opB = s -> s.move("i", Position.lastChildOf("e"));
+      CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(() -> {
+        await(go);
+        return outcome(() -> opA.accept(a));
+      });
+      CompletableFuture<Class<?>> runB = CompletableFuture.supplyAsync(() -> {
+        await(go);
+        return outcome(() -> opB.accept(b));
+      });
+      go.countDown();
+      Class<?> oa = runA.get(30, TimeUnit.SECONDS);
+      Class<?> ob = runB.get(30, TimeUnit.SECONDS);
+      assertTrue(oa == null || ob == null, "one of them applies");
+      assertTrue(oa == InvalidMoveException.class || ob == InvalidMoveException.class,
+          "the other is refused: " + oa + ", " + ob);
+      assertNotEquals(va.get(), vb.get());
+      InMemoryTreeStore reference = new InMemoryTreeStore();
+      reference.load(Tree.parse(FIXTURE));
+      boolean aFirst = va.get() < vb.get();
+      assertEquals(aFirst ? oa : ob, outcome(() -> (aFirst ? opA : opB).accept(reference)));
+      assertEquals(aFirst ? ob : oa, outcome(() -> (aFirst ? opB : opA).accept(reference)));
+      assertEquals(reference.snapshot(), a.snapshot(), "round " + round);
+      assertEquals(List.of(), a.check(), "round " + round);
+    }
+  }
+
+  /**
+   * A writer whose change holds its marks, stalled before its writes past its lease (a paused
+   * process: nothing renews): another writer who needs one of its marks takes its lane over,
+   * and the stalled writer's writes, sent late, change nothing.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void aStalledLaneIsTakenOverAndItsLateWritesChangeNothing(TreePattern pattern)
+      throws Exception {
+    List<Consumer<TreeStore>> changesOfA = List.of(
+        s -> s.insert("x", Position.lastChildOf("d")),
+        s -> s.move("d", Position.lastChildOf("i")),
+        s -> s.delete("b"));
+    for (Consumer<TreeStore> opA : changesOfA) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      pattern.open(c).load(Tree.parse(FIXTURE));
+      HoldingSender holding = new HoldingSender();
+      MongoTreeStore a = store(pattern, c, holding, 100);
+      a.lock.keepAlive = false; // a paused process
+      MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
+      AtomicLong va = new AtomicLong(-1);
+      AtomicLong vb = new AtomicLong(-1);
+      a.onSettled = va::set;
+      b.onSettled = vb::set;
+      holding.hold = true;
+      CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
+          () -> outcome(() -> opA.accept(a)));
+      assertTrue(holding.held.await(10, TimeUnit.SECONDS));
+      Consumer<TreeStore> opB = s -> s.insert("y", Position.lastChildOf("d")); // meets A
+      Class<?> ob = outcome(() -> opB.accept(b)); // meets A's marks, waits out its lease
+      assertTrue(b.lanes.takeovers.get() >= 1, "B took A's lane over");
+      holding.release.countDown();
+      Class<?> oa = runA.get(20, TimeUnit.SECONDS);
+      InMemoryTreeStore reference = new InMemoryTreeStore();
+      reference.load(Tree.parse(FIXTURE));
+      if (oa != LockLostException.class && va.get() < vb.get()) {
+        assertEquals(oa, outcome(() -> opA.accept(reference)));
+      }
+      String where = "A's change " + changesOfA.indexOf(opA) + ": A " + oa + " at " + va
+          + ", B " + ob + " at " + vb;
+      assertEquals(ob, outcome(() -> opB.accept(reference)), where);
+      if (oa != LockLostException.class && va.get() > vb.get()) {
+        assertEquals(oa, outcome(() -> opA.accept(reference)));
+      }
+      assertEquals(reference.snapshot(), b.snapshot());
+      assertEquals(List.of(), b.check());
+      Tree now = b.snapshot();
+      Thread.sleep(200); // anything A still sends lands now, or never
+      assertEquals(now, b.snapshot(), "A's late writes changed the tree");
+      assertEquals(0, c.countDocuments(new Document(Lanes.T, new Document("$exists", true))),
+          "no mark is left");
+    }
+  }
+
+  private static void await(CountDownLatch latch) {
+    try {
+      latch.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
