@@ -9,6 +9,7 @@ import com.mongodb.client.MongoClients;
 import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import dev.arbor.embedded.internal.DataDirectories;
+import dev.arbor.embedded.internal.OrderedBulkWrites;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -125,6 +126,7 @@ public final class EmbeddedMongo implements AutoCloseable {
         mongo.abandon();
       }
     });
+    OrderedBulkWrites.install((mongo, on) -> mongo.orderedWrites().stopAtFirstError = on);
   }
 
   private final MongoServer server;
@@ -248,6 +250,12 @@ public final class EmbeddedMongo implements AutoCloseable {
   /** The server's backend, for the tests that look at its indexes. */
   MongoBackend backend() {
     return backend;
+  }
+
+  /** The switch of MongoDB's ordered writes ({@link OrderedBulkWrites}). */
+  private OrderedWrites orderedWrites() {
+    return backend instanceof H2ServerAdapter h2 ? h2.ordered
+        : ((MemoryServerAdapter) backend).ordered;
   }
 
   /** The data directory, or empty for a server in memory. */
