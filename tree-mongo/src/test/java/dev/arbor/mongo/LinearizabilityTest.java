@@ -148,8 +148,8 @@ class LinearizabilityTest {
       if (verdict != null) {
         StringBuilder moves = new StringBuilder(verdict).append("\nWhere the moved nodes are:");
         for (Linearizability.Call c : history.calls()) {
-          String x = c.what.split(" ")[1];
-          if (c.what.startsWith("move") && stored.contains(x) && initial.contains(x)) {
+          String x = c.what.startsWith("move") ? c.what.split(" ")[1] : "";
+          if (!x.isEmpty() && stored.contains(x) && initial.contains(x)) {
             moves.append("\n  ").append(c).append(": ").append(x).append(" is under ")
                 .append(stored.get(x).parentId()).append(", was under ")
                 .append(initial.get(x).parentId());
