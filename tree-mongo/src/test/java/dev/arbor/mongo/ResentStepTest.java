@@ -21,6 +21,7 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -55,6 +56,38 @@ class ResentStepTest {
       BulkWriteResult r = TreeLock.BULK.send(c, batch);
       if (lost.get() == 0 && batch.statements().stream().anyMatch(TreeLock.Statement::isStep)) {
         lost.incrementAndGet();
+        throw new MongoSocketReadException("injected: the connection was cut after the server"
+            + " applied the batch", new ServerAddress("127.0.0.1", 1));
+      }
+      return r;
+    }
+
+    @Override
+    public BsonDocument fence(MongoCollection<BsonDocument> c, Bson filter, Bson update) {
+      return TreeLock.BULK.fence(c, filter, update);
+    }
+  }
+
+  /**
+   * Loses the answer of the first batch that carries a step and, before it is sent again, clears
+   * the lock document's record of the changes done: as if 64 later changes had been completed
+   * meanwhile, pushing this one's token out.
+   */
+  static final class LosingTheAnswerAndTheRecord implements TreeLock.Sender {
+    final MongoTreeStore store;
+    final AtomicInteger lost = new AtomicInteger();
+
+    LosingTheAnswerAndTheRecord(MongoTreeStore store) {
+      this.store = store;
+    }
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> c, TreeLock.Batch batch) {
+      BulkWriteResult r = TreeLock.BULK.send(c, batch);
+      if (lost.get() == 0 && batch.statements().stream().anyMatch(TreeLock.Statement::isStep)) {
+        lost.incrementAndGet();
+        c.updateOne(store.lock.lock.lockKey(), com.mongodb.client.model.Updates.unset(
+            LockDocument.DONE));
         throw new MongoSocketReadException("injected: the connection was cut after the server"
             + " applied the batch", new ServerAddress("127.0.0.1", 1));
       }
@@ -132,6 +165,45 @@ class ResentStepTest {
       switchable.target = TreeLock.BULK;
       assertEquals(reference.snapshot(), pattern.open(c).snapshot(), pattern.toString());
       assertEquals(List.of(), pattern.open(c).check());
+    }
+  }
+
+  /**
+   * On the server that stops at the first error, a change whose one command (lead, journal,
+   * steps, release) landed, whose answer was lost, and whose record among the changes done is
+   * gone by the time the command is sent again: its lead meets the lock freed, and nothing in the
+   * lock document tells. It is applied; the call must not say {@code NOT_APPLIED} nor plan it
+   * again: it returns (a change of one document, told by its mark) or says {@code UNKNOWN}.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  @Execution(ExecutionMode.CONCURRENT)
+  void aJournaledChangeWhoseRecordIsGoneIsUnknownNotLost(TreePattern pattern) {
+    for (Consumer<TreeStore> change : changes()) {
+      for (boolean optimistic : new boolean[] {true, false}) {
+        MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+        SwitchableSender switchable = new SwitchableSender();
+        MongoTreeStore store = (MongoTreeStore) pattern.open(c,
+            ServerCapabilities.probing(c).lease(30_000, 20_000).sender(switchable));
+        assertTrue(store.lock.ordered(), "the server's behaviour");
+        store.load(TruthfulOutcomesTest.TREE);
+        InMemoryTreeStore reference = new InMemoryTreeStore();
+        reference.load(TruthfulOutcomesTest.TREE);
+        if (!optimistic) {
+          store.forget();
+        }
+        switchable.target = new LosingTheAnswerAndTheRecord(store);
+        try {
+          change.accept(store);
+        } catch (dev.arbor.core.ChangeInterruptedException e) {
+          assertEquals(dev.arbor.core.ChangeInterruptedException.Outcome.UNKNOWN, e.outcome(),
+              pattern + ": " + e);
+        }
+        change.accept(reference);
+        switchable.target = TreeLock.BULK;
+        assertEquals(reference.snapshot(), pattern.open(c).snapshot(), pattern.toString());
+        assertEquals(List.of(), pattern.open(c).check());
+      }
     }
   }
 
