@@ -95,7 +95,10 @@ import org.jspecify.annotations.Nullable;
  * <h2>What it is not</h2>
  *
  * <p>It answers as MongoDB 5.0 but has no sessions, transactions or {@code explain}, no pipeline
- * updates, and a {@code $graphLookup} that ignores {@code startWith}. Queries that no index
+ * updates, and a {@code $graphLookup} that ignores {@code startWith}; it goes on with the
+ * statements of an ordered update command after one failed, where MongoDB stops (Arbor's tests
+ * switch MongoDB's behaviour on through {@code dev.arbor.embedded.internal.OrderedBulkWrites},
+ * not API). Queries that no index
  * serves (see above) scan the collection, so latencies measured on it still count scans; run
  * against a real server for figures that mean something.
  *
