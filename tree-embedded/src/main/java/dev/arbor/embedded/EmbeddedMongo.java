@@ -9,6 +9,7 @@ import com.mongodb.client.MongoClients;
 import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import dev.arbor.embedded.internal.DataDirectories;
+import dev.arbor.embedded.internal.OrderedBulkWrites;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -94,7 +95,10 @@ import org.jspecify.annotations.Nullable;
  * <h2>What it is not</h2>
  *
  * <p>It answers as MongoDB 5.0 but has no sessions, transactions or {@code explain}, no pipeline
- * updates, and a {@code $graphLookup} that ignores {@code startWith}. Queries that no index
+ * updates, and a {@code $graphLookup} that ignores {@code startWith}; it goes on with the
+ * statements of an ordered update command after one failed, where MongoDB stops (Arbor's tests
+ * switch MongoDB's behaviour on through {@code dev.arbor.embedded.internal.OrderedBulkWrites},
+ * not API). Queries that no index
  * serves (see above) scan the collection, so latencies measured on it still count scans; run
  * against a real server for figures that mean something.
  *
@@ -125,6 +129,7 @@ public final class EmbeddedMongo implements AutoCloseable {
         mongo.abandon();
       }
     });
+    OrderedBulkWrites.install((mongo, on) -> mongo.orderedWrites().stopAtFirstError = on);
   }
 
   private final MongoServer server;
@@ -248,6 +253,12 @@ public final class EmbeddedMongo implements AutoCloseable {
   /** The server's backend, for the tests that look at its indexes. */
   MongoBackend backend() {
     return backend;
+  }
+
+  /** The switch of MongoDB's ordered writes ({@link OrderedBulkWrites}). */
+  private OrderedWrites orderedWrites() {
+    return backend instanceof H2ServerAdapter h2 ? h2.ordered
+        : ((MemoryServerAdapter) backend).ordered;
   }
 
   /** The data directory, or empty for a server in memory. */

@@ -86,6 +86,8 @@ final class H2ServerAdapter extends H2Backend {
   static final String INDEX_INFIX = "._index_";
 
   private final DataFileSaver saver;
+  /** The switch of MongoDB's ordered writes, off by default. */
+  final OrderedWrites ordered = new OrderedWrites();
 
   private H2ServerAdapter(MVStore store, DataFileSaver saver) {
     super(store);
@@ -146,7 +148,11 @@ final class H2ServerAdapter extends H2Backend {
   public Document handleMessage(MongoMessage message) {
     return saver.command(() -> {
       Document prefiltered = ServerAdapter.aggregate(this, message, oplog);
-      return prefiltered != null ? prefiltered : super.handleMessage(message);
+      if (prefiltered != null) {
+        return prefiltered;
+      }
+      Document stopped = ordered.answer(message, super::handleMessage);
+      return stopped != null ? stopped : super.handleMessage(message);
     });
   }
 

@@ -38,6 +38,9 @@ import org.jspecify.annotations.Nullable;
  * the scan reads them in ascending order, and so do the candidates.
  */
 final class MemoryServerAdapter extends MemoryBackend {
+  /** The switch of MongoDB's ordered writes, off by default. */
+  final OrderedWrites ordered = new OrderedWrites();
+
   private MemoryServerAdapter() {}
 
   /**
@@ -64,7 +67,11 @@ final class MemoryServerAdapter extends MemoryBackend {
   @Override
   public Document handleMessage(MongoMessage message) {
     Document prefiltered = ServerAdapter.aggregate(this, message, oplog);
-    return prefiltered != null ? prefiltered : super.handleMessage(message);
+    if (prefiltered != null) {
+      return prefiltered;
+    }
+    Document stopped = ordered.answer(message, super::handleMessage);
+    return stopped != null ? stopped : super.handleMessage(message);
   }
 
   @Override

@@ -408,6 +408,14 @@ abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
         // completing it (or stuck, which the read above would have shown as pending).
         throw new Completed();
       }
+      if (uncertain) {
+        // The answer to a command that carried its commit was lost: that command may have
+        // landed, and the change been completed since, beyond what the lock document still
+        // records (its last 64 done). Neither planned again nor said not applied.
+        throw new ChangeInterruptedException("Could not tell whether '" + what + "' on tree '"
+            + lock.tree + "' was applied: the answer to its commit was lost and the lock"
+            + " document no longer tells; read the tree", Outcome.UNKNOWN, null);
+      }
       if (claim != null && !leadAcked) {
         throw new TreeLock.ClaimRefused(); // the claim never landed: nothing was written
       }

@@ -88,6 +88,17 @@ final class Journal {
   }
 
   /**
+   * The release of a journaled change by its writer {@code origin}, which records it among the
+   * last 64 done as {@link #completedFor} does: on a server that stops at the first error, the
+   * release travels in the command that commits the change, and its writer, if it lost that
+   * command's answer, can tell that it is done.
+   */
+  static Bson releasedBy(String origin) {
+    return Updates.combine(LockDocument.releaseUpdate(), Updates.pushEach(LockDocument.DONE,
+        List.of(origin), new PushOptions().slice(-64)));
+  }
+
+  /**
    * The update that clears a journal completed by a caller other than its writer {@code origin},
    * recording it among the last 64 completed so, so that its writer, if it lost the answer to
    * its commit, can tell that it is done.

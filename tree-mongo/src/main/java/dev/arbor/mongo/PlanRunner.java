@@ -93,8 +93,14 @@ final class PlanRunner {
     }
     // A replay records the change it completed, so that its first holder, if it lost the answer
     // to its commit, can tell that it is done.
-    program.add(new TreeLock.Statement(fences.fence(token, release
-        ? LockDocument.releaseUpdate() : Journal.completedFor(origin)), 0));
+    // On a server that stops at the first error, a journaled change's release travels with its
+    // commit (and steps) in one command; if that command's answer is lost, the command sent again
+    // meets its lead's duplicate key, the lock being free already, and neither the lock's version
+    // nor its pending journal tells the writer whether its change landed. So that release records
+    // the writer's token among those done, as a replay does.
+    program.add(new TreeLock.Statement(fences.fence(token, !release
+        ? Journal.completedFor(origin) : journaled && orderedServer
+        ? Journal.releasedBy(origin) : LockDocument.releaseUpdate()), 0));
     Execution x = Execution.of(facade, token, origin, claim, v, what, steps, program,
         commitPoint, journaled, hold);
     x.freeOnFailure = journal && !alwaysJournal;

@@ -37,6 +37,7 @@ import org.jspecify.annotations.Nullable;
  *                what: "move 'x' to after(y)",
  *                op: 41, opt: "9b1e…",      the version and token whose journal is pending
  *                done: ["7c2a…", …],        tokens of the last 64 journals another completed
+ *                                           or (on MongoDB) their writer released
  *                waiting: { "<token>": {at: ISODate(…), r: false, l: 30000}, … },   in arrival order
  *                stuck: {v, what, step, error} },     a journal the server refuses to complete
  *   arborJournal: { v: 41, what, parts: 0, steps: [ {k, q, u, …}, … ] } }

@@ -8,6 +8,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import dev.arbor.embedded.EmbeddedMongo;
 import dev.arbor.embedded.internal.DataDirectories;
+import dev.arbor.embedded.internal.OrderedBulkWrites;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.bson.Document;
@@ -16,25 +17,30 @@ import org.bson.Document;
  * The one MongoDB server of a test JVM (the singleton-container pattern): the server named by the
  * system property {@code arbor.mongo.uri} or the environment variable {@code ARBOR_MONGO_URI} if
  * set, otherwise an embedded mongo-java-server started in-process on a loopback port. Every test
- * gets a fresh collection in a database made for this JVM, dropped when the JVM exits.
+ * gets a fresh collection in a database made for this JVM, dropped when the JVM exits. {@link
+ * #ordered()} is a second embedded server, one that stops ordered bulk writes as MongoDB does.
  */
 public final class MongoTestServer {
   private static final AtomicInteger COLLECTIONS = new AtomicInteger();
   private static volatile MongoTestServer instance;
+  private static volatile MongoTestServer orderedInstance;
 
   private final String uri;
   private final boolean embedded;
   private final MongoClient client;
   private final MongoDatabase database;
 
-  private MongoTestServer() {
-    String configured = System.getProperty("arbor.mongo.uri");
-    if (configured == null || configured.isBlank()) {
+  private MongoTestServer(boolean ordered) {
+    String configured = ordered ? null : System.getProperty("arbor.mongo.uri");
+    if (!ordered && (configured == null || configured.isBlank())) {
       configured = System.getenv("ARBOR_MONGO_URI");
     }
     EmbeddedMongo server = null;
     if (configured == null || configured.isBlank()) {
       server = EmbeddedMongo.start();
+      if (ordered || Boolean.getBoolean("arbor.embedded.ordered")) {
+        OrderedBulkWrites.stopAtFirstError(server, true);
+      }
       configured = server.uri();
       embedded = true;
     } else {
@@ -79,8 +85,29 @@ public final class MongoTestServer {
       synchronized (MongoTestServer.class) {
         s = instance;
         if (s == null) {
-          s = new MongoTestServer();
+          s = new MongoTestServer(false);
           instance = s;
+        }
+      }
+    }
+    return s;
+  }
+
+  /**
+   * An embedded server of this JVM that stops an ordered bulk write at its first failed
+   * statement, as MongoDB does ({@link OrderedBulkWrites}), started on first use: the tests of
+   * the lock protocol's MongoDB path ({@code OrderedExecution}) run on it. (With {@code
+   * -Darbor.embedded.ordered=true} the server of {@link #get()} stops so too, and every test
+   * runs that path.)
+   */
+  public static MongoTestServer ordered() {
+    MongoTestServer s = orderedInstance;
+    if (s == null) {
+      synchronized (MongoTestServer.class) {
+        s = orderedInstance;
+        if (s == null) {
+          s = new MongoTestServer(true);
+          orderedInstance = s;
         }
       }
     }

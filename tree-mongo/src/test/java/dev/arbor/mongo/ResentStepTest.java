@@ -18,8 +18,11 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A change of one step without journal whose batch (the step and the release) the server
@@ -30,6 +33,14 @@ import org.junit.jupiter.params.provider.EnumSource;
  * optimistic move cut after its last write, sent again in time by the client's clock but run by
  * the server past its fence's deadline, told {@code LockLostException} ({@code NOT_APPLIED})
  * though it was in the tree. The second test fails on the code before the fix.
+ *
+ * <p>Each case runs on both server behaviours: the embedded server as it is, which goes on after
+ * a failed statement ({@code DeadlineExecution}), and the embedded server that stops an ordered
+ * bulk write at its first error as MongoDB does ({@link MongoTestServer#ordered()}, {@code
+ * OrderedExecution}). On the second, the step travels with the claim and the release in one
+ * command: sent again, its claim meets the lock freed by the first sending, and a change with a
+ * journal was told {@code LockLostException} or planned again (a {@code DuplicateNodeException})
+ * though it was in the tree, before its release recorded its writer among those done.
  *
  * <p>The patterns run side by side ({@link Execution @Execution(CONCURRENT)}), each on
  * collections of its own: the first test spends its time in the server's delay, which is real
@@ -45,6 +56,38 @@ class ResentStepTest {
       BulkWriteResult r = TreeLock.BULK.send(c, batch);
       if (lost.get() == 0 && batch.statements().stream().anyMatch(TreeLock.Statement::isStep)) {
         lost.incrementAndGet();
+        throw new MongoSocketReadException("injected: the connection was cut after the server"
+            + " applied the batch", new ServerAddress("127.0.0.1", 1));
+      }
+      return r;
+    }
+
+    @Override
+    public BsonDocument fence(MongoCollection<BsonDocument> c, Bson filter, Bson update) {
+      return TreeLock.BULK.fence(c, filter, update);
+    }
+  }
+
+  /**
+   * Loses the answer of the first batch that carries a step and, before it is sent again, clears
+   * the lock document's record of the changes done: as if 64 later changes had been completed
+   * meanwhile, pushing this one's token out.
+   */
+  static final class LosingTheAnswerAndTheRecord implements TreeLock.Sender {
+    final MongoTreeStore store;
+    final AtomicInteger lost = new AtomicInteger();
+
+    LosingTheAnswerAndTheRecord(MongoTreeStore store) {
+      this.store = store;
+    }
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> c, TreeLock.Batch batch) {
+      BulkWriteResult r = TreeLock.BULK.send(c, batch);
+      if (lost.get() == 0 && batch.statements().stream().anyMatch(TreeLock.Statement::isStep)) {
+        lost.incrementAndGet();
+        c.updateOne(store.lock.lock.lockKey(), com.mongodb.client.model.Updates.unset(
+            LockDocument.DONE));
         throw new MongoSocketReadException("injected: the connection was cut after the server"
             + " applied the batch", new ServerAddress("127.0.0.1", 1));
       }
@@ -101,15 +144,16 @@ class ResentStepTest {
    * whether the change is applied; the step's document does.
    */
   @ParameterizedTest
-  @EnumSource(TreePattern.class)
+  @MethodSource("patternsOnBothServers")
   @Execution(ExecutionMode.CONCURRENT)
   void aSingleStepResentPastItsDeadlineAfterItsAnswerWasLostIsReportedApplied(
-      TreePattern pattern) {
+      TreePattern pattern, boolean ordered) {
     for (Consumer<TreeStore> change : changes()) {
-      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      MongoCollection<Document> c = server(ordered).freshCollection();
       SwitchableSender switchable = new SwitchableSender();
       MongoTreeStore store = (MongoTreeStore) pattern.open(c,
           ServerCapabilities.probing(c).lease(600, 20_000).sender(switchable));
+      assertEquals(ordered, store.lock.ordered(), "the server's behaviour");
       store.load(TruthfulOutcomesTest.TREE);
       store.size(); // sees the tree quiet: the change claims optimistically
       InMemoryTreeStore reference = new InMemoryTreeStore();
@@ -124,6 +168,56 @@ class ResentStepTest {
     }
   }
 
+  /**
+   * On the server that stops at the first error, a change whose one command (lead, journal,
+   * steps, release) landed, whose answer was lost, and whose record among the changes done is
+   * gone by the time the command is sent again: its lead meets the lock freed, and nothing in the
+   * lock document tells. It is applied; the call must not say {@code NOT_APPLIED} nor plan it
+   * again: it returns (a change of one document, told by its mark) or says {@code UNKNOWN}.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  @Execution(ExecutionMode.CONCURRENT)
+  void aJournaledChangeWhoseRecordIsGoneIsUnknownNotLost(TreePattern pattern) {
+    for (Consumer<TreeStore> change : changes()) {
+      for (boolean optimistic : new boolean[] {true, false}) {
+        MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+        SwitchableSender switchable = new SwitchableSender();
+        MongoTreeStore store = (MongoTreeStore) pattern.open(c,
+            ServerCapabilities.probing(c).lease(30_000, 20_000).sender(switchable));
+        assertTrue(store.lock.ordered(), "the server's behaviour");
+        store.load(TruthfulOutcomesTest.TREE);
+        InMemoryTreeStore reference = new InMemoryTreeStore();
+        reference.load(TruthfulOutcomesTest.TREE);
+        if (!optimistic) {
+          store.forget();
+        }
+        switchable.target = new LosingTheAnswerAndTheRecord(store);
+        try {
+          change.accept(store);
+        } catch (dev.arbor.core.ChangeInterruptedException e) {
+          assertEquals(dev.arbor.core.ChangeInterruptedException.Outcome.UNKNOWN, e.outcome(),
+              pattern + ": " + e);
+        }
+        change.accept(reference);
+        switchable.target = TreeLock.BULK;
+        assertEquals(reference.snapshot(), pattern.open(c).snapshot(), pattern.toString());
+        assertEquals(List.of(), pattern.open(c).check());
+      }
+    }
+  }
+
+  /** Every pattern, on the embedded server as it is and on the one that stops as MongoDB does. */
+  static Stream<Arguments> patternsOnBothServers() {
+    return Stream.of(false, true).flatMap(ordered -> Stream.of(TreePattern.values())
+        .map(p -> Arguments.of(p, ordered)));
+  }
+
+  /** The server that stops an ordered bulk write at its first error, or the one that goes on. */
+  static MongoTestServer server(boolean ordered) {
+    return ordered ? MongoTestServer.ordered() : MongoTestServer.get();
+  }
+
   private static List<Consumer<TreeStore>> changes() {
     return List.of(
         s -> s.move("n3", Position.lastChildOf("n250")),
@@ -133,16 +227,18 @@ class ResentStepTest {
   }
 
   @ParameterizedTest
-  @EnumSource(TreePattern.class)
+  @MethodSource("patternsOnBothServers")
   @Execution(ExecutionMode.CONCURRENT)
-  void aSingleStepResentAfterItsAnswerWasLostIsReportedApplied(TreePattern pattern) {
+  void aSingleStepResentAfterItsAnswerWasLostIsReportedApplied(TreePattern pattern,
+      boolean ordered) {
     for (Consumer<TreeStore> change : changes()) {
       for (boolean optimistic : new boolean[] {true, false}) {
-        MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+        MongoCollection<Document> c = server(ordered).freshCollection();
         // a long lease: the batch is sent again well within a third of it, without a new fence
         SwitchableSender switchable = new SwitchableSender();
         MongoTreeStore store = (MongoTreeStore) pattern.open(c,
             ServerCapabilities.probing(c).lease(30_000, 20_000).sender(switchable));
+        assertEquals(ordered, store.lock.ordered(), "the server's behaviour");
         store.load(TruthfulOutcomesTest.TREE);
         InMemoryTreeStore reference = new InMemoryTreeStore();
         reference.load(TruthfulOutcomesTest.TREE);

@@ -36,6 +36,7 @@ import org.bson.conversions.Bson;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every outcome tells the truth, and a live holder keeps its change: answers lost after the server
@@ -130,11 +131,13 @@ class TruthfulOutcomesTest {
   }
 
   /** The answers of every command are lost once, after the server applied it. */
-  private void everyAnswerLostOnce(TreePattern pattern, LosingAnswers sender, boolean optimistic) {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+  private void everyAnswerLostOnce(TreePattern pattern, boolean ordered, LosingAnswers sender,
+      boolean optimistic) {
+    MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
     MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
         .lease(400, 20_000).timing(new SkippingTiming()).sender(sender)
         .loadBatchSize(40)); // a load of several batches
+    assertEquals(ordered, store.lock.ordered(), "the server's behaviour");
     store.load(TREE); // every batch's answer lost once: resent, its own fence met, then resolved
     InMemoryTreeStore reference = new InMemoryTreeStore();
     reference.load(TREE);
@@ -151,13 +154,21 @@ class TruthfulOutcomesTest {
     assertTrue(sender.lost.get() > 10, "answers lost: " + sender.lost.get());
   }
 
+  /**
+   * On both server behaviours ({@link ResentStepTest#patternsOnBothServers}): on the one that
+   * stops at the first error, as MongoDB does, a change's commit, steps and release travel in one
+   * command, which a lost answer sends again whole.
+   */
   @ParameterizedTest
-  @EnumSource(TreePattern.class)
-  void aTimeoutAfterTheServerAppliedABatchIsResolvedNotReportedAsALostLock(TreePattern pattern) {
-    everyAnswerLostOnce(pattern, new LosingAnswers(() -> new MongoOperationTimeoutException(
-        "injected: the answer came after the client-side timeout")), true);
-    everyAnswerLostOnce(pattern, new LosingAnswers(() -> new MongoOperationTimeoutException(
-        "injected: the answer came after the client-side timeout")), false);
+  @MethodSource("dev.arbor.mongo.ResentStepTest#patternsOnBothServers")
+  void aTimeoutAfterTheServerAppliedABatchIsResolvedNotReportedAsALostLock(TreePattern pattern,
+      boolean ordered) {
+    everyAnswerLostOnce(pattern, ordered, new LosingAnswers(
+        () -> new MongoOperationTimeoutException(
+            "injected: the answer came after the client-side timeout")), true);
+    everyAnswerLostOnce(pattern, ordered, new LosingAnswers(
+        () -> new MongoOperationTimeoutException(
+            "injected: the answer came after the client-side timeout")), false);
   }
 
   /**
@@ -168,37 +179,47 @@ class TruthfulOutcomesTest {
    * applied.
    */
   @ParameterizedTest
-  @EnumSource(TreePattern.class)
-  void aCutAfterTheServerAppliedABatchIsResolvedNotReportedAsALostLock(TreePattern pattern) {
-    everyAnswerLostOnce(pattern, new LosingAnswers(() -> new com.mongodb.MongoSocketReadException(
-        "injected: the connection was cut after the server applied the command", ADDRESS)), true);
-    everyAnswerLostOnce(pattern, new LosingAnswers(() -> new com.mongodb.MongoSocketReadException(
-        "injected: the connection was cut after the server applied the command", ADDRESS)), false);
+  @MethodSource("dev.arbor.mongo.ResentStepTest#patternsOnBothServers")
+  void aCutAfterTheServerAppliedABatchIsResolvedNotReportedAsALostLock(TreePattern pattern,
+      boolean ordered) {
+    everyAnswerLostOnce(pattern, ordered, new LosingAnswers(
+        () -> new com.mongodb.MongoSocketReadException("injected: the connection was cut after"
+            + " the server applied the command", ADDRESS)), true);
+    everyAnswerLostOnce(pattern, ordered, new LosingAnswers(
+        () -> new com.mongodb.MongoSocketReadException("injected: the connection was cut after"
+            + " the server applied the command", ADDRESS)), false);
   }
 
   @ParameterizedTest
-  @EnumSource(TreePattern.class)
-  void aWriteConcernErrorAloneIsResentNotAnIndexOutOfBounds(TreePattern pattern) {
-    everyAnswerLostOnce(pattern, new LosingAnswers(() -> new MongoBulkWriteException(
+  @MethodSource("dev.arbor.mongo.ResentStepTest#patternsOnBothServers")
+  void aWriteConcernErrorAloneIsResentNotAnIndexOutOfBounds(TreePattern pattern,
+      boolean ordered) {
+    everyAnswerLostOnce(pattern, ordered, new LosingAnswers(() -> new MongoBulkWriteException(
         BulkWriteResult.acknowledged(0, 0, 0, 0, List.of(), List.of()), List.of(), new WriteConcernError(64,
             "WriteConcernFailed", "injected: waiting for replication timed out",
             new BsonDocument()), ADDRESS, Set.of())), false);
   }
 
-  /** A lead statement refused for a reason other than a duplicate key frees the lock. */
+  /**
+   * A lead statement refused for a reason other than a duplicate key frees the lock. (On the
+   * server that stops as MongoDB does, the lead goes in a bulk write: its refusal comes as the
+   * driver gives a write error, with the acknowledged counts of the statements before it.)
+   */
   @ParameterizedTest
-  @EnumSource(TreePattern.class)
-  void aRefusedLeadStatementLeavesTheTreeFree(TreePattern pattern) {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+  @MethodSource("dev.arbor.mongo.ResentStepTest#patternsOnBothServers")
+  void aRefusedLeadStatementLeavesTheTreeFree(TreePattern pattern, boolean ordered) {
+    MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
     SwitchableSender sender = new SwitchableSender();
     MongoTreeStore store = open(pattern, c, 30_000, 2_000, sender);
+    assertEquals(ordered, store.lock.ordered(), "the server's behaviour");
     store.load(TREE);
     AtomicBoolean refuse = new AtomicBoolean(true);
     sender.target = new TreeLock.Sender() {
       @Override
       public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
         if (refuse.getAndSet(false)) {
-          throw new MongoBulkWriteException(BulkWriteResult.unacknowledged(), List.of(
+          throw new MongoBulkWriteException(BulkWriteResult.acknowledged(0, 0, 0, 0, List.of(),
+              List.of()), List.of(
               new com.mongodb.bulk.BulkWriteError(15, "injected: nesting depth", new BsonDocument(),
                   0)), null, ADDRESS, Set.of());
         }

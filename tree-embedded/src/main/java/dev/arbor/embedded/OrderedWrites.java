@@ -1,0 +1,157 @@
+package dev.arbor.embedded;
+
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.message.ClientRequest;
+import de.bwaldvogel.mongo.wire.message.MessageHeader;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * When switched on ({@link dev.arbor.embedded.internal.OrderedBulkWrites}; off by default), ordered
+ * {@code update} and {@code insert} commands run as MongoDB runs them: their statements in turn,
+ * stopping at the first that fails. The manual's {@code update} command: "ordered: If true, then
+ * when an update statement fails, return without performing the remaining update statements";
+ * its {@code insert} command likewise, and its output's {@code n} is "the number of documents
+ * inserted".
+ *
+ * <p>mongo-java-server {@value ServerAdapter#PINNED_VERSION} goes on with the statements of an
+ * update command after a failed one ({@code AbstractMongoDatabase.commandUpdate} ignores {@code
+ * ordered}); its inserts already stop at the first error when ordered, but it answers {@code n}
+ * as the number of documents sent; its deletes do not fail. Arbor's tests use the switch to run
+ * the path Arbor takes on MongoDB ({@code OrderedExecution}) against a server that really stops.
+ *
+ * <p>An ordered update command of more than one statement goes to the server one statement at a
+ * time, each as an update command of its own on the same connection; the answers are summed into
+ * one as MongoDB gives it: {@code n} (matched plus upserted), {@code nModified}, {@code upserted}
+ * and {@code writeErrors} with the index each statement had in the command. (Statements of other
+ * connections may run between two of them, as on MongoDB, where only each statement is atomic.)
+ * An answer that is not a write result (a command error) is returned as the server gives it. An
+ * ordered insert command's {@code n} is corrected to the documents before its first error.
+ */
+final class OrderedWrites {
+  /**
+   * {@code MongoMessage(Channel, MessageHeader, Document)} and {@code getChannel()}, reached
+   * reflectively: netty's {@code Channel} is on the runtime class path only.
+   */
+  private static final Constructor<?> MESSAGE;
+
+  private static final Method CHANNEL;
+
+  static {
+    try {
+      Method channel = ClientRequest.class.getMethod("getChannel");
+      MESSAGE = MongoMessage.class.getConstructor(channel.getReturnType(), MessageHeader.class,
+          Document.class);
+      CHANNEL = channel;
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("mongo-java-server " + ServerAdapter.PINNED_VERSION
+          + " assumed: MongoMessage(Channel, MessageHeader, Document) not found", e);
+    }
+  }
+
+  /** Whether ordered writes stop at their first error; off: the server's own behaviour. */
+  volatile boolean stopAtFirstError;
+
+  /**
+   * The answer to {@code message} if the switch is on and it is an ordered write this class
+   * answers, the server (given {@code server}) running its statements; else null, and the server
+   * answers it as usual.
+   */
+  @Nullable Document answer(MongoMessage message, Function<MongoMessage, Document> server) {
+    if (!stopAtFirstError) {
+      return null;
+    }
+    Document command = message.getDocument();
+    if (command.isEmpty() || Boolean.FALSE.equals(command.get("ordered"))) {
+      return null; // MongoDB's default is ordered: only an explicit false goes on after errors
+    }
+    String name = command.keySet().iterator().next();
+    if (name.equalsIgnoreCase("update") && command.get("updates") instanceof List<?> updates
+        && updates.size() > 1) {
+      return update(message, command, updates, server);
+    }
+    if (name.equalsIgnoreCase("insert") && command.get("documents") instanceof List<?> docs) {
+      Document ordered = command;
+      if (!command.containsKey("ordered")) {
+        ordered = new Document(command); // mongo-java-server takes a missing one for false
+        ordered.put("ordered", true);
+      }
+      Document answer = server.apply(ordered == command ? message : alone(message, ordered));
+      if (answer.get("writeErrors") instanceof List<?> errors && !errors.isEmpty()
+          && errors.get(0) instanceof Document first && first.get("index") instanceof Number at
+          && answer.get("n") instanceof Number) {
+        answer.put("n", Math.min(docs.size(), at.intValue())); // those before the first error
+      }
+      return answer;
+    }
+    return null;
+  }
+
+  /** A message on the connection of {@code message}, carrying {@code command}. */
+  private static MongoMessage alone(MongoMessage message, Document command) {
+    try {
+      return (MongoMessage) MESSAGE.newInstance(CHANNEL.invoke(message), message.getHeader(),
+          command);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static Document update(MongoMessage message, Document command, List<?> updates,
+      Function<MongoMessage, Document> server) {
+    long n = 0;
+    long modified = 0;
+    List<Document> upserted = new ArrayList<>();
+    List<Document> errors = new ArrayList<>();
+    Document last = new Document();
+    for (int i = 0; i < updates.size() && errors.isEmpty(); i++) {
+      Document one = new Document();
+      for (String key : command.keySet()) {
+        one.put(key, key.equals("updates") ? List.of(updates.get(i)) : command.get(key));
+      }
+      Document answer = server.apply(alone(message, one));
+      if (!(answer.get("n") instanceof Number count)) {
+        return answer; // not a write result: a command error, answered as the server gives it
+      }
+      last = answer;
+      n += count.longValue();
+      if (answer.get("nModified") instanceof Number m) {
+        modified += m.longValue();
+      }
+      if (answer.get("upserted") instanceof List<?> ups) {
+        for (Object u : ups) {
+          Document d = new Document((Document) u);
+          d.put("index", i);
+          upserted.add(d);
+        }
+      }
+      if (answer.get("writeErrors") instanceof List<?> errs) {
+        for (Object e : errs) {
+          Document d = new Document((Document) e);
+          d.put("index", i);
+          errors.add(d);
+        }
+      }
+    }
+    Document response = new Document();
+    response.put("n", (int) n);
+    response.put("nModified", (int) modified);
+    if (!upserted.isEmpty()) {
+      response.put("upserted", upserted);
+    }
+    if (!errors.isEmpty()) {
+      response.put("writeErrors", errors);
+    }
+    for (String key : last.keySet()) {
+      if (!response.containsKey(key) && !key.equals("writeErrors") && !key.equals("upserted")) {
+        response.put(key, last.get(key)); // ok, and whatever else the server answers
+      }
+    }
+    return response;
+  }
+}
