@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+
 /**
  * The BSON type of the node ids a tree stores ({@link TreeOptions#withIdType}): in {@code _id}
  * and in the fields that name other nodes (the parent, the {@code children} and the ancestors).

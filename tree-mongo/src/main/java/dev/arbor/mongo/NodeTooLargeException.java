@@ -15,7 +15,11 @@ public class NodeTooLargeException extends TreeException {
   private final String nodeId;
   private final long bytes;
 
-  NodeTooLargeException(String nodeId, long bytes, String message) {
+  /**
+   * Creates the exception for the node {@code nodeId}, whose document would measure {@code
+   * bytes} of encoded BSON.
+   */
+  public NodeTooLargeException(String nodeId, long bytes, String message) {
     super(message);
     this.nodeId = nodeId;
     this.bytes = bytes;

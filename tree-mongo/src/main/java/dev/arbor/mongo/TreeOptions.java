@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import com.mongodb.client.MongoClient;
 import dev.arbor.core.TreeListener;
+import dev.arbor.mongo.internal.ServerCapabilities;
+import dev.arbor.mongo.internal.bson.FieldNames;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

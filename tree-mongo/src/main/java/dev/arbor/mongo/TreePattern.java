@@ -5,6 +5,13 @@ import static java.util.Objects.requireNonNull;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.Node;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.ServerCapabilities;
+import dev.arbor.mongo.internal.bson.AttributeNames;
+import dev.arbor.mongo.internal.bson.Fits;
+import dev.arbor.mongo.internal.bson.NodeIds;
+import dev.arbor.mongo.internal.layout.Layouts;
+import dev.arbor.mongo.internal.layout.Validators;
 import java.util.Optional;
 import java.util.Set;
 import org.bson.Document;
@@ -283,14 +290,4 @@ public enum TreePattern {
     return new MongoTreeStore(this, collection, capabilities);
   }
 
-  /** The layout of this pattern: its fields, its documents, its plans and its queries. */
-  Layout layout(LayoutContext context) {
-    return switch (this) {
-      case PARENT_REFERENCES -> new ParentReferenceLayout(context);
-      case CHILD_REFERENCES -> new ChildReferenceLayout(context);
-      case ARRAY_OF_ANCESTORS -> new ArrayOfAncestorsLayout(context);
-      case MATERIALIZED_PATHS -> new MaterializedPathLayout(context);
-      case NESTED_SETS -> new NestedSetLayout(context);
-    };
-  }
 }

@@ -37,7 +37,11 @@ public final class TreeSizes {
   private final Map<TreePattern, Documents> documents;
   private final Map<TreePattern, NodeTooLargeException> refusals;
 
-  TreeSizes(long nodes, Map<TreePattern, Documents> documents,
+  /**
+   * The sizes of a tree of {@code nodes} nodes: per pattern its documents, or why the pattern
+   * refuses it.
+   */
+  public TreeSizes(long nodes, Map<TreePattern, Documents> documents,
       Map<TreePattern, NodeTooLargeException> refusals) {
     this.nodes = nodes;
     this.documents = new EnumMap<>(documents);

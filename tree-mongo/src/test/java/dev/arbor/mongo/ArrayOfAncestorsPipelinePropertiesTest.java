@@ -1,6 +1,7 @@
 package dev.arbor.mongo;
 
 import com.mongodb.client.MongoCollection;
+import dev.arbor.mongo.internal.ServerCapabilities;
 import org.bson.Document;
 
 /**

@@ -13,6 +13,8 @@ import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeEvent;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.protocol.TreeLock;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.bson.Document;

@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+
 /** {@link TreePattern#CHILD_REFERENCES} against the shared contract. */
 class ChildReferencesContractTest extends MongoStoreContract {
   @Override

@@ -9,6 +9,7 @@ import com.mongodb.MongoClientException;
 import com.mongodb.MongoCommandException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
+import dev.arbor.mongo.internal.ServerCapabilities;
 import java.util.List;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;

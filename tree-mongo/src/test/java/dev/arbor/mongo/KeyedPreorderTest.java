@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.read.KeyedPreorder;
+import dev.arbor.mongo.internal.read.Preorder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -11,6 +11,8 @@ import com.mongodb.client.MongoClient;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.protocol.Transactions;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;

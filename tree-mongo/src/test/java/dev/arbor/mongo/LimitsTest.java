@@ -5,12 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.client.MongoCollection;
-import dev.arbor.core.Node;
 import dev.arbor.core.Deletion;
+import dev.arbor.core.Node;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.bson.Encoded;
+import dev.arbor.mongo.internal.bson.Fits;
 import java.util.List;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;

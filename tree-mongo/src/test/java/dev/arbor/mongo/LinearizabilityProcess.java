@@ -6,6 +6,7 @@ import com.mongodb.client.MongoCollection;
 import dev.arbor.core.ChangeInterruptedException;
 import dev.arbor.core.Position;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.internal.ServerCapabilities;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;

@@ -9,6 +9,7 @@ import com.mongodb.client.MongoCollection;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.internal.ServerCapabilities;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

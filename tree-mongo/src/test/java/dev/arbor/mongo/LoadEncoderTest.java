@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.mongodb.MongoClientSettings;
+import dev.arbor.mongo.internal.bson.LoadEncoder;
+import dev.arbor.mongo.internal.protocol.Step;
 import java.util.Arrays;
 import java.util.Date;
 import java.util.LinkedHashMap;

@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+
 /** {@link TreePattern#MATERIALIZED_PATHS} against the shared contract. */
 class MaterializedPathsContractTest extends MongoStoreContract {
   @Override

@@ -1,6 +1,7 @@
 package dev.arbor.mongo;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -23,6 +24,31 @@ class ModuleDescriptorTest {
     ModuleDescriptor d = read(Path.of("target", "classes"));
     assertEquals("dev.arbor.mongo", d.name());
     assertEquals(Map.of("dev.arbor.mongo", Set.of()), exports(d));
+  }
+
+  /**
+   * The exported package holds the API alone: every type compiled into {@code dev.arbor.mongo} is
+   * public and one of these; the machinery is in {@code dev.arbor.mongo.internal} and its
+   * subpackages, which the module does not export ({@link #treeMongoExportsItsApiPackageOnly}).
+   */
+  @Test
+  void theApiPackageHoldsTheApiAlone() throws Exception {
+    Set<String> api = new TreeSet<>();
+    try (java.util.stream.Stream<Path> files =
+        Files.list(Path.of("target", "classes", "dev", "arbor", "mongo"))) {
+      for (Path f : files.toList()) {
+        String name = f.getFileName().toString();
+        if (name.endsWith(".class") && !name.contains("$") && !name.startsWith("package-info")) {
+          String type = name.substring(0, name.length() - ".class".length());
+          assertTrue(java.lang.reflect.Modifier.isPublic(
+              Class.forName("dev.arbor.mongo." + type).getModifiers()), type + " is not API");
+          api.add(type);
+        }
+      }
+    }
+    assertEquals(new TreeSet<>(Set.of("Doctor", "MongoTree", "NodeIdType",
+        "NodeTooLargeException", "TreeField", "TreeOptions", "TreePattern", "TreeSizes",
+        "TypedTree")), api);
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.arbor.mongo;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.TreeStore;
 import dev.arbor.core.TreeStoreContract;
+import dev.arbor.mongo.internal.ServerCapabilities;
 import org.bson.Document;
 
 /**

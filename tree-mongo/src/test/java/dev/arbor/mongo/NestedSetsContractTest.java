@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+
 /** {@link TreePattern#NESTED_SETS} against the shared contract. */
 class NestedSetsContractTest extends MongoStoreContract {
   @Override

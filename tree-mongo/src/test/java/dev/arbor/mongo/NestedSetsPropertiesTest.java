@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+
 /** {@link TreePattern#NESTED_SETS} against the reference, by generated sequences. */
 class NestedSetsPropertiesTest extends MongoStoreProperties {
   @Override

@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+
 /** {@link TreePattern#PARENT_REFERENCES} against the shared contract. */
 class ParentReferencesContractTest extends MongoStoreContract {
   @Override

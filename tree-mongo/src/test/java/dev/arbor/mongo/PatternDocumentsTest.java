@@ -12,6 +12,7 @@ import dev.arbor.core.Position;
 import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.internal.MongoTreeStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -11,6 +11,7 @@ import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.internal.MongoTreeStore;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

@@ -12,6 +12,7 @@ import com.mongodb.event.CommandStartedEvent;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.internal.MongoTreeStore;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+
 /** The contract on one of two trees in one collection, {@link TreePattern#CHILD_REFERENCES}. */
 class ScopedChildReferencesContractTest extends ScopedStoreContract {
   @Override

@@ -6,6 +6,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Sorts;
 import dev.arbor.core.Tree;
+import dev.arbor.mongo.internal.ServerCapabilities;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

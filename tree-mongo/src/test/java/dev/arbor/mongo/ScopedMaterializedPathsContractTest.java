@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+
 /** The contract on one of two trees in one collection, {@link TreePattern#MATERIALIZED_PATHS}. */
 class ScopedMaterializedPathsContractTest extends ScopedStoreContract {
   @Override

@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+
 /** The contract on one of two trees in one collection, {@link TreePattern#NESTED_SETS}. */
 class ScopedNestedSetsContractTest extends ScopedStoreContract {
   @Override

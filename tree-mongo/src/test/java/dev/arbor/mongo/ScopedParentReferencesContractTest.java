@@ -1,5 +1,6 @@
 package dev.arbor.mongo;
 
+
 /** The contract on one of two trees in one collection, {@link TreePattern#PARENT_REFERENCES}. */
 class ScopedParentReferencesContractTest extends ScopedStoreContract {
   @Override

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.arbor.mongo.internal.protocol.SendAhead;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

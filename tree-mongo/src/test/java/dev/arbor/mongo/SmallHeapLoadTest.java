@@ -8,6 +8,7 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
+import dev.arbor.mongo.internal.MongoTreeStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

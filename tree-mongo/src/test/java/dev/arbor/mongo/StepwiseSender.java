@@ -13,6 +13,7 @@ import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateManyModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
+import dev.arbor.mongo.internal.protocol.TreeLock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;

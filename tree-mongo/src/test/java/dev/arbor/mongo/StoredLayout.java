@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.bson.FieldNames;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.Tree;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.ServerCapabilities;
 import java.util.List;
 import java.util.Map;
 import org.bson.Document;

@@ -9,6 +9,7 @@ import dev.arbor.core.Node;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeChangedException;
+import dev.arbor.mongo.internal.MongoTreeStore;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;

@@ -2,6 +2,7 @@ package dev.arbor.mongo;
 
 import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
+import dev.arbor.mongo.internal.protocol.TreeLock;
 import org.bson.BsonDocument;
 import org.bson.conversions.Bson;
 

@@ -10,6 +10,8 @@ import com.mongodb.client.MongoCollection;
 import dev.arbor.core.Deletion;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.ServerCapabilities;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

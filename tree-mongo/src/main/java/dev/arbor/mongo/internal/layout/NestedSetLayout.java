@@ -1,0 +1,581 @@
+package dev.arbor.mongo.internal.layout;
+
+import static dev.arbor.mongo.internal.MongoTreeStore.ID;
+import static dev.arbor.mongo.internal.MongoTreeStore.NODES;
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.gt;
+import static com.mongodb.client.model.Filters.gte;
+import static com.mongodb.client.model.Filters.lt;
+import static com.mongodb.client.model.Filters.lte;
+import static com.mongodb.client.model.Filters.ne;
+import static dev.arbor.mongo.internal.bson.Queries.checkMaxDepth;
+import static dev.arbor.mongo.internal.bson.Queries.countOrRequire;
+import static dev.arbor.mongo.internal.bson.Queries.fields;
+import static dev.arbor.mongo.internal.bson.Queries.ids;
+import static dev.arbor.mongo.internal.bson.Queries.isNull;
+import static dev.arbor.mongo.internal.bson.Queries.isNullOrString;
+
+import com.mongodb.client.model.IndexModel;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.Updates;
+import dev.arbor.core.InvalidMoveException;
+import dev.arbor.core.Node;
+import dev.arbor.core.Position;
+import dev.arbor.core.Problem;
+import dev.arbor.core.Tree;
+import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.protocol.Change;
+import dev.arbor.mongo.internal.protocol.Reads;
+import dev.arbor.mongo.internal.read.Forest;
+import dev.arbor.mongo.internal.read.Preorder;
+import dev.arbor.mongo.internal.read.PreorderCursor;
+import dev.arbor.mongo.internal.read.ResumingCursor;
+import dev.arbor.mongo.internal.read.Row;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The <i>nested sets</i> pattern (manual §4.2.5): each node stores the two stops of a round-trip
+ * (preorder) walk of the forest, {@code left} on the way down and {@code right} on the way back, so
+ * that a subtree is exactly the nodes whose {@code left} lies inside its interval.
+ *
+ * <pre>{@code
+ *  1 Books 12
+ *     2 Programming 11                 { _id: "Databases", parent: "Programming",
+ *        3 Languages 4                   left: 5, right: 10, arborDepth: 2 }
+ *        5 Databases 10
+ *           6 MongoDB 7   8 dbm 9
+ * }</pre>
+ *
+ * <p>The numbers of the whole forest are {@code 1 .. 2N} without gaps; roots follow one another.
+ * Sibling order is the order of {@code left}. Beyond the manual: {@code arborDepth} (for depth-limited
+ * reads and {@link #findNode}); a root's {@code parent} is null (the manual writes 0). Authoritative
+ * fields: {@code left} and {@code right}; {@code parent} and {@code arborDepth} are derived from the
+ * nesting of the intervals.
+ *
+ * <p>Indexes: {@code {left: 1, right: 1}} (descendants and ancestors by interval, shifts of {@code
+ * left}), {@code {right: 1}} (shifts of {@code right}), {@code {parent: 1, left: 1}} (children in
+ * order).
+ *
+ * <h2>Cost per operation</h2>
+ *
+ * <p>Round trips (rt) count the pattern's own queries and writes. The protocol adds: nothing to
+ * a change whose writes are all updates or inserts (the claim or fence, the steps and the release
+ * go in one command on MongoDB), two to a change that deletes (a delete command cannot carry the
+ * fence), and at most one to an isolated read; docs/guarantees.md has the measured
+ * totals.
+ *
+ * <table>
+ * <caption>round trips (rt) and documents read / written; n = subtree size, N = forest size</caption>
+ * <tr><th>operation<th>rt<th>read<th>written
+ * <tr><td>find, depth<td>1<td>1<td>0
+ * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
+ * <tr><td>ancestors<td>2<td>d+1 (index keys examined: up to N)<td>0
+ * <tr><td>descendants<td>2<td>n+1, already in preorder<td>0
+ * <tr><td>isDescendant<td>1<td>2<td>0
+ * <tr><td>update<td>2<td>1<td>1 (no journal)
+ * <tr><td>insert<td>2 (3 at the last root)<td>2<td>1 + every node to the right: up to N
+ * <tr><td>move<td>2<td>2<td>the subtree twice + every node between old and new place: up to 2N
+ * <tr><td>delete<td>2<td>1<td>n deleted + every node to the right: up to N
+ * <tr><td>subtree, descendantNodes<td>2<td>n+1, already in preorder<td>0
+ * <tr><td>descendantNodes with a filter<td>3<td>n structures + matches<td>0
+ * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
+ * <tr><td>ancestorNodes<td>3<td>d+1 (index keys examined: up to N)<td>0
+ * <tr><td>descendantCount<td>1<td>1 ({@code (right - left - 1) / 2})<td>0
+ * <tr><td>childCount, isLeaf<td>1 (2 when 0)<td>0 (a count)<td>0
+ * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
+ * <tr><td>subtreeFilter<td>1<td>1<td>0
+ * <tr><td>delete lifting children<td>2<td>1<td>n + every node to the right: up to N
+ * </table>
+ *
+ * <p>Choose it for static trees read by subtree: the manual finds it "fast and efficient for
+ * finding subtrees but inefficient for modifying the tree structure".
+ */
+public final class NestedSetLayout implements Layout {
+  private final LayoutContext context;
+  private final String parentField;
+  private final String leftField;
+  private final String rightField;
+  private final String depthField;
+  /** The projection of the structural fields. */
+  private final Bson structure;
+
+  public NestedSetLayout(LayoutContext context) {
+    this.context = context;
+    this.parentField = context.names().parent;
+    this.leftField = context.names().left;
+    this.rightField = context.names().right;
+    this.depthField = context.names().depth;
+    this.structure = fields(parentField, leftField, rightField, depthField);
+  }
+
+  @Override
+  public LayoutContext context() {
+    return context;
+  }
+
+  @Override
+  public TreePattern pattern() {
+    return TreePattern.NESTED_SETS;
+  }
+
+  @Override
+  public @Nullable String layoutProblem(Document d) {
+    for (String f : List.of(leftField, rightField, depthField)) {
+      if (!(d.get(f) instanceof Number)) {
+        return f + " is not a number: " + d.get(f);
+      }
+    }
+    return isNullOrString(d.get(parentField)) ? null : "parent is not an id: " + d.get(parentField);
+  }
+
+  @Override
+  public List<IndexModel> indexes() {
+    return List.of(
+        new IndexModel(Indexes.ascending(leftField, rightField)),
+        new IndexModel(Indexes.ascending(rightField)),
+        new IndexModel(Indexes.ascending(parentField, leftField)));
+  }
+
+  @Override
+  public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, structure);
+    Target t = target(c, position, docs);
+    Document structure = new Document(parentField, t.parent).append(leftField, t.at)
+        .append(rightField, t.at + 1).append(depthField, t.depth);
+    // The node first: if the server refuses it (a unique index or a validator of the
+    // application's), nothing else was written. The shifts then leave it out.
+    c.insert(context.newDocument(id, structure, attributes));
+    c.updateMany(and(gte(leftField, t.at), ne(ID, id)), Updates.inc(leftField, 2));
+    c.updateMany(and(gte(rightField, t.at), ne(ID, id)), Updates.inc(rightField, 2));
+  }
+
+  @Override
+  public void planMove(Change c, String id, Position position) {
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, structure);
+    if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
+      return;
+    }
+    Document x = docs.get(id);
+    long left = num(x, leftField);
+    long right = num(x, rightField);
+    Target t = target(c, position, docs);
+    if (t.parent != null) {
+      Document p = t.parent.equals(id) ? x : docs.get(t.parentAnchor);
+      long pl = p == null ? 0 : num(p, leftField);
+      if (t.parent.equals(id) || (left < pl && pl < right)) {
+        throw new InvalidMoveException(id, position);
+      }
+    }
+    if (t.at != left && t.at != right + 1) {
+      long width = right - left + 1;
+      long at = t.at > right ? t.at - width : t.at;
+      long shift = at - left;
+      // 1. take the subtree out of the numbering: negate its numbers
+      c.updateMany(subtree(left, right), Updates.combine(
+          Updates.mul(leftField, -1), Updates.mul(rightField, -1),
+          Updates.inc(depthField, t.depth - num(x, depthField))));
+      // 2. close the gap it leaves
+      c.updateMany(gt(leftField, right), Updates.inc(leftField, -width));
+      c.updateMany(gt(rightField, right), Updates.inc(rightField, -width));
+      // 3. open a gap at the target
+      c.updateMany(gte(leftField, at), Updates.inc(leftField, width));
+      c.updateMany(gte(rightField, at), Updates.inc(rightField, width));
+      // 4. put the subtree back, shifted: -v - shift, then negated: v + shift
+      c.updateMany(lt(leftField, 0), Updates.combine(
+          Updates.inc(leftField, -shift), Updates.inc(rightField, -shift)));
+      c.updateMany(lt(leftField, 0), Updates.combine(
+          Updates.mul(leftField, -1), Updates.mul(rightField, -1)));
+    } else if (t.depth != num(x, depthField)) {
+      c.updateMany(subtree(left, right), Updates.inc(depthField, t.depth - num(x, depthField)));
+    }
+    if (!Objects.equals(t.parent, x.getString(parentField))) {
+      c.set(id, Updates.set(parentField, t.parent));
+    }
+  }
+
+  /**
+   * The nodes of the subtree whose interval is {@code [left, right]}: {@code left} in that range,
+   * a tight range of the {@code {left: 1, right: 1}} index ({@code right} follows from it).
+   */
+  public Bson subtree(long left, long right) {
+    return and(gte(leftField, left), lte(leftField, right));
+  }
+
+  @Override
+  public long planDelete(Change c, String id) {
+    Document x = c.require(id, structure);
+    long left = num(x, leftField);
+    long right = num(x, rightField);
+    long width = right - left + 1;
+    c.deleteMany(subtree(left, right));
+    c.updateMany(gt(leftField, right), Updates.inc(leftField, -width));
+    c.updateMany(gt(rightField, right), Updates.inc(rightField, -width));
+    return width / 2;
+  }
+
+  /**
+   * The node is deleted, its descendants' numbers and depths move up by one (one {@code
+   * updateMany}), its children take its parent, and every number after its interval moves down by
+   * two (two {@code updateMany}): the children end up in its place, in their order.
+   */
+  @Override
+  public void planLift(Change c, String id) {
+    Document x = c.require(id, structure);
+    long left = num(x, leftField);
+    long right = num(x, rightField);
+    c.deleteMany(eq(ID, id));
+    if (right > left + 1) {
+      c.updateMany(and(gt(leftField, left), lt(leftField, right)), Updates.combine(
+          Updates.inc(leftField, -1), Updates.inc(rightField, -1), Updates.inc(depthField, -1)));
+      c.updateMany(eq(parentField, id), Updates.set(parentField, x.getString(parentField)));
+    }
+    c.updateMany(gt(leftField, right), Updates.inc(leftField, -2));
+    c.updateMany(gt(rightField, right), Updates.inc(rightField, -2));
+  }
+
+  /** The node's document, then its descendants by one range of {@code left}, in preorder. */
+  @Override
+  public Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+    Bson projection = withAttributes ? null : structure;
+    Document x = r.require(id, projection);
+    List<Row> rows = new ArrayList<>();
+    rows.add(new Row(id, null, 0, withAttributes ? context.attributesOf(x) : Map.of()));
+    if (maxDepth > 0) {
+      Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
+      if (maxDepth != Integer.MAX_VALUE) {
+        filter = and(filter, lte(depthField, num(x, depthField) + maxDepth));
+      }
+      for (Document d : r.find(filter).projection(projection)) {
+        rows.add(new Row(d.getString(ID), d.getString(parentField), num(d, leftField),
+            withAttributes ? context.attributesOf(d) : Map.of()));
+      }
+    }
+    return new Rows((int) num(x, depthField), rows);
+  }
+
+  @Override
+  public ChildGroup childGroup() {
+    return new ChildGroup(structure, d -> eq(parentField, d.getString(ID)), leftField,
+        d -> d.getString(parentField), d -> (int) num(d, depthField));
+  }
+
+  @Override
+  public long childCountOf(Reads r, String id) {
+    return countOrRequire(r, eq(parentField, id), id);
+  }
+
+  /** From the node's own interval: {@code (right - left - 1) / 2}, one document read. */
+  @Override
+  public long descendantCountOf(Reads r, String id) {
+    Document x = r.require(id, structure);
+    return (num(x, rightField) - num(x, leftField) - 1) / 2;
+  }
+
+  /**
+   * {@code {left: [l, r]}}: a range of the {@code left} index, right until the next insert, move
+   * or delete before or inside the subtree shifts the numbers.
+   */
+  @Override
+  public Bson subtreeFilter(Reads r, String id) {
+    Document x = r.require(id, structure);
+    return subtree(num(x, leftField), num(x, rightField));
+  }
+
+  @Override
+  public Optional<Node> findNode(Reads r, String id) {
+    Document d = r.document(id, null);
+    if (d == null) {
+      return Optional.empty();
+    }
+    return Optional.of(new Node(id, d.getString(parentField), (int) num(d, depthField), context.attributesOf(d)));
+  }
+
+  @Override
+  public List<String> rootIds(Reads r) {
+    return ids(r.find(isNull(parentField)).projection(fields(ID))
+        .sort(Sorts.ascending(leftField)));
+  }
+
+  /**
+   * The whole forest by one cursor in {@code left} order, which is preorder: a stack of the open
+   * intervals (bounded by the depth) gives each node's parent and depth, and the stored {@code
+   * parent} must agree with it.
+   */
+  @Override
+  public PreorderCursor preorder(Reads r) {
+    // resumed if the server killed it while the consumer was away (idle cursor timeout)
+    ResumingCursor cursor = new ResumingCursor(skip -> r.find(NODES)
+        .sort(Sorts.ascending(leftField)).skip(skip).batchSize(Preorder.SLICE).cursor());
+    java.util.ArrayDeque<Document> open = new java.util.ArrayDeque<>();
+    return new PreorderCursor() {
+      @Override
+      public boolean hasNext() {
+        return cursor.hasNext();
+      }
+
+      @Override
+      public Node next() {
+        Document d = cursor.next();
+        String id = d.getString(ID);
+        long left = num(d, leftField);
+        long right = num(d, rightField);
+        while (!open.isEmpty() && num(open.peek(), rightField) < left) {
+          open.pop();
+        }
+        Document up = open.peek();
+        String parent = up == null ? null : up.getString(ID);
+        if (left >= right || (up != null && right > num(up, rightField))
+            || !java.util.Objects.equals(parent, d.get(parentField))) {
+          throw new dev.arbor.core.TreeException("node '" + id + "' (left " + left
+              + ", right " + right + ", parent " + d.get(parentField) + ") does not nest where its interval puts it"
+              + (up == null ? " (a root)" : " (under '" + parent + "')")
+              + ": check() lists the problems, repair() renumbers derivable intervals");
+        }
+        Node e = new Node(id, parent, open.size(), context.attributesOf(d));
+        // Only the interval is kept on the stack, not the attributes.
+        open.push(new Document(ID, id).append(leftField, left).append(rightField, right));
+        return e;
+      }
+
+      @Override
+      public void close() {
+        cursor.close();
+      }
+    };
+  }
+
+  @Override
+  public List<String> childIds(Reads r, String id) {
+    return r.childrenOrRequire(eq(parentField, id), Sorts.ascending(leftField), id);
+  }
+
+  @Override
+  public List<String> ancestorIds(Reads r, String id) {
+    Document x = r.require(id, structure);
+    return ids(r.find(and(lt(leftField, num(x, leftField)), gt(rightField, num(x, rightField))))
+        .projection(fields(ID)).sort(Sorts.ascending(leftField)));
+  }
+
+  @Override
+  public List<String> descendantIds(Reads r, String id, int maxDepth) {
+    Document x = r.require(id, structure);
+    checkMaxDepth(maxDepth);
+    if (maxDepth == 0) {
+      return List.of();
+    }
+    Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
+    if (maxDepth != Integer.MAX_VALUE) {
+      filter = and(filter, lte(depthField, num(x, depthField) + maxDepth));
+    }
+    return ids(r.find(filter).projection(fields(ID)).sort(Sorts.ascending(leftField)));
+  }
+
+  @Override
+  public int depthOf(Reads r, String id) {
+    return (int) num(r.require(id, fields(depthField)), depthField);
+  }
+
+  @Override
+  public boolean descends(Reads r, String id, String ancestorId) {
+    Document[] docs = r.requireBoth(id, ancestorId, structure);
+    return num(docs[1], leftField) < num(docs[0], leftField) && num(docs[0], rightField) < num(docs[1], rightField);
+  }
+
+  @Override
+  public Iterable<Document> documentsFor(Tree tree) {
+    List<Document> docs = new ArrayList<>(tree.size());
+    Deque<Document> open = new ArrayDeque<>();
+    long counter = 0;
+    for (Node e : tree.entries()) {
+      while (!open.isEmpty() && num(open.peek(), depthField) >= e.depth()) {
+        open.pop().put(rightField, ++counter);
+      }
+      Document d = context.newDocument(e.id(), new Document(parentField, e.parentId())
+          .append(leftField, ++counter).append(rightField, 0L).append(depthField, (long) e.depth()),
+          e.attributes());
+      open.push(d);
+      docs.add(d);
+    }
+    while (!open.isEmpty()) {
+      open.pop().put(rightField, ++counter);
+    }
+    return docs;
+  }
+
+  @Override
+  public Forest forest(Reads r, boolean withAttributes) {
+    List<Row> rows = new ArrayList<>();
+    for (Document d : r.find(NODES).projection(withAttributes ? null : structure)) {
+      rows.add(new Row(d.getString(ID), d.getString(parentField), num(d, leftField),
+          withAttributes ? context.attributesOf(d) : Map.of()));
+    }
+    return new Forest(rows);
+  }
+
+  /**
+   * Intervals are authoritative: when they are distinct and nest, repair renumbers them {@code
+   * 1..2N} in their order (closing gaps) and rewrites {@code parent} and {@code arborDepth} from the
+   * nesting (the manual's root {@code parent: 0} becomes null). Overlapping or repeated numbers
+   * are left for {@code check()} to report.
+   */
+  @Override
+  public void planRepair(Change c, List<Document> docs) {
+    java.util.TreeMap<Long, Document> byNumber = new java.util.TreeMap<>();
+    for (Document d : docs) {
+      if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)
+          || num(d, leftField) >= num(d, rightField)
+          || byNumber.put(num(d, leftField), d) != null || byNumber.put(num(d, rightField), d) != null) {
+        return; // not derivable without guessing
+      }
+    }
+    Map<Long, Long> renumber = new HashMap<>();
+    long next = 0;
+    for (Long v : byNumber.keySet()) {
+      renumber.put(v, ++next);
+    }
+    List<Document> sorted = new ArrayList<>(docs);
+    sorted.sort(Comparator.comparingLong(d -> num(d, leftField)));
+    Deque<Document> open = new ArrayDeque<>();
+    List<Runnable> writes = new ArrayList<>();
+    for (Document d : sorted) {
+      while (!open.isEmpty() && num(open.peek(), rightField) < num(d, leftField)) {
+        open.pop();
+      }
+      if (!open.isEmpty() && num(d, rightField) > num(open.peek(), rightField)) {
+        return; // overlapping intervals
+      }
+      String parent = open.isEmpty() ? null : open.peek().getString(ID);
+      long left = renumber.get(num(d, leftField));
+      long right = renumber.get(num(d, rightField));
+      if (left != num(d, leftField) || right != num(d, rightField) || !Objects.equals(parent, d.get(parentField))
+          || !(d.get(depthField) instanceof Number) || num(d, depthField) != open.size()) {
+        long depth = open.size();
+        writes.add(() -> c.set(d.get(ID), Updates.combine(Updates.set(leftField, left),
+            Updates.set(rightField, right), Updates.set(parentField, parent), Updates.set(depthField, depth))));
+      }
+      open.push(d);
+    }
+    writes.forEach(Runnable::run); // only once the whole numbering is known to nest
+  }
+
+  @Override
+  public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
+    List<Document> docs = new ArrayList<>();
+    for (Document d : byId.values()) {
+      String id = d.getString(ID);
+      if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)) {
+        problems.add(new Problem(id, "left/right missing or not numbers: " + d.get(leftField) + "/"
+            + d.get(rightField)));
+      } else if (num(d, leftField) >= num(d, rightField)) {
+        problems.add(new Problem(id, "left " + d.get(leftField) + " is not below right "
+            + d.get(rightField)));
+      } else {
+        docs.add(d);
+      }
+    }
+    // The numbers are 1 .. 2N, each used once. Who uses each: an array for those in range (a
+    // map of a node per number would dwarf the nodes of a large tree), a map for the others.
+    int max = 2 * docs.size();
+    int[] owner = new int[max + 1]; // index in docs + 1, 0 for unused
+    Map<Long, Integer> outside = new HashMap<>();
+    for (int i = 0; i < docs.size(); i++) {
+      Document d = docs.get(i);
+      for (String f : List.of(leftField, rightField)) {
+        long v = num(d, f);
+        Integer other;
+        if (v >= 1 && v <= max) {
+          other = owner[(int) v] == 0 ? null : owner[(int) v] - 1;
+          owner[(int) v] = i + 1;
+        } else {
+          other = outside.put(v, i);
+        }
+        if (other != null) {
+          problems.add(new Problem(d.getString(ID), f + " " + v
+              + " is also used by '" + docs.get(other).getString(ID) + "'"));
+        }
+      }
+    }
+    for (int v = 1; v <= max; v++) {
+      if (owner[v] == 0) {
+        problems.add(new Problem(docs.isEmpty() ? "" : docs.get(0).getString(ID),
+            "the numbering leaves a gap at " + v + " (expected 1.." + 2L * docs.size() + ")"));
+        break;
+      }
+    }
+    // Intervals nest; parent and depth agree with the nesting.
+    docs.sort(Comparator.comparingLong(d -> num(d, leftField)));
+    Deque<Document> open = new ArrayDeque<>();
+    for (Document d : docs) {
+      while (!open.isEmpty() && num(open.peek(), rightField) < num(d, leftField)) {
+        open.pop();
+      }
+      String id = d.getString(ID);
+      Document enclosing = open.peek();
+      if (enclosing != null && num(d, rightField) > num(enclosing, rightField)) {
+        problems.add(new Problem(id, "interval " + num(d, leftField) + "-" + num(d, rightField)
+            + " overlaps '" + enclosing.getString(ID) + "' " + num(enclosing, leftField) + "-"
+            + num(enclosing, rightField)));
+        continue;
+      }
+      String expectedParent = enclosing == null ? null : enclosing.getString(ID);
+      if (!Objects.equals(expectedParent, d.get(parentField))) {
+        problems.add(new Problem(id, "parent " + d.get(parentField)
+            + " disagrees with the intervals (enclosed by " + expectedParent + ")"));
+      }
+      if (!(d.get(depthField) instanceof Number) || num(d, depthField) != open.size()) {
+        problems.add(new Problem(id, "depth " + d.get(depthField)
+            + " disagrees with the intervals (" + open.size() + ")"));
+      }
+      open.push(d);
+    }
+  }
+
+  /** Where a position puts a node: its future {@code left}, parent and depth. */
+  private Target target(Change c, Position position, Map<String, Document> docs) {
+    if (position instanceof Position.Root r) {
+      if (r.first()) {
+        return new Target(1, null, null, 0);
+      }
+      Document last = c.find(NODES).projection(fields(rightField)).sort(Sorts.descending(rightField))
+          .limit(1).first();
+      return new Target(last == null ? 1 : num(last, rightField) + 1, null, null, 0);
+    }
+    Document anchor = docs.get(position.anchor());
+    if (position instanceof Position.Child child) {
+      long at = child.first() ? num(anchor, leftField) + 1 : num(anchor, rightField);
+      return new Target(at, child.parentId(), child.parentId(), num(anchor, depthField) + 1);
+    }
+    Position.Sibling s = (Position.Sibling) position;
+    long at = s.before() ? num(anchor, leftField) : num(anchor, rightField) + 1;
+    // The parent of a sibling position is inside the moved subtree exactly when the sibling is.
+    return new Target(at, anchor.getString(parentField), s.siblingId(), num(anchor, depthField));
+  }
+
+  /**
+   * @param at the future {@code left}
+   * @param parent the future parent, null for a root
+   * @param parentAnchor a document in {@code docs} that lies inside the moved subtree exactly when
+   *     the target does (the parent for a child position, the sibling for a sibling position)
+   * @param depth the future depth
+   */
+  private record Target(long at, @Nullable String parent, @Nullable String parentAnchor,
+      long depth) {}
+
+  public static long num(Document d, String field) {
+    Object v = d.get(field);
+    return v instanceof Number n ? n.longValue() : 0L;
+  }
+}

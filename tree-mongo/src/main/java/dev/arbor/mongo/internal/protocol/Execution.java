@@ -1,0 +1,497 @@
+package dev.arbor.mongo.internal.protocol;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoException;
+import com.mongodb.bulk.BulkWriteError;
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.model.InsertOneModel;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.Updates;
+import dev.arbor.core.ChangeInterruptedException.Outcome;
+import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.core.TreeException;
+import dev.arbor.mongo.internal.bson.Encoded;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The sending of one program, and what became of its change: the program goes in batches of
+ * statements of one kind each (the driver sends updates, inserts and deletes as commands of
+ * their own), each insert command led by an insert fence; a batch is sent again after an I/O
+ * error (its fence makes that safe) until the lock wait runs out, and halved when it ran out of
+ * its time. Whether the change is committed, not applied or uncertain is tracked as the answers
+ * come, and decided from the lock document when a fence finds the lock lost.
+ *
+ * <p>How a batch is guarded depends on how the server runs an ordered bulk write ({@link
+ * OrderedProbe}): {@link OrderedExecution} on a server that stops at the first error (MongoDB),
+ * {@link DeadlineExecution} on one that goes on after a failed statement (mongo-java-server).
+ */
+public abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
+  public final TreeLock facade;
+  public final LockDocument lock;
+  public final Fences fencing;
+  public final String token;
+  public final String origin;
+  public final TreeLock.@Nullable Quiet claim;
+  public final long v;
+  public final String what;
+  public final List<Step> steps;
+  public final List<TreeLock.Statement> program;
+  public final int commitPoint;
+  public final boolean journaled;
+  public final TreeLock.@Nullable Hold hold;
+  public boolean committed;
+  public boolean uncertain;
+  public long deleted;
+  /** Insert fences used by this acquisition so far, when no hold counts them. */
+  public int insertFences;
+  /** The ids of the insert fences this execution inserted. */
+  public final List<BsonValue> fences = new ArrayList<>();
+  /** Whether a command was sent again after an I/O error (the first may still arrive). */
+  public boolean resent;
+  /** Whether the server acknowledged the lead (claim or first fence) of the program. */
+  public boolean leadAcked;
+  /** Whether the single step of a change without journal ran, when its answer said so. */
+  public @Nullable Boolean stepApplied;
+  /**
+   * The most statements in the next batch: halved each time a batch runs out of its time (the
+   * lease), so that a holder on a slow server or a busy machine still gets through.
+   */
+  public int limit = Integer.MAX_VALUE;
+  /**
+   * Whether a failure before the commit point frees the lock: not for a replay nor a graft's
+   * commit, which leave a journal (the stopped holder's, the graft's undo) to complete.
+   */
+  public boolean freeOnFailure;
+
+  /**
+   * The execution of {@code program} on this lock's server.
+   *
+   * @param token the token of the acquisition that writes
+   * @param origin the token of the change's writer, which its journal names
+   * @param claim the quiet version an optimistic change claims, or null: the lock is held
+   * @param commitPoint the index in {@code program} of the statement that commits the change
+   * @param journaled whether the change has a journal (stored by the program or already)
+   * @param hold the hold this execution writes under, or null for a claim
+   */
+  public static Execution of(TreeLock facade, String token, String origin,
+      TreeLock.@Nullable Quiet claim, long v, String what, List<Step> steps,
+      List<TreeLock.Statement> program, int commitPoint, boolean journaled,
+      TreeLock.@Nullable Hold hold) {
+    return facade.ordered()
+        ? new OrderedExecution(facade, token, origin, claim, v, what, steps, program,
+            commitPoint, journaled, hold)
+        : new DeadlineExecution(facade, token, origin, claim, v, what, steps, program,
+            commitPoint, journaled, hold);
+  }
+
+  public Execution(TreeLock facade, String token, String origin, TreeLock.@Nullable Quiet claim, long v,
+      String what, List<Step> steps, List<TreeLock.Statement> program, int commitPoint,
+      boolean journaled, TreeLock.@Nullable Hold hold) {
+    this.facade = facade;
+    this.lock = facade.lock;
+    this.fencing = facade.fences;
+    this.token = token;
+    this.origin = origin;
+    this.claim = claim;
+    this.v = v;
+    this.what = what;
+    this.steps = steps;
+    this.program = program;
+    this.commitPoint = commitPoint;
+    this.journaled = journaled;
+    this.hold = hold;
+  }
+
+  /** Ends an execution whose change was completed, by this caller or by another. */
+  public static final class Completed extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public Completed() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** The acquisition this execution writes under, which its insert fences name. */
+  private long writer() {
+    return hold != null ? hold.version : v;
+  }
+
+  private int nextInsertFence() {
+    return hold != null ? hold.insertFences++ : insertFences++;
+  }
+
+  /**
+   * Before the batch that starts at {@code next} (of statements of {@code kind}): sends what the
+   * server needs as a command of its own.
+   *
+   * @return the program index to go on from
+   */
+  public abstract int beforeBatch(int next, int kind, long start);
+
+  /**
+   * Adds the statements that lead a batch of updates or deletes starting at {@code next}.
+   *
+   * @return the program index to go on from
+   */
+  public abstract int lead(List<TreeLock.Statement> batch, List<Integer> index, int next, int kind);
+
+  /** Statement {@code s} of the program (an update or a delete) as it is sent in a batch. */
+  public abstract TreeLock.Statement bounded(TreeLock.Statement s);
+
+  /** Adds what closes a batch of statements of {@code kind}, if anything. */
+  public abstract void close(List<TreeLock.Statement> batch, List<Integer> index, int kind);
+
+  /**
+   * Whether the single step of a change without journal ran, from the answer to the command
+   * that carried it (at {@code index.indexOf(1)}), whose statement {@code i} failed.
+   */
+  public abstract boolean stepRan(MongoBulkWriteException e, List<Integer> index, int i);
+
+  /** Whether the statement at program index {@code at} (-2: none) closed its batch. */
+  public abstract boolean closingFence(int at);
+
+  public long execute() {
+    long start = lock.timing.nanoTime();
+    int next = 0;
+    while (next < program.size()) {
+      int kind = Fences.kind(program.get(next));
+      next = beforeBatch(next, kind, start);
+      if (next >= program.size()) {
+        break;
+      }
+      kind = Fences.kind(program.get(next));
+      List<TreeLock.Statement> batch = new ArrayList<>();
+      List<Integer> index = new ArrayList<>();
+      if (kind == 1) {
+        // An insert command is led by an insert fence, which a caller who took the lock over
+        // has taken first: then the command stops before its first insert.
+        BsonDocument fenceId = fencing.insertFence(writer(), nextInsertFence());
+        fences.add(fenceId);
+        batch.add(new TreeLock.Statement(new InsertOneModel<>(lock.tagged(new BsonDocument("_id",
+            fenceId))), 0));
+        index.add(-1);
+      } else {
+        next = lead(batch, index, next, kind);
+      }
+      long bytes = 0;
+      int led = batch.size();
+      while (next < program.size() && batch.size() < facade.batchStatements
+          && (batch.size() - led < limit || batch.size() == led)
+          && Fences.kind(program.get(next)) == kind) {
+        TreeLock.Statement s = program.get(next);
+        long size = s.isStep() ? steps.get(s.step() - 1).size() : 1_024;
+        if (batch.size() > 1 && bytes + size > Encoded.MAX_BATCH) {
+          break;
+        }
+        batch.add(kind == 1 ? s : bounded(s));
+        index.add(next);
+        bytes += size;
+        next++;
+      }
+      if (kind == 2 && next == program.size() - 1) {
+        // the release follows the last deletes in the same call (a command of its own), and
+        // closes the batch
+        batch.add(bounded(program.get(next)));
+        index.add(next);
+        next++;
+      }
+      close(batch, index, kind);
+      int resume = send(batch, index, start);
+      if (resume >= 0) {
+        next = resume;
+      }
+      if (hold != null) {
+        hold.renewed();
+      }
+    }
+    return deleted;
+  }
+
+  public void retryAfter(MongoException e, long start) {
+    resent = true;
+    if (lock.timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(lock.waitMillis)) {
+      throw interrupted(e, false);
+    }
+    lock.sleep(Math.min(100, Math.max(1, lock.leaseMillis / 10)));
+  }
+
+  /**
+   * Sends one batch.
+   *
+   * @return the program index to go on from, or -1 to go on after the batch
+   */
+  private int send(List<TreeLock.Statement> batch, List<Integer> index, long start) {
+    int first = -1;
+    for (int i : index) {
+      if (i >= 0) {
+        first = i;
+        break;
+      }
+    }
+    int last = -1;
+    for (int i : index) {
+      last = Math.max(last, i);
+    }
+    try {
+      BulkWriteResult r = facade.sender.send(fencing.timed(), new TreeLock.Batch(batch));
+      deleted += r.getDeletedCount();
+      if (index.contains(0)) {
+        leadAcked = true;
+      }
+      if (last >= commitPoint) {
+        committed = true;
+      }
+      return -1;
+    } catch (MongoBulkWriteException e) {
+      deleted += e.getWriteResult().getDeletedCount();
+      if (e.getWriteErrors().isEmpty()) {
+        // A write-concern error alone (a primary stepping down during the majority wait):
+        // every statement ran on the primary, but may be rolled back. Sent again behind its
+        // fence: what ran is guarded or idempotent.
+        if (last >= commitPoint || carriesTheSingleStep(index)) {
+          uncertain = true;
+        }
+        retryAfter(e, start);
+        return first;
+      }
+      BulkWriteError error = e.getWriteErrors().get(0);
+      int i = error.getIndex();
+      int at = index.get(i);
+      if (!journaled && index.contains(1)) {
+        // The single step of a change without journal was in this command: its answer says
+        // whether it ran, which its document may no longer tell once a later change rewrote it.
+        // Once an earlier sending of the step may have landed (its answer was lost), an answer
+        // that it did not run says nothing: a step sent again matches nothing when it is
+        // applied already, or when it reached the server past its deadline. Its document tells.
+        stepApplied = Boolean.TRUE.equals(stepApplied) || stepRan(e, index, i) ? Boolean.TRUE
+            : uncertain ? null : Boolean.FALSE;
+      }
+      if (index.subList(0, i).contains(0)) {
+        leadAcked = true;
+      }
+      if (at > commitPoint && journaled) {
+        committed = true;
+      }
+      if (closingFence(at)) {
+        // The closing fence of a batch on a server that goes on after errors: the batch ran
+        // past the lease (its late statements changed nothing) or the lock was lost.
+        if (MongoErrors.duplicateKey(error.getCode()) && stillHeld()) {
+          return first; // behind a new fence, all of it again: its steps are guarded
+        }
+        if (!MongoErrors.duplicateKey(error.getCode())) {
+          throw e;
+        }
+        return settleLost();
+      }
+      if (i == 0 && at == -1 && Fences.kind(batch.get(0)) == 1) {
+        if (!MongoErrors.duplicateKey(error.getCode())) {
+          throw e;
+        }
+        return settleLost(); // the insert fence was taken: another caller took the lock over
+      }
+      if (i == 0 && (at == 0 || at == -1)) {
+        if (at == 0 && claim != null && !uncertain && MongoErrors.duplicateKey(error.getCode())) {
+          throw new TreeLock.ClaimRefused();
+        }
+        if (!MongoErrors.duplicateKey(error.getCode())) {
+          throw e;
+        }
+        return settleLost();
+      }
+      TreeLock.Statement s = batch.get(i);
+      if (!s.isStep()) {
+        if (MongoErrors.duplicateKey(error.getCode())) {
+          return settleLost(); // the release after the steps: the change is done
+        }
+        throw e;
+      }
+      if (Fences.kind(s) == 1 && MongoErrors.duplicateKey(error.getCode())
+          && (uncertain || replaying())) {
+        return at + 1; // inserted by an earlier send, or by the change being replayed
+      }
+      return failStep(s.step(), error, e);
+    } catch (MongoException e) {
+      if (!MongoErrors.transientError(e)) {
+        throw e;
+      }
+      if (last >= commitPoint || carriesTheSingleStep(index)) {
+        uncertain = true; // its answer is lost: the change may have taken effect
+      }
+      if (MongoErrors.timedOut(e)) {
+        limit = Math.max(1, (batch.size() - 1) / 2);
+      }
+      retryAfter(e, start);
+      return first;
+    } catch (IllegalStateException e) { // the client was closed under the change
+      throw interrupted(e, last >= commitPoint);
+    }
+  }
+
+  /**
+   * A driver error the execution does not handle: what became of the change is what this caller
+   * knows of it. Before its commit point nothing was written, and the lock is freed.
+   */
+  public RuntimeException failed(MongoException e) {
+    if (committed || uncertain) {
+      return interrupted(e, false);
+    }
+    if (freeOnFailure && (leadAcked || hold != null)) {
+      lock.releaseQuietly(token);
+    }
+    if (MongoErrors.transientError(e)) {
+      return interrupted(e, false);
+    }
+    return new TreeException("Tree '" + lock.tree + "': the server refused '" + what + "': "
+        + e.getMessage() + "; nothing was written", e);
+  }
+
+  /** The change cannot go on: says what became of it, as far as this caller can tell. */
+  public ChangeInterruptedException interrupted(RuntimeException e, boolean sentCommit) {
+    Outcome outcome = committed ? Outcome.COMMITTED
+        : uncertain || sentCommit ? Outcome.UNKNOWN : Outcome.NOT_APPLIED;
+    return new ChangeInterruptedException("Could not complete '" + what + "' on tree '"
+        + lock.tree + "': " + e.getMessage() + (outcome == Outcome.COMMITTED
+            ? "; its journal is stored and the next access to the tree completes it" : ""),
+        outcome, e);
+  }
+
+  /**
+   * Whether a batch carries the single step of a change without journal: that step is the
+   * change, so once the batch's answer is lost the change may have taken effect.
+   */
+  private boolean carriesTheSingleStep(List<Integer> index) {
+    return !journaled && index.contains(1);
+  }
+
+  /** Whether this caller's token still holds the lock (its lease may have run out). */
+  private boolean stillHeld() {
+    BsonDocument d = lock.raw.find(lock.lockKey())
+        .projection(Projections.include(LockDocument.OWNER))
+        .first();
+    return d != null && new TreeLock.State(d).owner != null
+        && new TreeLock.State(d).owner.equals(token);
+  }
+
+  private boolean replaying() {
+    return claim == null && hold != null && hold.version != v;
+  }
+
+  /**
+   * A fence or the claim met a duplicate key: the lock document no longer names this caller's
+   * token. What became of the change is decided from the lock document (the pending journal's
+   * version and token, the tokens of journals completed by others) and, for a change of one
+   * step, from the mark of the document it writes; never from the version alone, which another
+   * change may share with a claim that did not land.
+   */
+  public int settleLost() {
+    if (journaled) {
+      TreeLock.State s = lock.read();
+      if (s.op == v && origin.equals(s.opToken)) {
+        facade.replay.awaitCompletion(v, origin, what);
+        throw new Completed();
+      }
+      if (s.done.contains(origin)) {
+        throw new Completed(); // its commit went through; the caller who took over completed it
+      }
+      if (committed) {
+        // Its journal was stored and is no longer pending: a journal is only ever cleared by
+        // completing it (or stuck, which the read above would have shown as pending).
+        throw new Completed();
+      }
+      if (uncertain) {
+        // The answer to a command that carried its commit was lost: that command may have
+        // landed, and the change been completed since, beyond what the lock document still
+        // records (its last 64 done). Neither planned again nor said not applied.
+        throw new ChangeInterruptedException("Could not tell whether '" + what + "' on tree '"
+            + lock.tree + "' was applied: the answer to its commit was lost and the lock"
+            + " document no longer tells; read the tree", Outcome.UNKNOWN, null);
+      }
+      if (claim != null && !leadAcked) {
+        throw new TreeLock.ClaimRefused(); // the claim never landed: nothing was written
+      }
+      throw lock.lostTo(what, s);
+    }
+    // What the answer to its command said, else (and for an insert told refused, to be sure)
+    // what its document says.
+    Boolean applied = Boolean.TRUE.equals(stepApplied) ? Boolean.TRUE
+        : stepApplied != null && !(steps.get(0) instanceof Step.Insert) ? Boolean.FALSE
+        : appliedAlone();
+    if (committed || Boolean.TRUE.equals(applied)) {
+      // committed: the batch with the single step was acknowledged whole, so the step ran
+      // inside the lease (on a server that goes on after errors, the batch's closing deadline
+      // fence matched after it).
+      throw new Completed();
+    }
+    if (applied == null) {
+      throw new ChangeInterruptedException("Could not tell whether '" + what + "' on tree '"
+          + lock.tree + "' was applied: the lock was taken over and a later change rewrote the"
+          + " document it writes; read the tree", Outcome.UNKNOWN, null);
+    }
+    if (claim != null && !leadAcked) {
+      throw new TreeLock.ClaimRefused(); // nothing was written: plan again under the lock
+    }
+    throw lock.lostTo(what, lock.read());
+  }
+
+  /**
+   * Whether the single step of an unjournaled change is in the tree: true if the document
+   * bears its mark (with this change's token), false if it bears an earlier one, null if a
+   * later change rewrote (or deleted) it since.
+   */
+  private @Nullable Boolean appliedAlone() {
+    Step step = steps.get(0);
+    BsonDocument filter = step instanceof Step.Insert i ? i.key()
+        : step instanceof Step.Update u ? u.filter() : ((Step.Delete) step).filter();
+    BsonDocument d = lock.raw.find(filter).first();
+    if (step instanceof Step.Delete) {
+      return d == null ? null : Boolean.FALSE;
+    }
+    if (d == null) {
+      return step instanceof Step.Insert ? Boolean.FALSE : null;
+    }
+    BsonDocument mark = d.isDocument(Step.MARK) ? d.getDocument(Step.MARK) : new BsonDocument();
+    long marked = mark.isNumber("v") ? mark.getNumber("v").longValue() : 0;
+    if (marked == v && mark.isString("t")) {
+      return origin.equals(mark.getString("t").getValue()) ? Boolean.TRUE
+          : uncertain ? null : Boolean.FALSE;
+    }
+    return marked > v ? null : Boolean.FALSE;
+  }
+
+  /** A step the server refuses. */
+  private int failStep(int step, BulkWriteError error, MongoBulkWriteException e) {
+    String reason = "step " + step + " of " + steps.size() + " of '" + what + "' was refused"
+        + " by the server: " + error.getMessage();
+    if (!journaled) {
+      lock.release(token);
+      throw new TreeException("Tree '" + lock.tree + "': " + reason + "; nothing was written", e);
+    }
+    Step s = steps.get(step - 1);
+    boolean single = s instanceof Step.Insert || (s instanceof Step.Update u && !u.multi());
+    if (step == 1 && single && !uncertain && !replaying()) {
+      lock.release(token); // clears the journal: nothing of the change was written
+      throw new TreeException("Tree '" + lock.tree + "': " + reason + "; nothing was written", e);
+    }
+    BsonDocument stuck = new BsonDocument("v", new BsonInt64(v))
+        .append("what", new BsonString(what)).append("step", new BsonInt32(step))
+        .append("steps", new BsonInt32(steps.size()))
+        .append("error", new BsonString(error.getMessage()));
+    lock.raw.updateOne(and(lock.lockKey(), eq(LockDocument.OWNER, token)), Updates.combine(
+        Updates.set(LockDocument.STUCK, stuck), Updates.set(LockDocument.OWNER, null),
+        Updates.inc(LockDocument.VERSION, 1L)));
+    facade.log.error("Tree '{}' is stuck: {}; repair() completes it once the cause is removed",
+        lock.tree, reason);
+    throw lock.stuck(stuck);
+  }
+}

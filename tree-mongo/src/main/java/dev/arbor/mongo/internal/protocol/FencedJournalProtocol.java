@@ -1,0 +1,219 @@
+package dev.arbor.mongo.internal.protocol;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.ClientSession;
+import com.mongodb.client.MongoCollection;
+import dev.arbor.mongo.internal.bson.Scope;
+import java.util.function.Function;
+import java.util.function.LongConsumer;
+import org.bson.BsonDocument;
+import org.bson.Document;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The protocol of a server without transactions, and of changes too large for one: the tree's
+ * lock document, held under a lease, and fenced batches ({@link TreeLock}).
+ *
+ * <p><b>A change</b> is planned first without the lock, on the tree as of the last quiet version
+ * the store saw, and sent led by a claim of the lock at that version: one round trip more than
+ * its reads when nothing changed meanwhile. If the tree changed, nothing was written, and the
+ * change is planned again under the lock, taken in turn ({@link TreeLock#acquire}). A plan of one
+ * single-document step is one fenced statement; a longer one is journaled first, so that a crash
+ * half-way is completed by the next caller.
+ *
+ * <p><b>A read</b> is accepted only if no change was in flight from a quiet version seen before it
+ * to a check of the lock document after it (folded into the read's own query when that is one
+ * query by {@code _id}). While a change is in flight the reader waits in line, before the writers
+ * that follow it.
+ */
+public final class FencedJournalProtocol implements Protocol {
+  private final TreeLock lock;
+  private final MongoCollection<Document> data;
+  private final @Nullable Scope scope;
+  private final @Nullable ClientSession session;
+  private final boolean isolatedReads;
+  private final QuietVersion known;
+  private final LongConsumer settled;
+
+  /**
+   * @param data the tree's collection, read from the primary
+   * @param session the caller's session of a view, or null
+   * @param isolatedReads whether reads are isolated ({@link TreeOptions#withIsolatedReads})
+   * @param known the quiet version the store and its views share
+   * @param settled told the version each change took effect at, or saw the tree at
+   */
+  public FencedJournalProtocol(TreeLock lock, MongoCollection<Document> data, @Nullable Scope scope,
+      @Nullable ClientSession session, boolean isolatedReads, QuietVersion known,
+      LongConsumer settled) {
+    this.lock = lock;
+    this.data = data;
+    this.scope = scope;
+    this.session = session;
+    this.isolatedReads = isolatedReads;
+    this.known = known;
+    this.settled = settled;
+  }
+
+  @Override
+  public Outcome change(String what, Planner planner) {
+    TreeLock.Quiet k = known.get();
+    if (k != null) {
+      Outcome o = optimistic(k, what, planner);
+      if (o != null) {
+        return o;
+      }
+    }
+    TreeLock.Hold h = lock.acquire(what);
+    Change c = new Change(data, scope, session, h::renewIfDue, h.version);
+    try {
+      planner.plan(c);
+    } catch (RuntimeException e) {
+      lock.release(h);
+      settled.accept(h.version);
+      throw e;
+    }
+    if (c.steps().isEmpty()) {
+      lock.release(h);
+      settled.accept(h.version);
+      return Outcome.NONE;
+    }
+    TreeLock.Result r = lock.run(h, c.steps());
+    if (r.deleted() >= 0) {
+      known.remember(new TreeLock.Quiet(h.epoch, r.version() + 1)); // its own release
+    }
+    settled.accept(r.version());
+    return new Outcome(r.version(), r.deleted());
+  }
+
+  /**
+   * Plans without the lock, on the tree as of the quiet version {@code k}, and sends the plan led
+   * by a claim of the lock at that version.
+   *
+   * @return the outcome, or null if the tree changed since {@code k} (nothing was written)
+   */
+  private @Nullable Outcome optimistic(TreeLock.Quiet k, String what, Planner planner) {
+    Change c = new Change(data, scope, session, () -> {}, k.version() + 1);
+    try {
+      planner.plan(c);
+    } catch (MongoException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      // A planner's verdict (no such node, a cycle…) stands only if its reads saw a quiet tree.
+      if (stillQuiet(k)) {
+        settled.accept(k.version());
+        throw e;
+      }
+      return null;
+    }
+    if (c.steps().isEmpty()) {
+      if (stillQuiet(k)) {
+        settled.accept(k.version());
+        return Outcome.NONE;
+      }
+      return null;
+    }
+    try {
+      TreeLock.Result r = lock.runClaimed(k, what, c.steps());
+      if (r.deleted() >= 0) {
+        known.remember(new TreeLock.Quiet(k.epoch(), r.version() + 1)); // its own release
+      }
+      settled.accept(r.version());
+      return new Outcome(r.version(), r.deleted());
+    } catch (TreeLock.ClaimRefused refused) {
+      return null;
+    }
+  }
+
+  private boolean stillQuiet(TreeLock.Quiet k) {
+    TreeLock.State s = lock.read();
+    if (s.quiet()) {
+      known.remember(s.asQuiet());
+    }
+    return k.same(s);
+  }
+
+  @Override
+  public <T> T read(Function<Reads, T> body) {
+    if (!isolatedReads) {
+      return body.apply(new Reads(data, scope, session, () -> {}, false));
+    }
+    String waiting = null;
+    try {
+      TreeLock.Quiet before = known.get();
+      for (;;) {
+        if (before == null) {
+          TreeLock.State s = lock.read();
+          lock.checkNotStuck(s);
+          if (!s.quiet()) {
+            waiting = waiting == null ? lock.readerToken() : waiting;
+            s = lock.awaitQuiet(waiting);
+          }
+          before = s.asQuiet();
+          known.remember(before);
+        }
+        Reads r = new Reads(data, scope, session, () -> {}, true);
+        T result = null;
+        RuntimeException failed = null;
+        try {
+          result = body.apply(r);
+        } catch (MongoException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          failed = e; // stands only if the read saw a quiet tree
+        }
+        BsonDocument folded = r.foldedLock();
+        TreeLock.State after = folded != null ? new TreeLock.State(folded) : lock.read();
+        if (before.same(after) && (folded == null || r.foldedMaxMark() <= before.version())) {
+          if (failed != null) {
+            throw failed;
+          }
+          return result;
+        }
+        if (folded != null && !before.same(after)) {
+          after = lock.read(); // the folded copy may predate the query's other documents
+        }
+        lock.checkNotStuck(after);
+        if (after.quiet()) {
+          before = after.asQuiet();
+          known.remember(before);
+        } else {
+          waiting = waiting == null ? lock.readerToken() : waiting;
+          before = lock.awaitQuiet(waiting).asQuiet();
+          known.remember(before);
+        }
+      }
+    } finally {
+      if (waiting != null) {
+        lock.unregister(waiting);
+      }
+    }
+  }
+
+  /**
+   * Waits in line until no change is in flight and returns that quiet version (a stream's start),
+   * or null if reads are not isolated.
+   */
+  public TreeLock.@Nullable Quiet awaitQuiet() {
+    if (!isolatedReads) {
+      return null;
+    }
+    TreeLock.State s = lock.read();
+    lock.checkNotStuck(s);
+    if (!s.quiet()) {
+      String waiting = lock.readerToken();
+      try {
+        s = lock.awaitQuiet(waiting);
+      } finally {
+        lock.unregister(waiting);
+      }
+    }
+    TreeLock.Quiet q = s.asQuiet();
+    known.remember(q);
+    return q;
+  }
+
+  /** A read context of this protocol's session with no isolation (streams check the lock). */
+  public Reads unisolated(Runnable beforeQuery) {
+    return new Reads(data, scope, session, beforeQuery, false);
+  }
+}

@@ -1,0 +1,198 @@
+package dev.arbor.mongo.internal.protocol;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.in;
+import static com.mongodb.client.model.Filters.or;
+
+import com.mongodb.MongoWriteException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.DeleteManyModel;
+import com.mongodb.client.model.DeleteOneModel;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.InsertOneModel;
+import com.mongodb.client.model.UpdateManyModel;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
+import dev.arbor.mongo.internal.bson.Scope;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonArray;
+import org.bson.BsonDateTime;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonNull;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The statements that keep a stopped holder's writes out of the tree: the <i>fence</i> (an upsert
+ * of the lock document filtered by the holder's token, which meets a duplicate key once another
+ * caller holds the lock), the <i>claim</i> of an optimistic change, the <i>insert fence</i> that
+ * leads an insert command, and the server-clock deadline that bounds a statement on a server that
+ * goes on after a failed one; and the time limit of a fenced batch.
+ */
+public final class Fences {
+  private final LockDocument lock;
+  private final OrderedProbe probe;
+
+  public Fences(LockDocument lock, OrderedProbe probe) {
+    this.lock = lock;
+    this.probe = probe;
+  }
+
+  /**
+   * The collection with a time limit shorter than the lease: the server stops a batch that would
+   * run on after the lease it was fenced with has expired (the fence renews it as the batch
+   * starts).
+   */
+  public MongoCollection<BsonDocument> timed() {
+    if (!probe.ordered()) {
+      // There every update and delete of a batch is bounded by the server's clock instead (it
+      // applies only before its fence's lease ends; an insert is fenced by its insert fence): a
+      // slow batch changes nothing late, and needs no time limit of its own.
+      return lock.raw;
+    }
+    long leaseMillis = lock.leaseMillis;
+    return lock.raw.withTimeout(Math.max(1, leaseMillis - Math.max(1, leaseMillis / 10)),
+        TimeUnit.MILLISECONDS);
+  }
+
+  /** A fence: renews the lease and applies {@code more}, or fails with a duplicate key. */
+  public WriteModel<BsonDocument> fence(String token, @Nullable Bson more) {
+    Bson update = Updates.combine(Updates.currentDate(LockDocument.RENEWED),
+        Updates.set(LockDocument.LEASE, lock.leaseMillis));
+    if (more != null) {
+      update = Updates.combine(update, more);
+    }
+    return new UpdateOneModel<>(and(lock.lockKey(), eq(LockDocument.OWNER, token)), update,
+        new UpdateOptions().upsert(true));
+  }
+
+  /**
+   * A claim: takes the lock if it is still free at version {@code known} and nobody waits (or if
+   * this token already took it: a resent claim), or fails with a duplicate key.
+   */
+  public WriteModel<BsonDocument> claim(TreeLock.Quiet known, String token, long v, String what,
+      @Nullable Bson more) {
+    Bson free = and(eq(LockDocument.EPOCH, known.epoch()),
+        eq(LockDocument.VERSION, known.version()), eq(LockDocument.OWNER, null),
+        in(LockDocument.WAITING, BsonNull.VALUE, new BsonDocument()),
+        eq(LockDocument.STUCK, null));
+    Bson update = lock.take(token, what, Updates.set(LockDocument.VERSION, v));
+    if (more != null) {
+      update = Updates.combine(update, more);
+    }
+    return new UpdateOneModel<>(and(lock.lockKey(), or(free, eq(LockDocument.OWNER, token))),
+        update, new UpdateOptions().upsert(true));
+  }
+
+  /**
+   * The statement that closes a batch on a server that goes on after a failed statement: it
+   * fails if the batch ran on past the lease that ends at {@code deadline}, or the lock was lost.
+   */
+  public WriteModel<BsonDocument> closing(String token, long deadline) {
+    return new UpdateOneModel<>(before(and(lock.lockKey(),
+        eq(LockDocument.OWNER, token)), deadline), Updates.currentDate(LockDocument.RENEWED),
+        new UpdateOptions().upsert(true));
+  }
+
+  /**
+   * The id of the {@code b}-th insert fence of change {@code v}: an insert command starts with
+   * the insert of the next one, so that a caller who takes the lock over can stop the rest by
+   * taking the next number first ({@link #revokeInserts}).
+   */
+  public BsonDocument insertFence(long v, int b) {
+    return lock.own("fence").append("v", new BsonInt64(v))
+        .append("b", new BsonInt32(b));
+  }
+
+  /** The statement that inserts insert fence {@code b} of change {@code v}. */
+  public WriteModel<BsonDocument> insertFenceStatement(long v, int b) {
+    return new InsertOneModel<>(lock.tagged(new BsonDocument("_id", insertFence(v, b))));
+  }
+
+  /**
+   * Stops the insert commands that the holder of change {@code v} may still have in flight: takes
+   * the next number of its insert fences, so that its next insert command fails before writing.
+   */
+  public void revokeInserts(long v) {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      BsonDocument last = lock.raw.find(lock.scoped(and(
+              Filters.gte("_id", insertFence(v, Integer.MIN_VALUE)),
+              Filters.lte("_id", insertFence(v, Integer.MAX_VALUE)))))
+          .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
+      int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
+      try {
+        lock.raw.insertOne(lock.tagged(new BsonDocument("_id", insertFence(v, next))));
+        return;
+      } catch (MongoWriteException e) {
+        if (!MongoErrors.duplicateKey(e)) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /** The kind of command the driver sends a statement in: 0 update, 1 insert, 2 delete. */
+  public static int kind(TreeLock.Statement s) {
+    WriteModel<BsonDocument> m = s.model();
+    return m instanceof InsertOneModel ? 1
+        : m instanceof DeleteManyModel || m instanceof DeleteOneModel ? 2 : 0;
+  }
+
+  /** {@code filter}, matching only while the server's clock is before {@code deadline}. */
+  public static BsonDocument before(Bson filter, long deadline) {
+    return new BsonDocument("$and", new BsonArray(List.of(
+        filter.toBsonDocument(BsonDocument.class, com.mongodb.MongoClientSettings
+            .getDefaultCodecRegistry()),
+        new BsonDocument("$expr", new BsonDocument("$lt", new BsonArray(List.of(
+            new BsonString("$$NOW"), new BsonDateTime(deadline))))))));
+  }
+
+  /** A statement that applies only while the server's clock is before {@code deadline}. */
+  public static WriteModel<BsonDocument> withDeadline(WriteModel<BsonDocument> m, long deadline) {
+    if (m instanceof UpdateOneModel<BsonDocument> u) {
+      if (u.getOptions().isUpsert() && isInsert(u.getFilter())) {
+        return u; // an insert of a node: runs once whatever the clock (see TreeLock's javadoc)
+      }
+      return u.getUpdatePipeline() != null
+          ? new UpdateOneModel<>(before(u.getFilter(), deadline), u.getUpdatePipeline(),
+              u.getOptions())
+          : new UpdateOneModel<>(before(u.getFilter(), deadline), u.getUpdate(), u.getOptions());
+    }
+    if (m instanceof UpdateManyModel<BsonDocument> u) {
+      return u.getUpdatePipeline() != null
+          ? new UpdateManyModel<>(before(u.getFilter(), deadline), u.getUpdatePipeline(),
+              u.getOptions())
+          : new UpdateManyModel<>(before(u.getFilter(), deadline), u.getUpdate(),
+              u.getOptions());
+    }
+    if (m instanceof DeleteManyModel<BsonDocument> d) {
+      return new DeleteManyModel<>(before(d.getFilter(), deadline), d.getOptions());
+    }
+    if (m instanceof DeleteOneModel<BsonDocument> d) {
+      return new DeleteOneModel<>(before(d.getFilter(), deadline), d.getOptions());
+    }
+    return m;
+  }
+
+  /** Whether an upsert's filter is that of an insert step: {@code _id} of a node alone. */
+  private static boolean isInsert(Bson filter) {
+    BsonDocument f = filter.toBsonDocument(BsonDocument.class,
+        com.mongodb.MongoClientSettings.getDefaultCodecRegistry());
+    if (!f.containsKey("_id") || f.size() > 2) {
+      return false;
+    }
+    BsonValue id = f.get("_id");
+    boolean node = !id.isDocument()
+        || id.asDocument().containsKey(Scope.NODE) && !id.asDocument().containsKey("arbor");
+    // a scoped tree's insert also carries the scope equality
+    return node && (f.size() == 1 || f.keySet().stream().allMatch(k -> !k.startsWith("$")));
+  }
+}

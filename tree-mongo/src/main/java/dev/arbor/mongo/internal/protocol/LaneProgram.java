@@ -1,0 +1,458 @@
+package dev.arbor.mongo.internal.protocol;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.in;
+
+import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoException;
+import com.mongodb.bulk.BulkWriteError;
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.model.InsertOneModel;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateManyModel;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.Updates;
+import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.core.DuplicateNodeException;
+import dev.arbor.core.LockLostException;
+import dev.arbor.core.TreeException;
+import dev.arbor.mongo.internal.bson.Encoded;
+import dev.arbor.mongo.internal.bson.Scope;
+import java.util.ArrayList;
+import java.util.List;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Sends a lane's plan ({@link Lanes}): the journal into the head's mark (the commit point; none
+ * for a plan of one single-document step), the steps in commands of one kind each — updates and
+ * deletes bounded by the lane's deadline by the server's clock, inserts led by an insert fence
+ * of the lane — then the release, itself bounded: a release that cleared every mark in time
+ * proves that every statement before it ran in time. Batches go through the lock's {@link
+ * TreeLock.Sender}, so that tests stall and crash lanes as they do the tree's lock.
+ */
+public final class LaneProgram {
+  /**
+   * The largest journal kept in a head's mark: a node document carries it beside its own fields,
+   * under MongoDB's 16 MB; larger plans take the tree's lock, whose journal has room.
+   */
+  public static final int MAX_JOURNAL_BYTES = 256 * 1024;
+
+  private final Lanes lanes;
+
+  public LaneProgram(Lanes lanes) {
+    this.lanes = lanes;
+  }
+
+  /** The plan's journal does not fit in the head's mark: the change takes the tree's lock. */
+  public static final class TooLarge extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public TooLarge() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** A step the server refused: {@code step} (0-based) and the steps after it did not run. */
+  public static final class Refused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    public final MongoException cause;
+    public final int step;
+
+    public Refused(MongoException cause, int step) {
+      super(cause.getMessage(), cause, false, false);
+      this.cause = cause;
+      this.step = step;
+    }
+  }
+
+  /** Thrown when the lane was lost after its commit point: another caller completes it. */
+  public static final class Completed extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public Completed() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** A batch whose closing statement ran past the lane's deadline: some of it may not have run. */
+  public static final class Late extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public Late() {
+      super(null, null, false, false);
+    }
+  }
+
+  /**
+   * Runs the plan of a lane that holds its marks and passed the gate, and releases it.
+   *
+   * @return the documents deleted, -1 if another caller completed the change
+   */
+  public long run(Lanes.Lane lane, List<Step> steps, String what) {
+    boolean journaled = !PlanRunner.atomic(steps);
+    try {
+      if (journaled) {
+        BsonArray journal = new BsonArray();
+        for (Step s : steps) {
+          journal.add(s.encode());
+        }
+        if (Encoded.size(new BsonDocument("j", journal)) > Math.min(MAX_JOURNAL_BYTES,
+            lanes.tree.inlineJournalBytes)) {
+          throw new TooLarge();
+        }
+        commit(lane, journal, what);
+      }
+      return sendAndRelease(lane, steps, journaled, what);
+    } catch (Completed c) {
+      return -1;
+    } catch (Refused r) {
+      if (r.step > 0) {
+        throw r.cause; // steps before it ran: the journal stays, for repair() to complete
+      }
+      if (lane.committed) {
+        // Nothing ran: the change is withdrawn before anyone could see it.
+        lanes.raw.updateOne(lane.headFilter(), Updates.combine(Updates.unset(Lanes.J),
+            Updates.unset(Lanes.V)));
+        lane.committed = false;
+      }
+      throw new TreeException("Tree '" + lanes.lock.tree + "': the server refused '" + what
+          + "': " + r.cause.getMessage() + "; nothing was written", r.cause);
+    } catch (MongoException e) {
+      if (lane.committed || MongoErrors.transientError(e)) {
+        throw e;
+      }
+      throw new TreeException("Tree '" + lanes.lock.tree + "': the server refused '" + what
+          + "': " + e.getMessage() + "; nothing was written", e);
+    }
+  }
+
+  /** Completes a journal left by a lane that stopped, as the caller who took it over. */
+  public void replay(Lanes.Lane heir, List<Step> steps) {
+    sendSteps(heir, steps, true, heir.token, false);
+  }
+
+  /**
+   * The statement that closes a batch: it meets a duplicate key (the lock document exists) when
+   * the server runs it past the lane's deadline, which tells that statements before it may not
+   * have run. (Bounded statements after a deadline match nothing; the takeover of a lane only
+   * happens after its deadline.)
+   */
+  private TreeLock.Statement closing(Lanes.Lane lane) {
+    return new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lanes.lock.lockKey(),
+        lane.deadline()), Updates.inc(LockDocument.VERSION, 0L),
+        new com.mongodb.client.model.UpdateOptions().upsert(true)), 0);
+  }
+
+  /**
+   * Sends a batch closed by {@link #closing}.
+   *
+   * @throws Late if its closing statement ran past the deadline
+   */
+  private BulkWriteResult sendClosed(Lanes.Lane lane, List<TreeLock.Statement> statements) {
+    List<TreeLock.Statement> batch = new ArrayList<>(statements);
+    batch.add(closing(lane));
+    try {
+      return lanes.tree.sender.send(lanes.raw, new TreeLock.Batch(batch));
+    } catch (MongoBulkWriteException e) {
+      boolean late = false;
+      for (BulkWriteError error : e.getWriteErrors()) {
+        if (error.getIndex() == batch.size() - 1 && MongoErrors.duplicateKey(error.getCode())) {
+          late = true;
+        } else {
+          throw e;
+        }
+      }
+      if (late) {
+        throw new Late();
+      }
+      throw e;
+    }
+  }
+
+  private void commit(Lanes.Lane lane, BsonArray journal, String what) {
+    for (int attempt = 0; attempt < 20; attempt++) {
+      if (!lanes.renewIfDue(lane)) {
+        break;
+      }
+      List<TreeLock.Statement> batch = List.of(new TreeLock.Statement(new UpdateOneModel<>(
+          Fences.before(lane.headFilter(), lane.deadline()), Updates.combine(
+              Updates.set(Lanes.J, journal), Updates.set(Lanes.V, lane.version))), 0));
+      long matched;
+      try {
+        matched = sendClosed(lane, batch).getMatchedCount();
+      } catch (Late late) {
+        if (!lanes.renew(lane)) {
+          break;
+        }
+        continue;
+      } catch (MongoException e) {
+        if (!MongoErrors.transientError(e)) {
+          throw e;
+        }
+        if (committedAnyway(lane)) {
+          lane.committed = true;
+          return;
+        }
+        lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+        continue;
+      }
+      if (matched >= 2) { // the journal, and the closing statement
+        lane.committed = true;
+        return;
+      }
+      break; // in time but not ours: taken over
+    }
+    throw lost(what);
+  }
+
+  /** Whether the journal landed though its answer was lost. */
+  private boolean committedAnyway(Lanes.Lane lane) {
+    BsonDocument d = lanes.raw.find(lane.headFilter()).projection(Projections.include(
+        Lanes.FIELD)).first();
+    return d != null && d.getDocument(Lanes.FIELD).isArray("j");
+  }
+
+  private LockLostException lost(String what) {
+    return new LockLostException("Lost the marks of a change in tree '" + lanes.lock.tree
+        + "' while doing: " + what + " (its lease of " + lanes.lock.leaseMillis + " ms expired"
+        + " and another caller took it over); nothing of this change was written");
+  }
+
+  /**
+   * Sends the steps, then the release. A batch that ran past the lane's lease is sent again
+   * under a renewed lease if nobody took the lane over (a lone holder slower than its lease):
+   * every step is guarded or idempotent, so a step that ran is not run twice.
+   */
+  private long sendAndRelease(Lanes.Lane lane, List<Step> steps, boolean journaled,
+      String what) {
+    // A committed plan whose last command is of updates or deletes carries its release: if that
+    // command runs late, it is sent again under a renewed lease, or whoever took the lane over
+    // completes the change, which is committed either way.
+    int last = steps.size() % Math.max(1, lanes.tree.batchStatements - 1);
+    boolean releaseInLast = journaled && !(steps.get(steps.size() - 1) instanceof Step.Insert)
+        && (last == 0 ? lanes.tree.batchStatements - 1 : last) + 4 <= lanes.tree.batchStatements;
+    long deleted;
+    try {
+      deleted = sendSteps(lane, steps, journaled, lane.token, releaseInLast);
+      if (releaseInLast) {
+        lane.stop();
+        return deleted;
+      }
+    } catch (Late late) {
+      // an atomic step whose lane was taken over: applied in time, or not at all
+      if (!appliedAlone(steps.get(0), lane.token)) {
+        lane.stop();
+        throw lost(what);
+      }
+      lane.stop();
+      return 0;
+    }
+    for (int attempt = 0; ; attempt++) {
+      try {
+        sendClosed(lane, releaseStatements(lane));
+        lane.stop();
+        return deleted;
+      } catch (Late late) {
+        if (attempt > 20 || !lanes.renew(lane)) {
+          lane.stop();
+          if (journaled) {
+            throw new Completed(); // whoever took it over completes it
+          }
+          return deleted; // its step ran in time; whoever took it over cleared its marks
+        }
+      } catch (MongoException e) {
+        if (!MongoErrors.transientError(e) || attempt > 20) {
+          throw e;
+        }
+        lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+        if (!holds(lane)) {
+          lane.stop();
+          return deleted; // its release landed, or whoever took it over completes it
+        }
+      }
+    }
+  }
+
+  /**
+   * Sends the steps in batches of one kind each, at most the lock's batch size.
+   *
+   * @return the documents deleted
+   * @throws Late for a change of one step that ran past its lease and was taken over
+   */
+  private long sendSteps(Lanes.Lane lane, List<Step> steps, boolean journaled, String origin,
+      boolean releaseInLast) {
+    long deleted = 0;
+    int per = Math.max(1, lanes.tree.batchStatements - 1);
+    int k = 0;
+    while (k < steps.size()) {
+      boolean inserts = steps.get(k) instanceof Step.Insert;
+      int end = k;
+      while (end < steps.size() && end - k < per
+          && (steps.get(end) instanceof Step.Insert) == inserts) {
+        end++;
+      }
+      for (int attempt = 0; ; attempt++) {
+        if (journaled && !fresh(lane)) {
+          throw new Completed();
+        }
+        lane.sent = true;
+        try {
+          deleted += inserts ? insert(lane, steps, k, end, journaled, origin)
+              : write(lane, steps, k, end, journaled, origin,
+                  releaseInLast && end == steps.size());
+          break;
+        } catch (Late late) {
+          // ran past its lease: again under a renewed one, unless it was taken over
+          if (!journaled && appliedAlone(steps.get(0), origin)) {
+            break;
+          }
+          if (attempt > 20 || !lanes.renew(lane)) {
+            if (journaled) {
+              throw new Completed();
+            }
+            throw late;
+          }
+        } catch (MongoException e) {
+          if (!MongoErrors.transientError(e) || attempt > 20) {
+            throw e;
+          }
+          if (!journaled) {
+            if (!appliedAlone(steps.get(0), origin)) {
+              lanes.release(lane);
+              throw new ChangeInterruptedException("A command of a change in tree '"
+                  + lanes.lock.tree + "' was lost (" + e.getMessage() + "); nothing of it was"
+                  + " written", ChangeInterruptedException.Outcome.NOT_APPLIED, e);
+            }
+            break;
+          }
+          lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+        }
+      }
+      k = end;
+    }
+    return deleted;
+  }
+
+  /** Whether the lane's head still carries its mark (else it was released or taken over). */
+  private boolean holds(Lanes.Lane lane) {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return lanes.raw.find(lane.headFilter()).first() != null;
+      } catch (MongoException e) {
+        if (!MongoErrors.transientError(e) || attempt > 20) {
+          throw e;
+        }
+        lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+      }
+    }
+  }
+
+  /** Renews the lane's lease when due; false if the lane was taken over. */
+  private boolean fresh(Lanes.Lane lane) {
+    try {
+      return lanes.renewIfDue(lane);
+    } catch (MongoException e) {
+      return true; // the bounded statements tell
+    }
+  }
+
+  private long write(Lanes.Lane lane, List<Step> steps, int from, int to, boolean journaled,
+      String origin, boolean release) {
+    List<TreeLock.Statement> batch = new ArrayList<>();
+    for (int k = from; k < to; k++) {
+      batch.add(new TreeLock.Statement(Fences.withDeadline(
+          steps.get(k).model(lane.version, k + 1, journaled ? null : origin), lane.deadline()),
+          k + 1));
+    }
+    if (release) {
+      batch.addAll(releaseStatements(lane));
+    }
+    return sendClosed(lane, batch).getDeletedCount();
+  }
+
+  private long insert(Lanes.Lane lane, List<Step> steps, int from, int to, boolean journaled,
+      String origin) {
+    List<TreeLock.Statement> batch = new ArrayList<>();
+    BsonDocument fence = lanes.insertFence(origin, lane.insertFences++);
+    batch.add(new TreeLock.Statement(new InsertOneModel<>(lanes.lock.tagged(
+        new BsonDocument("_id", fence))), 0));
+    for (int k = from; k < to; k++) {
+      batch.add(new TreeLock.Statement(((Step.Insert) steps.get(k)).insertModel(lane.version,
+          k + 1, journaled ? null : origin), k + 1));
+    }
+    try {
+      lanes.tree.sender.send(lanes.raw, new TreeLock.Batch(batch));
+    } catch (MongoBulkWriteException e) {
+      for (BulkWriteError error : e.getWriteErrors()) {
+        if (!MongoErrors.duplicateKey(error.getCode())) {
+          throw error.getIndex() == 0 ? e : new Refused(e, from + error.getIndex() - 1);
+        }
+        if (error.getIndex() == 0) {
+          throw journaled ? new Completed() : lost("an insert");
+        }
+        if (!MongoErrors.duplicateId(error)) {
+          throw new Refused(e, from + error.getIndex() - 1); // another unique index refused it
+        }
+        if (!journaled) {
+          Step.Insert i = (Step.Insert) steps.get(from + error.getIndex() - 1);
+          BsonValue id = i.id();
+          throw new DuplicateNodeException(id.isDocument() && id.asDocument().containsKey(
+              Scope.NODE) ? id.asDocument().getString(Scope.NODE).getValue()
+              : id.isString() ? id.asString().getValue() : String.valueOf(id));
+        }
+        // a journaled insert sent again: it landed the first time
+      }
+    }
+    lanes.sweep(List.of(fence));
+    return 0;
+  }
+
+  /**
+   * Whether the single step of a change without journal was applied though the answer to its
+   * command was lost: told by its document, which the lane's marks keep from anyone else.
+   */
+  private boolean appliedAlone(Step step, String origin) {
+    if (step instanceof Step.Insert i) {
+      BsonDocument d = lanes.raw.find(eq("_id", i.id())).projection(Projections.include(
+          Step.MARK)).first();
+      return d != null && origin.equals(markToken(d));
+    }
+    if (step instanceof Step.Update u) {
+      BsonDocument d = lanes.raw.find(u.filter()).projection(Projections.include(Step.MARK))
+          .first();
+      return d != null && origin.equals(markToken(d));
+    }
+    Step.Delete d = (Step.Delete) step;
+    return lanes.raw.find(d.filter()).first() == null;
+  }
+
+  private static @Nullable String markToken(BsonDocument d) {
+    BsonValue m = d.get(Step.MARK);
+    return m != null && m.isDocument() ? Lanes.str(m.asDocument(), "t") : null;
+  }
+
+  /**
+   * The release, bounded by the lease: first the tree's version raised and the lane's name
+   * taken off the lock document, then the marks cleared (a reader that finds no mark after it
+   * read then finds the version moved, see {@link LaneProtocol#read}).
+   */
+  private List<TreeLock.Statement> releaseStatements(Lanes.Lane lane) {
+    List<TreeLock.Statement> batch = new ArrayList<>();
+    batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lanes.lock.lockKey(),
+        lane.deadline()), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+        Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token))), 0));
+    batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lane.headFilter(),
+        lane.deadline()), Updates.unset(Lanes.FIELD)), 0));
+    List<String> others = lane.marked.subList(1, lane.marked.size());
+    if (!others.isEmpty()) {
+      batch.add(new TreeLock.Statement(new UpdateManyModel<>(Fences.before(lanes.key(and(
+          in("_id", others), eq(Lanes.T, lane.token))), lane.deadline()),
+          Updates.unset(Lanes.FIELD)), 0));
+    }
+    return batch;
+  }
+}

@@ -1,0 +1,241 @@
+package dev.arbor.mongo.internal.protocol;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.mongo.internal.bson.Scope;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.function.Function;
+import java.util.function.LongConsumer;
+import org.bson.Document;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The protocol of a server without transactions for the patterns whose changes can hold only
+ * what they touch (parent references, child references, array of ancestors, materialized paths):
+ * each change runs in a lane of its own ({@link Lanes}), marking the documents of its {@link
+ * Footprint}; changes whose footprints do not meet run at the same time. A change without a
+ * footprint (the top level) takes the tree's lock, which waits for the lanes to drain.
+ *
+ * <p><b>A change</b>: its footprint is read, its marks claimed (head first: a mark met is waited
+ * for, or taken over if its lease expired), the gate passed (the tree's version raised: the
+ * change's version), the footprint read again under the marks, the change planned under them,
+ * and its plan sent by {@link LaneProgram}. A conflict releases every mark before waiting, so two
+ * changes never wait for each other.
+ *
+ * <p><b>A read</b> is accepted when the tree's lock showed the same quiet version before and after
+ * it and no lane in flight after it (the lock document counts the lanes between their gate and
+ * their release; only when it counts some are the marks looked for): a lane raises the version at
+ * its gate and at its release, so a lane that wrote while the read ran either is still in flight
+ * or moved the version.
+ * A read that keeps meeting lanes joins the lock's queue as a reader: lanes stop passing the gate
+ * until it has read.
+ */
+public final class LaneProtocol implements Protocol {
+  private final Lanes lanes;
+  private final TreeLock lock;
+  private final FencedJournalProtocol fenced;
+  private final MongoCollection<Document> data;
+  private final @Nullable Scope scope;
+  private final boolean isolatedReads;
+  private final LongConsumer settled;
+
+  public LaneProtocol(Lanes lanes, FencedJournalProtocol fenced, MongoCollection<Document> data,
+      @Nullable Scope scope, boolean isolatedReads, LongConsumer settled) {
+    this.lanes = lanes;
+    this.lock = lanes.tree;
+    this.fenced = fenced;
+    this.data = data;
+    this.scope = scope;
+    this.isolatedReads = isolatedReads;
+    this.settled = settled;
+  }
+
+  @Override
+  public Outcome change(String what, Planner planner) {
+    return locked(what, planner);
+  }
+
+  @Override
+  public Outcome change(String what, Footprint footprint, Planner planner) {
+    List<String> want = footprint.of(new Reads(data, scope, null, () -> {}, false), false);
+    if (want == null || want.isEmpty()) {
+      return locked(what, planner);
+    }
+    long start = lock.lock.timing.nanoTime();
+    boolean toLock = false;
+    for (int attempt = 0; !toLock; attempt++) {
+      Lanes.Lane lane = lanes.new Lane();
+      Change c;
+      try {
+        Lanes.Met met = lanes.claim(lane, want, what);
+        if (met != null) {
+          lanes.release(lane);
+          if (met.missing()) {
+            toLock = true; // the tree's lock tells what is missing
+            break;
+          }
+          if (!lanes.resolve(met)) {
+            lanes.pause(attempt, start, "the marks of: " + what);
+          }
+          continue;
+        }
+        if (!lanes.gate(lane)) {
+          lanes.release(lane);
+          lanes.pause(attempt, start, "the tree's lock, to do: " + what);
+          continue;
+        }
+        c = new Change(data, scope, null, () -> lanes.renewIfDue(lane), lane.version);
+        List<String> again = footprint.of(c, true);
+        if (again == null || !want.containsAll(again)) {
+          lanes.release(lane);
+          if (again == null) {
+            toLock = true;
+            break;
+          }
+          LinkedHashSet<String> union = new LinkedHashSet<>(want);
+          union.addAll(again);
+          want = new ArrayList<>(union);
+          continue;
+        }
+        planner.plan(c);
+      } catch (IllegalStateException e) { // the client was closed under the change
+        throw new ChangeInterruptedException("The client was closed while doing: " + what
+            + "; nothing of it was written", ChangeInterruptedException.Outcome.NOT_APPLIED, e);
+      } catch (MongoException e) {
+        // Nothing of the change is written before its plan is sent: free the marks and try
+        // again after an error that a command sent again may not meet.
+        lanes.release(lane);
+        if (!MongoErrors.transientError(e)) {
+          throw e;
+        }
+        lanes.pause(attempt, start, "the server, to do: " + what);
+        continue;
+      } catch (RuntimeException e) {
+        lanes.release(lane);
+        settled.accept(lane.version);
+        throw e;
+      }
+      if (c.steps().isEmpty()) {
+        lanes.release(lane);
+        settled.accept(lane.version);
+        return Outcome.NONE;
+      }
+      long deleted;
+      try {
+        deleted = lanes.programs.run(lane, c.steps(), what);
+      } catch (LaneProgram.TooLarge e) {
+        lanes.release(lane);
+        return locked(what, planner);
+      } catch (IllegalStateException e) { // the client was closed under the change
+        throw new ChangeInterruptedException("The client was closed while doing: " + what
+            + (lane.committed ? "; the change is committed, and whoever next meets its marks"
+                + " after its lease completes it" : lane.sent ? "; its one write may or may"
+                + " not have been applied" : "; nothing of it was written"),
+            lane.committed ? ChangeInterruptedException.Outcome.COMMITTED : lane.sent
+                ? ChangeInterruptedException.Outcome.UNKNOWN
+                : ChangeInterruptedException.Outcome.NOT_APPLIED, e);
+      } catch (RuntimeException e) {
+        if (!lane.committed) {
+          lanes.release(lane); // nothing of it is written, or one step that tells by itself
+        }
+        throw e;
+      } finally {
+        lane.stop();
+      }
+      settled.accept(lane.version);
+      return new Outcome(lane.version, deleted);
+    }
+    return locked(what, planner);
+  }
+
+  /** A change under the tree's lock, which waits for the lanes to drain. */
+  private Outcome locked(String what, Planner planner) {
+    TreeLock.Hold h = lock.acquire(what);
+    Change c = new Change(data, scope, null, h::renewIfDue, h.version);
+    try {
+      planner.plan(c);
+    } catch (RuntimeException e) {
+      lock.release(h);
+      settled.accept(h.version);
+      throw e;
+    }
+    if (c.steps().isEmpty()) {
+      lock.release(h);
+      settled.accept(h.version);
+      return Outcome.NONE;
+    }
+    TreeLock.Result r = lock.run(h, c.steps());
+    settled.accept(r.version());
+    return new Outcome(r.version(), r.deleted());
+  }
+
+  @Override
+  public <T> T read(Function<Reads, T> body) {
+    if (!isolatedReads) {
+      return fenced.read(body);
+    }
+    String waiting = null;
+    long start = lock.lock.timing.nanoTime();
+    try {
+      for (int attempt = 0; ; attempt++) {
+        TreeLock.State before = waiting == null ? lock.read()
+            : lock.queue.poll(waiting, true);
+        lock.checkNotStuck(before);
+        if (!before.quiet()) {
+          waiting = waiting == null ? lock.readerToken() : waiting;
+          before = lock.awaitQuiet(waiting);
+        }
+        Reads r = new Reads(data, scope, null, () -> {}, false);
+        T result = null;
+        RuntimeException failed = null;
+        try {
+          result = body.apply(r);
+        } catch (MongoException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          failed = e; // stands only if the read saw a quiet tree
+        }
+        // Accepted if the version did not move and no lane was in flight: none named by the lock
+        // document, or none holding a mark and the version still the same after that look (a
+        // lane raises the version before it clears its marks).
+        TreeLock.State after = lock.read();
+        Lanes.Met met = null;
+        boolean accepted = false;
+        if (before.asQuiet().same(after)) {
+          if (!after.lanes) {
+            accepted = true;
+          } else {
+            met = lanes.anyMark();
+            if (met == null) {
+              TreeLock.State again = lock.read();
+              accepted = before.asQuiet().same(again);
+              if (accepted) {
+                lanes.forgetInFlight(again.version); // names left by lanes that stopped
+              }
+            }
+          }
+        }
+        if (accepted) {
+          if (failed != null) {
+            throw failed;
+          }
+          return result;
+        }
+        if (attempt >= 2 && waiting == null) {
+          waiting = lock.readerToken(); // lanes stop passing the gate until this read is done
+          lock.queue.poll(waiting, true);
+        }
+        if (met != null && !lanes.resolve(met)) {
+          lanes.pause(Math.min(attempt, 3), start, "a change in a subtree to end, to read");
+        }
+      }
+    } finally {
+      if (waiting != null) {
+        lock.unregister(waiting);
+      }
+    }
+  }
+}

@@ -1,0 +1,552 @@
+package dev.arbor.mongo.internal.protocol;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+import static com.mongodb.client.model.Filters.in;
+
+import com.mongodb.MongoException;
+import com.mongodb.MongoWriteException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.Updates;
+import dev.arbor.core.TreeException;
+import dev.arbor.mongo.internal.bson.Scope;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.bson.BsonArray;
+import org.bson.BsonDateTime;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Locks as fine as a change: <i>lanes</i>. A change in a lane holds <i>marks</i> on the node
+ * documents its decision rests on and that it writes (see {@link Footprint}), not the tree's lock;
+ * two changes whose marks do not meet run at the same time. A mark is the field
+ * {@value #FIELD} of a node document:
+ *
+ * <pre>{@code
+ * arborLane: { t: "9b1e…",                 the lane's token (one per change)
+ *              r: ISODate(…), l: 30000,    on the head (the first mark): the lease, by the server's clock
+ *              o: "c4d2…",                 on the head: the token of a caller who took the lane over
+ *              v: 42, w: "move …", j: [ {k, q, u, …}, … ],   on the head: the journal, once committed
+ *              h: "n17" }                  on the other marks: the head's node id
+ * }</pre>
+ *
+ * <p><b>A change</b> ({@link LaneProtocol}) claims its head with one {@code findOneAndUpdate}
+ * that only matches a document without a mark (its answer tells the server's time: the lease
+ * ends at {@code r + l}), then its other marks with one {@code updateMany} bounded by that
+ * deadline; then it passes the <i>gate</i>: a {@code findOneAndUpdate} of the tree's lock
+ * document that only matches while no caller holds the tree's lock, and raises its version (the
+ * change's version, its fencing token for {@link Step}'s guards). It plans under its marks, and
+ * sends its plan ({@link LaneProgram}): the journal into the head (the commit point, unless the
+ * plan is one single-document step), the steps, each batch bounded by the lease's end by the
+ * server's clock and closed by a statement that fails once the lane is lost, inserts led by an
+ * insert fence of the lane; then the release, which clears the marks and raises the tree's
+ * version again (so that readers notice a change that ran while they read).
+ *
+ * <p><b>Meeting a mark.</b> A caller that meets another lane's mark reads its head: gone, or of
+ * another token, the mark is a leftover and is cleared; live, the caller backs off and claims
+ * again; expired by the server's clock, the caller takes the lane over with a compare-and-set on
+ * the renewal it saw expired ({@code o}), revokes the lane's insert commands (it takes the next
+ * insert fence), replays the journal if there is one, and clears the lane's marks. A stalled
+ * holder's later batches change nothing: they are bounded by a deadline that has passed.
+ *
+ * <p><b>The tree's lock</b> still serializes what is not a lane's (loads, grafts, repair,
+ * changes of the top level, nested sets): a caller that takes it waits until no mark is left in
+ * the tree ({@link #drain}), taking expired lanes over; a lane passes the gate only while nobody
+ * holds it (the lane marks first and then passes the gate, the holder takes the lock first and
+ * then looks for marks: one of the two sees the other).
+ */
+public final class Lanes {
+  /** The field of a mark. */
+  public static final String FIELD = "arborLane";
+
+  public static final String T = FIELD + ".t";
+  public static final String H = FIELD + ".h";
+  public static final String R = FIELD + ".r";
+  public static final String L = FIELD + ".l";
+  public static final String O = FIELD + ".o";
+  public static final String J = FIELD + ".j";
+  public static final String V = FIELD + ".v";
+  public static final String W = FIELD + ".w";
+
+  public final TreeLock tree;
+  public final LockDocument lock;
+  public final MongoCollection<BsonDocument> raw;
+  /** The node documents, read with ids decoded. */
+  private final MongoCollection<Document> data;
+  /** Maps node ids in filters to their stored form. */
+  private final Reads keys;
+  public final LaneProgram programs;
+  /** How many expired lanes this store took over (tests and logs). */
+  public final AtomicLong takeovers = new AtomicLong();
+  private final ConcurrentLinkedQueue<BsonValue> spentFences = new ConcurrentLinkedQueue<>();
+  private final LeaseScheduler renewals;
+
+  public Lanes(TreeLock tree, MongoCollection<Document> data, @Nullable Scope scope,
+      LeaseScheduler renewals) {
+    this.tree = tree;
+    this.renewals = renewals;
+    this.lock = tree.lock;
+    this.raw = lock.raw;
+    this.data = data;
+    this.keys = new Reads(data, scope, null, () -> {}, false);
+    this.programs = new LaneProgram(this);
+  }
+
+  /** One change's lane: its token, its marks (head first), and its lease. */
+  public final class Lane {
+    public final String token;
+    /** The token of the lane's current owner: its writer, or a caller who took it over. */
+    public final String owner;
+    public final List<String> marked = new ArrayList<>();
+    public @Nullable String head;
+    /** The server's time of the last renewal, and the local time it was learnt at. */
+    public volatile long renewed;
+    public volatile long renewedAt;
+    /** The background renewal of the lane's lease, while it runs. */
+    private volatile java.util.concurrent.@Nullable Future<?> renewal;
+    public long version = -1;
+    /** Insert fences used by this lane's insert commands. */
+    public int insertFences;
+    /** Whether the lane's journal is stored: from then on its marks stay until it completes. */
+    public boolean committed;
+    /** Whether a command of its steps was sent. */
+    public boolean sent;
+
+    public Lane() {
+      this.token = LockDocument.newToken();
+      this.owner = token;
+    }
+
+    public Lane(String token, String owner, String head) {
+      this.token = token;
+      this.owner = owner;
+      this.head = head;
+      this.marked.add(head);
+    }
+
+    public long deadline() {
+      return renewed + lock.leaseMillis;
+    }
+
+    /**
+     * Renews the lease every third of it in the background, so that a live holder keeps its lane
+     * however slow its calls (unless the lock's keepAlive is off: a test of a paused process).
+     */
+    public void keepAlive() {
+      if (tree.keepAlive && renewal == null) {
+        renewal = renewals.every(Math.max(1, lock.leaseMillis / 3), () -> {
+          try {
+            if (!renewIfDue(this)) {
+              stop();
+            }
+          } catch (MongoException e) {
+            // the next renewal, or the holder's bounded statements, tell
+          }
+        });
+      }
+    }
+
+    /** Stops the background renewal. */
+    public void stop() {
+      java.util.concurrent.Future<?> r = renewal;
+      if (r != null) {
+        r.cancel(false);
+      }
+    }
+
+    public void renewedAt(long serverMillis) {
+      renewed = serverMillis;
+      renewedAt = lock.timing.nanoTime();
+    }
+
+    /** The filter of this lane's head, while this owner holds it. */
+    public Bson headFilter() {
+      return key(and(eq("_id", head), eq(T, token),
+          owner.equals(token) ? eq(O, null) : eq(O, owner)));
+    }
+  }
+
+  /** A mark met on node {@code id}: another lane's, or none if the node does not exist. */
+  public record Met(String id, @Nullable BsonDocument mark, boolean missing) {}
+
+  public Bson key(Bson filter) {
+    return keys.scoped(filter);
+  }
+
+  // ------------------------------------------------------------------ claiming
+
+  /**
+   * Claims the marks of {@code ids} (sorted: the first is the head) for {@code lane}.
+   *
+   * @return null if every mark is held, else what stopped the claim (the marks claimed so far
+   *     stay for {@link #release})
+   */
+  public @Nullable Met claim(Lane lane, List<String> ids, String what) {
+    String head = ids.get(0);
+    BsonDocument after = raw.findOneAndUpdate(key(and(eq("_id", head), eq(FIELD, null))),
+        Updates.combine(Updates.set(T, lane.token), Updates.set(L, lock.leaseMillis),
+            Updates.set(W, what), Updates.currentDate(R)),
+        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+            .projection(Projections.include(FIELD)));
+    if (after == null) {
+      return met(head);
+    }
+    lane.head = head;
+    lane.marked.add(head);
+    lane.renewedAt(after.getDocument(FIELD).getDateTime("r").getValue());
+    lane.keepAlive();
+    if (ids.size() == 1) {
+      return null;
+    }
+    List<String> rest = ids.subList(1, ids.size());
+    lane.marked.addAll(rest);
+    long matched = raw.updateMany(Fences.before(key(and(in("_id", rest), eq(FIELD, null))),
+            lane.deadline()),
+        Updates.combine(Updates.set(T, lane.token), Updates.set(H, head))).getMatchedCount();
+    if (matched == rest.size()) {
+      return null;
+    }
+    java.util.Set<String> found = new java.util.HashSet<>();
+    Met stop = null;
+    for (Document d : data.find(key(in("_id", rest))).projection(Projections.include(FIELD))) {
+      String id = String.valueOf(d.get("_id"));
+      found.add(id);
+      BsonDocument m = markOf(d);
+      if (stop == null && (m == null || !lane.token.equals(str(m, "t")))) {
+        stop = new Met(id, m, false);
+      }
+    }
+    for (String id : rest) {
+      if (!found.contains(id)) {
+        return new Met(id, null, true);
+      }
+    }
+    return stop != null ? stop : new Met(head, null, false); // a deadline passed: claim again
+  }
+
+  private Met met(String id) {
+    Document d = data.find(key(eq("_id", id))).projection(Projections.include(FIELD)).first();
+    return d == null ? new Met(id, null, true) : new Met(id, markOf(d), false);
+  }
+
+  private static @Nullable BsonDocument markOf(Document d) {
+    Object m = d.get(FIELD);
+    return m instanceof Document doc
+        ? doc.toBsonDocument(BsonDocument.class, com.mongodb.MongoClientSettings
+            .getDefaultCodecRegistry()) : null;
+  }
+
+  public static @Nullable String str(BsonDocument d, String field) {
+    BsonValue v = d.get(field);
+    return v != null && v.isString() ? v.asString().getValue() : null;
+  }
+
+  /**
+   * The gate: takes the change's version from the tree's lock document, if nobody holds the
+   * tree's lock and no reader waits for a quiet tree.
+   *
+   * @return whether the lane may go on
+   */
+  public boolean gate(Lane lane) {
+    BsonDocument after = raw.findOneAndUpdate(and(lock.lockKey(),
+            eq(LockDocument.OWNER, null), eq(LockDocument.STUCK, null),
+            in(LockDocument.WAITING, org.bson.BsonNull.VALUE, new BsonDocument())),
+        Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+            Updates.set(LockDocument.IN_FLIGHT + "." + lane.token, true)),
+        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+            .projection(Projections.include(TreeLock.STATE)));
+    if (after == null) {
+      forgetDeadWaiters(tree.read(), lane.renewed); // also creates the lock document
+      return false;
+    }
+    lane.version = new TreeLock.State(after).version;
+    return true;
+  }
+
+  /** Removes the entries of waiting callers that stopped refreshing them (a crashed reader). */
+  private void forgetDeadWaiters(TreeLock.State s, long now) {
+    List<Bson> gone = new ArrayList<>();
+    for (TreeLock.Waiter w : s.waiting.values()) {
+      if (!w.live(now)) {
+        gone.add(Updates.unset(LockDocument.WAITING + "." + w.token()));
+      }
+    }
+    if (!gone.isEmpty()) {
+      raw.updateOne(lock.lockKey(), Updates.combine(gone));
+    }
+  }
+
+  /**
+   * Renews the lane's lease if a third of it has passed.
+   *
+   * @return whether this owner still holds the lane, as far as is known
+   */
+  public boolean renewIfDue(Lane lane) {
+    if (lane.head != null && lock.timing.nanoTime() - lane.renewedAt
+        > TimeUnit.MILLISECONDS.toNanos(lock.leaseMillis) / 3) {
+      return renew(lane);
+    }
+    return true;
+  }
+
+  /**
+   * Renews the lane's lease.
+   *
+   * @return whether this owner still holds the lane
+   */
+  public boolean renew(Lane lane) {
+    BsonDocument after = raw.findOneAndUpdate(lane.headFilter(), Updates.currentDate(R),
+        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+            .projection(Projections.include(FIELD)));
+    if (after == null) {
+      return false;
+    }
+    lane.renewedAt(after.getDocument(FIELD).getDateTime("r").getValue());
+    return true;
+  }
+
+  /**
+   * Clears the lane's marks (bounded by its lease: a lane taken over leaves its marks to the
+   * caller who took it) and, if it passed the gate, raises the tree's version.
+   */
+  public void release(Lane lane) {
+    lane.stop();
+    if (lane.marked.isEmpty()) {
+      return;
+    }
+    for (int attempt = 0; attempt < 5; attempt++) {
+      try {
+        if (lock.timing.nanoTime() - lane.renewedAt
+            > TimeUnit.MILLISECONDS.toNanos(lock.leaseMillis) / 2 && !renew(lane)) {
+          return;
+        }
+        if (lane.version >= 0) { // the version first: see LaneProtocol.read
+          raw.updateOne(lock.lockKey(), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+              Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token)));
+        }
+        raw.updateMany(Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))),
+            lane.deadline()), Updates.unset(FIELD));
+        return;
+      } catch (MongoException e) {
+        if (!MongoErrors.transientError(e)) {
+          return; // left to expire: whoever meets them takes the lane over
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ meeting a mark
+
+  /**
+   * Settles a mark met: clears it if its lane is over, takes the lane over if its lease expired
+   * by the server's clock.
+   *
+   * @return whether anything changed (else the lane is live: back off)
+   */
+  public boolean resolve(Met met) {
+    BsonDocument m = met.mark();
+    if (m == null) {
+      return true;
+    }
+    String t = str(m, "t");
+    if (t == null) {
+      return false;
+    }
+    String headId = m.isString("h") ? m.getString("h").getValue() : met.id();
+    BsonDocument hm = m;
+    if (!headId.equals(met.id())) {
+      Document head = data.find(key(eq("_id", headId))).projection(Projections.include(FIELD))
+          .first();
+      hm = head == null ? null : markOf(head);
+      if (hm == null || !t.equals(str(hm, "t"))) {
+        // its head was released or taken over and cleared: a leftover
+        raw.updateOne(key(and(eq("_id", met.id()), eq(T, t), exists(H))), Updates.unset(FIELD));
+        return true;
+      }
+    }
+    if (!hm.isDateTime("r") || !hm.isNumber("l")) {
+      return false;
+    }
+    long r = hm.getDateTime("r").getValue();
+    long l = hm.getNumber("l").longValue();
+    String me = LockDocument.newToken();
+    Bson expired = Filters.expr(new BsonDocument("$gt", new BsonArray(List.of(
+        new BsonString("$$NOW"), new BsonDateTime(r + l)))));
+    BsonDocument after = raw.findOneAndUpdate(key(and(eq("_id", headId), eq(T, t),
+            Filters.lt(R, new BsonDateTime(r + 1)), eq(L, l), expired)),
+        Updates.combine(Updates.set(O, me), Updates.currentDate(R)),
+        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+            .projection(Projections.include(FIELD)));
+    if (after == null) {
+      return false;
+    }
+    BsonDocument mark = after.getDocument(FIELD);
+    Lane heir = new Lane(t, me, headId);
+    heir.renewedAt(mark.getDateTime("r").getValue());
+    takeovers.incrementAndGet();
+    tree.log.warn("Tree '{}': took the lock over from a change in a subtree whose lease of {} ms"
+        + " expired while doing: {}", lock.tree, l, mark.isString("w")
+        ? mark.getString("w").getValue() : "?");
+    finish(heir, mark);
+    return true;
+  }
+
+  /**
+   * Completes a lane taken over: stops its insert commands, replays its journal if it was
+   * committed, and clears its marks.
+   */
+  private void finish(Lane heir, BsonDocument mark) {
+    heir.keepAlive();
+    try {
+      heir.insertFences = revokeInserts(heir.token) + 1;
+      complete(heir, mark);
+    } finally {
+      heir.stop();
+    }
+  }
+
+  private void complete(Lane heir, BsonDocument mark) {
+    if (mark.isArray("j")) {
+      long v = mark.getNumber("v", new BsonInt64(0)).longValue();
+      List<Step> steps = new ArrayList<>();
+      for (BsonValue s : mark.getArray("j")) {
+        steps.add(Step.decode(s.asDocument()));
+      }
+      String what = mark.isString("w") ? mark.getString("w").getValue() : "a change";
+      tree.log.info("Tree '{}': completing the journal of '{}' (change {}), left by a lane that"
+          + " stopped", lock.tree, what, v);
+      heir.version = v;
+      try {
+        programs.replay(heir, steps);
+      } catch (LaneProgram.Completed c) {
+        return; // taken over in turn: the next heir finishes
+      }
+    }
+    if (!renew(heir)) {
+      return; // taken over in turn: the next heir finishes
+    }
+    // the version first: see LaneProtocol.read
+    raw.updateOne(lock.lockKey(), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+        Updates.unset(LockDocument.IN_FLIGHT + "." + heir.token)));
+    raw.updateMany(Fences.before(key(eq(T, heir.token)), heir.deadline()),
+        Updates.unset(FIELD));
+  }
+
+  /**
+   * Whether no lane is in flight: the lock document names none, or (tokens left behind by lanes
+   * that stopped after their gate) no mark is left in the tree; then the tokens are cleared if
+   * the tree's version is still {@code s}'s.
+   */
+  /** Clears the names of lanes in flight left behind, if the tree's version is still {@code v}. */
+  public void forgetInFlight(long v) {
+    raw.updateOne(and(lock.lockKey(), eq(LockDocument.VERSION, v)),
+        Updates.unset(LockDocument.IN_FLIGHT));
+  }
+
+  // ------------------------------------------------------------------ insert fences
+
+  /** The {@code _id} of insert fence {@code b} of the lane {@code token}. */
+  public BsonDocument insertFence(String token, int b) {
+    return lock.own("fence").append("lane", new BsonString(token)).append("b", new BsonInt32(b));
+  }
+
+  /**
+   * Takes the next insert fence of lane {@code token}: its next insert command fails.
+   *
+   * @return the number of the fence taken
+   */
+  public int revokeInserts(String token) {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      BsonDocument last = raw.find(lock.scoped(and(
+              Filters.gte("_id", insertFence(token, Integer.MIN_VALUE)),
+              Filters.lte("_id", insertFence(token, Integer.MAX_VALUE)))))
+          .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
+      int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
+      try {
+        raw.insertOne(lock.tagged(new BsonDocument("_id", insertFence(token, next))));
+        return next;
+      } catch (MongoWriteException e) {
+        if (!MongoErrors.duplicateKey(e)) {
+          throw e;
+        }
+      }
+    }
+    throw new TreeException("Tree '" + lock.tree + "': could not stop the insert commands of a"
+        + " lane taken over");
+  }
+
+  /** Insert fences whose commands were answered: deleted a few dozen at a time. */
+  public void sweep(Collection<BsonValue> fences) {
+    spentFences.addAll(fences);
+    if (spentFences.size() < TreeLock.FENCE_SWEEP) {
+      return;
+    }
+    List<BsonValue> ids = new ArrayList<>();
+    for (BsonValue id; ids.size() < 4 * TreeLock.FENCE_SWEEP
+        && (id = spentFences.poll()) != null; ) {
+      ids.add(id);
+    }
+    try {
+      raw.deleteMany(lock.scoped(in("_id", ids)));
+    } catch (MongoException e) {
+      // left in place: harmless, and skipped by every query of nodes
+    }
+  }
+
+  // ------------------------------------------------------------------ the tree's lock
+
+  /** One live or expired mark left in the tree, or null if there is none. */
+  public @Nullable Met anyMark() {
+    Document d = data.find(key(exists(T))).projection(Projections.include(FIELD)).first();
+    return d == null ? null : new Met(String.valueOf(d.get("_id")), markOf(d), false);
+  }
+
+  /**
+   * Waits, as the holder of the tree's lock, until no lane holds a mark in the tree, taking
+   * expired lanes over: lanes that passed the gate before the lock was taken finish first; no
+   * lane passes it now.
+   *
+   * @throws TreeException if marks stay past the lock wait
+   */
+  public void drain(TreeLock.Hold h) {
+    long start = lock.timing.nanoTime();
+    for (int attempt = 0; ; attempt++) {
+      Met met = anyMark();
+      if (met == null) {
+        return;
+      }
+      h.renewIfDue();
+      if (resolve(met)) {
+        attempt = 0;
+        continue;
+      }
+      pause(attempt, start, "a change in a subtree");
+    }
+  }
+
+  /** Pauses before a caller tries again; throws once the lock wait since {@code start} ran out. */
+  public void pause(int attempt, long start, String what) {
+    if (lock.timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(lock.waitMillis)) {
+      throw new TreeException("Tree '" + lock.tree + "': waited more than " + lock.waitMillis
+          + " ms for " + what);
+    }
+    lock.sleep(Math.max(1, Math.min(Math.min(LockQueue.MAX_PAUSE_MILLIS,
+        lock.leaseMillis / 4), 1L << Math.min(attempt, 6))));
+  }
+}

@@ -1,0 +1,205 @@
+package dev.arbor.mongo.internal.protocol;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import dev.arbor.core.LockLostException;
+import dev.arbor.core.TreeException;
+import dev.arbor.mongo.internal.bson.Scope;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where a tree's lock document is and what its fields are (the picture is in {@link TreeLock}):
+ * its filter, its reading, the updates that take and free it, the errors that name its state, and
+ * the pace of the commands sent to it again. Every part of the protocol writes through it.
+ */
+public final class LockDocument {
+  public static final String EPOCH = TreeLock.STATE + ".epoch";
+  public static final String VERSION = TreeLock.STATE + ".version";
+  public static final String OWNER = TreeLock.STATE + ".owner";
+  public static final String LEASE = TreeLock.STATE + ".lease";
+  public static final String RENEWED = TreeLock.STATE + ".renewed";
+  public static final String WHAT = TreeLock.STATE + ".what";
+  public static final String OP = TreeLock.STATE + ".op";
+  public static final String WAITING = TreeLock.STATE + ".waiting";
+  public static final String STUCK = TreeLock.STATE + ".stuck";
+  public static final String DONE = TreeLock.STATE + ".done";
+  /** The token of the change whose journal is pending (with {@link #OP}, its version). */
+  public static final String OP_TOKEN = TreeLock.STATE + ".opt";
+  /**
+   * The tokens of the lanes that passed the gate and have not released ({@link Lanes}), as
+   * {@code {token: true}}; a lane that stopped may leave its token behind.
+   */
+  public static final String IN_FLIGHT = TreeLock.STATE + ".inflight";
+
+  /** The tree's collection, every command bounded by {@link #commandLimit}. */
+  public final MongoCollection<BsonDocument> raw;
+  public final @Nullable Scope scope;
+  private final BsonDocument lockId;
+  /** The tree's name in messages and logs. */
+  public final String tree;
+  public final long leaseMillis;
+  public final long waitMillis;
+  public final Timing timing;
+
+  /**
+   * @param raw the tree's collection, with majority write concern and primary reads
+   * @param scope the tree of the collection this lock is of, or null: the collection holds one
+   */
+  public LockDocument(MongoCollection<BsonDocument> raw, @Nullable Scope scope, long leaseMillis,
+      long waitMillis, Timing timing) {
+    // Every command of the protocol is bounded (CSOT: the driver sends the server a time limit
+    // and gives up waiting for the answer), so that a majority write on a replica set that cannot
+    // reach a majority, or a stalled connection, ends in an error the protocol resolves (see
+    // Execution) instead of blocking forever. Fenced batches are bounded tighter, by the lease.
+    this.raw = raw.withTimeout(commandLimit(leaseMillis, waitMillis), TimeUnit.MILLISECONDS);
+    this.scope = scope;
+    this.lockId = scope == null ? TreeLock.LOCK_ID : scope.ownKey("lock");
+    this.tree = raw.getNamespace().getFullName()
+        + (scope == null ? "" : " [" + scope + "]");
+    this.leaseMillis = leaseMillis;
+    this.waitMillis = waitMillis;
+    this.timing = timing;
+  }
+
+  /**
+   * The time limit of one command of the protocol: shorter than the lock wait (so that a caller
+   * resends it, or gives up, within its wait), and at least a lease.
+   */
+  public static long commandLimit(long leaseMillis, long waitMillis) {
+    return Math.max(leaseMillis, Math.min(waitMillis / 2, 10_000));
+  }
+
+  /** The filter of the lock document (with the scope equality for a scoped tree). */
+  public Bson lockKey() {
+    return scoped(eq("_id", lockId));
+  }
+
+  /** {@code filter} restricted to the tree's documents (itself for an unscoped tree). */
+  public Bson scoped(Bson filter) {
+    return scope == null ? filter : and(eq(scope.field(), scope.value()), filter);
+  }
+
+  /** The {@code _id} of one of the tree's own documents of this kind. */
+  public BsonDocument own(String kind) {
+    return scope == null ? new BsonDocument("arbor", new BsonString(kind)) : scope.ownKey(kind);
+  }
+
+  /** One of the tree's own documents, carrying the scope field in a scoped tree. */
+  public BsonDocument tagged(BsonDocument d) {
+    return scope == null ? d : scope.tagged(d);
+  }
+
+  /**
+   * Reads the lock document (creating it on first use).
+   */
+  public TreeLock.State read() {
+    BsonDocument d = raw.find(lockKey()).projection(Projections.include(TreeLock.STATE)).first();
+    if (d == null) {
+      try {
+        raw.updateOne(lockKey(), Updates.combine(
+                Updates.setOnInsert(EPOCH, UUID.randomUUID().toString()),
+                Updates.setOnInsert(VERSION, 0L)),
+            new UpdateOptions().upsert(true));
+      } catch (MongoException e) {
+        if (!MongoErrors.duplicateKey(e)) {
+          throw e;
+        }
+        // another first user created it at the same moment: it exists now
+      }
+      d = raw.find(lockKey()).projection(Projections.include(TreeLock.STATE)).first();
+    }
+    return new TreeLock.State(d);
+  }
+
+  public static String newToken() {
+    return UUID.randomUUID().toString().replace("-", "");
+  }
+
+  /** The update that makes {@code token} the holder, doing {@code what}, plus {@code more}. */
+  public Bson take(String token, String what, Bson... more) {
+    List<Bson> updates = new ArrayList<>(List.of(Updates.set(OWNER, token),
+        Updates.set(LEASE, leaseMillis), Updates.set(WHAT, what), Updates.currentDate(RENEWED)));
+    updates.addAll(List.of(more));
+    return Updates.combine(updates);
+  }
+
+  /** The update that frees the lock, clearing a journal that is not to be completed. */
+  public static Bson releaseUpdate() {
+    return Updates.combine(Updates.set(OWNER, null), Updates.set(WHAT, null),
+        Updates.inc(VERSION, 1L), Updates.unset(OP), Updates.unset(OP_TOKEN),
+        Updates.unset(TreeLock.JOURNAL));
+  }
+
+  /** Frees the lock if {@code token} holds it. */
+  public void release(String token) {
+    raw.updateOne(and(lockKey(), eq(OWNER, token)), releaseUpdate());
+  }
+
+  /** Frees the lock if {@code token} holds it, best effort (else its lease runs out). */
+  public void releaseQuietly(String token) {
+    try {
+      release(token);
+    } catch (MongoException e) {
+      // the lease frees it
+    }
+  }
+
+  /** The lock is lost: {@code s}, read after, names another holder, or none. */
+  public LockLostException lostTo(String what, TreeLock.State s) {
+    return new LockLostException("Lost the lock of tree '" + tree + "' while doing: " + what
+        + " (its lease of " + leaseMillis + " ms expired and "
+        + (s.owner != null ? "another caller holds the lock, doing: " + s.what
+            : "another caller took the lock over, and has released it since")
+        + "); nothing of this change was written");
+  }
+
+  /** The tree is stuck on the journal described by {@code stuck}. */
+  public TreeException stuck(BsonDocument stuck) {
+    return new TreeException("Tree '" + tree + "' is stuck: the change '"
+        + stuck.getString("what", new BsonString("?")).getValue() + "' (version "
+        + stuck.get("v") + ") stopped at step " + stuck.get("step") + " of "
+        + stuck.get("steps") + ", which the server refuses: "
+        + stuck.getString("error", new BsonString("?")).getValue()
+        + ". Nothing can read or change the tree until it is settled: remove the cause (for"
+        + " example a validator or a unique index that refuses the step) and call repair(),"
+        + " which completes the change");
+  }
+
+  /**
+   * Pauses before a command is sent again after the transient error {@code e}; once the lock
+   * wait has run out since {@code start}, throws what {@code givingUp} makes of {@code e}.
+   */
+  public void retryPause(MongoException e, long start,
+      Function<MongoException, RuntimeException> givingUp) {
+    if (!MongoErrors.transientError(e)) {
+      throw e;
+    }
+    if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
+      throw givingUp.apply(e);
+    }
+    sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
+  }
+
+  public void sleep(long millis) {
+    try {
+      timing.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TreeException("Interrupted while waiting for the lock of tree '" + tree + "'", e);
+    }
+  }
+}

@@ -1,0 +1,322 @@
+package dev.arbor.mongo.internal.protocol;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.in;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.Updates;
+import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.core.ChangeInterruptedException.Outcome;
+import dev.arbor.core.TreeException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonDateTime;
+import org.bson.BsonDocument;
+import org.bson.BsonNull;
+import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Taking and freeing the lock: the free lock is taken in one command; otherwise a caller joins the
+ * queue in the lock document and polls, in arrival order (a waiting reader before the writers that
+ * follow the current holder), until the lock is free or its holder's lease has expired by the
+ * server's clock; an expired holder is taken over with a compare-and-set, and the journal it left
+ * is replayed ({@link Replay}) before the new holder goes on. Readers wait here too, for a quiet
+ * tree.
+ */
+public final class LockQueue {
+  /** Lock waits longer than this are logged. */
+  public static final long LONG_WAIT_MILLIS = 1_000;
+
+  /**
+   * The longest pause between two polls of a waiting caller. Pauses start at 1 ms and double
+   * while the lock stays as it was; they start again at 1 ms each time the lock changes hands,
+   * so that a caller next in line notices its turn within a few ms of a short change.
+   */
+  public static final long MAX_PAUSE_MILLIS = 16;
+
+  private final TreeLock facade;
+  private final LockDocument lock;
+  private final LeaseScheduler renewals;
+
+  public LockQueue(TreeLock facade, LockDocument lock, LeaseScheduler renewals) {
+    this.facade = facade;
+    this.lock = lock;
+    this.renewals = renewals;
+  }
+
+  /** A new hold of the lock by {@code token}, whose lease this caller now renews. */
+  public TreeLock.Hold hold(String token, String epoch, long version, String what) {
+    return new TreeLock.Hold(token, epoch, version, what,
+        new Lease(lock, token, what, facade.keepAlive, renewals));
+  }
+
+  /**
+   * Takes the lock, waiting in line behind earlier callers, taking over an expired holder and
+   * finishing its journal.
+   *
+   * @throws TreeException if the lock is not had within the lock wait, or the tree is stuck
+   */
+  public TreeLock.Hold acquire(String what) {
+    String token = LockDocument.newToken();
+    long start = lock.timing.nanoTime();
+    for (boolean queue = false; !queue; ) {
+      try {
+        BsonDocument after = lock.raw.findOneAndUpdate(
+            and(lock.lockKey(), eq(LockDocument.OWNER, null),
+                in(LockDocument.WAITING, BsonNull.VALUE, new BsonDocument()),
+                eq(LockDocument.STUCK, null)),
+            lock.take(token, what, Updates.inc(LockDocument.VERSION, 1L),
+                Updates.setOnInsert(LockDocument.EPOCH, UUID.randomUUID().toString())),
+            new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
+                .projection(Projections.include(TreeLock.STATE)));
+        TreeLock.State taken = new TreeLock.State(after);
+        return hold(token, taken.epoch, taken.version, what);
+      } catch (MongoException e) {
+        if (MongoErrors.duplicateKey(e)) {
+          queue = true; // taken, or callers wait: join the line
+        } else {
+          // Its answer lost: the lock document tells whether the acquisition landed.
+          TreeLock.Hold h = afterUncertain(e, token, what, null, start);
+          if (h != null) {
+            return h;
+          }
+        }
+      }
+    }
+    long seen = -1;
+    try {
+      for (int attempt = 0; ; attempt++) {
+        TreeLock.State s;
+        try {
+          s = poll(token, false);
+        } catch (MongoException e) {
+          retryPause(e, start, what);
+          continue;
+        }
+        if (s.version != seen) {
+          seen = s.version; // the line moved: poll soon again, it may be this caller's turn
+          attempt = 0;
+        }
+        long now = s.waiting.get(token).at();
+        if (s.stuck != null) {
+          throw lock.stuck(s.stuck);
+        }
+        if ((s.owner != null && !s.expired(now)) || s.liveReaders(now, token)
+            || s.liveWriterBefore(token, now)) {
+          pause(attempt, start, s);
+          continue;
+        }
+        TreeLock.Hold h;
+        try {
+          h = takeOver(s, token, what, now);
+        } catch (MongoException e) {
+          h = afterUncertain(e, token, what, s, start);
+        }
+        if (h != null) {
+          waited(start, what);
+          return h;
+        }
+      }
+    } catch (RuntimeException e) {
+      unregister(token);
+      throw e;
+    }
+  }
+
+  /**
+   * After a transient error on an acquisition, whose answer was lost: reads the lock document;
+   * if it names {@code token}, the acquisition landed and this caller holds the lock (finishing
+   * the journal of the holder it took over from {@code from}, if any).
+   *
+   * @return the hold, or null to try again
+   * @throws ChangeInterruptedException ({@code NOT_APPLIED}) once the lock wait has run out
+   */
+  private TreeLock.@Nullable Hold afterUncertain(MongoException e, String token, String what,
+      TreeLock.@Nullable State from, long start) {
+    if (!MongoErrors.transientError(e)) {
+      throw e;
+    }
+    TreeLock.State now;
+    try {
+      now = lock.read();
+    } catch (MongoException again) {
+      retryPause(again, start, what);
+      return null;
+    }
+    if (!token.equals(now.owner)) {
+      retryPause(e, start, what);
+      return null;
+    }
+    TreeLock.Hold h = hold(token, now.epoch, now.version, what);
+    if (from != null && from.op >= 0 && now.op == from.op) {
+      try {
+        if (!facade.replay.replay(h, from.op)) {
+          h.close();
+          return null;
+        }
+      } catch (RuntimeException failed) {
+        h.close();
+        throw failed;
+      }
+    }
+    return h;
+  }
+
+  /** Pauses before an acquisition's command is sent again; nothing of the change is written. */
+  private void retryPause(MongoException e, long start, String what) {
+    lock.retryPause(e, start, cause -> new ChangeInterruptedException("Could not take the lock of"
+        + " tree '" + lock.tree + "' to do: " + what + " (" + cause.getMessage() + "); nothing of"
+        + " it was written", Outcome.NOT_APPLIED, cause));
+  }
+
+  /**
+   * Takes the lock from the state {@code s} (free, or held by an expired holder) with a
+   * compare-and-set on its version; replays the journal the previous holder left.
+   *
+   * @return the hold, or null if the state changed meanwhile
+   */
+  private TreeLock.@Nullable Hold takeOver(TreeLock.State s, String token, String what,
+      long now) {
+    List<Bson> updates = new ArrayList<>();
+    updates.add(Updates.inc(LockDocument.VERSION, 1L));
+    updates.add(Updates.unset(LockDocument.WAITING + "." + token));
+    for (TreeLock.Waiter w : s.waiting.values()) {
+      if (!w.live(now) && !w.token().equals(token)) {
+        updates.add(Updates.unset(LockDocument.WAITING + "." + w.token()));
+      }
+    }
+    // A compare-and-set on the state this caller saw: the version, the holder and, for a holder
+    // whose lease it saw expired, the renewal it saw expired. A holder that renewed since (its
+    // background renewal, or the fence of its next batch) keeps its lock. (Before the next
+    // millisecond, not equal: a server may keep the time of $currentDate finer than BSON's.)
+    Bson unchanged = s.owner == null
+        ? and(lock.lockKey(), eq(LockDocument.VERSION, s.version), eq(LockDocument.OWNER, null))
+        : and(lock.lockKey(), eq(LockDocument.VERSION, s.version),
+            eq(LockDocument.OWNER, s.owner),
+            Filters.lt(LockDocument.RENEWED, new BsonDateTime(s.renewed + 1)),
+            eq(LockDocument.LEASE, s.lease));
+    BsonDocument before = lock.raw.findOneAndUpdate(unchanged,
+        lock.take(token, what, updates.toArray(new Bson[0])),
+        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.BEFORE)
+            .projection(Projections.include(TreeLock.STATE)));
+    if (before == null) {
+      return null;
+    }
+    TreeLock.State previous = new TreeLock.State(before);
+    TreeLock.Hold h = hold(token, previous.epoch, previous.version + 1, what);
+    try {
+      if (previous.owner != null) {
+        facade.takeovers.incrementAndGet();
+        facade.log.warn("Tree '{}': took the lock over from a holder whose lease of {} ms expired"
+            + " while doing: {}", lock.tree, previous.lease, previous.what);
+        // a stalled holder's insert commands cannot land now
+        facade.fences.revokeInserts(previous.version);
+      }
+      if (previous.op >= 0 && !facade.replay.replay(h, previous.op)) {
+        h.close(); // another caller took this one over during the replay, and completed it
+        return null;
+      }
+      return h;
+    } catch (RuntimeException e) {
+      h.close();
+      throw e;
+    }
+  }
+
+  /** Joins or stays in the queue: refreshes this caller's entry and reads the lock document. */
+  public TreeLock.State poll(String token, boolean reader) {
+    String entry = LockDocument.WAITING + "." + token;
+    BsonDocument d = lock.raw.findOneAndUpdate(lock.lockKey(), Updates.combine(
+            Updates.currentDate(entry + ".at"),
+            Updates.set(entry + ".r", reader),
+            Updates.set(entry + ".l", lock.leaseMillis)),
+        new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
+            .projection(Projections.include(TreeLock.STATE)));
+    return new TreeLock.State(d);
+  }
+
+  /** Leaves the queue. */
+  public void unregister(String token) {
+    try {
+      lock.raw.updateOne(lock.lockKey(), Updates.unset(LockDocument.WAITING + "." + token));
+    } catch (MongoException e) {
+      // best effort: an entry that is not refreshed is skipped once its lease has passed
+    }
+  }
+
+  private void waited(long start, String what) {
+    long millis = TimeUnit.NANOSECONDS.toMillis(lock.timing.nanoTime() - start);
+    if (millis > LONG_WAIT_MILLIS && facade.log.isInfoEnabled()) {
+      facade.log.info("Tree '{}': waited {} ms for the lock to do: {}", lock.tree, millis, what);
+    }
+  }
+
+  /** Pauses before the next poll; throws once the lock wait since {@code start} has run out. */
+  public void pause(int attempt, long start, TreeLock.State s) {
+    if (lock.timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(lock.waitMillis)) {
+      throw new TreeException("Tree '" + lock.tree + "' stayed locked for more than "
+          + lock.waitMillis + " ms (" + (s.owner == null ? "waiting for earlier callers"
+              : "holder doing: " + s.what) + ")");
+    }
+    lock.sleep(Math.max(1, Math.min(Math.min(MAX_PAUSE_MILLIS, lock.leaseMillis / 4),
+        1L << Math.min(attempt, 6))));
+  }
+
+  /** Frees the lock, clearing a journal that is not to be completed. */
+  public void release(TreeLock.Hold h) {
+    h.close();
+    lock.releaseQuietly(h.token);
+  }
+
+  /**
+   * Waits, in line as a reader, until no change is in flight, taking over an expired holder and
+   * finishing its journal. The caller reads, then {@linkplain #unregister leaves the queue}.
+   */
+  public TreeLock.State awaitQuiet(String token) {
+    long start = lock.timing.nanoTime();
+    long seen = -1;
+    for (int attempt = 0; ; attempt++) {
+      TreeLock.State s = poll(token, true);
+      if (s.version != seen) {
+        seen = s.version;
+        attempt = 0;
+      }
+      if (s.stuck != null) {
+        throw lock.stuck(s.stuck);
+      }
+      if (s.owner == null) {
+        waited(start, "read");
+        return s;
+      }
+      if (recoverExpired(s, s.waiting.get(token).at())) {
+        continue;
+      }
+      pause(attempt, start, s);
+    }
+  }
+
+  /**
+   * If the holder in {@code s} has let its lease expire by {@code now} (the server's time),
+   * takes the lock over, finishing its journal, and frees it again.
+   *
+   * @return whether the holder had expired (the lock changed, or someone else took it first)
+   */
+  public boolean recoverExpired(TreeLock.State s, long now) {
+    if (!s.expired(now)) {
+      return false;
+    }
+    TreeLock.Hold h = takeOver(s, LockDocument.newToken(), "recover", now);
+    if (h != null) {
+      release(h);
+    }
+    return true;
+  }
+}

@@ -1,0 +1,119 @@
+package dev.arbor.mongo.internal.read;
+
+import com.mongodb.MongoException;
+import dev.arbor.core.Node;
+import dev.arbor.core.Tree;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.protocol.FencedJournalProtocol;
+import dev.arbor.mongo.internal.protocol.TreeLock;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A store's {@link MongoTreeStore#entries()}: the layout's preorder walk ({@link
+ * Layout#preorder}: {@link KeyedPreorder}, the children of many nodes a query; {@link
+ * ListedPreorder} for child references; nested sets by one cursor in {@code left} order) from
+ * server-side sorted reads, holding a bounded read-ahead and a slice of documents per level in
+ * client memory, never the tree; between two checks of the lock document when reads are
+ * isolated.
+ *
+ * <p><b>What it guarantees.</b> Without isolated reads, nothing beyond each query's own. With
+ * them, the stream first waits, as every read does, until no change is in flight, and notes the
+ * version; when the last entry has been read it reads the lock document again. If a change took
+ * effect in between (or one is in flight), the entries delivered may mix the tree before and
+ * after it: the stream then throws {@link dev.arbor.core.TreeChangedException} instead of
+ * ending, and the caller reads again (an empty stream, which delivered nothing, retries by
+ * itself). A stream that ends normally delivered exactly the tree at the version noted first.
+ * A structure the walk cannot follow (a cycle) throws {@link dev.arbor.core.TreeException}, or
+ * {@code TreeChangedException} if a change took effect meanwhile.
+ */
+public final class StreamedEntries implements PreorderCursor {
+  private final MongoTreeStore store;
+  private final FencedJournalProtocol fenced;
+  private TreeLock.@Nullable Quiet before;
+  private PreorderCursor walk;
+  private long delivered;
+  private boolean ended;
+
+  public StreamedEntries(MongoTreeStore store, FencedJournalProtocol fenced) {
+    this.store = store;
+    this.fenced = fenced;
+    start();
+  }
+
+  private void start() {
+    before = fenced.awaitQuiet();
+    walk = store.layout.preorder(fenced.unisolated(() -> {}));
+  }
+
+  @Override
+  public boolean hasNext() {
+    if (ended) {
+      return false;
+    }
+    for (;;) {
+      boolean more;
+      try {
+        more = walk.hasNext();
+      } catch (MongoException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        TreeLock.State now = changed();
+        if (now != null) {
+          throw changedWhileStreaming(now, e);
+        }
+        throw e;
+      }
+      if (more) {
+        return true;
+      }
+      walk.close();
+      TreeLock.State now = changed();
+      if (now == null) {
+        ended = true;
+        return false;
+      }
+      if (delivered > 0) {
+        throw changedWhileStreaming(now, null);
+      }
+      start(); // nothing delivered yet: read again
+    }
+  }
+
+  /** The lock's state if a change took effect since {@link #before}, else null. */
+  private TreeLock.@Nullable State changed() {
+    if (before == null) {
+      return null;
+    }
+    TreeLock.State now = store.lock.read();
+    return before.same(now) ? null : now;
+  }
+
+  private RuntimeException changedWhileStreaming(TreeLock.State now,
+      @Nullable Throwable cause) {
+    close();
+    RuntimeException e = new dev.arbor.core.TreeChangedException("the tree in collection '"
+        + store.collectionName + "' changed while it was streamed (version " + before.version()
+        + " when it started, " + now.version + (now.quiet() ? "" : " with a change in flight")
+        + " at the end), after " + delivered + " entries: they may mix the tree before and"
+        + " after the change; read it again");
+    if (cause != null) {
+      e.addSuppressed(cause);
+    }
+    return e;
+  }
+
+  @Override
+  public Node next() {
+    if (!hasNext()) {
+      throw new java.util.NoSuchElementException();
+    }
+    delivered++;
+    return walk.next();
+  }
+
+  @Override
+  public void close() {
+    ended = true;
+    walk.close();
+  }
+}
