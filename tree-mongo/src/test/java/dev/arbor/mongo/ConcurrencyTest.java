@@ -121,20 +121,16 @@ class ConcurrencyTest {
             ? stalling(new Random(thread * 31L), stalls, thread == 0 ? 150 : 0)
             : TreeLock.BULK;
         ServerCapabilities capabilities = ServerCapabilities.probing(c).lease(lease, 60_000)
-            .sender(sender);
+            .sender(sender).onSettled(version::set);
         if (stalls > 0) {
-          capabilities.batchStatements(3);
+          // Even writers stall as a paused process does (their leases expire and are taken
+          // over); odd writers are merely slow, and keep their locks alive in the background.
+          capabilities.batchStatements(3).keepAlive(thread % 2 == 1);
         }
         MongoTreeStore store = shared && one0 != null ? one0
             : (MongoTreeStore) pattern.open(c, capabilities);
         one0 = store;
         stores.add(store);
-        store.onSettled = version::set;
-        if (stalls > 0) {
-          // Even writers stall as a paused process does (their leases expire and are taken
-          // over); odd writers are merely slow, and keep their locks alive in the background.
-          store.lock.keepAlive = thread % 2 == 1;
-        }
         writers.add(pool.submit(() -> {
           Random random = new Random(thread * 7919L);
           for (int i = 0; i < opsPerThread; i++) {

@@ -341,9 +341,9 @@ class FaultInjectionTest {
         assertThrows(StepwiseSender.Crash.class, () -> op.run().accept(crashing));
         // The holder died holding the lock; a writer waits for its lease, takes the lock over
         // and finishes the delete before its own insert.
-        MongoTreeStore next = open(pattern, c);
         RecordingLogger log = new RecordingLogger();
-        next.lock.log = log;
+        MongoTreeStore next = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+            .log(log));
         long start = System.nanoTime();
         next.insert("z", Position.lastRoot());
         assertTrue(System.nanoTime() - start >= 200_000_000L, "waited for the lease");

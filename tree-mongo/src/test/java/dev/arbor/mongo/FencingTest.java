@@ -152,10 +152,15 @@ class FencingTest {
 
   private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c,
       TreeLock.Sender sender, int loadBatchSize) {
-    MongoTreeStore s = (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
-        .lease(LEASE, 20_000).sender(sender).batchStatements(3).loadBatchSize(loadBatchSize));
-    s.lock.keepAlive = false; // a stalled holder here is a paused process: nothing renews
-    return s;
+    return slow(pattern, c, sender, loadBatchSize, v -> {});
+  }
+
+  private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c,
+      TreeLock.Sender sender, int loadBatchSize, java.util.function.LongConsumer onSettled) {
+    return (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
+        .lease(LEASE, 20_000).sender(sender).batchStatements(3).loadBatchSize(loadBatchSize)
+        .onSettled(onSettled)
+        .keepAlive(false)); // a stalled holder here is a paused process: nothing renews
   }
 
   /**
@@ -249,15 +254,14 @@ class FencingTest {
         MongoCollection<Document> c = fresh();
         open(pattern, c).load(Tree.parse(FIXTURE));
         SwitchableSender sender = new SwitchableSender();
-        MongoTreeStore a = slow(pattern, c, sender);
+        java.util.concurrent.atomic.AtomicLong versionA = new java.util.concurrent.atomic
+            .AtomicLong(-1);
+        MongoTreeStore a = slow(pattern, c, sender, 4, versionA::set);
         if (optimistic) {
           a.snapshot(); // A knows a quiet version: it plans without the lock
         }
         StallingSender stall = new StallingSender(at, after);
         sender.target = stall;
-        java.util.concurrent.atomic.AtomicLong versionA = new java.util.concurrent.atomic
-            .AtomicLong(-1);
-        a.onSettled = versionA::set;
         java.util.concurrent.atomic.AtomicReference<Throwable> failureA =
             new java.util.concurrent.atomic.AtomicReference<>();
         CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
@@ -279,9 +283,9 @@ class FencingTest {
           beyondTheLast = true;
           continue;
         }
-        MongoTreeStore b = (MongoTreeStore) open(pattern, c);
         long[] versionB = {-1};
-        b.onSettled = v -> versionB[0] = v;
+        MongoTreeStore b = (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
+            .onSettled(v -> versionB[0] = v));
         Class<?> outcomeB = outcome(() -> pair.b().run().accept(b));
         stall.resume.countDown();
         Class<?> outcomeA = runA.get(20, TimeUnit.SECONDS);

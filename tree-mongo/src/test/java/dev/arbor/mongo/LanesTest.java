@@ -62,8 +62,14 @@ class LanesTest {
 
   private static MongoTreeStore store(TreePattern pattern, MongoCollection<Document> c,
       TreeLock.Sender sender, long lease) {
+    return store(pattern, c, sender, lease, true, v -> {});
+  }
+
+  private static MongoTreeStore store(TreePattern pattern, MongoCollection<Document> c,
+      TreeLock.Sender sender, long lease, boolean keepAlive,
+      java.util.function.LongConsumer onSettled) {
     return (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c).lease(lease, 20_000)
-        .sender(sender).subtreeLocks(true));
+        .sender(sender).subtreeLocks(true).keepAlive(keepAlive).onSettled(onSettled));
   }
 
   private static Class<?> outcome(Runnable call) {
@@ -132,12 +138,10 @@ class LanesTest {
     for (int round = 0; round < 12; round++) {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection();
       pattern.open(c).load(Tree.parse(FIXTURE));
-      MongoTreeStore a = store(pattern, c, TreeLock.BULK, 30_000);
-      MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
       AtomicLong va = new AtomicLong(-1);
       AtomicLong vb = new AtomicLong(-1);
-      a.onSettled = va::set;
-      b.onSettled = vb::set;
+      MongoTreeStore a = store(pattern, c, TreeLock.BULK, 30_000, true, va::set);
+      MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000, true, vb::set);
       CountDownLatch go = new CountDownLatch(1);
       Consumer<TreeStore> opA = s -> s.move("d", Position.lastChildOf("i"));
       Consumer<TreeStore> opB = s -> s.move("i", Position.lastChildOf("e"));
@@ -183,13 +187,10 @@ class LanesTest {
       MongoCollection<Document> c = MongoTestServer.get().freshCollection();
       pattern.open(c).load(Tree.parse(FIXTURE));
       HoldingSender holding = new HoldingSender();
-      MongoTreeStore a = store(pattern, c, holding, 100);
-      a.lock.keepAlive = false; // a paused process
-      MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
       AtomicLong va = new AtomicLong(-1);
       AtomicLong vb = new AtomicLong(-1);
-      a.onSettled = va::set;
-      b.onSettled = vb::set;
+      MongoTreeStore a = store(pattern, c, holding, 100, false, va::set); // a paused process
+      MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000, true, vb::set);
       holding.hold = true;
       CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
           () -> outcome(() -> opA.accept(a)));

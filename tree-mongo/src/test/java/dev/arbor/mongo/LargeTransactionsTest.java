@@ -8,6 +8,7 @@ import com.mongodb.MongoException;
 import com.mongodb.ServerAddress;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
@@ -17,6 +18,7 @@ import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
+import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -88,13 +90,14 @@ class LargeTransactionsTest {
   @EnumSource(TreePattern.class)
   void aChangeOverTheDocumentBudgetIsMadeByTheLockProtocol(TreePattern pattern) {
     assumeTrue(transactions(), "the server runs no transactions");
-    MongoTreeStore store = (MongoTreeStore) pattern.open(MongoTestServer.get().freshCollection(),
-        TreeOptions.defaults().withTransactions(MongoTestServer.get().client()));
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, TreeOptions.defaults()
+        .withTransactions(MongoTestServer.get().client()).capabilities(c)
+        .transactionMaxDocuments(3));
     Tree fixture = Tree.parse("a(b(c d(e f g h)) i(j))");
     store.load(fixture);
     InMemoryTreeStore reference = new InMemoryTreeStore();
     reference.load(fixture);
-    store.transactions.maxDocuments = 3;
 
     store.insert("k", Position.lastChildOf("j"));
     reference.insert("k", Position.lastChildOf("j"));

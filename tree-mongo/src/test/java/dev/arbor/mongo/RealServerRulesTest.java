@@ -90,7 +90,8 @@ class RealServerRulesTest {
         MongoTestServer.get().freshCollection().withReadPreference(
             ReadPreference.secondaryPreferred()));
     store.load(Tree.parse("a(b) c"));
-    Transactions transactions = new Transactions(client, store.data, store.lock);
+    Transactions transactions = new Transactions(client, store.data, store.lock,
+        Transactions.MAX_DOCUMENTS);
     assertTrue(transactions.available(), "the probe ran in the fake's transaction");
     assertThrows(Started.class, () -> transactions.run("a change", change -> { }, null));
     assertEquals(2, started.size(), "the probe's transaction and the change's: " + started);

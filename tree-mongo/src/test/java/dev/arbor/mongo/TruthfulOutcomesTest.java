@@ -307,11 +307,11 @@ class TruthfulOutcomesTest {
     TreeOptions acme = TreeOptions.defaults().withScope("tenant", "acme")
         .withLease(java.time.Duration.ofMillis(200));
     SwitchableSender sender = new SwitchableSender();
+    pattern.open(c, acme).load(TREE);
     MongoTreeStore store = (MongoTreeStore) pattern.open(c, acme.capabilities(c).sender(sender)
-        .inlineJournalBytes(200)); // parts of at most 200 bytes
-    store.load(TREE);
+        .inlineJournalBytes(200) // parts of at most 200 bytes
+        .keepAlive(false)); // a crashed process renews nothing
     store.forget();
-    store.lock.keepAlive = false; // a crashed process renews nothing
     sender.target = StepwiseSender.crashingAfter(3);
     assertThrows(StepwiseSender.Crash.class, () -> store.delete("n1"));
     InMemoryTreeStore reference = new InMemoryTreeStore();

@@ -113,7 +113,7 @@ public final class MongoTreeStore implements MongoTree {
    * change that threw or did nothing saw the tree: the order of these versions is the serial
    * order of the changes (tests replay it). A view calls its store's.
    */
-  public volatile java.util.function.LongConsumer onSettled = v -> {};
+  private final java.util.function.LongConsumer onSettled;
   /** Documents per load batch ({@link ServerCapabilities#loadBatchSize}; tests lower it). */
   public final int loadBatchSize;
   private final List<TreeListener> listeners;
@@ -160,8 +160,10 @@ public final class MongoTreeStore implements MongoTree {
         .withReadConcern(com.mongodb.ReadConcern.MAJORITY),
         scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing(),
         capabilities.renewals(), capabilities.sender(), capabilities.batchStatements(),
-        capabilities.inlineJournalBytes());
-    this.transactions = new Transactions(capabilities.client(), data, lock);
+        capabilities.inlineJournalBytes(), capabilities.log(), capabilities.keepAlive());
+    this.transactions = new Transactions(capabilities.client(), data, lock,
+        capabilities.transactionMaxDocuments());
+    this.onSettled = capabilities.onSettled();
     this.known = new QuietVersion();
     Set<String> fields = new HashSet<>(structuralFields);
     fields.add(Step.MARK);
@@ -203,6 +205,7 @@ public final class MongoTreeStore implements MongoTree {
     this.data = store.data;
     this.lock = store.lock;
     this.transactions = store.transactions;
+    this.onSettled = store.onSettled;
     this.known = store.known;
     this.documents = store.documents;
     this.layoutSeen = store.layoutSeen;
@@ -271,7 +274,7 @@ public final class MongoTreeStore implements MongoTree {
   }
 
   private void settledAt(long version) {
-    (viewOf != null ? viewOf.onSettled : onSettled).accept(version);
+    onSettled.accept(version);
   }
 
   @Override

@@ -14,6 +14,7 @@ import dev.arbor.mongo.internal.bson.Scope;
 import dev.arbor.mongo.internal.protocol.LeaseScheduler;
 import dev.arbor.mongo.internal.protocol.Reads;
 import dev.arbor.mongo.internal.protocol.Timing;
+import dev.arbor.mongo.internal.protocol.Transactions;
 import dev.arbor.mongo.internal.protocol.TreeLock;
 import java.util.List;
 import java.util.UUID;
@@ -65,6 +66,10 @@ public final class ServerCapabilities {
   private long waitMillis = 60_000;
   private Timing timing = Timing.SYSTEM;
   private LeaseScheduler renewals = LeaseScheduler.SYSTEM;
+  private org.slf4j.@Nullable Logger log;
+  private boolean keepAlive = true;
+  private java.util.function.LongConsumer onSettled = v -> {};
+  private long transactionMaxDocuments = Transactions.MAX_DOCUMENTS;
   private TreeLock.Sender sender = TreeLock.BULK;
   private int batchStatements = Encoded.MAX_BATCH_COUNT;
   private int inlineJournalBytes = 4_000_000;
@@ -262,6 +267,56 @@ public final class ServerCapabilities {
   }
 
   /** What sends the lock protocol's batches and fences (tests inject one that fails). */
+  /**
+   * Where the lock logs takeovers, replays, stuck changes and long waits (default: the
+   * {@link TreeLock} class's logger; tests record it, the doctor quiets it).
+   */
+  public ServerCapabilities log(org.slf4j.Logger log) {
+    this.log = log;
+    return this;
+  }
+
+  public org.slf4j.@Nullable Logger log() {
+    return log;
+  }
+
+  /**
+   * Whether holds renew their leases in the background (default). Tests that model a paused
+   * process, whose every thread stops, turn it off so that a stalled holder's lease expires.
+   */
+  public ServerCapabilities keepAlive(boolean keepAlive) {
+    this.keepAlive = keepAlive;
+    return this;
+  }
+
+  public boolean keepAlive() {
+    return keepAlive;
+  }
+
+  /**
+   * Called on the calling thread with the version at which each change took effect, or at which a
+   * change that threw or did nothing saw the tree: the order of these versions is the serial
+   * order of the changes (tests and the doctor replay it). Views call their store's.
+   */
+  public ServerCapabilities onSettled(java.util.function.LongConsumer onSettled) {
+    this.onSettled = onSettled;
+    return this;
+  }
+
+  public java.util.function.LongConsumer onSettled() {
+    return onSettled;
+  }
+
+  /** The most documents one of Arbor's own transactions writes (tests lower it). */
+  public ServerCapabilities transactionMaxDocuments(long transactionMaxDocuments) {
+    this.transactionMaxDocuments = transactionMaxDocuments;
+    return this;
+  }
+
+  public long transactionMaxDocuments() {
+    return transactionMaxDocuments;
+  }
+
   public ServerCapabilities sender(TreeLock.Sender sender) {
     this.sender = sender;
     return this;

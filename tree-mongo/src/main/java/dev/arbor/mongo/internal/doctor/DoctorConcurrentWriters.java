@@ -12,6 +12,7 @@ import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.MongoTree;
 import dev.arbor.mongo.TreePattern;
 import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.ServerCapabilities;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -79,10 +80,10 @@ public final class DoctorConcurrentWriters {
         MongoClient own = scratch.newClient();
         clients.add(own);
         own.getDatabase("admin").runCommand(new Document("ping", 1)); // connected before the clock
-        MongoTreeStore store = (MongoTreeStore) pattern.open(scratch.collection(own));
-        store.lock.log = QUIET;
+        MongoCollection<Document> mine = scratch.collection(own);
         long[] version = new long[1];
-        store.onSettled = v -> version[0] = v;
+        MongoTreeStore store = new MongoTreeStore(pattern, mine, ServerCapabilities.probing(mine)
+            .log(QUIET).onSettled(v -> version[0] = v));
         int thread = t;
         threads.add(new Thread(() -> {
           Random random = new Random(thread * 7919L + System.nanoTime());

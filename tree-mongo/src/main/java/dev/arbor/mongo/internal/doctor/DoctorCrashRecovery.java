@@ -47,9 +47,8 @@ public final class DoctorCrashRecovery {
     Tree after = reference.snapshot();
     DoctorCrashingSender sender = new DoctorCrashingSender(null);
     MongoTreeStore crashing = new MongoTreeStore(pattern, c,
-        ServerCapabilities.probing(c).lease(CRASH_LEASE_MILLIS, 60_000).sender(sender));
+        ServerCapabilities.probing(c).lease(CRASH_LEASE_MILLIS, 60_000).sender(sender).log(QUIET));
     crashing.load(before);
-    crashing.lock.log = QUIET;
     sender.armed = true;
     try {
       crashing.delete("b");
@@ -64,8 +63,7 @@ public final class DoctorCrashRecovery {
     }
     // Another process opens the collection, waits for the dead holder's lease, takes the lock
     // over and finishes the journal.
-    MongoTreeStore next = (MongoTreeStore) pattern.open(c);
-    next.lock.log = QUIET;
+    MongoTreeStore next = new MongoTreeStore(pattern, c, ServerCapabilities.probing(c).log(QUIET));
     long start = System.nanoTime();
     List<Problem> left = next.repair();
     long waited = (System.nanoTime() - start) / 1_000_000;
@@ -111,9 +109,9 @@ public final class DoctorCrashRecovery {
       MongoCollection<Document> mine = scratch.collection(own);
       sender = new DoctorCrashingSender(own::close);
       MongoTreeStore closing = new MongoTreeStore(pattern, mine,
-          ServerCapabilities.probing(mine).lease(CRASH_LEASE_MILLIS, 60_000).sender(sender));
+          ServerCapabilities.probing(mine).lease(CRASH_LEASE_MILLIS, 60_000).sender(sender)
+              .log(QUIET));
       closing.load(before);
-      closing.lock.log = QUIET;
       sender.armed = true;
       try {
         closing.delete("b");
@@ -128,8 +126,7 @@ public final class DoctorCrashRecovery {
             + DoctorVerdict.describe(e) + " instead of ChangeInterruptedException");
       }
     }
-    MongoTreeStore next = (MongoTreeStore) pattern.open(c);
-    next.lock.log = QUIET;
+    MongoTreeStore next = new MongoTreeStore(pattern, c, ServerCapabilities.probing(c).log(QUIET));
     Tree now = next.snapshot();
     boolean right = switch (outcome) {
       case NOT_APPLIED -> now.equals(before);

@@ -76,13 +76,15 @@ public final class Transactions {
   private final MongoCollection<Document> data;
   private final TreeLock lock;
   private volatile @Nullable Boolean available;
-  /** The most documents one transaction writes; settable for tests. */
-  public long maxDocuments = MAX_DOCUMENTS;
+  /** The most documents one transaction writes ({@link #MAX_DOCUMENTS} but in tests). */
+  private final long maxDocuments;
   /** How many changes were left to the lock protocol after trying a transaction (for tests). */
   public final java.util.concurrent.atomic.AtomicLong leftToTheLock =
       new java.util.concurrent.atomic.AtomicLong();
 
-  public Transactions(@Nullable MongoClient client, MongoCollection<Document> data, TreeLock lock) {
+  public Transactions(@Nullable MongoClient client, MongoCollection<Document> data, TreeLock lock,
+      long maxDocuments) {
+    this.maxDocuments = maxDocuments;
     this.client = client;
     this.data = data;
     this.lock = lock;

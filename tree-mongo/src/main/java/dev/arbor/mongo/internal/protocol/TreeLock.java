@@ -318,12 +318,12 @@ public final class TreeLock {
   /** Journals up to this size go into the lock document; larger ones into journal documents. */
   public final int inlineJournalBytes;
   /** Where takeovers, replays, stuck changes and long waits are logged (tests record it). */
-  public volatile org.slf4j.Logger log = LOG;
+  public final org.slf4j.Logger log;
   /**
    * Whether holds renew their leases in the background. Tests that model a paused process (whose
    * every thread stops) turn it off, so that a stalled holder's lease expires.
    */
-  public volatile boolean keepAlive = true;
+  public final boolean keepAlive;
   /**
    * The lanes of the tree when its store runs changes in them ({@link LaneProtocol}), set once
    * when the store is opened: whoever takes the lock then waits for them to drain.
@@ -347,10 +347,16 @@ public final class TreeLock {
    * @param sender what sends the protocol's batches and fences to the server
    * @param batchStatements the most statements in one batch
    * @param inlineJournalBytes the largest journal kept in the lock document
+   * @param log where takeovers, replays, stuck changes and long waits are logged; null: this
+   *     class's logger
+   * @param keepAlive whether holds renew their leases in the background
    */
   public TreeLock(MongoCollection<BsonDocument> raw, @Nullable Scope scope, long leaseMillis,
       long waitMillis, Timing timing, LeaseScheduler renewals, Sender sender,
-      int batchStatements, int inlineJournalBytes) {
+      int batchStatements, int inlineJournalBytes, org.slf4j.@Nullable Logger log,
+      boolean keepAlive) {
+    this.log = log != null ? log : LOG;
+    this.keepAlive = keepAlive;
     this.sender = sender;
     this.batchStatements = batchStatements;
     this.inlineJournalBytes = inlineJournalBytes;
