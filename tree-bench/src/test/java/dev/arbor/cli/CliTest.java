@@ -275,7 +275,7 @@ class CliTest {
     assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
     assertEquals(1, result.errLines().size(), result::toString);
     assertEquals("arbor import: -: line 1, column 54: attribute 'parent' of node 'b': reserved by"
-        + " parent-references for the tree structure (reserved: _id, arborJournal, arborLock, arborOp, arborRank, parent)",
+        + " parent-references for the tree structure (reserved: _id, arborJournal, arborLane, arborLock, arborOp, arborRank, parent)",
         result.errLines().get(0));
     assertEquals(0, Connection.nodes(collection));
   }

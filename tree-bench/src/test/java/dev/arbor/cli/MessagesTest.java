@@ -137,7 +137,7 @@ class MessagesTest {
     assertOneLine(Cli.run(onServer("import", file.toString(), "-c", "names", "-p",
         "parent-references")), Arbor.EXIT_FAILURE, "arbor import: " + file + ": line 3, column"
             + " 46: attribute 'parent' of node 'b': reserved by parent-references for the tree"
-            + " structure (reserved: _id, arborJournal, arborLock, arborOp, arborRank, parent)");
+            + " structure (reserved: _id, arborJournal, arborLane, arborLock, arborOp, arborRank, parent)");
 
     Files.writeString(file, "[{\"id\": \"a\", \"attributes\": {\"a.b\": 1}}]\n");
     assertOneLine(Cli.run(onServer("import", file.toString(), "-c", "names", "-p",
