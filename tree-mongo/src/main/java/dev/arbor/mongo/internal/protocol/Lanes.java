@@ -13,6 +13,7 @@ import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Updates;
+import dev.arbor.core.ChangeInterruptedException;
 import dev.arbor.core.TreeException;
 import dev.arbor.mongo.internal.bson.Scope;
 import java.util.ArrayList;
@@ -540,11 +541,15 @@ public final class Lanes {
     }
   }
 
-  /** Pauses before a caller tries again; throws once the lock wait since {@code start} ran out. */
+  /**
+   * Pauses before a caller tries again; once the lock wait since {@code start} ran out, throws a
+   * {@link ChangeInterruptedException} {@code NOT_APPLIED} (nothing of the call was written).
+   */
   public void pause(int attempt, long start, String what) {
     if (lock.timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(lock.waitMillis)) {
-      throw new TreeException("Tree '" + lock.tree + "': waited more than " + lock.waitMillis
-          + " ms for " + what);
+      throw new ChangeInterruptedException("Tree '" + lock.tree + "': waited more than "
+          + lock.waitMillis + " ms for " + what + "; nothing of this call was written",
+          ChangeInterruptedException.Outcome.NOT_APPLIED, null);
     }
     lock.sleep(Math.max(1, Math.min(Math.min(LockQueue.MAX_PAUSE_MILLIS,
         lock.leaseMillis / 4), 1L << Math.min(attempt, 6))));

@@ -259,12 +259,18 @@ public final class LockQueue {
     }
   }
 
-  /** Pauses before the next poll; throws once the lock wait since {@code start} has run out. */
+  /**
+   * Pauses before the next poll; once the lock wait since {@code start} has run out, throws a
+   * {@link ChangeInterruptedException} {@code NOT_APPLIED}: the caller never held the lock, so
+   * nothing of its change was written (a journal it was completing for another caller stays
+   * committed, for the next access to complete).
+   */
   public void pause(int attempt, long start, TreeLock.State s) {
     if (lock.timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(lock.waitMillis)) {
-      throw new TreeException("Tree '" + lock.tree + "' stayed locked for more than "
+      throw new ChangeInterruptedException("Tree '" + lock.tree + "' stayed locked for more than "
           + lock.waitMillis + " ms (" + (s.owner == null ? "waiting for earlier callers"
-              : "holder doing: " + s.what) + ")");
+              : "holder doing: " + s.what) + "); nothing of this call was written",
+          ChangeInterruptedException.Outcome.NOT_APPLIED, null);
     }
     lock.sleep(Math.max(1, Math.min(Math.min(MAX_PAUSE_MILLIS, lock.leaseMillis / 4),
         1L << Math.min(attempt, 6))));
