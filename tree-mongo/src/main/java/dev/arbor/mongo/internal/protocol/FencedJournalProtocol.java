@@ -63,6 +63,14 @@ public final class FencedJournalProtocol implements Protocol {
         return o;
       }
     }
+    return underTheLock(what, planner);
+  }
+
+  /**
+   * Plans and applies a change under the tree's lock (taken in line behind earlier callers, and
+   * after any lanes drained): the path of a change that cannot be made optimistically.
+   */
+  public Outcome underTheLock(String what, Planner planner) {
     TreeLock.Hold h = lock.acquire(what);
     Change c = new Change(data, scope, session, h::renewIfDue, h.version);
     try {

@@ -153,23 +153,7 @@ public final class LaneProtocol implements Protocol {
 
   /** A change under the tree's lock, which waits for the lanes to drain. */
   private Outcome locked(String what, Planner planner) {
-    TreeLock.Hold h = lock.acquire(what);
-    Change c = new Change(data, scope, null, h::renewIfDue, h.version);
-    try {
-      planner.plan(c);
-    } catch (RuntimeException e) {
-      lock.release(h);
-      settled.accept(h.version);
-      throw e;
-    }
-    if (c.steps().isEmpty()) {
-      lock.release(h);
-      settled.accept(h.version);
-      return Outcome.NONE;
-    }
-    TreeLock.Result r = lock.run(h, c.steps());
-    settled.accept(r.version());
-    return new Outcome(r.version(), r.deleted());
+    return fenced.underTheLock(what, planner);
   }
 
   @Override
