@@ -221,6 +221,53 @@ class LanesTest {
     }
   }
 
+  /**
+   * A stream that runs while a lane is half-way through its writes (its journal and first step
+   * sent, its second step held) never ends as if it had read one tree: it delivers the tree before or after the
+   * move, or throws {@link dev.arbor.core.TreeChangedException}.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = {"NESTED_SETS", "PARENT_REFERENCES"},
+      mode = EnumSource.Mode.EXCLUDE) // a move of parent references is one document's update
+  void aStreamNeverEndsWithHalfOfALane(TreePattern pattern) throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    pattern.open(c).load(Tree.parse(FIXTURE));
+    Tree before = pattern.open(c).snapshot();
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicLong sent = new AtomicLong();
+    TreeLock.Sender secondHeld = (collection, batch) -> {
+      if (sent.incrementAndGet() == 3) {
+        held.countDown();
+        await(release);
+      }
+      return TreeLock.BULK.send(collection, batch);
+    };
+    MongoTreeStore a = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(30_000, 20_000).sender(secondHeld).batchStatements(1).subtreeLocks(true));
+    MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
+    CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
+        () -> outcome(() -> a.move("a", Position.lastChildOf("j"))));
+    try {
+      assertTrue(held.await(10, TimeUnit.SECONDS), "A sent its journal and first step");
+      List<dev.arbor.core.Node> streamed = null;
+      try (java.util.stream.Stream<dev.arbor.core.Node> s = b.entries()) {
+        streamed = s.toList();
+      } catch (dev.arbor.core.TreeChangedException expected) {
+        // told, not fooled
+      }
+      InMemoryTreeStore after = new InMemoryTreeStore();
+      after.load(before);
+      after.move("a", Position.lastChildOf("j"));
+      assertTrue(streamed == null || streamed.equals(before.entries())
+          || streamed.equals(after.snapshot().entries()),
+          "the stream delivered half of A's move: " + streamed);
+    } finally {
+      release.countDown();
+    }
+    assertEquals(null, runA.get(20, TimeUnit.SECONDS));
+  }
+
   private static void await(CountDownLatch latch) {
     try {
       latch.await();

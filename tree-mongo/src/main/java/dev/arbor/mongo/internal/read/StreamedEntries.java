@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * them, the stream first waits, as every read does, until no change is in flight, and notes the
  * version; when the last entry has been read it reads the lock document again. If a change took
  * effect in between (or one is in flight), the entries delivered may mix the tree before and
- * after it: the stream then throws {@link dev.arbor.core.TreeChangedException} instead of
+ * after it (or a change in a lane is still in flight): the stream then throws {@link dev.arbor.core.TreeChangedException} instead of
  * ending, and the caller reads again (an empty stream, which delivered nothing, retries by
  * itself). A stream that ends normally delivered exactly the tree at the version noted first.
  * A structure the walk cannot follow (a cycle) throws {@link dev.arbor.core.TreeException}, or
@@ -79,13 +79,30 @@ public final class StreamedEntries implements PreorderCursor {
     }
   }
 
-  /** The lock's state if a change took effect since {@link #before}, else null. */
+  /**
+   * The lock's state if a change took effect since {@link #before} or one is in flight, else
+   * null. A change in a lane ({@link dev.arbor.mongo.internal.protocol.Lanes}) that passed its
+   * gate before the stream started leaves the version as it was until it releases: while the
+   * lock document names lanes in flight, the stream stands only if no mark is left in the tree
+   * and the version still has not moved after that look (a lane raises it before it clears its
+   * marks).
+   */
   private TreeLock.@Nullable State changed() {
     if (before == null) {
       return null;
     }
     TreeLock.State now = store.lock.read();
-    return before.same(now) ? null : now;
+    if (!before.same(now)) {
+      return now;
+    }
+    if (now.lanes && store.lanes != null) {
+      if (store.lanes.anyMark() != null) {
+        return now;
+      }
+      TreeLock.State again = store.lock.read();
+      return before.same(again) ? null : again;
+    }
+    return null;
   }
 
   private RuntimeException changedWhileStreaming(TreeLock.State now,
