@@ -157,9 +157,19 @@ class FencingTest {
 
   private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c,
       TreeLock.Sender sender, int loadBatchSize, java.util.function.LongConsumer onSettled) {
+    return slow(pattern, c, sender, loadBatchSize, onSettled, true);
+  }
+
+  /**
+   * A stalled holder's store; {@code optimistic} false: a change of a subtree runs in a lane
+   * (nested sets: under the tree's lock) rather than first on the optimistic path.
+   */
+  private MongoTreeStore slow(TreePattern pattern, MongoCollection<Document> c,
+      TreeLock.Sender sender, int loadBatchSize, java.util.function.LongConsumer onSettled,
+      boolean optimistic) {
     return (MongoTreeStore) pattern.open(c, options(ServerCapabilities.probing(c))
         .lease(LEASE, 20_000).sender(sender).batchStatements(3).loadBatchSize(loadBatchSize)
-        .onSettled(onSettled)
+        .onSettled(onSettled).optimisticChanges(optimistic)
         .keepAlive(false)); // a stalled holder here is a paused process: nothing renews
   }
 
@@ -213,7 +223,8 @@ class FencingTest {
       for (Pair pair : PAIRS) {
         for (boolean optimistic : List.of(false, true)) {
           tests.add(DynamicTest.dynamicTest(pattern + ": A " + pair.a() + ", B " + pair.b()
-              + (optimistic ? ", A plans without the lock" : ""),
+              + (optimistic ? ", A plans without the lock" : ", A in a lane (nested sets: under"
+              + " the tree's lock)"),
               () -> stallEverywhere(pattern, pair, optimistic)));
         }
       }
@@ -230,7 +241,7 @@ class FencingTest {
     MongoCollection<Document> c = fresh();
     open(pattern, c).load(Tree.parse(FIXTURE));
     SwitchableSender sender = new SwitchableSender();
-    MongoTreeStore a = slow(pattern, c, sender);
+    MongoTreeStore a = slow(pattern, c, sender, 4, v -> {}, optimistic);
     if (optimistic) {
       a.snapshot();
     }
@@ -256,7 +267,7 @@ class FencingTest {
         SwitchableSender sender = new SwitchableSender();
         java.util.concurrent.atomic.AtomicLong versionA = new java.util.concurrent.atomic
             .AtomicLong(-1);
-        MongoTreeStore a = slow(pattern, c, sender, 4, versionA::set);
+        MongoTreeStore a = slow(pattern, c, sender, 4, versionA::set, optimistic);
         if (optimistic) {
           a.snapshot(); // A knows a quiet version: it plans without the lock
         }

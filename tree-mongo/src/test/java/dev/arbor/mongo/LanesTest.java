@@ -69,7 +69,8 @@ class LanesTest {
       TreeLock.Sender sender, long lease, boolean keepAlive,
       java.util.function.LongConsumer onSettled) {
     return (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c).lease(lease, 20_000)
-        .sender(sender).subtreeLocks(true).keepAlive(keepAlive).onSettled(onSettled));
+        .sender(sender).subtreeLocks(true).optimisticChanges(false).keepAlive(keepAlive)
+        .onSettled(onSettled));
   }
 
   private static Class<?> outcome(Runnable call) {
@@ -244,7 +245,7 @@ class LanesTest {
       return TreeLock.BULK.send(collection, batch);
     };
     MongoTreeStore a = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .lease(30_000, 20_000).sender(secondHeld).batchStatements(1).subtreeLocks(true));
+        .lease(30_000, 20_000).sender(secondHeld).batchStatements(1).subtreeLocks(true).optimisticChanges(false));
     MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
     CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
         () -> outcome(() -> a.move("a", Position.lastChildOf("j"))));

@@ -177,10 +177,13 @@ public final class MongoTreeStore implements MongoTree {
     this.layout = Layouts.layout(pattern, new LayoutContext(names, ids, scope, new Ranks(names.rank),
         documents, capabilities, collectionName, Walker.of(scope, ids, capabilities)));
     // Lanes where a change can hold only what it touches (see LaneProtocol); nested sets
-    // renumber everything to the right of a change and keep the tree's lock.
-    this.lanes = capabilities.subtreeLocks() && capabilities.client() == null
-        && pattern != TreePattern.NESTED_SETS ? new Lanes(lock, data, scope, capabilities.renewals()) : null;
-    lock.lanes = lanes;
+    // renumber everything to the right of a change and keep the tree's lock. A store with lanes
+    // turned off still has them to drain before it takes the tree's lock (another store of the
+    // tree may run changes in lanes).
+    Lanes drained = capabilities.client() == null && pattern != TreePattern.NESTED_SETS
+        ? new Lanes(lock, data, scope, capabilities.renewals()) : null;
+    this.lanes = capabilities.subtreeLocks() ? drained : null;
+    lock.lanes = drained;
     this.fenced = newFenced();
     this.protocol = choose();
   }
@@ -249,7 +252,8 @@ public final class MongoTreeStore implements MongoTree {
     java.util.function.LongConsumer settled = v -> settledAt(v);
     Protocol own = capabilities.client() != null
         ? new OwnTransactionProtocol(transactions, session, fenced, settled)
-        : lanes != null ? new LaneProtocol(lanes, fenced, data, scope, isolatedReads, settled)
+        : lanes != null ? new LaneProtocol(lanes, fenced, data, scope, isolatedReads,
+            capabilities.optimisticChanges(), settled)
         : fenced;
     return session == null ? own
         : new CallersTransactionProtocol(transactions, session, own, isolatedReads);

@@ -61,13 +61,14 @@ public final class ServerCapabilities {
   private final Mode pipelineMode;
   private @Nullable MongoClient client;
   private boolean isolatedReads = true;
-  private boolean subtreeLocks = Boolean.getBoolean("arbor.subtreeLocks");
+  private boolean subtreeLocks = !"false".equals(System.getProperty("arbor.subtreeLocks"));
   private long leaseMillis = 30_000;
   private long waitMillis = 60_000;
   private Timing timing = Timing.SYSTEM;
   private LeaseScheduler renewals = LeaseScheduler.SYSTEM;
   private org.slf4j.@Nullable Logger log;
   private boolean keepAlive = true;
+  private boolean optimisticChanges = true;
   private java.util.function.LongConsumer onSettled = v -> {};
   private long transactionMaxDocuments = Transactions.MAX_DOCUMENTS;
   private TreeLock.Sender sender = TreeLock.BULK;
@@ -107,10 +108,11 @@ public final class ServerCapabilities {
   }
 
   /**
-   * Whether changes of patterns that can run in lanes ({@link LaneProtocol}) do so. Off by
-   * default: lanes are not yet a promise (reads still wait for lanes elsewhere in the tree, streams
-   * and transactions do not see their marks; see docs/architecture.md); the system property
-   * {@code arbor.subtreeLocks=true} turns them on for the benchmark and for trials.
+   * Whether changes of patterns that can run in lanes ({@link LaneProtocol}) do so when they
+   * meet other writers. On by default; the system property {@code arbor.subtreeLocks=false}
+   * turns them off (every change then waits for the tree's lock, as before lanes). A store with
+   * lanes off still waits for the lanes of other stores of the tree to drain before it takes the
+   * tree's lock.
    */
   public ServerCapabilities subtreeLocks(boolean subtreeLocks) {
     this.subtreeLocks = subtreeLocks;
@@ -291,6 +293,20 @@ public final class ServerCapabilities {
 
   public boolean keepAlive() {
     return keepAlive;
+  }
+
+  /**
+   * Whether a store with lanes tries a change on the optimistic path first while it meets no
+   * other writer (default; see {@link LaneProtocol}). Tests of lanes turn it off so that every
+   * change of a subtree runs in a lane, to hold it there half-way.
+   */
+  public ServerCapabilities optimisticChanges(boolean optimisticChanges) {
+    this.optimisticChanges = optimisticChanges;
+    return this;
+  }
+
+  public boolean optimisticChanges() {
+    return optimisticChanges;
   }
 
   /**

@@ -94,6 +94,27 @@ public final class FencedJournalProtocol implements Protocol {
   }
 
   /**
+   * The optimistic path alone, for a protocol that has another way when it fails ({@link
+   * LaneProtocol}): plans on the tree as of the last quiet version seen (read first if there is
+   * none, or if {@code refresh}), and sends the plan led by a claim of the lock at that version.
+   *
+   * @return the outcome, or null if the tree changed meanwhile or a change is in flight (nothing
+   *     was written)
+   */
+  public @Nullable Outcome optimistic(String what, Planner planner, boolean refresh) {
+    TreeLock.Quiet k = known.get();
+    if (k == null || refresh) {
+      TreeLock.State s = lock.read();
+      if (!s.quiet() || s.lanes) {
+        return null;
+      }
+      k = s.asQuiet();
+      known.remember(k);
+    }
+    return optimistic(k, what, planner);
+  }
+
+  /**
    * Plans without the lock, on the tree as of the quiet version {@code k}, and sends the plan led
    * by a claim of the lock at that version.
    *
@@ -132,12 +153,16 @@ public final class FencedJournalProtocol implements Protocol {
     }
   }
 
+  /**
+   * Whether the tree is still at {@code k} with no change in flight, in a lane neither (a lane
+   * leaves the version as it was until it releases).
+   */
   private boolean stillQuiet(TreeLock.Quiet k) {
     TreeLock.State s = lock.read();
     if (s.quiet()) {
       known.remember(s.asQuiet());
     }
-    return k.same(s);
+    return k.same(s) && !s.lanes;
   }
 
   @Override

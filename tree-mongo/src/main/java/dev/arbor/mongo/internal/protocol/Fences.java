@@ -75,14 +75,17 @@ public final class Fences {
   }
 
   /**
-   * A claim: takes the lock if it is still free at version {@code known} and nobody waits (or if
-   * this token already took it: a resent claim), or fails with a duplicate key.
+   * A claim: takes the lock if it is still free at version {@code known}, nobody waits and no
+   * change in a lane is in flight ({@link Lanes}: one that passed its gate before the version was
+   * seen leaves it as it was until it releases), or if this token already took it (a resent
+   * claim); else fails with a duplicate key.
    */
   public WriteModel<BsonDocument> claim(TreeLock.Quiet known, String token, long v, String what,
       @Nullable Bson more) {
     Bson free = and(eq(LockDocument.EPOCH, known.epoch()),
         eq(LockDocument.VERSION, known.version()), eq(LockDocument.OWNER, null),
         in(LockDocument.WAITING, BsonNull.VALUE, new BsonDocument()),
+        in(LockDocument.IN_FLIGHT, BsonNull.VALUE, new BsonDocument()),
         eq(LockDocument.STUCK, null));
     Bson update = lock.take(token, what, Updates.set(LockDocument.VERSION, v));
     if (more != null) {

@@ -116,7 +116,7 @@ public final class LaneProgram {
       if (lane.committed) {
         // Nothing ran: the change is withdrawn before anyone could see it.
         lanes.raw.updateOne(lane.headFilter(), Updates.combine(Updates.unset(Lanes.J),
-            Updates.unset(Lanes.V)));
+            Updates.unset(Lanes.V)), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
         lane.committed = false;
       }
       throw new TreeException("Tree '" + lanes.lock.tree + "': the server refused '" + what
@@ -180,7 +180,8 @@ public final class LaneProgram {
       }
       List<TreeLock.Statement> batch = List.of(new TreeLock.Statement(new UpdateOneModel<>(
           Fences.before(lane.headFilter(), lane.deadline()), Updates.combine(
-              Updates.set(Lanes.J, journal), Updates.set(Lanes.V, lane.version))), 0));
+              Updates.set(Lanes.J, journal), Updates.set(Lanes.V, lane.version)),
+          new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));
       long matched;
       try {
         matched = sendClosed(lane, batch).getMatchedCount();
@@ -212,7 +213,7 @@ public final class LaneProgram {
   /** Whether the journal landed though its answer was lost. */
   private boolean committedAnyway(Lanes.Lane lane) {
     BsonDocument d = lanes.raw.find(lane.headFilter()).projection(Projections.include(
-        Lanes.FIELD)).first();
+        Lanes.FIELD)).collation(Reads.SIMPLE).first();
     return d != null && d.getDocument(Lanes.FIELD).isArray("j");
   }
 
@@ -341,7 +342,8 @@ public final class LaneProgram {
   private boolean holds(Lanes.Lane lane) {
     for (int attempt = 0; ; attempt++) {
       try {
-        return lanes.raw.find(lane.headFilter()).first() != null;
+        return lanes.raw.find(lane.headFilter()).collation(Reads.SIMPLE).first()
+            != null;
       } catch (MongoException e) {
         if (!MongoErrors.transientError(e) || attempt > 20) {
           throw e;
@@ -418,16 +420,16 @@ public final class LaneProgram {
   private boolean appliedAlone(Step step, String origin) {
     if (step instanceof Step.Insert i) {
       BsonDocument d = lanes.raw.find(eq("_id", i.id())).projection(Projections.include(
-          Step.MARK)).first();
+          Step.MARK)).collation(Reads.SIMPLE).first();
       return d != null && origin.equals(markToken(d));
     }
     if (step instanceof Step.Update u) {
       BsonDocument d = lanes.raw.find(u.filter()).projection(Projections.include(Step.MARK))
-          .first();
+          .collation(Reads.SIMPLE).first();
       return d != null && origin.equals(markToken(d));
     }
     Step.Delete d = (Step.Delete) step;
-    return lanes.raw.find(d.filter()).first() == null;
+    return lanes.raw.find(d.filter()).collation(Reads.SIMPLE).first() == null;
   }
 
   private static @Nullable String markToken(BsonDocument d) {
@@ -446,12 +448,12 @@ public final class LaneProgram {
         lane.deadline()), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
         Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token))), 0));
     batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lane.headFilter(),
-        lane.deadline()), Updates.unset(Lanes.FIELD)), 0));
+        lane.deadline()), Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));
     List<String> others = lane.marked.subList(1, lane.marked.size());
     if (!others.isEmpty()) {
       batch.add(new TreeLock.Statement(new UpdateManyModel<>(Fences.before(lanes.key(and(
           in("_id", others), eq(Lanes.T, lane.token))), lane.deadline()),
-          Updates.unset(Lanes.FIELD)), 0));
+          Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));
     }
     return batch;
   }

@@ -19,15 +19,23 @@ import org.jspecify.annotations.Nullable;
  * Footprint}; changes whose footprints do not meet run at the same time. A change without a
  * footprint (the top level) takes the tree's lock, which waits for the lanes to drain.
  *
- * <p><b>A change</b>: its footprint is read, its marks claimed (head first: a mark met is waited
+ * <p><b>Alone, a change pays no more than without lanes.</b> While a store's changes meet no
+ * other writer, each is tried first on {@link FencedJournalProtocol}'s optimistic path: planned on
+ * the last quiet version seen, and sent led by a claim of the tree's lock at that version, a
+ * claim that also requires no lane in flight. Once such a try finds the tree moved (another
+ * writer), the store's changes run in lanes for {@link Lanes#CONTENDED_MILLIS}; then the lock
+ * document is read again before the next try.
+ *
+ * <p><b>A change in a lane</b>: its footprint is read, its marks claimed (head first: a mark met is waited
  * for, or taken over if its lease expired), the gate passed (the tree's version raised: the
  * change's version), the footprint read again under the marks, the change planned under them,
  * and its plan sent by {@link LaneProgram}. A conflict releases every mark before waiting, so two
  * changes never wait for each other.
  *
  * <p><b>A read</b> is accepted when the tree's lock showed the same quiet version before and after
- * it and no lane in flight after it (the lock document counts the lanes between their gate and
- * their release; only when it counts some are the marks looked for): a lane raises the version at
+ * it and no lane in flight after it (the lock document names the lanes between their gate and
+ * their release, with their heads; only when it names some are their heads read, by {@code
+ * _id}, to tell live lanes from names left behind): a lane raises the version at
  * its gate and at its release, so a lane that wrote while the read ran either is still in flight
  * or moved the version.
  * A read that keeps meeting lanes joins the lock's queue as a reader: lanes stop passing the gate
@@ -40,26 +48,62 @@ public final class LaneProtocol implements Protocol {
   private final MongoCollection<Document> data;
   private final @Nullable Scope scope;
   private final boolean isolatedReads;
+  private final boolean optimistic;
   private final LongConsumer settled;
 
   public LaneProtocol(Lanes lanes, FencedJournalProtocol fenced, MongoCollection<Document> data,
-      @Nullable Scope scope, boolean isolatedReads, LongConsumer settled) {
+      @Nullable Scope scope, boolean isolatedReads, boolean optimistic, LongConsumer settled) {
     this.lanes = lanes;
     this.lock = lanes.tree;
     this.fenced = fenced;
     this.data = data;
     this.scope = scope;
     this.isolatedReads = isolatedReads;
+    this.optimistic = optimistic;
     this.settled = settled;
   }
 
   @Override
   public Outcome change(String what, Planner planner) {
-    return locked(what, planner);
+    Outcome o = uncontended(what, planner);
+    return o != null ? o : locked(what, planner);
+  }
+
+  /**
+   * The optimistic path of {@link FencedJournalProtocol} while this store's changes meet no
+   * other: planned on the last quiet version seen and sent led by a claim of the tree's lock at
+   * that version (which also requires no lane in flight), in as few round trips as without lanes.
+   * When it fails (the tree moved meanwhile: another writer), the store's changes go to lanes for
+   * {@link Lanes#CONTENDED_MILLIS}, after which the lock document is read again before the next
+   * try.
+   *
+   * @return the outcome, or null: nothing was written, go on in a lane or under the lock
+   */
+  private @Nullable Outcome uncontended(String what, Planner planner) {
+    if (!optimistic) {
+      return null;
+    }
+    long now = lock.lock.timing.nanoTime();
+    long until = lanes.contendedUntil;
+    if (until != 0 && now - until < 0) {
+      return null;
+    }
+    Outcome o = fenced.optimistic(what, planner, until != 0);
+    if (o == null) {
+      lanes.contendedUntil = lock.lock.timing.nanoTime()
+          + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(Lanes.CONTENDED_MILLIS) | 1;
+    } else if (until != 0) {
+      lanes.contendedUntil = 0;
+    }
+    return o;
   }
 
   @Override
   public Outcome change(String what, Footprint footprint, Planner planner) {
+    Outcome uncontended = uncontended(what, planner);
+    if (uncontended != null) {
+      return uncontended;
+    }
     List<String> want = footprint.of(new Reads(data, scope, null, () -> {}, false), false);
     if (want == null || want.isEmpty()) {
       return locked(what, planner);
@@ -82,8 +126,15 @@ public final class LaneProtocol implements Protocol {
           }
           continue;
         }
-        if (!lanes.gate(lane)) {
+        TreeLock.State shut = lanes.gate(lane);
+        if (shut != null) {
           lanes.release(lane);
+          if (shut.owner != null || shut.stuck != null) {
+            // A holder of the tree's lock (perhaps stalled past its lease, perhaps stuck): its
+            // queue waits in line, takes an expired holder over and completes its journal.
+            toLock = true;
+            break;
+          }
           lanes.pause(attempt, start, "the tree's lock, to do: " + what);
           continue;
         }
@@ -192,13 +243,10 @@ public final class LaneProtocol implements Protocol {
           if (!after.lanes) {
             accepted = true;
           } else {
-            met = lanes.anyMark();
+            met = lanes.inFlight(after);
             if (met == null) {
               TreeLock.State again = lock.read();
-              accepted = before.asQuiet().same(again);
-              if (accepted) {
-                lanes.forgetInFlight(again.version); // names left by lanes that stopped
-              }
+              accepted = before.asQuiet().same(again) && !again.lanes;
             }
           }
         }

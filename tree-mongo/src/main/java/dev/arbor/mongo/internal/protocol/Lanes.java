@@ -85,6 +85,18 @@ public final class Lanes {
   public static final String V = FIELD + ".v";
   public static final String W = FIELD + ".w";
 
+  /**
+   * How long a store's changes go straight to lanes after an optimistic change of it found the
+   * tree moved (another writer at work), before the optimistic path is tried again.
+   */
+  public static final long CONTENDED_MILLIS = 1_000;
+
+  /**
+   * Until when (the lock's nano clock; 0: not contended) this store's changes go straight to
+   * lanes ({@link LaneProtocol}).
+   */
+  public volatile long contendedUntil;
+
   public final TreeLock tree;
   public final LockDocument lock;
   public final MongoCollection<BsonDocument> raw;
@@ -204,7 +216,7 @@ public final class Lanes {
         Updates.combine(Updates.set(T, lane.token), Updates.set(L, lock.leaseMillis),
             Updates.set(W, what), Updates.currentDate(R)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-            .projection(Projections.include(FIELD)));
+            .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
     if (after == null) {
       return met(head);
     }
@@ -219,13 +231,15 @@ public final class Lanes {
     lane.marked.addAll(rest);
     long matched = raw.updateMany(Fences.before(key(and(in("_id", rest), eq(FIELD, null))),
             lane.deadline()),
-        Updates.combine(Updates.set(T, lane.token), Updates.set(H, head))).getMatchedCount();
+        Updates.combine(Updates.set(T, lane.token), Updates.set(H, head)),
+        new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)).getMatchedCount();
     if (matched == rest.size()) {
       return null;
     }
     java.util.Set<String> found = new java.util.HashSet<>();
     Met stop = null;
-    for (Document d : data.find(key(in("_id", rest))).projection(Projections.include(FIELD))) {
+    for (Document d : data.find(key(in("_id", rest))).projection(Projections.include(FIELD))
+        .collation(Reads.SIMPLE)) {
       String id = String.valueOf(d.get("_id"));
       found.add(id);
       BsonDocument m = markOf(d);
@@ -242,7 +256,8 @@ public final class Lanes {
   }
 
   private Met met(String id) {
-    Document d = data.find(key(eq("_id", id))).projection(Projections.include(FIELD)).first();
+    Document d = data.find(key(eq("_id", id))).projection(Projections.include(FIELD))
+        .collation(Reads.SIMPLE).first();
     return d == null ? new Met(id, null, true) : new Met(id, markOf(d), false);
   }
 
@@ -262,22 +277,24 @@ public final class Lanes {
    * The gate: takes the change's version from the tree's lock document, if nobody holds the
    * tree's lock and no reader waits for a quiet tree.
    *
-   * @return whether the lane may go on
+   * @return null if the lane may go on, else the lock document as read after the gate stayed
+   *     shut
    */
-  public boolean gate(Lane lane) {
+  public TreeLock.@Nullable State gate(Lane lane) {
     BsonDocument after = raw.findOneAndUpdate(and(lock.lockKey(),
             eq(LockDocument.OWNER, null), eq(LockDocument.STUCK, null),
             in(LockDocument.WAITING, org.bson.BsonNull.VALUE, new BsonDocument())),
         Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
-            Updates.set(LockDocument.IN_FLIGHT + "." + lane.token, true)),
+            Updates.set(LockDocument.IN_FLIGHT + "." + lane.token, lane.head)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(TreeLock.STATE)));
     if (after == null) {
-      forgetDeadWaiters(tree.read(), lane.renewed); // also creates the lock document
-      return false;
+      TreeLock.State s = tree.read(); // also creates the lock document
+      forgetDeadWaiters(s, lane.renewed);
+      return s;
     }
     lane.version = new TreeLock.State(after).version;
-    return true;
+    return null;
   }
 
   /** Removes the entries of waiting callers that stopped refreshing them (a crashed reader). */
@@ -314,7 +331,7 @@ public final class Lanes {
   public boolean renew(Lane lane) {
     BsonDocument after = raw.findOneAndUpdate(lane.headFilter(), Updates.currentDate(R),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-            .projection(Projections.include(FIELD)));
+            .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
     if (after == null) {
       return false;
     }
@@ -342,7 +359,7 @@ public final class Lanes {
               Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token)));
         }
         raw.updateMany(Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))),
-            lane.deadline()), Updates.unset(FIELD));
+            lane.deadline()), Updates.unset(FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
         return;
       } catch (MongoException e) {
         if (!MongoErrors.transientError(e)) {
@@ -373,11 +390,12 @@ public final class Lanes {
     BsonDocument hm = m;
     if (!headId.equals(met.id())) {
       Document head = data.find(key(eq("_id", headId))).projection(Projections.include(FIELD))
-          .first();
+          .collation(Reads.SIMPLE).first();
       hm = head == null ? null : markOf(head);
       if (hm == null || !t.equals(str(hm, "t"))) {
         // its head was released or taken over and cleared: a leftover
-        raw.updateOne(key(and(eq("_id", met.id()), eq(T, t), exists(H))), Updates.unset(FIELD));
+        raw.updateOne(key(and(eq("_id", met.id()), eq(T, t), exists(H))), Updates.unset(FIELD),
+            new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
         return true;
       }
     }
@@ -393,7 +411,7 @@ public final class Lanes {
             Filters.lt(R, new BsonDateTime(r + 1)), eq(L, l), expired)),
         Updates.combine(Updates.set(O, me), Updates.currentDate(R)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-            .projection(Projections.include(FIELD)));
+            .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
     if (after == null) {
       return false;
     }
@@ -446,18 +464,7 @@ public final class Lanes {
     raw.updateOne(lock.lockKey(), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
         Updates.unset(LockDocument.IN_FLIGHT + "." + heir.token)));
     raw.updateMany(Fences.before(key(eq(T, heir.token)), heir.deadline()),
-        Updates.unset(FIELD));
-  }
-
-  /**
-   * Whether no lane is in flight: the lock document names none, or (tokens left behind by lanes
-   * that stopped after their gate) no mark is left in the tree; then the tokens are cleared if
-   * the tree's version is still {@code s}'s.
-   */
-  /** Clears the names of lanes in flight left behind, if the tree's version is still {@code v}. */
-  public void forgetInFlight(long v) {
-    raw.updateOne(and(lock.lockKey(), eq(LockDocument.VERSION, v)),
-        Updates.unset(LockDocument.IN_FLIGHT));
+        Updates.unset(FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
   }
 
   // ------------------------------------------------------------------ insert fences
@@ -512,23 +519,49 @@ public final class Lanes {
 
   // ------------------------------------------------------------------ the tree's lock
 
-  /** One live or expired mark left in the tree, or null if there is none. */
-  public @Nullable Met anyMark() {
-    Document d = data.find(key(exists(T))).projection(Projections.include(FIELD)).first();
-    return d == null ? null : new Met(String.valueOf(d.get("_id")), markOf(d), false);
+  /**
+   * The head of a lane in flight by the lock document {@code s}, whose mark is still on it (the
+   * lane is live, or stopped and to be taken over), or null if there is none: the heads are read
+   * by {@code _id}, never by a scan for marks. Names whose head no longer carries their lane's
+   * mark are left behind by lanes completed by someone else, and are cleared (a lane's name
+   * goes before its marks, so a live lane's head always carries its mark).
+   */
+  public @Nullable Met inFlight(TreeLock.State s) {
+    if (s.inFlight.isEmpty()) {
+      return null;
+    }
+    java.util.Map<String, BsonDocument> marks = new java.util.HashMap<>();
+    for (Document d : data.find(key(in("_id", new java.util.HashSet<>(s.inFlight.values()))))
+        .projection(Projections.include(FIELD)).collation(Reads.SIMPLE)) {
+      BsonDocument m = markOf(d);
+      if (m != null) {
+        marks.put(String.valueOf(d.get("_id")), m);
+      }
+    }
+    List<Bson> gone = new ArrayList<>();
+    for (java.util.Map.Entry<String, String> e : s.inFlight.entrySet()) {
+      BsonDocument m = marks.get(e.getValue());
+      if (m != null && e.getKey().equals(str(m, "t"))) {
+        return new Met(e.getValue(), m, false);
+      }
+      gone.add(Updates.unset(LockDocument.IN_FLIGHT + "." + e.getKey()));
+    }
+    raw.updateOne(lock.lockKey(), Updates.combine(gone));
+    return null;
   }
 
   /**
-   * Waits, as the holder of the tree's lock, until no lane holds a mark in the tree, taking
-   * expired lanes over: lanes that passed the gate before the lock was taken finish first; no
-   * lane passes it now.
+   * Waits, as the holder of the tree's lock, until no lane named by the lock document is in
+   * flight, taking expired lanes over: lanes that passed the gate before the lock was taken
+   * finish first; no lane passes it now. (A lane that marked its nodes but did not pass the gate
+   * has written nothing, and plans only after it passes.)
    *
-   * @throws TreeException if marks stay past the lock wait
+   * @throws ChangeInterruptedException if lanes stay past the lock wait
    */
   public void drain(TreeLock.Hold h) {
     long start = lock.timing.nanoTime();
     for (int attempt = 0; ; attempt++) {
-      Met met = anyMark();
+      Met met = inFlight(tree.read());
       if (met == null) {
         return;
       }

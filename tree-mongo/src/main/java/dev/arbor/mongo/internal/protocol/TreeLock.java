@@ -175,6 +175,8 @@ public final class TreeLock {
     public final @Nullable String opToken;
     /** Whether the lock document names lanes in flight ({@link Lanes}). */
     public final boolean lanes;
+    /** The lanes in flight the lock document names: token to the id of the lane's head. */
+    public final Map<String, String> inFlight = new LinkedHashMap<>();
     /** The tokens of the latest changes completed by a caller other than their writer. */
     public final java.util.Set<String> done = new java.util.HashSet<>();
 
@@ -188,7 +190,13 @@ public final class TreeLock {
       what = s.isString("what") ? s.getString("what").getValue() : null;
       op = s.isNumber("op") ? s.getNumber("op").longValue() : -1;
       opToken = s.isString("opt") ? s.getString("opt").getValue() : null;
-      lanes = s.isDocument("inflight") && !s.getDocument("inflight").isEmpty();
+      if (s.isDocument("inflight")) {
+        for (Map.Entry<String, BsonValue> e : s.getDocument("inflight").entrySet()) {
+          inFlight.put(e.getKey(), e.getValue().isString() ? e.getValue().asString().getValue()
+              : "");
+        }
+      }
+      lanes = !inFlight.isEmpty();
       stuck = s.isDocument("stuck") ? s.getDocument("stuck") : null;
       if (s.isArray("done")) {
         for (BsonValue d : s.getArray("done")) {

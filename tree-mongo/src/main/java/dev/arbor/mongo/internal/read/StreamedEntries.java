@@ -96,11 +96,11 @@ public final class StreamedEntries implements PreorderCursor {
       return now;
     }
     if (now.lanes && store.lanes != null) {
-      if (store.lanes.anyMark() != null) {
+      if (store.lanes.inFlight(now) != null) {
         return now;
       }
       TreeLock.State again = store.lock.read();
-      return before.same(again) ? null : again;
+      return before.same(again) && !again.lanes ? null : again;
     }
     return null;
   }
