@@ -269,6 +269,46 @@ class LanesTest {
     assertEquals(null, runA.get(20, TimeUnit.SECONDS));
   }
 
+  /**
+   * A step of a lane's journal that the server refuses after an earlier one ran (here a unique
+   * index of the application's on the step marks: a step that writes several documents is
+   * refused at its second) leaves the tree stuck, as under the tree's lock: nothing reads or
+   * changes it, and once the cause is removed repair() completes the lane's journal and clears
+   * its marks.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = {"ARRAY_OF_ANCESTORS", "MATERIALIZED_PATHS"})
+  void aLaneStepTheServerRefusesLeavesTheTreeStuckUntilRepair(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    pattern.open(c).load(Tree.parse(FIXTURE));
+    c.updateMany(com.mongodb.client.model.Filters.exists("_id.arbor", false),
+        com.mongodb.client.model.Updates.unset(dev.arbor.mongo.internal.protocol.Step.MARK));
+    c.createIndex(new Document(dev.arbor.mongo.internal.protocol.Step.MARK, 1),
+        new com.mongodb.client.model.IndexOptions().unique(true).sparse(true));
+    // writes stop at the first error, as MongoDB's do
+    MongoTreeStore a = store(pattern, c, new StepwiseSender(written -> {}), 30_000);
+    TreeException first = org.junit.jupiter.api.Assertions.assertThrows(TreeException.class,
+        () -> a.move("a", Position.lastChildOf("j")));
+    assertTrue(first.getMessage().contains("stuck"), first.getMessage());
+    MongoTreeStore other = store(pattern, c, new StepwiseSender(written -> {}), 30_000);
+    TreeException stuck = org.junit.jupiter.api.Assertions.assertThrows(TreeException.class,
+        other::snapshot);
+    assertTrue(stuck.getMessage().contains("move 'a'") && stuck.getMessage().contains(
+        "repair()"), stuck.getMessage());
+    org.junit.jupiter.api.Assertions.assertThrows(TreeException.class,
+        () -> other.insert("x", Position.lastChildOf("q")));
+    assertFalse(other.repair().isEmpty(), "repair() says what still stops the change");
+    c.dropIndex(new Document(dev.arbor.mongo.internal.protocol.Step.MARK, 1));
+    assertEquals(List.of(), other.repair());
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(Tree.parse(FIXTURE));
+    reference.move("a", Position.lastChildOf("j"));
+    assertEquals(reference.snapshot(), other.snapshot());
+    assertEquals(List.of(), other.check());
+    assertEquals(0, c.countDocuments(new Document(Lanes.T, new Document("$exists", true))),
+        "no mark is left");
+  }
+
   private static void await(CountDownLatch latch) {
     try {
       latch.await();

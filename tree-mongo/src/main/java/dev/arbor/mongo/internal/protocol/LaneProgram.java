@@ -110,8 +110,16 @@ public final class LaneProgram {
     } catch (Completed c) {
       return -1;
     } catch (Refused r) {
-      if (r.step > 0) {
-        throw r.cause; // steps before it ran: the journal stays, for repair() to complete
+      Step refused = steps.get(r.step);
+      boolean single = refused instanceof Step.Insert
+          || (refused instanceof Step.Update u && !u.multi());
+      if (r.step > 0 || !single) {
+        // steps before it ran, or documents of its first: the journal stays, and the tree is
+        // stuck until repair() completes it
+        if (!journaled) {
+          throw r.cause; // cannot be: a plan without journal is one single-document step
+        }
+        throw lanes.stuck(lane, what, r, steps.size());
       }
       if (lane.committed) {
         // Nothing ran: the change is withdrawn before anyone could see it.
@@ -373,7 +381,16 @@ public final class LaneProgram {
     if (release) {
       batch.addAll(releaseStatements(lane));
     }
-    return sendClosed(lane, batch).getDeletedCount();
+    try {
+      return sendClosed(lane, batch).getDeletedCount();
+    } catch (MongoBulkWriteException e) {
+      // a step the server refuses (a unique index, a validator, a document too large)
+      int index = e.getWriteErrors().isEmpty() ? -1 : e.getWriteErrors().get(0).getIndex();
+      if (index >= 0 && index < to - from) {
+        throw new Refused(e, from + index);
+      }
+      throw e;
+    }
   }
 
   private long insert(Lanes.Lane lane, List<Step> steps, int from, int to, boolean journaled,

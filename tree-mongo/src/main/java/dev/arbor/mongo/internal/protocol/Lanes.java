@@ -455,6 +455,8 @@ public final class Lanes {
         programs.replay(heir, steps);
       } catch (LaneProgram.Completed c) {
         return; // taken over in turn: the next heir finishes
+      } catch (LaneProgram.Refused r) {
+        throw stuck(heir, what, r, steps.size());
       }
     }
     if (!renew(heir)) {
@@ -465,6 +467,63 @@ public final class Lanes {
         Updates.unset(LockDocument.IN_FLIGHT + "." + heir.token)));
     raw.updateMany(Fences.before(key(eq(T, heir.token)), heir.deadline()),
         Updates.unset(FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
+  }
+
+  // ------------------------------------------------------------------ stuck lanes
+
+  /**
+   * A step of a lane's journal that the server refuses, after steps before it ran: the tree is
+   * stuck, as it is when a step under the tree's lock is refused ({@link
+   * LockDocument#stuck}). The lock document records it, naming the lane (its token and head),
+   * whose marks and journal stay; nothing reads or changes the tree until {@code repair()}
+   * completes the journal ({@link #completeStuck}).
+   *
+   * @return the exception to throw
+   */
+  public TreeException stuck(Lane lane, String what, LaneProgram.Refused r, int steps) {
+    BsonDocument stuck = new BsonDocument("v", new BsonInt64(lane.version))
+        .append("what", new BsonString(what)).append("step", new BsonInt32(r.step + 1))
+        .append("steps", new BsonInt32(steps))
+        .append("error", new BsonString(String.valueOf(r.cause.getMessage())))
+        .append("lane", new BsonDocument("t", new BsonString(lane.token))
+            .append("h", new BsonString(lane.head)));
+    try {
+      raw.updateOne(lock.lockKey(), Updates.combine(Updates.set(LockDocument.STUCK, stuck),
+          Updates.inc(LockDocument.VERSION, 1L)));
+    } catch (MongoException e) {
+      // the lane's marks and journal stay: whoever meets them after its lease replays it and
+      // records this again
+    }
+    tree.log.error("Tree '{}' is stuck: step {} of {} of '{}', in a lane, was refused by the"
+        + " server: {}; repair() completes it once the cause is removed", lock.tree, r.step + 1,
+        steps, what, r.cause.getMessage());
+    return lock.stuck(stuck);
+  }
+
+  /**
+   * Completes the journal of the lane a stuck tree names ({@code lane}: its token and head), as
+   * {@code repair()} does holding the tree's lock: takes the lane over without waiting for its
+   * lease (its writer stopped when the step was refused), replays its journal and clears its
+   * marks.
+   *
+   * @throws TreeException if the server still refuses a step (the tree stays stuck)
+   */
+  public void completeStuck(BsonDocument lane) {
+    String t = lane.getString("t").getValue();
+    String headId = lane.getString("h").getValue();
+    String me = LockDocument.newToken();
+    BsonDocument after = raw.findOneAndUpdate(key(and(eq("_id", headId), eq(T, t))),
+        Updates.combine(Updates.set(O, me), Updates.currentDate(R)),
+        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+            .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
+    if (after == null) {
+      return; // completed meanwhile: its marks are gone
+    }
+    BsonDocument mark = after.getDocument(FIELD);
+    Lane heir = new Lane(t, me, headId);
+    heir.renewedAt(mark.getDateTime("r").getValue());
+    takeovers.incrementAndGet();
+    finish(heir, mark);
   }
 
   // ------------------------------------------------------------------ insert fences

@@ -114,7 +114,17 @@ public final class Replay {
     }
     TreeLock.Hold h = facade.queue.hold(token, s.epoch, s.version + 1, "repair");
     try {
-      replay(h, s.op);
+      Lanes lanes = facade.lanes;
+      if (s.stuck.isDocument("lane") && lanes != null) {
+        try {
+          lanes.completeStuck(s.stuck.getDocument("lane")); // a lane's journal, in its head
+        } catch (TreeException e) {
+          lock.release(token); // still stuck (recorded again), and the lock free for a retry
+          throw e;
+        }
+      } else {
+        replay(h, s.op);
+      }
     } catch (TreeException e) {
       return e.getMessage();
     } finally {
