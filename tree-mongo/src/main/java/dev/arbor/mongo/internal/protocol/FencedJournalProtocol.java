@@ -165,12 +165,50 @@ public final class FencedJournalProtocol implements Protocol {
     return k.same(s) && !s.lanes;
   }
 
+  /** A read accepted by {@link #readOnce}. */
+  public record Accepted<T>(@Nullable T value) {}
+
+  /**
+   * One try of an isolated read, as {@link #read} makes it (on the last quiet version seen, the
+   * lock's check folded into the read's query where it can be), for a protocol that has another
+   * way when it fails ({@link LaneProtocol}).
+   *
+   * @return the read, or null if the tree moved or a change (in a lane too) was in flight
+   */
+  public <T> @Nullable Accepted<T> readOnce(Function<Reads, T> body) {
+    TreeLock.Quiet before = known.get();
+    if (before == null) {
+      return null;
+    }
+    Reads r = new Reads(data, scope, session, () -> {}, true);
+    T result = null;
+    RuntimeException failed = null;
+    try {
+      result = body.apply(r);
+    } catch (MongoException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      failed = e; // stands only if the read saw a quiet tree
+    }
+    BsonDocument folded = r.foldedLock();
+    TreeLock.State after = folded != null ? new TreeLock.State(folded) : lock.read();
+    if (before.same(after) && !after.lanes
+        && (folded == null || r.foldedMaxMark() <= before.version())) {
+      if (failed != null) {
+        throw failed;
+      }
+      return new Accepted<>(result);
+    }
+    return null;
+  }
+
   @Override
   public <T> T read(Function<Reads, T> body) {
     if (!isolatedReads) {
       return body.apply(new Reads(data, scope, session, () -> {}, false));
     }
     String waiting = null;
+    int laneTries = 0;
     try {
       TreeLock.Quiet before = known.get();
       for (;;) {
@@ -196,7 +234,8 @@ public final class FencedJournalProtocol implements Protocol {
         }
         BsonDocument folded = r.foldedLock();
         TreeLock.State after = folded != null ? new TreeLock.State(folded) : lock.read();
-        if (before.same(after) && (folded == null || r.foldedMaxMark() <= before.version())) {
+        if (before.same(after) && !after.lanes
+            && (folded == null || r.foldedMaxMark() <= before.version())) {
           if (failed != null) {
             throw failed;
           }
@@ -204,6 +243,15 @@ public final class FencedJournalProtocol implements Protocol {
         }
         if (folded != null && !before.same(after)) {
           after = lock.read(); // the folded copy may predate the query's other documents
+        }
+        if (after.lanes && before.same(after)) {
+          // Lanes of another store in flight (this one has them off): wait for them, and after a
+          // few tries queue as a reader, so that no new lane passes the gate until it has read.
+          if (++laneTries >= 3 && waiting == null) {
+            waiting = lock.readerToken();
+            lock.queue.poll(waiting, true);
+          }
+          lock.lock.sleep(Math.min(laneTries, 10));
         }
         lock.checkNotStuck(after);
         if (after.quiet()) {
