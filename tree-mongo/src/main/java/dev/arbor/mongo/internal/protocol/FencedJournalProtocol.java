@@ -165,6 +165,11 @@ public final class FencedJournalProtocol implements Protocol {
     return k.same(s) && !s.lanes;
   }
 
+  /** Records a quiet version seen with no lane in flight, for the next optimistic try. */
+  public void remember(TreeLock.Quiet q) {
+    known.remember(q);
+  }
+
   /** A read accepted by {@link #readOnce}. */
   public record Accepted<T>(@Nullable T value) {}
 

@@ -256,6 +256,7 @@ public final class LaneProtocol implements Protocol {
           }
         }
         if (accepted) {
+          fenced.remember(before.asQuiet()); // the next read tries on it first
           if (failed != null) {
             throw failed;
           }
