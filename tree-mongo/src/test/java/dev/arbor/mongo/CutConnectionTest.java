@@ -64,7 +64,8 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Every violation is collected; the test fails at the end with a summary (counts per pattern,
  * change and cut, per kind of violation, and the first violations). The default run takes the
- * optimistic store for every change, and the two others for the insert only (about 355 points on
+ * optimistic store for every change, the locked and cold ones for the insert only, and the lane
+ * one for the move (about 400 points on
  * the embedded server, 710 on a replica set); {@code -Darbor.cuts.full=true} takes them for every
  * change too (about 954 and 1908 points). {@code -Darbor.cuts.report=FILE} writes every violation
  * to FILE.
@@ -87,6 +88,9 @@ class CutConnectionTest {
    * too (loads and grafts take the lock whatever the store saw).
    */
   private static final List<String> DEFAULT_OTHER_VIEWS = List.of("insert");
+
+  /** The changes the default run makes with a {@link View#LANE} store too. */
+  private static final List<String> DEFAULT_LANE_CHANGES = List.of("move");
 
   /** A change made through a store: {@code fromEmpty} ones start from an empty tree. */
   record Change(String name, boolean fromEmpty, Consumer<TreeStore> run) {
@@ -124,10 +128,14 @@ class CutConnectionTest {
    * and a {@code LOCKED} one have also made their probes of the server (pipeline updates, ordered
    * bulk writes), which a store makes on its first change, so that the cuts fall on the change
    * itself. A {@code LOCKED} store has forgotten the version it saw, so that its change takes the
-   * lock first instead of claiming it; a {@code COLD} one probes during the change, and its cuts
-   * fall on the probes' writes too.
+   * lock first instead of claiming it (its lanes are off: with them on, a store that saw no
+   * version reads the lock document and claims); a {@code COLD} one probes during the change, and
+   * its cuts fall on the probes' writes too. A {@code LANE} store runs a change of a subtree in a
+   * lane ({@link dev.arbor.mongo.internal.protocol.LaneProtocol}: its marks, gate, journal, steps
+   * and release are cut; nested sets take the tree's lock), as a store does once it met other
+   * writers.
    */
-  enum View { OPTIMISTIC, LOCKED, COLD }
+  enum View { OPTIMISTIC, LOCKED, COLD, LANE }
 
   /** One cut point. */
   record Point(TreePattern pattern, Change change, View view, boolean retryWrites,
@@ -246,8 +254,8 @@ class CutConnectionTest {
     {
       for (Change change : CHANGES) {
         for (View view : View.values()) {
-          if (!full && view != View.OPTIMISTIC
-              && !DEFAULT_OTHER_VIEWS.contains(change.name())) {
+          if (!full && view != View.OPTIMISTIC && !(view == View.LANE
+              ? DEFAULT_LANE_CHANGES : DEFAULT_OTHER_VIEWS).contains(change.name())) {
             continue;
           }
           // The commands are the same either way (retryWrites adds a transaction number only).
@@ -313,7 +321,8 @@ class CutConnectionTest {
     MongoCollection<Document> c = client.getDatabase(direct.getNamespace().getDatabaseName())
         .getCollection(direct.getNamespace().getCollectionName());
     MongoTreeStore store = (MongoTreeStore) pattern.open(c,
-        ServerCapabilities.probing(c).lease(LEASE, WAIT));
+        ServerCapabilities.probing(c).lease(LEASE, WAIT).subtreeLocks(view != View.LOCKED)
+            .optimisticChanges(view != View.LANE));
     store.size(); // sees the tree quiet: the next change claims optimistically
     if (view != View.COLD) {
       store.capabilities.pipelineUpdates();
