@@ -72,7 +72,10 @@ class FencingTest {
       new Pair(new Op("delete b", s -> s.delete("b")),
           new Op("insert x lastChildOf(d)", s -> s.insert("x", Position.lastChildOf("d")))));
 
-  /** Stalls before sending its {@code at}-th batch, or after that batch's answer came back. */
+  /**
+   * Stalls before sending its {@code at}-th batch (a lane's claim, gate and renewals count too),
+   * or after that batch's answer came back.
+   */
   static final class StallingSender implements TreeLock.Sender {
     final int at;
     final boolean after;
@@ -106,6 +109,21 @@ class FencingTest {
         stall();
       }
       BsonDocument r = TreeLock.BULK.fence(collection, filter, update);
+      if (k == at && after) {
+        stall();
+      }
+      return r;
+    }
+
+    @Override
+    public BsonDocument exchange(MongoCollection<BsonDocument> collection,
+        org.bson.conversions.Bson filter, org.bson.conversions.Bson update,
+        com.mongodb.client.model.FindOneAndUpdateOptions options) {
+      int k = calls++;
+      if (k == at && !after) {
+        stall();
+      }
+      BsonDocument r = TreeLock.BULK.exchange(collection, filter, update, options);
       if (k == at && after) {
         stall();
       }
@@ -307,14 +325,16 @@ class FencingTest {
         InMemoryTreeStore reference = new InMemoryTreeStore();
         reference.load(Tree.parse(FIXTURE));
         boolean aFirst = versionA.get() < versionB[0];
+        String order = where + " (A " + outcomeA + " at version " + versionA.get() + ", B "
+            + outcomeB + " at version " + versionB[0] + ")";
         if (outcomeA != LockLostException.class && aFirst) {
-          assertEquals(outcomeA, outcome(() -> pair.a().run().accept(reference)), where
+          assertEquals(outcomeA, outcome(() -> pair.a().run().accept(reference)), order
               + ": A's outcome");
         }
         assertEquals(outcomeB, outcome(() -> pair.b().run().accept(reference)), where
             + ": B's outcome");
         if (outcomeA != LockLostException.class && !aFirst) {
-          assertEquals(outcomeA, outcome(() -> pair.a().run().accept(reference)), where
+          assertEquals(outcomeA, outcome(() -> pair.a().run().accept(reference)), order
               + ": A's outcome");
         }
         assertEquals(List.of(), b.check(), where);

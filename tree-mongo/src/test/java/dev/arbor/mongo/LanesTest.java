@@ -309,6 +309,64 @@ class LanesTest {
         "no mark is left");
   }
 
+  /**
+   * A lane stalled right after its gate, past its lease, is taken over by a writer whose move
+   * makes the stalled one's a cycle. The stalled writer, resumed, must not refuse its move at its
+   * own (earlier) version on what it read after the other's change: it plans again, and its
+   * refusal takes effect after the other's change.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void aVerdictReadAfterTheLaneWasTakenOverDoesNotStand(TreePattern pattern) throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    pattern.open(c).load(Tree.parse(FIXTURE));
+    CountDownLatch gated = new CountDownLatch(1);
+    CountDownLatch resume = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicInteger exchanges = new java.util.concurrent.atomic
+        .AtomicInteger();
+    TreeLock.Sender stallAfterGate = new TreeLock.Sender() {
+      @Override
+      public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
+        return TreeLock.BULK.send(coll, batch);
+      }
+
+      @Override
+      public BsonDocument exchange(MongoCollection<BsonDocument> coll,
+          org.bson.conversions.Bson filter, org.bson.conversions.Bson update,
+          com.mongodb.client.model.FindOneAndUpdateOptions options) {
+        BsonDocument r = TreeLock.BULK.exchange(coll, filter, update, options);
+        if (exchanges.incrementAndGet() == 2) { // the claim of its head, then its gate
+          gated.countDown();
+          await(resume);
+        }
+        return r;
+      }
+    };
+    AtomicLong va = new AtomicLong(-1);
+    AtomicLong vb = new AtomicLong(-1);
+    MongoTreeStore a = store(pattern, c, stallAfterGate, 100, false, va::set); // a paused process
+    MongoTreeStore b = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(30_000, 20_000).onSettled(vb::set));
+    CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
+        () -> outcome(() -> a.move("c", Position.lastChildOf("j")))); // a leaf: all its marks
+    try {
+      assertTrue(gated.await(10, TimeUnit.SECONDS), "A passed its gate");
+      assertEquals(null, outcome(() -> b.move("j", Position.lastChildOf("c"))),
+          "B's move, made while A stalled (B takes A's lane over)");
+    } finally {
+      resume.countDown();
+    }
+    Class<?> oa = runA.get(20, TimeUnit.SECONDS);
+    assertEquals(InvalidMoveException.class, oa, "A's move, after B's, makes a cycle");
+    assertTrue(va.get() > vb.get(), "A's refusal takes effect after B's move: A at " + va
+        + ", B at " + vb);
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(Tree.parse(FIXTURE));
+    reference.move("j", Position.lastChildOf("c"));
+    assertEquals(reference.snapshot(), b.snapshot());
+    assertEquals(List.of(), b.check());
+  }
+
   private static void await(CountDownLatch latch) {
     try {
       latch.await();

@@ -25,4 +25,10 @@ final class SwitchableSender implements TreeLock.Sender {
       Bson update) {
     return target.fence(collection, filter, update);
   }
+
+  @Override
+  public BsonDocument exchange(MongoCollection<BsonDocument> collection, Bson filter,
+      Bson update, com.mongodb.client.model.FindOneAndUpdateOptions options) {
+    return target.exchange(collection, filter, update, options);
+  }
 }

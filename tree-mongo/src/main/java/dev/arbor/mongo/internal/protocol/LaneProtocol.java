@@ -138,7 +138,11 @@ public final class LaneProtocol implements Protocol {
           lanes.pause(attempt, start, "the tree's lock, to do: " + what);
           continue;
         }
-        c = new Change(data, scope, null, () -> lanes.renewIfDue(lane), lane.version);
+        c = new Change(data, scope, null, () -> {
+          if (!lanes.renewIfDue(lane)) {
+            throw new MarksLost(); // what it reads now may be another's change half-way
+          }
+        }, lane.version);
         List<String> again = footprint.of(c, true);
         if (again == null || !want.containsAll(again)) {
           lanes.release(lane);
@@ -152,6 +156,10 @@ public final class LaneProtocol implements Protocol {
           continue;
         }
         planner.plan(c);
+      } catch (MarksLost e) {
+        lanes.release(lane); // bounded by its lease: clears nothing of another's
+        lanes.pause(attempt, start, "a lane taken over while it planned: " + what);
+        continue; // nothing of it was written: made again
       } catch (IllegalStateException e) { // the client was closed under the change
         throw new ChangeInterruptedException("The client was closed while doing: " + what
             + "; nothing of it was written", ChangeInterruptedException.Outcome.NOT_APPLIED, e);
@@ -165,11 +173,24 @@ public final class LaneProtocol implements Protocol {
         lanes.pause(attempt, start, "the server, to do: " + what);
         continue;
       } catch (RuntimeException e) {
+        // A planner's verdict (no such node, a cycle…) stands only if the lane still held its
+        // marks once it was made: a lane taken over while it planned may have read another's
+        // change, which took effect after its version.
+        if (!stillHeld(lane)) {
+          lanes.release(lane);
+          lanes.pause(attempt, start, "a lane taken over while it planned: " + what);
+          continue;
+        }
         lanes.release(lane);
         settled.accept(lane.version);
         throw e;
       }
       if (c.steps().isEmpty()) {
+        if (!stillHeld(lane)) { // a no-op, seen as such only if read under its marks
+          lanes.release(lane);
+          lanes.pause(attempt, start, "a lane taken over while it planned: " + what);
+          continue;
+        }
         lanes.release(lane);
         settled.accept(lane.version);
         return Outcome.NONE;
@@ -200,6 +221,24 @@ public final class LaneProtocol implements Protocol {
       return new Outcome(lane.version, deleted);
     }
     return locked(what, planner);
+  }
+
+  /** Thrown by a lane's reads once its marks were taken over: the change is planned again. */
+  private static final class MarksLost extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    MarksLost() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** Whether the lane still holds its marks (its lease renewed); false if it was taken over. */
+  private boolean stillHeld(Lanes.Lane lane) {
+    try {
+      return lanes.renew(lane);
+    } catch (MongoException e) {
+      return false; // not known: the change is planned again, which is always sound
+    }
   }
 
   /** A change under the tree's lock, which waits for the lanes to drain. */

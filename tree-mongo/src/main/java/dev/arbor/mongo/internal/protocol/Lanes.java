@@ -212,7 +212,7 @@ public final class Lanes {
    */
   public @Nullable Met claim(Lane lane, List<String> ids, String what) {
     String head = ids.get(0);
-    BsonDocument after = raw.findOneAndUpdate(key(and(eq("_id", head), eq(FIELD, null))),
+    BsonDocument after = tree.sender.exchange(raw, key(and(eq("_id", head), eq(FIELD, null))),
         Updates.combine(Updates.set(T, lane.token), Updates.set(L, lock.leaseMillis),
             Updates.set(W, what), Updates.currentDate(R)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
@@ -281,7 +281,7 @@ public final class Lanes {
    *     shut
    */
   public TreeLock.@Nullable State gate(Lane lane) {
-    BsonDocument after = raw.findOneAndUpdate(and(lock.lockKey(),
+    BsonDocument after = tree.sender.exchange(raw, and(lock.lockKey(),
             eq(LockDocument.OWNER, null), eq(LockDocument.STUCK, null),
             in(LockDocument.WAITING, org.bson.BsonNull.VALUE, new BsonDocument())),
         Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
@@ -329,7 +329,7 @@ public final class Lanes {
    * @return whether this owner still holds the lane
    */
   public boolean renew(Lane lane) {
-    BsonDocument after = raw.findOneAndUpdate(lane.headFilter(), Updates.currentDate(R),
+    BsonDocument after = tree.sender.exchange(raw, lane.headFilter(), Updates.currentDate(R),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
     if (after == null) {

@@ -143,6 +143,15 @@ public final class TreeLock {
           .upsert(true).returnDocument(ReturnDocument.AFTER)
           .projection(Projections.include(STATE)));
     }
+
+    /**
+     * Sends one {@code findOneAndUpdate} of a lane's ({@link Lanes}: the claim of its head, its
+     * gate, a renewal of its lease) and returns the document it answers with, or null.
+     */
+    public default @Nullable BsonDocument exchange(MongoCollection<BsonDocument> collection,
+        Bson filter, Bson update, FindOneAndUpdateOptions options) {
+      return collection.findOneAndUpdate(filter, update, options);
+    }
   }
 
   public static final Sender BULK = (collection, batch) -> collection.bulkWrite(batch.models());
