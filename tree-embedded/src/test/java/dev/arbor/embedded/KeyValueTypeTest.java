@@ -54,7 +54,7 @@ class KeyValueTypeTest {
     Random random = new Random(27);
     List<String> strings = new ArrayList<>(List.of("", "a", "b", "aa", "ab", "node-10",
         "node-9", "node-100", "\u0000", "\u0080", "\u00e9", "\u0800", "\ud83c\udf33"));
-    for (int i = 0; i < 350; i++) {
+    for (int i = 0; i < 250; i++) {
       strings.add(randomString(random, i % 3 == 0 ? 40 : 6));
     }
     for (String s : strings) {
@@ -97,7 +97,7 @@ class KeyValueTypeTest {
   void theH2AdaptersUniqueIndexesUseItAndFindTheirKeysAfterARestart() {
     List<String> ids = new ArrayList<>();
     Random random = new Random(3);
-    for (int i = 0; i < 2_000; i++) {
+    for (int i = 0; i < 1_000; i++) {
       ids.add("n-" + randomString(random, 8) + "-" + i);
     }
     try (EmbeddedMongo mongo = EmbeddedMongo.start(dir)) {
