@@ -9,6 +9,7 @@ import de.bwaldvogel.mongo.exception.CursorNotFoundException;
 import de.bwaldvogel.mongo.backend.DocumentWithPosition;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.KeyValue;
 import de.bwaldvogel.mongo.backend.Missing;
 import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.ValueComparator;
@@ -64,6 +65,10 @@ import org.jspecify.annotations.Nullable;
  *       therefore an inner class that reads the store from its backend ({@code getMvStore()},
  *       set before), where a field of its own would still be null (no thread-local: javac sets
  *       an inner class's enclosing instance before calling the superclass constructor);
+ *   <li>that {@code H2Database.openOrCreateUniqueIndex} opens its map with {@code
+ *       MVStore.openMap(name)}, which returns the map the adapter opened just before with {@link
+ *       KeyValueType} as its key type (if it did not, the index would compare its keys as the
+ *       server does, in the same order, only slower);
  *   <li>that the server asks {@code openOrCreateSecondaryIndex} for every non-unique index, hands
  *       each removed document's key to {@code removeDocument}, and runs sorted queries through
  *       {@code matchDocuments} and unsorted ones through {@code matchDocumentsFromStream}; and
@@ -255,6 +260,21 @@ final class H2ServerAdapter extends H2Backend {
       MVMap<String, Object> metaMap = store().openMap(META_PREFIX + fullName);
       return new IndexedCollection(this, collectionName, options, dataMap, metaMap,
           cursorRegistry);
+    }
+
+    /**
+     * The server's unique index, over a map opened first with {@link KeyValueType} as its key
+     * type: the server's own {@code openMap(name)} then finds it open and takes it as it is.
+     * The keys, the file and the order are those of the server's map; only the comparison of
+     * string keys is cheaper (should a later server open its own map, the index is as fast as
+     * the server's, never wrong).
+     */
+    @Override
+    protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName,
+        List<IndexKey> keys, boolean sparse) {
+      store().openMap(getFullCollectionNamespace(collectionName) + INDEX_INFIX + indexName,
+          new MVMap.Builder<KeyValue, Object>().keyType(new KeyValueType()));
+      return super.openOrCreateUniqueIndex(collectionName, indexName, keys, sparse);
     }
 
     /**

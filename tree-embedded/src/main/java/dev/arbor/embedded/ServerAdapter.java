@@ -147,7 +147,9 @@ final class ServerAdapter {
    * Aggregation.fromPipeline}), validates it and computes it, and {@code computeResult} reads the
    * collection's {@code queryAllAsStream()}. This does the same, with a view of the collection
    * whose {@code queryAllAsStream()} is {@link Prefiltered#prefiltered}: the pipeline gets what it
-   * needs as a parameter, no thread-local side channel. The server's answer is a single first
+   * needs as a parameter, no thread-local side channel. Its {@code $unwind} stages of a top-level
+   * field are {@link SlimUnwind}'s, which give the server's documents without copying the
+   * unwound array once per element. The server's answer is a single first
    * batch with cursor id 0; so is this one. (The server also clears the connection's last
    * write status for {@code getLastError}, a command the driver no longer sends; this does not.)
    */
@@ -179,6 +181,7 @@ final class ServerAdapter {
     List<Document> pipeline = Aggregation.parse(command.get("pipeline"));
     Aggregation aggregation = Aggregation.fromPipeline(pipeline, backend::resolveDatabase,
         database, view(collection, () -> p.prefiltered(match)), oplog);
+    SlimUnwind.replaceIn(aggregation, pipeline);
     aggregation.validate(command);
     List<Document> result = aggregation.computeResult();
     Document cursor = new Document("id", 0L);
