@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * reads: a move with listeners counts the moved subtree ({@link
  * Layout#descendantCountOf}), an update reads the node's parent.
  */
-public final class TreeChanges {
+final class TreeChanges {
   private final MongoTreeStore store;
 
   public TreeChanges(MongoTreeStore store) {

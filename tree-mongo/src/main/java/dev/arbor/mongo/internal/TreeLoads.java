@@ -34,7 +34,7 @@ import org.jspecify.annotations.Nullable;
  * entries in bounded memory, all-or-nothing under the lock with the load's undo journal ({@link
  * TreeLock#beginLoad}), or as one change in the caller's transaction.
  */
-public final class TreeLoads {
+final class TreeLoads {
   private final MongoTreeStore store;
 
   public TreeLoads(MongoTreeStore store) {

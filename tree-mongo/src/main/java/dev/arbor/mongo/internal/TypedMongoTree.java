@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * back with the same codec. So every typed operation is the store's own (same protocol, isolation
  * and round trips), plus an in-memory conversion per node.
  */
-public final class TypedMongoTree<T> implements TypedTree<T> {
+final class TypedMongoTree<T> implements TypedTree<T> {
   private static final String ID = "_id";
 
   private final MongoTree tree;

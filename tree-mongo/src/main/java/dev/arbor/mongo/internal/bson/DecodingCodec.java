@@ -18,7 +18,7 @@ import org.bson.codecs.EncoderContext;
  * @param after what each decoded document becomes
  * @param source what supplies {@code after} (a {@link Scope} or {@link NodeIds}), for lookups
  */
-public record DecodingCodec(CollectibleCodec<Document> codec, UnaryOperator<Document> after,
+record DecodingCodec(CollectibleCodec<Document> codec, UnaryOperator<Document> after,
     Object source) implements CollectibleCodec<Document> {
   @Override
   public Document decode(BsonReader reader, DecoderContext context) {

@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * tree with {@code check()}, {@code size()} and {@code roots()}, and the reads of given nodes.
  * Every difference throws a {@link DoctorMismatch} naming the operation after which it appeared.
  */
-public final class DoctorComparisons {
+final class DoctorComparisons {
   private DoctorComparisons() {}
 
   /** Runs {@code run} on both stores; the outcomes must be the same exception or none. */

@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * written), or with the holder's client closed under it. Later batches go through unchanged, and
  * so do earlier ones, sent before it is {@linkplain #armed armed} (the fixture's load).
  */
-public final class DoctorCrashingSender implements TreeLock.Sender {
+final class DoctorCrashingSender implements TreeLock.Sender {
   /** Thrown where a holder stops dead. */
   public static final class Crash extends RuntimeException {
     private static final long serialVersionUID = 1L;

@@ -6,7 +6,7 @@ package dev.arbor.mongo.internal.doctor;
  * reported {@link Doctor.Status#FAILED} with this message as its detail. It keeps no stack trace
  * (the message says what differed, after which operation).
  */
-public final class DoctorMismatch extends RuntimeException {
+final class DoctorMismatch extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   public DoctorMismatch(String message) {

@@ -15,7 +15,7 @@ import java.util.function.Consumer;
  * deletions, grafts, and the refused forms of each), each with the ids whose reads are compared
  * after it.
  */
-public final class DoctorScript {
+final class DoctorScript {
   private DoctorScript() {}
 
   /** One operation of the script, with the ids whose reads are compared after it. */

@@ -93,7 +93,7 @@ import org.jspecify.annotations.Nullable;
  * the moved subtree. The manual calls it "slightly slower than materialized paths but more
  * straightforward to use".
  */
-public final class ArrayOfAncestorsLayout implements Layout {
+final class ArrayOfAncestorsLayout implements Layout {
   private final LayoutContext context;
   private final String parentField;
   private final String ancestorsField;

@@ -25,7 +25,7 @@ import org.bson.Document;
  * node to its subtree. Each walk is one {@code $graphLookup} where the server runs it correctly,
  * or one query per level (see {@link Walker}).
  */
-public final class ChildArrayWalks {
+final class ChildArrayWalks {
   private final LayoutContext context;
   private final String childrenField;
 

@@ -99,7 +99,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Choose it when reads are mostly "the children of this node" and writes touch single nodes;
  * the manual finds it suitable "as long as no operations on subtrees are necessary".
  */
-public final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
+final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   private final LayoutContext context;
   private final String childrenField;
   private final String rankField;

@@ -15,7 +15,7 @@ import dev.arbor.mongo.internal.protocol.Reads;
  * $graphLookup} off for the store's later walks: the refusal aborted the transaction it met, and
  * the retried transaction walks.
  */
-public final class GraphLookupWalker implements Walker {
+final class GraphLookupWalker implements Walker {
   private final ServerCapabilities capabilities;
 
   public GraphLookupWalker(ServerCapabilities capabilities) {

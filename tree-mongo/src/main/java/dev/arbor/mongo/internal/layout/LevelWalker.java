@@ -7,7 +7,7 @@ import dev.arbor.mongo.internal.protocol.Reads;
  * The {@link Walker} of a scoped tree or a tree of typed ids: always level by level, one query
  * per level, each of which the store's {@link Reads} scopes and rewrites.
  */
-public final class LevelWalker implements Walker {
+final class LevelWalker implements Walker {
   public static final LevelWalker INSTANCE = new LevelWalker();
 
   private LevelWalker() {}

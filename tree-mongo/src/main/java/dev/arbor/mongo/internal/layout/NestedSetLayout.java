@@ -103,7 +103,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Choose it for static trees read by subtree: the manual finds it "fast and efficient for
  * finding subtrees but inefficient for modifying the tree structure".
  */
-public final class NestedSetLayout implements Layout {
+final class NestedSetLayout implements Layout {
   private final LayoutContext context;
   private final String parentField;
   private final String leftField;

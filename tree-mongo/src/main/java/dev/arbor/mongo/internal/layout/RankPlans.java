@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * The rank writes the layouts that order siblings by a rank field plan besides {@link
  * Ranks#rankFor}: a sibling group renumbered after a lift, and the ranks a repair fills in.
  */
-public final class RankPlans {
+final class RankPlans {
   private RankPlans() {}
 
   /**

@@ -20,7 +20,7 @@ import org.bson.Document;
  * level-by-level walk, see {@link Walker}), and every such read is defined by two walks, which
  * the layout gives: {@link Links#ancestorsOf} and {@link Links#subtree}.
  */
-public final class ReferenceReads {
+final class ReferenceReads {
   /** The two walks of a reference layout. */
   public interface Links {
     /**

@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
  * in journal documents of up to 4 MB ({@code {_id: {arbor: "journal", v, part}, steps}}) and
  * committed by a fence that stores the header alone. A replay reads it back from either.
  */
-public final class Journal {
+final class Journal {
   private final TreeLock facade;
   private final LockDocument lock;
 

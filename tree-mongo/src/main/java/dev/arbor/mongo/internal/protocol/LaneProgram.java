@@ -34,7 +34,7 @@ import org.jspecify.annotations.Nullable;
  * proves that every statement before it ran in time. Batches go through the lock's {@link
  * TreeLock.Sender}, so that tests stall and crash lanes as they do the tree's lock.
  */
-public final class LaneProgram {
+final class LaneProgram {
   /**
    * The largest journal kept in a head's mark: a node document carries it beside its own fields,
    * under MongoDB's 16 MB; larger plans take the tree's lock, whose journal has room.

@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
  * is replayed ({@link Replay}) before the new holder goes on. Readers wait here too, for a quiet
  * tree.
  */
-public final class LockQueue {
+final class LockQueue {
   /** Lock waits longer than this are logged. */
   public static final long LONG_WAIT_MILLIS = 1_000;
 

@@ -18,7 +18,7 @@ import com.mongodb.bulk.BulkWriteError;
  * a document already inserted), a command out of its time limit, or an error after which the same
  * fenced command may be sent again.
  */
-public final class MongoErrors {
+final class MongoErrors {
   private MongoErrors() {}
 
   public static boolean duplicateKey(int code) {

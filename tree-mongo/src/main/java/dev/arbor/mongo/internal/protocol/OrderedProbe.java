@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * change (see {@link Execution}). Probed once on the lock document: a failing fence followed by a
  * harmless update.
  */
-public final class OrderedProbe {
+final class OrderedProbe {
   private final LockDocument lock;
   private volatile @Nullable Boolean ordered;
 

@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * sent by an {@link Execution}; the insert fences it used are swept afterwards, a few dozen at a
  * time.
  */
-public final class PlanRunner {
+final class PlanRunner {
   private final TreeLock facade;
   private final LockDocument lock;
   private final Fences fences;

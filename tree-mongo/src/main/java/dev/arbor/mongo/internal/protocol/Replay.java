@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  * replay finishes the change exactly), a caller whose change was committed waits for that, and
  * {@code repair()} completes a journal the server had refused (a stuck tree).
  */
-public final class Replay {
+final class Replay {
   private final TreeLock facade;
   private final LockDocument lock;
   private final Journal journal;
