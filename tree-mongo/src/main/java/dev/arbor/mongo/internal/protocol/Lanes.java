@@ -67,10 +67,13 @@ import org.jspecify.annotations.Nullable;
  * holder's later batches change nothing: they are bounded by a deadline that has passed.
  *
  * <p><b>The tree's lock</b> still serializes what is not a lane's (loads, grafts, repair,
- * changes of the top level, nested sets): a caller that takes it waits until no mark is left in
- * the tree ({@link #drain}), taking expired lanes over; a lane passes the gate only while nobody
- * holds it (the lane marks first and then passes the gate, the holder takes the lock first and
- * then looks for marks: one of the two sees the other).
+ * changes of the top level, nested sets): a caller that takes it waits until no lane the lock
+ * document names is in flight ({@link #drain}: the gate names the lane with its head, {@code
+ * arborLock.inflight.<token>: <head id>}), taking expired lanes over; a lane passes the gate only
+ * while nobody holds it (the gate names the lane, the holder takes the lock first and then reads
+ * the names: one of the two sees the other). A step refused after others of the lane ran leaves
+ * the tree stuck ({@link #stuck}) until {@code repair()} completes the lane ({@link
+ * #completeStuck}).
  */
 public final class Lanes {
   /** The field of a mark. */
