@@ -185,26 +185,10 @@ public final class FencedJournalProtocol implements Protocol {
     if (before == null) {
       return null;
     }
-    Reads r = new Reads(data, scope, session, () -> {}, true);
-    T result = null;
-    RuntimeException failed = null;
-    try {
-      result = body.apply(r);
-    } catch (MongoException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      failed = e; // stands only if the read saw a quiet tree
-    }
-    BsonDocument folded = r.foldedLock();
+    ReadTry<T> t = ReadTry.run(new Reads(data, scope, session, () -> {}, true), body);
+    BsonDocument folded = t.folded();
     TreeLock.State after = folded != null ? new TreeLock.State(folded) : lock.read();
-    if (before.same(after) && !after.lanes
-        && (folded == null || r.foldedMaxMark() <= before.version())) {
-      if (failed != null) {
-        throw failed;
-      }
-      return new Accepted<>(result);
-    }
-    return null;
+    return t.saw(before, after) ? new Accepted<>(t.outcome()) : null;
   }
 
   @Override
@@ -227,24 +211,11 @@ public final class FencedJournalProtocol implements Protocol {
           before = s.asQuiet();
           known.remember(before);
         }
-        Reads r = new Reads(data, scope, session, () -> {}, true);
-        T result = null;
-        RuntimeException failed = null;
-        try {
-          result = body.apply(r);
-        } catch (MongoException e) {
-          throw e;
-        } catch (RuntimeException e) {
-          failed = e; // stands only if the read saw a quiet tree
-        }
-        BsonDocument folded = r.foldedLock();
+        ReadTry<T> t = ReadTry.run(new Reads(data, scope, session, () -> {}, true), body);
+        BsonDocument folded = t.folded();
         TreeLock.State after = folded != null ? new TreeLock.State(folded) : lock.read();
-        if (before.same(after) && !after.lanes
-            && (folded == null || r.foldedMaxMark() <= before.version())) {
-          if (failed != null) {
-            throw failed;
-          }
-          return result;
+        if (t.saw(before, after)) {
+          return t.outcome();
         }
         if (folded != null && !before.same(after)) {
           after = lock.read(); // the folded copy may predate the query's other documents

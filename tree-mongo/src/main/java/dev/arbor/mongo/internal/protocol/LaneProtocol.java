@@ -267,16 +267,7 @@ public final class LaneProtocol implements Protocol {
           waiting = waiting == null ? lock.readerToken() : waiting;
           before = lock.awaitQuiet(waiting);
         }
-        Reads r = new Reads(data, scope, null, () -> {}, false);
-        T result = null;
-        RuntimeException failed = null;
-        try {
-          result = body.apply(r);
-        } catch (MongoException e) {
-          throw e;
-        } catch (RuntimeException e) {
-          failed = e; // stands only if the read saw a quiet tree
-        }
+        ReadTry<T> t = ReadTry.run(new Reads(data, scope, null, () -> {}, false), body);
         // Accepted if the version did not move and no lane was in flight: none named by the lock
         // document, or none holding a mark and the version still the same after that look (a
         // lane raises the version before it clears its marks).
@@ -296,10 +287,7 @@ public final class LaneProtocol implements Protocol {
         }
         if (accepted) {
           fenced.remember(before.asQuiet()); // the next read tries on it first
-          if (failed != null) {
-            throw failed;
-          }
-          return result;
+          return t.outcome();
         }
         if (attempt >= 2 && waiting == null) {
           waiting = lock.readerToken(); // lanes stop passing the gate until this read is done
