@@ -367,6 +367,49 @@ class LanesTest {
     assertEquals(List.of(), b.check());
   }
 
+  /**
+   * With the default options: a store whose optimistic change found the tree moved by another
+   * writer runs its next change in a lane, and while that change is held half-way, a writer of
+   * another subtree (default options too) completes its changes.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void defaultStoresThatMeetGoToLanes(TreePattern pattern) throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    pattern.open(c).load(Tree.parse(FIXTURE));
+    HoldingSender holding = new HoldingSender();
+    MongoTreeStore a = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .sender(holding));
+    MongoTreeStore b = (MongoTreeStore) pattern.open(c);
+    a.snapshot(); // A knows the tree's version
+    b.insert("x", Position.lastChildOf("j")); // and B moves it: A's next try meets another writer
+    a.update("c", java.util.Map.of("seen", 1)); // planned on a stale version: then in a lane
+    holding.hold = true;
+    CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
+        () -> outcome(() -> a.move("e", Position.lastChildOf("h"))));
+    try {
+      assertTrue(holding.held.await(10, TimeUnit.SECONDS), "A reached its writes");
+      long t0 = System.nanoTime();
+      b.insert("y", Position.lastChildOf("j"));
+      b.move("o", Position.firstChildOf("q"));
+      long bMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertFalse(runA.isDone(), "A is still held");
+      assertTrue(bMillis < 10_000, "B did not wait for A: " + bMillis + " ms");
+    } finally {
+      holding.release.countDown();
+    }
+    assertEquals(null, runA.get(20, TimeUnit.SECONDS));
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(Tree.parse(FIXTURE));
+    reference.insert("x", Position.lastChildOf("j"));
+    reference.update("c", java.util.Map.of("seen", 1));
+    reference.insert("y", Position.lastChildOf("j"));
+    reference.move("o", Position.firstChildOf("q"));
+    reference.move("e", Position.lastChildOf("h"));
+    assertEquals(reference.snapshot(), b.snapshot());
+    assertEquals(List.of(), b.check());
+  }
+
   private static void await(CountDownLatch latch) {
     try {
       latch.await();
