@@ -70,18 +70,25 @@ final class ScopeBench {
 
   /** The figures of one configuration. */
   record Figures(TreePattern pattern, Layout layout, int trees, int writers, long changes,
-      double seconds, long waitedMillis, long failures, RuntimeException firstFailure,
-      boolean treesIntact) {
+      double seconds, long waitedMillis, long roundTrips, long failures,
+      RuntimeException firstFailure, boolean treesIntact) {
     double perSecond() {
       return changes / seconds;
+    }
+
+    /** The commands the writers sent per change (machine-independent, unlike the time). */
+    double roundTripsPerChange() {
+      return changes == 0 ? 0 : (double) roundTrips / changes;
     }
 
     @Override
     public String toString() {
       return String.format(Locale.ROOT, "%-18s %-17s %d tree%s x %d writer%s: %7.1f changes/s,"
-          + " %6d ms waiting for locks (%4.1f%% of writer time), %d failed%s, trees %s",
+          + " %4.1f round trips per change, %6d ms waiting for locks (%4.1f%% of writer time),"
+          + " %d failed%s, trees %s",
           pattern, layout.label, trees, trees == 1 ? " " : "s", writers, writers == 1 ? " " : "s",
-          perSecond(), waitedMillis, 100.0 * waitedMillis / (seconds * 1000 * writers), failures,
+          perSecond(), roundTripsPerChange(), waitedMillis,
+          100.0 * waitedMillis / (seconds * 1000 * writers), failures,
           firstFailure == null ? "" : " (first: " + firstFailure + ")",
           treesIntact ? "checked" : "NOT AS LOADED");
     }
@@ -115,7 +122,7 @@ final class ScopeBench {
         for (TreePattern pattern : patterns) {
           for (Layout layout : Layout.values()) {
             out.add(measure(pattern, db.getCollection("c" + n++), layout,
-                layout == Layout.BASELINE ? 1 : writers, seconds, nodes));
+                layout == Layout.BASELINE ? 1 : writers, seconds, nodes, server.meter()));
           }
         }
       } finally {
@@ -127,7 +134,8 @@ final class ScopeBench {
 
   /** {@code writers} writers working as {@code layout} says, in a fresh collection. */
   static Figures measure(TreePattern pattern, MongoCollection<Document> collection,
-      Layout layout, int writers, double seconds, int nodes) throws InterruptedException {
+      Layout layout, int writers, double seconds, int nodes, CommandMeter meter)
+      throws InterruptedException {
     int trees = layout == Layout.SEPARATE_TREES ? writers : 1;
     int subtrees = layout == Layout.SHARED_SUBTREE || layout == Layout.DISJOINT_SUBTREES
         ? writers : 1;
@@ -187,18 +195,20 @@ final class ScopeBench {
       threads.add(t);
       t.start();
     }
+    long sent = meter.roundTrips();
     long t0 = System.nanoTime();
     start.countDown();
     for (Thread t : threads) {
       t.join();
     }
     double elapsed = (System.nanoTime() - t0) / 1e9;
+    long roundTrips = meter.roundTrips() - sent;
     boolean intact = true;
     for (int t = 0; t < trees; t++) {
       intact &= stores.get(t).check().isEmpty() && stores.get(t).snapshot().equals(loaded.get(t));
     }
     return new Figures(pattern, layout, trees, writers, changes.get(), elapsed, waited.get(),
-        failures.get(), firstFailure.get(), intact);
+        roundTrips, failures.get(), firstFailure.get(), intact);
   }
 
   /** The time the current thread has spent sleeping or parked, in ms (0 if not measured). */
