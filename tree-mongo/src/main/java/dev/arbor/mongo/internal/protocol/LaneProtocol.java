@@ -157,8 +157,7 @@ public final class LaneProtocol implements Protocol {
         }
         planner.plan(c);
       } catch (MarksLost e) {
-        lanes.release(lane); // bounded by its lease: clears nothing of another's
-        lanes.pause(attempt, start, "a lane taken over while it planned: " + what);
+        lost(lane, attempt, start, what);
         continue; // nothing of it was written: made again
       } catch (IllegalStateException e) { // the client was closed under the change
         throw new ChangeInterruptedException("The client was closed while doing: " + what
@@ -177,8 +176,7 @@ public final class LaneProtocol implements Protocol {
         // marks once it was made: a lane taken over while it planned may have read another's
         // change, which took effect after its version.
         if (!stillHeld(lane)) {
-          lanes.release(lane);
-          lanes.pause(attempt, start, "a lane taken over while it planned: " + what);
+          lost(lane, attempt, start, what);
           continue;
         }
         lanes.release(lane);
@@ -187,8 +185,7 @@ public final class LaneProtocol implements Protocol {
       }
       if (c.steps().isEmpty()) {
         if (!stillHeld(lane)) { // a no-op, seen as such only if read under its marks
-          lanes.release(lane);
-          lanes.pause(attempt, start, "a lane taken over while it planned: " + what);
+          lost(lane, attempt, start, what);
           continue;
         }
         lanes.release(lane);
@@ -232,6 +229,15 @@ public final class LaneProtocol implements Protocol {
     }
   }
 
+  /**
+   * After a lane was taken over while it planned: frees what it may still mark (bounded by its
+   * lease: nothing of another's) and pauses before the change is planned again in a new lane.
+   */
+  private void lost(Lanes.Lane lane, int attempt, long start, String what) {
+    lanes.release(lane);
+    lanes.pause(attempt, start, "a lane taken over while it planned: " + what);
+  }
+
   /** Whether the lane still holds its marks (its lease renewed); false if it was taken over. */
   private boolean stillHeld(Lanes.Lane lane) {
     try {
@@ -268,24 +274,10 @@ public final class LaneProtocol implements Protocol {
           before = lock.awaitQuiet(waiting);
         }
         ReadTry<T> t = ReadTry.run(new Reads(data, scope, null, () -> {}, false), body);
-        // Accepted if the version did not move and no lane was in flight: none named by the lock
-        // document, or none holding a mark and the version still the same after that look (a
-        // lane raises the version before it clears its marks).
-        TreeLock.State after = lock.read();
-        Lanes.Met met = null;
-        boolean accepted = false;
-        if (before.asQuiet().same(after)) {
-          if (!after.lanes) {
-            accepted = true;
-          } else {
-            met = lanes.inFlight(after);
-            if (met == null) {
-              TreeLock.State again = lock.read();
-              accepted = before.asQuiet().same(again) && !again.lanes;
-            }
-          }
-        }
-        if (accepted) {
+        // Accepted if the version did not move and no lane was in flight (Lanes.look).
+        Lanes.Look look = lanes.look(before.asQuiet(), lock.read());
+        Lanes.Met met = look.met();
+        if (look.stands()) {
           fenced.remember(before.asQuiet()); // the next read tries on it first
           return t.outcome();
         }

@@ -613,6 +613,35 @@ public final class Lanes {
   }
 
   /**
+   * What a look at the lock document after a read tells: whether the read {@code stands} (the
+   * tree still at the quiet version it began at, no lane in flight), else the lane {@code met}
+   * in flight (null if the version moved), and the {@code last} state read.
+   */
+  public record Look(boolean stands, @Nullable Met met, TreeLock.State last) {}
+
+  /**
+   * Whether a read that began at the quiet version {@code before} stands, by the lock document
+   * {@code after} read after it. A lane that passed its gate before the read began leaves the
+   * version as it was until it releases: while the lock document names lanes in flight, the read
+   * stands only if none of their heads still carries its mark and the version has not moved after
+   * that look (a lane raises the version before it clears its marks).
+   */
+  public Look look(TreeLock.Quiet before, TreeLock.State after) {
+    if (!before.same(after)) {
+      return new Look(false, null, after);
+    }
+    if (!after.lanes) {
+      return new Look(true, null, after);
+    }
+    Met met = inFlight(after);
+    if (met != null) {
+      return new Look(false, met, after);
+    }
+    TreeLock.State again = tree.read();
+    return new Look(before.same(again) && !again.lanes, null, again);
+  }
+
+  /**
    * Waits, as the holder of the tree's lock, until no lane named by the lock document is in
    * flight, taking expired lanes over: lanes that passed the gate before the lock was taken
    * finish first; no lane passes it now. (A lane that marked its nodes but did not pass the gate

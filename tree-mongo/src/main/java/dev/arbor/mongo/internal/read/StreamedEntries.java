@@ -80,29 +80,21 @@ public final class StreamedEntries implements PreorderCursor {
   }
 
   /**
-   * The lock's state if a change took effect since {@link #before} or one is in flight, else
-   * null. A change in a lane ({@link dev.arbor.mongo.internal.protocol.Lanes}) that passed its
-   * gate before the stream started leaves the version as it was until it releases: while the
-   * lock document names lanes in flight, the stream stands only if no mark is left in the tree
-   * and the version still has not moved after that look (a lane raises it before it clears its
-   * marks).
+   * The lock's state if a change took effect since {@link #before} or one is in flight, in a
+   * lane too ({@link dev.arbor.mongo.internal.protocol.Lanes#look}; the tree's lanes, which
+   * other stores may run even if this one has them off), else null.
    */
   private TreeLock.@Nullable State changed() {
     if (before == null) {
       return null;
     }
     TreeLock.State now = store.lock.read();
-    if (!before.same(now)) {
-      return now;
+    dev.arbor.mongo.internal.protocol.Lanes lanes = store.lock.lanes;
+    if (lanes == null) { // nested sets, transactions: no lanes
+      return before.same(now) ? null : now;
     }
-    if (now.lanes && store.lanes != null) {
-      if (store.lanes.inFlight(now) != null) {
-        return now;
-      }
-      TreeLock.State again = store.lock.read();
-      return before.same(again) && !again.lanes ? null : again;
-    }
-    return null;
+    dev.arbor.mongo.internal.protocol.Lanes.Look look = lanes.look(before, now);
+    return look.stands() ? null : look.last();
   }
 
   private RuntimeException changedWhileStreaming(TreeLock.State now,
