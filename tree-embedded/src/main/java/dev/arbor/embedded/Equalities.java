@@ -27,11 +27,12 @@ import org.jspecify.annotations.Nullable;
  *       the values,
  * </ul>
  *
- * <p>where every {@code v} is a string or an ObjectId: the two types whose equality in the
- * matcher ({@code Utils.nullAwareEquals}: the values normalized, then {@code equals}) is {@code
- * equals} of the same Java class, which a hash key reproduces exactly. Numbers (1, 1.0 and 1L are
- * equal), null (equal to a missing field), documents, regular expressions and every other operator
- * are left to the scan. Other conditions ({@code $or}, {@code $nor}, {@code $expr}, dotted
+ * <p>where every {@code v} is a string, an ObjectId or a number (int, long or double): the
+ * types whose equality in the matcher ({@code Utils.nullAwareEquals}: the values normalized, then
+ * {@code equals}) a hash key reproduces exactly, a number by its normalized value ({@link #key}:
+ * 1, 1L and 1.0 are one key, as they are equal in the matcher). Null (equal to a missing field),
+ * booleans, decimals, documents, regular expressions and every other operator are left to the
+ * scan. Other conditions ({@code $or}, {@code $nor}, {@code $expr}, dotted
  * paths, other operators) are conjuncts that are simply not used. A query with a top-level
  * operator the matcher does not know, or a malformed {@code $and}, yields nothing, so that the
  * scan reports the error as without an index.
@@ -52,9 +53,28 @@ final class Equalities {
     return walk(query, out, 0) ? out : null;
   }
 
-  /** Whether {@code value} is of a type whose matcher equality a hash key reproduces. */
+  /** Whether {@code value} is of a type whose matcher equality a hash key ({@link #key}) reproduces. */
   static boolean exact(@Nullable Object value) {
-    return value instanceof String || value instanceof ObjectId;
+    return value instanceof String || value instanceof ObjectId || value instanceof Integer
+        || value instanceof Long || value instanceof Double;
+  }
+
+  /**
+   * The hash key of an {@link #exact} value: the value as the matcher compares it ({@code
+   * Utils.normalizeValue} of mongo-java-server, then {@code equals}): a string or an ObjectId
+   * itself; a number as a {@code Double} (1, 1L and 1.0 are one key; -0.0 is 0.0), except a
+   * {@code long} that a double cannot hold, which stays a {@code Long} (and equals no double,
+   * as in the matcher).
+   */
+  static Object key(Object value) {
+    if (value instanceof Long l && l != (long) l.doubleValue()) {
+      return l;
+    }
+    if (value instanceof Number n) {
+      double d = n.doubleValue();
+      return d == 0.0 ? Double.valueOf(0.0) : Double.valueOf(d); // -0.0 == 0.0
+    }
+    return value;
   }
 
   private static boolean walk(Document query, Map<String, Set<Object>> out, int depth) {
@@ -105,7 +125,7 @@ final class Equalities {
 
   private static @Nullable Set<Object> valuesOf(@Nullable Object condition) {
     if (exact(condition)) {
-      return Set.of(condition);
+      return Set.of(key(condition));
     }
     if (!(condition instanceof Document d) || d.size() != 1
         || BsonRegularExpression.isRegularExpression(d)) {
@@ -113,7 +133,7 @@ final class Equalities {
     }
     if (d.containsKey("$eq")) {
       Object v = d.get("$eq");
-      return exact(v) ? Set.of(v) : null;
+      return exact(v) ? Set.of(key(v)) : null;
     }
     if (d.get("$in") instanceof Collection<?> in) {
       Set<Object> values = new HashSet<>();
@@ -121,7 +141,7 @@ final class Equalities {
         if (!exact(v)) {
           return null;
         }
-        values.add(v);
+        values.add(key(v));
       }
       return values;
     }

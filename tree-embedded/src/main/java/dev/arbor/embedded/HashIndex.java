@@ -19,18 +19,19 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A non-unique secondary index of the embedded server, kept in memory: per key field, a hash map
- * from each string and ObjectId the documents hold there (the value itself, or the elements of an
+ * from each string, ObjectId and number the documents hold there (the value itself, or the elements of an
  * array value, at any depth of nested arrays) to the positions of those documents. It answers
  * the equalities {@link Equalities} reads from a query on a leading prefix of its keys (for
  * {@code {tree: 1, parent: 1, rank: 1}}: {@code tree}, or {@code tree} and {@code parent}, ...)
  * with a superset of the documents that match; the collection ({@link IndexedQueries}) applies
  * the whole query to each, as to the documents of a scan.
  *
- * <p>No false negative: every document is indexed under every string and ObjectId it holds in a
- * key field, and a document matches {@code {f: v}} (v a string or an ObjectId) in the server's
- * matcher only if its value of {@code f} is {@code v} or an array holding {@code v} (or, for
- * {@code $in}, an array of arrays holding it). Values of other types are not indexed, and queries
- * on them are not served.
+ * <p>No false negative: every document is indexed under every string, ObjectId and number it
+ * holds in a key field (a number under its normalized value, {@link Equalities#key}), and a
+ * document matches {@code {f: v}} (v of those types) in the server's matcher only if its value of
+ * {@code f} equals {@code v} once both are normalized, or is an array holding such a value (or,
+ * for {@code $in}, an array of arrays holding it). Values of other types are not indexed, and
+ * queries on them are not served.
  *
  * <p>Positions are learned from the collection: {@link #add}, {@link #updateInPlace} (with the
  * position), and {@link #forget} from the collection's removal of a document. {@link
@@ -351,7 +352,7 @@ final class HashIndex<P> extends Index<P> {
   /** Collects the exact values of a field value: itself, or its elements through nested arrays. */
   private static void collect(@Nullable Object value, Set<Object> out, int depth) {
     if (Equalities.exact(value)) {
-      out.add(compact(value));
+      out.add(compact(Equalities.key(value)));
     } else if (value instanceof Collection<?> c && depth < 200) {
       for (Object e : c) {
         collect(e, out, depth + 1);

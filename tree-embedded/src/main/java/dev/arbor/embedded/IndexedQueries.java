@@ -202,9 +202,11 @@ final class IndexedQueries {
    * {@code $in}, that the query requires beside other conditions ({@code {_id: k, owner: t}},
    * {@code {_id: {$in: [k1, k2]}, mark: v}}, or in a top-level {@code $and}), which the server's
    * own choice leaves to the scan (a scan that, for an {@code $in}, compares every document with
-   * every value); null if there is none. Each value must be a string, an ObjectId or a document
-   * of those (as the lock documents' keys are): the index then finds what the server finds for
-   * {@code {_id: k}} alone, and the collection applies the whole query to it.
+   * every value); null if there is none. Each value must be a string, an ObjectId, a number or a
+   * document of those (as the lock documents' keys are, and a scoped tree's node ids {@code {s:
+   * 0, id: "a"}}): the index then finds what the server finds for {@code {_id: k}} alone (its
+   * unique index normalizes numbers as its matcher does), and the collection applies the whole
+   * query to it.
    */
   static <P> @Nullable List<P> byId(List<Index<P>> indexes, Document query) {
     List<Object> ids = idKeys(query, 0);
@@ -255,7 +257,7 @@ final class IndexedQueries {
     return null;
   }
 
-  /** A string, an ObjectId, or a document of those (no operator, number, null or array). */
+  /** A string, an ObjectId, a number, or a document of those (no operator, null or array). */
   private static boolean plainKey(@Nullable Object value, int depth) {
     if (Equalities.exact(value)) {
       return true;

@@ -61,12 +61,12 @@ class HashIndexTest {
   void leavesToTheScanWhatAHashKeyCannotDecide() {
     HashIndex<Integer> index = index("parent", "rank");
     for (Document q : List.of(
-        doc("parent", 1), doc("parent", 1.0), doc("parent", null), doc("parent", true),
+        doc("parent", null), doc("parent", true), doc("parent", new org.bson.types.Decimal128(1)),
         doc("parent", doc("x", "a")), doc("parent", List.of("a")),
         doc("parent", new BsonRegularExpression("^a")), doc("parent", doc("$regex", "^a")),
         doc("parent", doc("$ne", "a")), doc("parent", doc("$gt", "a")),
         doc("parent", doc("$in", Arrays.asList("a", null))),
-        doc("parent", doc("$in", List.of("a", 1))),
+        doc("parent", doc("$in", List.of("a", true))),
         doc("parent", doc("$eq", "a", "$ne", "b")),
         doc("rank", "a"), // not a leading key
         doc("parent.x", "a"), // a path
@@ -75,6 +75,27 @@ class HashIndexTest {
         doc("$and", List.of()), doc("$and", "x"), doc())) {
       assertFalse(index.canHandle(q), () -> "should not serve " + q);
     }
+  }
+
+  @Test
+  void servesNumbersUnderTheValueTheMatcherComparesThemBy() {
+    HashIndex<Integer> index = index("tree", "parent");
+    index.add(doc("tree", 0, "parent", "x"), 0, null);
+    index.add(doc("tree", 0L, "parent", "x"), 1, null);
+    index.add(doc("tree", -0.0, "parent", "y"), 2, null);
+    index.add(doc("tree", List.of(1.0, "a"), "parent", "x"), 3, null);
+    index.add(doc("tree", 9007199254740993L, "parent", "x"), 4, null);
+    index.add(doc("tree", "0", "parent", "x"), 5, null);
+    // 0, 0L, 0.0 and -0.0 are equal in the matcher: one key
+    for (Object zero : List.of(0, 0L, 0.0, -0.0)) {
+      assertEquals(Set.of(0, 1, 2), candidates(index, doc("tree", zero)), () -> "tree " + zero);
+    }
+    assertEquals(Set.of(0, 1), candidates(index, doc("tree", 0.0, "parent", "x")));
+    assertEquals(Set.of(3), candidates(index, doc("tree", doc("$in", List.of(1, 7L)))));
+    // a long no double holds stays itself, equal to no double (as in the matcher)
+    assertEquals(Set.of(4), candidates(index, doc("tree", 9007199254740993L)));
+    assertEquals(Set.of(), candidates(index, doc("tree", 9007199254740992.0)));
+    assertEquals(Set.of(5), candidates(index, doc("tree", "0")));
   }
 
   @Test

@@ -35,8 +35,10 @@ import org.junit.jupiter.api.io.TempDir;
  * collections of one server, one with secondary indexes and one without, leaves them equal, and
  * every read (find with and without sort and limit, count, aggregate with a leading {@code
  * $match}, distinct) and every write by query answers the same, in the same order, on both. Values
- * mix what the indexes serve (strings, ObjectIds, arrays of them, nested arrays) with what they
- * must leave to the scan (numbers of three types, null, missing fields, subdocuments, booleans),
+ * mix what the indexes serve (strings, ObjectIds, numbers of three types equal across types,
+ * -0.0, a long no double holds, NaN, arrays of them, nested arrays) with what they must leave to
+ * the scan (null, missing fields, subdocuments, booleans); ids are strings or documents holding
+ * such numbers,
  * and queries mix served equalities, {@code $in}, {@code $and} and string ranges ({@code $gt},
  * {@code $gte}, {@code $lt}, {@code $lte}, of fields that held arrays too), with conditions never
  * served.
@@ -51,11 +53,11 @@ class SecondaryIndexPropertiesTest {
   private static final ObjectId OID2 = new ObjectId("5f0000000000000000000002");
   /** Field values: served types, and types the index must leave alone. */
   private static final List<Object> VALUES = Arrays.asList("a", "b", "c", "A", "", 1, 1.0, 2L,
-      null, List.of("a", "b"), List.of("b"), List.of(List.of("a")), List.of(), List.of("c", 1),
+      0, -0.0, 0L, 9007199254740993L, Double.NaN, List.of(1.0, "a"), null, List.of("a", "b"), List.of("b"), List.of(List.of("a")), List.of(), List.of("c", 1),
       new Document("x", "a"), OID1, OID2, List.of(OID1), true, "a.b");
   /** Query values. */
   private static final List<Object> QUERY_VALUES = Arrays.asList("a", "b", "c", "A", "", 1, 1.0,
-      null, OID1, OID2, List.of("a", "b"), List.of("a"), new Document("x", "a"), true,
+      0, 0L, -0.0, 2L, 9007199254740993L, 9007199254740992.0, Double.NaN, null, OID1, OID2, List.of("a", "b"), List.of("a"), new Document("x", "a"), true,
       Pattern.compile("^a"));
   /** Indexed and unindexed fields. */
   private static final List<String> FIELDS = List.of("p", "s", "q", "arr", "z", "d");
@@ -160,7 +162,7 @@ class SecondaryIndexPropertiesTest {
 
   private static void step(MongoCollection<Document> indexed, MongoCollection<Document> plain,
       Random r, List<String> log) {
-    String id = "i" + r.nextInt(10);
+    Object id = id(r);
     Function<MongoCollection<Document>, Object> op;
     String described;
     switch (r.nextInt(15)) {
@@ -296,6 +298,20 @@ class SecondaryIndexPropertiesTest {
     return FIELDS.get(r.nextInt(FIELDS.size()));
   }
 
+  /**
+   * A document id: a string, or a document holding a number as a scoped tree's node ids do
+   * ({@code {s: 0, id: "i1"}}), the number sent as an int, a long or a double (equal keys in the
+   * {@code _id} index: -0.0 and 0L are 0).
+   */
+  private static Object id(Random r) {
+    String k = "i" + r.nextInt(10);
+    if (r.nextInt(3) != 0) {
+      return k;
+    }
+    Object s = List.<Object>of(0, 0L, 0.0, -0.0, 1, 1.5).get(r.nextInt(6));
+    return new Document("s", s).append("id", k);
+  }
+
   private static Object value(Random r) {
     return VALUES.get(r.nextInt(VALUES.size()));
   }
@@ -332,7 +348,8 @@ class SecondaryIndexPropertiesTest {
   private static Document condition(Random r) {
     String f = QUERY_FIELDS.get(r.nextInt(QUERY_FIELDS.size()));
     if (f.equals("_id")) {
-      return new Document(f, "i" + r.nextInt(10));
+      return r.nextInt(4) == 0 ? new Document(f, new Document("$in", List.of(id(r), id(r))))
+          : new Document(f, id(r));
     }
     Object v = QUERY_VALUES.get(r.nextInt(QUERY_VALUES.size()));
     Object w = QUERY_VALUES.get(r.nextInt(QUERY_VALUES.size()));

@@ -138,7 +138,9 @@ class SecondaryIndexTest {
       assertEquals(0, c.countDocuments(Filters.and(Filters.eq("_id", "n5"),
           Filters.eq("parent", "n1"))));
       assertEquals(1, c.countDocuments(Filters.and(Filters.eq("_id", 42),
-          Filters.eq("owner", "t1")))); // a number: left to the scan, the same answer
+          Filters.eq("owner", "t1"))));
+      assertEquals(1, c.countDocuments(Filters.and(Filters.eq("_id", 42.0),
+          Filters.eq("owner", "t1")))); // 42 and 42.0 are one key of the _id index
       // the positions come from the _id index: one candidate, not a scan
       var served = mongo.backend().resolveDatabase("d").resolveCollection("locked", true);
       assertEquals(1, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
@@ -147,8 +149,12 @@ class SecondaryIndexTest {
       assertEquals(1, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
           .Document("$and", List.of(new de.bwaldvogel.mongo.bson.Document("_id", "n5"),
               new de.bwaldvogel.mongo.bson.Document("parent", "n0")))).size());
+      // a number, and a document holding one (a scoped tree's node id): by the _id index too,
+      // which normalizes numbers as the matcher does
+      assertEquals(1, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
+          .Document("_id", 42L).append("owner", "t1")).size());
       assertEquals(null, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
-          .Document("_id", 42).append("owner", "t1")));
+          .Document("_id", true).append("owner", "t1")));
       assertEquals(null, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
           .Document("_id", new de.bwaldvogel.mongo.bson.Document("$gt", "n5"))
           .append("owner", "t1")));
@@ -173,8 +179,11 @@ class SecondaryIndexTest {
       assertEquals(4, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
           .Document("_id", new de.bwaldvogel.mongo.bson.Document("$in", List.of("n7", "n5",
               "missing", "n7", "n19999"))).append("parent", "n0")).size());
-      assertEquals(null, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
+      assertEquals(2, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
           .Document("_id", new de.bwaldvogel.mongo.bson.Document("$in", List.of("n5", 42)))
+          .append("parent", "n0")).size());
+      assertEquals(null, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
+          .Document("_id", new de.bwaldvogel.mongo.bson.Document("$in", List.of("n5", true)))
           .append("parent", "n0")));
     }
   }
