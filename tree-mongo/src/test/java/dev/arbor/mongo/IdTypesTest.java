@@ -168,7 +168,7 @@ class IdTypesTest {
   @MethodSource("cases")
   void everyOperationAgreesWithTheReference(TreePattern pattern, NodeIdType type) {
     TreeOptions options = TreeOptions.defaults().withIdType(type);
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
     MongoTree store = pattern.open(c, options);
     store.ensureIndexes();
     InMemoryTreeStore reference = new InMemoryTreeStore();
@@ -204,7 +204,7 @@ class IdTypesTest {
     assertStoredTyped(pattern, type, c);
 
     // a streamed load of the same tree into another collection stores the same
-    MongoCollection<Document> other = MongoTestServer.get().freshCollection();
+    MongoCollection<Document> other = MongoTestServer.get().scratchCollection();
     MongoTree loaded = pattern.open(other, options);
     assertEquals(reference.size(), loaded.load(reference.snapshot().entries().iterator()));
     agree(loaded, reference, "streamed load");
@@ -240,7 +240,7 @@ class IdTypesTest {
         s -> s.graft(id(type, 2), tree(type, "30(31 32) 33").entries().iterator()));
     for (int i = 0; i < changes.size(); i++) {
       Consumer<MongoTreeStore> change = changes.get(i);
-      MongoCollection<Document> clean = MongoTestServer.get().freshCollection();
+      MongoCollection<Document> clean = MongoTestServer.get().scratchCollection();
       SwitchableSender countingSender = new SwitchableSender();
       MongoTreeStore counting = (MongoTreeStore) pattern.open(clean,
           options.capabilities(clean).sender(countingSender).loadBatchSize(2));
@@ -251,7 +251,7 @@ class IdTypesTest {
       change.accept(counting);
       assertAllValid(validator, clean, pattern + " change " + i);
       for (int k = 0; k < counter.written; k++) {
-        MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+        MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
         SwitchableSender crashingSender = new SwitchableSender();
         MongoTreeStore crashing = (MongoTreeStore) pattern.open(c,
             options.capabilities(c).sender(crashingSender).loadBatchSize(2));
@@ -273,7 +273,7 @@ class IdTypesTest {
     if (pattern != TreePattern.ARRAY_OF_ANCESTORS && pattern != TreePattern.MATERIALIZED_PATHS) {
       return;
     }
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
     MongoTreeStore store = (MongoTreeStore) pattern.open(c, new ServerCapabilities(c,
         ServerCapabilities.Mode.PROBE, ServerCapabilities.Mode.ON).idType(type)
         .sender(StepwiseSender.crashingAfter(-1)));
@@ -289,7 +289,7 @@ class IdTypesTest {
 
   @Test
   void aCollectionOfAnotherToolWithObjectIdsOpensAsItIs() {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
     ObjectId books = new ObjectId();
     ObjectId programming = new ObjectId();
     ObjectId databases = new ObjectId();
@@ -336,7 +336,7 @@ class IdTypesTest {
   /** The example of docs/patterns.md ("Id types"), as it stands there. */
   @Test
   void docsExample() {
-    MongoCollection<Document> collection = MongoTestServer.get().freshCollection();
+    MongoCollection<Document> collection = MongoTestServer.get().scratchCollection();
     // docs-id-types:begin
     MongoTree tree = TreePattern.PARENT_REFERENCES.open(collection, TreeOptions.defaults()
         .withIdType(NodeIdType.OBJECT_ID).withFieldName(TreeField.PARENT, "parentId"));
@@ -358,7 +358,7 @@ class IdTypesTest {
   /** Long ids stored as 32-bit integers by another tool are read, and written as longs. */
   @Test
   void int32IdsAreReadAsLongs() {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
     c.insertMany(List.of(
         new Document("_id", 1).append("parent", null).append("arborRank", 0),
         new Document("_id", 2).append("parent", 1).append("arborRank", 0),
@@ -397,7 +397,7 @@ class IdTypesTest {
   void idsNotCanonicalForTheTypeAreRefusedNamingThemAndNothingIsWritten(NodeIdType type,
       String bad) {
     for (TreePattern pattern : TreePattern.values()) {
-      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
       MongoTree tree = pattern.open(c, TreeOptions.defaults().withIdType(type));
       String good = id(type, 1);
       List<Runnable> writes = List.of(
@@ -437,7 +437,7 @@ class IdTypesTest {
     TreeOptions options = TreeOptions.defaults().withIdType(NodeIdType.UUID)
         .withScope("tenant", "t1");
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> pattern.open(MongoTestServer.get().freshCollection(), options));
+        () -> pattern.open(MongoTestServer.get().scratchCollection(), options));
     assertTrue(e.getMessage().contains("withIdType"), e.getMessage());
     assertTrue(TreeOptions.defaults().withIdType(NodeIdType.LONG).toString()
         .contains("idType=LONG"));

@@ -22,7 +22,7 @@ abstract class MongoStoreContract extends TreeStoreContract {
 
   @Override
   protected TreeStore newStore() {
-    collection = MongoTestServer.get().freshCollection();
+    collection = MongoTestServer.get().scratchCollection();
     return pattern().open(collection, capabilities(collection));
   }
 

@@ -38,7 +38,7 @@ abstract class MongoStoreProperties extends TreeStoreProperties {
 
   @Override
   protected TreeStore newStore() {
-    MongoCollection<Document> collection = MongoTestServer.get().freshCollection();
+    MongoCollection<Document> collection = MongoTestServer.get().scratchCollection();
     return pattern().open(collection, capabilities(collection));
   }
 }

@@ -45,7 +45,7 @@ abstract class ScopedStoreContract extends MongoStoreContract {
 
   @Override
   protected TreeStore newStore() {
-    collection = MongoTestServer.get().freshCollection();
+    collection = MongoTestServer.get().scratchCollection();
     other = pattern().open(collection, named(pattern()).withScope(FIELD, 2));
     other.ensureIndexes();
     other.load(Tree.parse(OTHER_TREE));
