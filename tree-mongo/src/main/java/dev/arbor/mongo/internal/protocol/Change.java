@@ -36,6 +36,7 @@ public final class Change extends Reads {
   public Change(MongoCollection<Document> collection, @Nullable Scope scope,
       @Nullable ClientSession session, Runnable beforeQuery, long version) {
     super(collection, scope, session, beforeQuery, false);
+    remember();
     this.version = version;
     this.registry = collection.getCodecRegistry();
   }

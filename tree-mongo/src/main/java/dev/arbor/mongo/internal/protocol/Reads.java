@@ -59,6 +59,15 @@ public class Reads {
   private @Nullable BsonDocument foldedLock;
   private boolean foldedAll;
   private long foldedMaxMark;
+  /**
+   * The node documents read by {@code _id} so far, by id, for a {@link Change}: a planner that
+   * reads a document again (a footprint, then the plan) is answered from here. Null for the
+   * other reads.
+   */
+  private @Nullable Map<String, Memo> memo;
+
+  /** A document read with {@code fields} (null: the whole document). */
+  private record Memo(java.util.@Nullable Set<String> fields, Document document) {}
 
   /**
    * @param collection the tree's collection, reading from the primary
@@ -152,6 +161,22 @@ public class Reads {
    * @return the documents by id; ids that do not exist are absent
    */
   public final Map<String, Document> documents(List<String> ids, @Nullable Bson projection) {
+    java.util.Set<String> fields = memo == null ? null : included(projection);
+    if (memo != null && (projection == null || fields != null)) {
+      Map<String, Document> known = new HashMap<>();
+      for (String id : ids) {
+        Memo m = memo.get(id);
+        if (m == null || m.fields() != null && (fields == null
+            || !m.fields().containsAll(fields))) {
+          known = null;
+          break;
+        }
+        known.put(id, new Document(m.document()));
+      }
+      if (known != null) {
+        return known;
+      }
+    }
     before();
     boolean folding = fold && queries == 1;
     List<Object> keys = new ArrayList<>(ids);
@@ -177,6 +202,45 @@ public class Reads {
     }
     if (folding) {
       foldedAll = out.keySet().containsAll(ids);
+    }
+    if (memo != null && (projection == null || fields != null)) {
+      for (Map.Entry<String, Document> e : out.entrySet()) {
+        Memo m = memo.get(e.getKey());
+        if (m == null || m.fields() != null && (fields == null
+            || fields.containsAll(m.fields()))) {
+          memo.put(e.getKey(), new Memo(fields, new Document(e.getValue())));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Keeps the documents this object reads by {@code _id}, to answer the same reads again without
+   * a query: for a change's planning only, which writes nothing while it reads (its steps are
+   * sent once the plan is complete), so a document read again is the one read before, as it
+   * would be under the change's marks or lock, or within the version its claim checks.
+   */
+  final void remember() {
+    memo = new HashMap<>();
+  }
+
+  /** The fields an inclusion projection names ({@code _id} included), or null for another. */
+  private java.util.@Nullable Set<String> included(@Nullable Bson projection) {
+    if (projection == null) {
+      return null;
+    }
+    BsonDocument p = projection.toBsonDocument(BsonDocument.class,
+        collection.getCodecRegistry());
+    java.util.Set<String> out = new java.util.HashSet<>();
+    out.add(MongoTreeStore.ID);
+    for (Map.Entry<String, org.bson.BsonValue> e : p.entrySet()) {
+      org.bson.BsonValue v = e.getValue();
+      if (!(v.isNumber() && v.asNumber().intValue() == 1 || v.isBoolean() && v.asBoolean()
+          .getValue()) || e.getKey().startsWith("$") || e.getKey().contains(".")) {
+        return null;
+      }
+      out.add(e.getKey());
     }
     return out;
   }
