@@ -48,7 +48,7 @@ final class Report {
   record Code(String text) implements Block {}
 
   static final String EMBEDDED_NOTE = "The embedded server (mongo-java-server) has no explain,"
-      + " and its secondary indexes serve only equalities and $in on strings and ObjectIds, and"
+      + " and its secondary indexes serve only equalities and $in on strings, ObjectIds and numbers, and"
       + " string ranges on an index's first key: every other query scans the whole collection, so on it most latencies grow with the tree and"
       + " mostly count queries. Read the round trips and documents first: they are what each pattern costs on"
       + " any server. Run with --uri against a real MongoDB for latencies that mean something.";

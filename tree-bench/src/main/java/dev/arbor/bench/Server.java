@@ -22,7 +22,7 @@ import org.bson.Document;
  * <p>Without a URI it starts mongo-java-server in this process, on a free loopback port, with its
  * in-memory backend. That server's secondary indexes serve only string ranges on their first key,
  * and equalities and {@code $in} on
- * strings and ObjectIds (every other query not by {@code _id} scans the collection) and it
+ * strings, ObjectIds and numbers (every other query not by {@code _id} scans the collection) and it
  * has no {@code explain}: many of its latencies grow with the tree, which is why the counts, not
  * the times, are the headline figures.
  */
