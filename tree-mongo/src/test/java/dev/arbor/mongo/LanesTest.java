@@ -37,17 +37,24 @@ import org.junit.jupiter.params.provider.EnumSource;
 class LanesTest {
   private static final String FIXTURE = "r(a(b(c d(e f)) g(h)) i(j k) m(n(o p) q))";
 
-  /** Holds every batch sent while {@link #hold} is set, until released. */
+  /**
+   * Whether {@code batch} is the claim of a lane's marks after its head (one {@code updateMany}),
+   * not a batch of its writes (whose last statement bounds it by the lane's deadline).
+   */
+  static boolean claimOfMarks(TreeLock.Batch batch) {
+    return batch.statements().size() == 1 && batch.statements().get(0).model()
+        instanceof com.mongodb.client.model.UpdateManyModel<?>;
+  }
+
+  /** Holds the first batch of writes sent while {@link #hold} is set, until released. */
   static final class HoldingSender implements TreeLock.Sender {
     volatile boolean hold;
     final CountDownLatch held = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
-    final AtomicLong batches = new AtomicLong();
 
     @Override
     public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
-      batches.incrementAndGet();
-      if (hold) {
+      if (hold && !claimOfMarks(batch)) {
         hold = false;
         held.countDown();
         try {
@@ -123,6 +130,51 @@ class LanesTest {
     reference.update("p", java.util.Map.of("seen", true));
     reference.move("e", Position.lastChildOf("h"));
     reference.insert("y", Position.lastChildOf("h"));
+    assertEquals(reference.snapshot(), b.snapshot());
+    assertEquals(List.of(), b.check());
+    assertEquals(0, c.countDocuments(new Document(Lanes.T, new Document("$exists", true))),
+        "no mark is left");
+  }
+
+  /**
+   * A lane paused after the claim of its head, at the claim of its other marks, past its lease:
+   * another writer takes the head over and completes its own change; the paused claim, bounded by
+   * the lane's deadline, then marks nothing, and the change is made again in a new lane. (The
+   * claim goes through the lock's {@code Sender}, as every other command of a lane, so that a
+   * test can pause it there.)
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void aLanePausedAtTheClaimOfItsOtherMarksIsTakenOverAndMarksNothingLate(TreePattern pattern)
+      throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    pattern.open(c).load(Tree.parse(FIXTURE));
+    CountDownLatch paused = new CountDownLatch(1);
+    CountDownLatch resume = new CountDownLatch(1);
+    TreeLock.Sender pausing = (collection, batch) -> {
+      if (paused.getCount() > 0 && claimOfMarks(batch)) {
+        paused.countDown();
+        try {
+          resume.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return TreeLock.BULK.send(collection, batch);
+    };
+    MongoTreeStore a = store(pattern, c, pausing, 300, false, v -> {}); // a paused process
+    MongoTreeStore b = store(pattern, c, TreeLock.BULK, 300);
+    CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
+        () -> outcome(() -> a.move("e", Position.lastChildOf("h"))));
+    assertTrue(paused.await(10, TimeUnit.SECONDS), "A paused at the claim of its other marks");
+    b.insert("x", Position.lastChildOf("d")); // meets A's head d: waits out A's lease
+    assertFalse(runA.isDone(), "A is still paused");
+    resume.countDown();
+    assertEquals(null, runA.get(30, TimeUnit.SECONDS));
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(Tree.parse(FIXTURE));
+    reference.insert("x", Position.lastChildOf("d"));
+    reference.move("e", Position.lastChildOf("h"));
     assertEquals(reference.snapshot(), b.snapshot());
     assertEquals(List.of(), b.check());
     assertEquals(0, c.countDocuments(new Document(Lanes.T, new Document("$exists", true))),
@@ -238,7 +290,7 @@ class LanesTest {
     CountDownLatch release = new CountDownLatch(1);
     AtomicLong sent = new AtomicLong();
     TreeLock.Sender secondHeld = (collection, batch) -> {
-      if (sent.incrementAndGet() == 3) {
+      if (!claimOfMarks(batch) && sent.incrementAndGet() == 3) {
         held.countDown();
         await(release);
       }

@@ -232,10 +232,13 @@ public final class Lanes {
     }
     List<String> rest = ids.subList(1, ids.size());
     lane.marked.addAll(rest);
-    long matched = raw.updateMany(Fences.before(key(and(in("_id", rest), eq(FIELD, null))),
-            lane.deadline()),
-        Updates.combine(Updates.set(T, lane.token), Updates.set(H, head)),
-        new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)).getMatchedCount();
+    // through the lock's Sender, as the claim of the head: tests stall and cut it too
+    long matched = tree.sender.send(raw, new TreeLock.Batch(List.of(new TreeLock.Statement(
+        new com.mongodb.client.model.UpdateManyModel<>(Fences.before(key(and(in("_id", rest),
+            eq(FIELD, null))), lane.deadline()),
+            Updates.combine(Updates.set(T, lane.token), Updates.set(H, head)),
+            new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0))))
+        .getMatchedCount();
     if (matched == rest.size()) {
       return null;
     }
