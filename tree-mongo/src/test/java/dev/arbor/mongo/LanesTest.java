@@ -57,11 +57,7 @@ class LanesTest {
       if (hold && !claimOfMarks(batch)) {
         hold = false;
         held.countDown();
-        try {
-          release.await(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
+        await(release);
       }
       return TreeLock.BULK.send(collection, batch);
     }
@@ -154,11 +150,7 @@ class LanesTest {
     TreeLock.Sender pausing = (collection, batch) -> {
       if (paused.getCount() > 0 && claimOfMarks(batch)) {
         paused.countDown();
-        try {
-          resume.await(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
+        await(resume);
       }
       return TreeLock.BULK.send(collection, batch);
     };
@@ -462,9 +454,10 @@ class LanesTest {
     assertEquals(List.of(), b.check());
   }
 
+  /** Waits for {@code latch}, at most 30 s (a test that fails before releasing it ends). */
   private static void await(CountDownLatch latch) {
     try {
-      latch.await();
+      latch.await(30, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
