@@ -166,8 +166,7 @@ public class Reads {
       Map<String, Document> known = new HashMap<>();
       for (String id : ids) {
         Memo m = memo.get(id);
-        if (m == null || m.fields() != null && (fields == null
-            || !m.fields().containsAll(fields))) {
+        if (m == null || !covers(m.fields(), fields)) {
           known = null;
           break;
         }
@@ -206,8 +205,7 @@ public class Reads {
     if (memo != null && (projection == null || fields != null)) {
       for (Map.Entry<String, Document> e : out.entrySet()) {
         Memo m = memo.get(e.getKey());
-        if (m == null || m.fields() != null && (fields == null
-            || fields.containsAll(m.fields()))) {
+        if (m == null || covers(fields, m.fields())) {
           memo.put(e.getKey(), new Memo(fields, new Document(e.getValue())));
         }
       }
@@ -223,6 +221,15 @@ public class Reads {
    */
   final void remember() {
     memo = new HashMap<>();
+  }
+
+  /**
+   * Whether a document read with the fields {@code read} holds every field of {@code wanted}
+   * (null: the whole document).
+   */
+  private static boolean covers(java.util.@Nullable Set<String> read,
+      java.util.@Nullable Set<String> wanted) {
+    return read == null || wanted != null && read.containsAll(wanted);
   }
 
   /** The fields an inclusion projection names ({@code _id} included), or null for another. */
