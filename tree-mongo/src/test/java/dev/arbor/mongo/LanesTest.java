@@ -133,6 +133,59 @@ class LanesTest {
   }
 
   /**
+   * A read of a subtree beside lanes elsewhere in the tree: it does not wait for a lane held
+   * half-way in another subtree (the lane's gate logged its marks, none of which the read
+   * depends on), and it does wait for one held half-way, its first step written, inside the
+   * subtree it reads, whose result it then shows whole.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void aReadOfASubtreeWaitsOnlyForLanesThatTouchIt(TreePattern pattern) throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    pattern.open(c).load(Tree.parse(FIXTURE));
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicLong sent = new AtomicLong();
+    // held after the journal and the first step (a move of parent references is one step: held
+    // before it)
+    long heldAt = pattern == TreePattern.PARENT_REFERENCES ? 1 : 3;
+    TreeLock.Sender halfWay = (collection, batch) -> {
+      if (!claimOfMarks(batch) && sent.incrementAndGet() == heldAt) {
+        held.countDown();
+        await(release);
+      }
+      return TreeLock.BULK.send(collection, batch);
+    };
+    MongoTreeStore a = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(30_000, 20_000).sender(halfWay).batchStatements(1).subtreeLocks(true)
+        .optimisticChanges(false));
+    MongoTreeStore reader = store(pattern, c, TreeLock.BULK, 30_000);
+    // A moves b (with its subtree c, d, e, f) from a to under g: held half-way
+    CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
+        () -> outcome(() -> a.move("b", Position.lastChildOf("g"))));
+    try {
+      assertTrue(held.await(10, TimeUnit.SECONDS), "A is held half-way");
+      // a subtree A does not touch: read at once, as often as asked
+      for (int i = 0; i < 5; i++) {
+        assertEquals(List.of("n", "o", "p", "q"), reader.descendants("m"));
+        assertEquals(List.of("j", "k"), reader.children("i"));
+        assertEquals(Tree.parse("i(j k)"), reader.subtree("i", Integer.MAX_VALUE));
+      }
+      // the subtree A changes: the read waits for A
+      CompletableFuture<List<String>> inside = CompletableFuture.supplyAsync(
+          () -> reader.descendants("a"));
+      Thread.sleep(300);
+      assertFalse(inside.isDone(), "a read of the subtree A changes waits for A");
+      release.countDown();
+      assertEquals(null, runA.get(20, TimeUnit.SECONDS));
+      assertEquals(List.of("g", "h", "b", "c", "d", "e", "f"), inside.get(20, TimeUnit.SECONDS));
+    } finally {
+      release.countDown();
+    }
+    assertEquals(List.of(), reader.check());
+  }
+
+  /**
    * A lane paused after the claim of its head, at the claim of its other marks, past its lease:
    * another writer takes the head over and completes its own change; the paused claim, bounded by
    * the lane's deadline, then marks nothing, and the change is made again in a new lane. (The

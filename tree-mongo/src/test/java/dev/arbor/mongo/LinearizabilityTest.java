@@ -171,8 +171,18 @@ class LinearizabilityTest {
       AtomicBoolean writing = new AtomicBoolean(true);
       Future<?> reading = pool.submit(() -> {
         go.await();
-        while (writing.get()) {
-          history.call(WRITERS, "snapshot", reader, TreeStore::snapshot);
+        Random reads = new Random(round);
+        for (int k = 0; writing.get(); k++) {
+          // the whole tree, and the subtrees and children of nodes the writers change (reads of
+          // a subtree stand beside lanes elsewhere: LaneProtocol#read(String, ...))
+          String x = initial.entries().get(reads.nextInt(initial.size())).id();
+          switch (k % 4) {
+            case 0 -> history.call(WRITERS, "snapshot", reader, TreeStore::snapshot);
+            case 1 -> history.call(WRITERS, "descendants " + x, reader, s -> s.descendants(x));
+            case 2 -> history.call(WRITERS, "children " + x, reader, s -> s.children(x));
+            default -> history.call(WRITERS, "subtree " + x, reader,
+                s -> s.subtree(x, Integer.MAX_VALUE));
+          }
           Thread.sleep(20);
         }
         return null;

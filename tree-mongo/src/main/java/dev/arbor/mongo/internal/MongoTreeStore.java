@@ -352,6 +352,16 @@ public final class MongoTreeStore implements MongoTree {
   public <T> T read(Function<Reads, T> body) {
     return protocol().read(body);
   }
+
+  /**
+   * Runs a read of {@code top} and of nodes below it, which needs no quiet tree where the
+   * protocol can tell that changes elsewhere did not touch it ({@link Protocol#read(String,
+   * Function, Function)}).
+   */
+  private <T> T readBelow(String top, Function<Reads, T> body,
+      Function<T, java.util.Collection<String>> returned) {
+    return protocol().read(top, body, returned);
+  }
   // ------------------------------------------------------------------ the public operations
 
   @Override
@@ -417,7 +427,7 @@ public final class MongoTreeStore implements MongoTree {
   @Override
   public List<String> children(String id) {
     TreeStores.checkId(id);
-    return read(r -> layout.childIds(r, id));
+    return readBelow(id, r -> layout.childIds(r, id), ids -> ids);
   }
 
   @Override
@@ -429,7 +439,7 @@ public final class MongoTreeStore implements MongoTree {
   @Override
   public List<String> descendants(String id, int maxDepth) {
     TreeStores.checkId(id);
-    return read(r -> layout.descendantIds(r, id, maxDepth));
+    return readBelow(id, r -> layout.descendantIds(r, id, maxDepth), ids -> ids);
   }
 
   @Override
@@ -451,7 +461,8 @@ public final class MongoTreeStore implements MongoTree {
   public Tree subtree(String id, int maxDepth) {
     TreeStores.checkId(id);
     checkMaxDepth(maxDepth);
-    return read(r -> NodeReads.subtree(layout, r, id, maxDepth));
+    return readBelow(id, r -> NodeReads.subtree(layout, r, id, maxDepth),
+        tree -> tree.entries().stream().map(Node::id).toList());
   }
 
   @Override

@@ -462,7 +462,7 @@ final class LaneProgram {
   private List<TreeLock.Statement> releaseStatements(Lanes.Lane lane) {
     List<TreeLock.Statement> batch = new ArrayList<>();
     batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lanes.lock.lockKey(),
-        lane.deadline()), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+        lane.deadline()), Updates.combine(Lanes.bump(lane.token, null),
         Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token))), 0));
     batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lane.headFilter(),
         lane.deadline()), Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));

@@ -252,6 +252,62 @@ public final class LaneProtocol implements Protocol {
     return fenced.underTheLock(what, planner);
   }
 
+  /**
+   * Until when (the lock's clock, 0: not) reads of a subtree skip the cheap try, which found a
+   * change in flight or made meanwhile.
+   */
+  private volatile long readsMeetChangesUntil;
+
+  /** The tries of a read of a subtree beside lanes elsewhere, before it is read as any other. */
+  private static final int APART_TRIES = 3;
+
+  /**
+   * A read of {@code top} and of nodes below it, which stands beside lanes elsewhere in the tree
+   * ({@link Lanes#apart}): it is accepted when every raise of the version while it ran was a
+   * lane's, and none of those lanes marked {@code top} or a node the read returned. A lane
+   * writes only the nodes it marks, their children, and new children of the nodes it marks; a
+   * change that adds a node below {@code top}, or takes one away, marks its parent, which the
+   * read returned (or is {@code top}); so such lanes changed nothing the read returned or
+   * missed, and it saw the subtree as it was when it ended. Otherwise, after a few tries, it
+   * is read as any other ({@link #read(Function)}).
+   */
+  @Override
+  public <T> T read(String top, Function<Reads, T> body,
+      Function<T, java.util.Collection<String>> returned) {
+    if (!isolatedReads) {
+      return fenced.read(body);
+    }
+    // While reads of this store keep meeting changes, the cheap try (which stands only if no
+    // change at all ran) is skipped for a while: it would read everything twice.
+    long now = lock.lock.timing.nanoTime();
+    long until = readsMeetChangesUntil;
+    if (until == 0 || now - until >= 0) {
+      FencedJournalProtocol.Accepted<T> quick = fenced.readOnce(body);
+      if (quick != null) {
+        readsMeetChangesUntil = 0;
+        return quick.value();
+      }
+      readsMeetChangesUntil = now + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+          Lanes.CONTENDED_MILLIS) | 1;
+    }
+    for (int attempt = 0; attempt < APART_TRIES; attempt++) {
+      TreeLock.State before = lock.read();
+      if (!before.quiet()) {
+        break;
+      }
+      ReadTry<T> t = ReadTry.run(new Reads(data, scope, null, () -> {}, false), body);
+      java.util.Set<String> depends = new java.util.HashSet<>();
+      depends.add(top);
+      if (t.result() != null) {
+        depends.addAll(returned.apply(t.result()));
+      }
+      if (lanes.apart(before, lock.read(), depends)) {
+        return t.outcome();
+      }
+    }
+    return read(body);
+  }
+
   @Override
   public <T> T read(Function<Reads, T> body) {
     if (!isolatedReads) {

@@ -198,6 +198,119 @@ public final class Lanes {
     }
   }
 
+  // ------------------------------------------------------------------ the lanes' log
+
+  /** How many raises of the version by lanes the lock document keeps ({@link LockDocument#LANE_LOG}). */
+  public static final int LOG = 32;
+
+  /** The most marks a gate's entry names, and their most characters; beyond, it names none. */
+  private static final int LOGGED_MARKS = 16;
+  private static final int LOGGED_CHARS = 512;
+
+  /**
+   * A raise of the version by a lane, as the lock document's log keeps it: the lane's token and,
+   * for its gate, the ids it marked (null for a release, or when they are too many to name).
+   */
+  public record Bump(String token, boolean gate, java.util.@Nullable Set<String> marks) {
+    static Bump of(BsonValue v) {
+      BsonDocument d = v.isDocument() ? v.asDocument() : new BsonDocument();
+      String t = d.isString("t") ? d.getString("t").getValue() : "";
+      if (!d.containsKey("m")) {
+        return new Bump(t, false, null);
+      }
+      if (!d.isArray("m")) {
+        return new Bump(t, true, null);
+      }
+      java.util.Set<String> m = new java.util.HashSet<>();
+      for (BsonValue id : d.getArray("m")) {
+        m.add(id.isString() ? id.asString().getValue() : String.valueOf(id));
+      }
+      return new Bump(t, true, m);
+    }
+  }
+
+  /**
+   * The update that raises the tree's version for a lane, counts it ({@link
+   * LockDocument#LANE_BUMPS}) and logs it ({@link LockDocument#LANE_LOG}): its gate, with the
+   * ids it marked ({@code marks}), or its release ({@code marks} null). A read of a subtree
+   * stands if the raises while it ran were all lanes' that marked nothing it depends on
+   * ({@link LaneProtocol#read(String, java.util.function.Function, java.util.function.Function)}).
+   */
+  static Bson bump(String token, @Nullable List<String> marks) {
+    BsonDocument entry = new BsonDocument("t", new BsonString(token));
+    if (marks != null) {
+      int chars = 0;
+      for (String id : marks) {
+        chars += id.length();
+      }
+      BsonValue m = org.bson.BsonNull.VALUE;
+      if (marks.size() <= LOGGED_MARKS && chars <= LOGGED_CHARS) {
+        BsonArray ids = new BsonArray();
+        for (String id : marks) {
+          ids.add(new BsonString(id));
+        }
+        m = ids;
+      }
+      entry.append("m", m);
+    }
+    return Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+        Updates.inc(LockDocument.LANE_BUMPS, 1L),
+        Updates.pushEach(LockDocument.LANE_LOG, List.of(entry),
+            new com.mongodb.client.model.PushOptions().slice(-LOG)));
+  }
+
+  /**
+   * Whether a read that ran between the lock documents {@code before} and {@code after} is apart
+   * from every change made meanwhile: both show no holder of the tree's lock and the same epoch;
+   * every raise of the version between them was a lane's (as many as the lanes' count rose, all
+   * still in the log); and none of the lanes that may have written meanwhile (in flight before,
+   * or passing the gate in between) marked a node of {@code depends}, as their gates' entries
+   * name them. A lane whose entry is gone from the log, or names no marks (too many), or that
+   * the log or the lock document names without a gate in that span, makes it false.
+   */
+  boolean apart(TreeLock.State before, TreeLock.State after, java.util.Set<String> depends) {
+    if (!before.quiet() || !after.quiet() || !before.epoch.equals(after.epoch)) {
+      return false;
+    }
+    long raised = after.laneBumps - before.laneBumps;
+    if (raised < 0 || after.version - before.version != raised
+        || raised > after.laneLog.size()) {
+      return false;
+    }
+    java.util.Set<String> writers = new java.util.HashSet<>(before.inFlight.keySet());
+    for (Bump b : after.laneLog.subList(after.laneLog.size() - (int) raised,
+        after.laneLog.size())) {
+      if (b.gate()) {
+        writers.add(b.token());
+      } else if (!writers.contains(b.token())) {
+        return false;
+      }
+    }
+    if (!writers.containsAll(after.inFlight.keySet())) {
+      return false;
+    }
+    java.util.Map<String, Bump> gates = new java.util.HashMap<>();
+    for (List<Bump> log : List.of(before.laneLog, after.laneLog)) {
+      for (Bump b : log) {
+        if (b.gate()) {
+          gates.put(b.token(), b);
+        }
+      }
+    }
+    for (String t : writers) {
+      Bump gate = gates.get(t);
+      if (gate == null || gate.marks() == null) {
+        return false;
+      }
+      for (String id : gate.marks()) {
+        if (depends.contains(id)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   /** A mark met on node {@code id}: another lane's, or none if the node does not exist. */
   public record Met(String id, @Nullable BsonDocument mark, boolean missing) {}
 
@@ -290,7 +403,7 @@ public final class Lanes {
     BsonDocument after = tree.sender.exchange(raw, and(lock.lockKey(),
             eq(LockDocument.OWNER, null), eq(LockDocument.STUCK, null),
             in(LockDocument.WAITING, org.bson.BsonNull.VALUE, new BsonDocument())),
-        Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+        Updates.combine(bump(lane.token, lane.marked),
             Updates.set(LockDocument.IN_FLIGHT + "." + lane.token, lane.head)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(TreeLock.STATE)));
@@ -361,7 +474,7 @@ public final class Lanes {
           return;
         }
         if (lane.version >= 0) { // the version first: see LaneProtocol.read
-          raw.updateOne(lock.lockKey(), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+          raw.updateOne(lock.lockKey(), Updates.combine(bump(lane.token, null),
               Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token)));
         }
         raw.updateMany(Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))),
@@ -469,7 +582,7 @@ public final class Lanes {
       return; // taken over in turn: the next heir finishes
     }
     // the version first: see LaneProtocol.read
-    raw.updateOne(lock.lockKey(), Updates.combine(Updates.inc(LockDocument.VERSION, 1L),
+    raw.updateOne(lock.lockKey(), Updates.combine(bump(heir.token, null),
         Updates.unset(LockDocument.IN_FLIGHT + "." + heir.token)));
     raw.updateMany(Fences.before(key(eq(T, heir.token)), heir.deadline()),
         Updates.unset(FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));

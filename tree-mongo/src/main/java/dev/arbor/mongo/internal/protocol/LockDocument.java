@@ -44,6 +44,17 @@ public final class LockDocument {
    * {@code {token: true}}; a lane that stopped may leave its token behind.
    */
   public static final String IN_FLIGHT = TreeLock.STATE + ".inflight";
+  /**
+   * How many times lanes raised the version ({@link Lanes#bump}): each lane's gate and release,
+   * each with an entry in {@link #LANE_LOG}, in the same update as the version.
+   */
+  public static final String LANE_BUMPS = TreeLock.STATE + ".laneBumps";
+  /**
+   * The latest {@value Lanes#LOG} raises of the version by lanes, oldest first: {@code {t: token,
+   * m: [ids]}} for a gate (the lane's marks; null when they are many), {@code {t: token}} for a
+   * release.
+   */
+  public static final String LANE_LOG = TreeLock.STATE + ".laneLog";
 
   /** The tree's collection, every command bounded by {@link #commandLimit}. */
   public final MongoCollection<BsonDocument> raw;

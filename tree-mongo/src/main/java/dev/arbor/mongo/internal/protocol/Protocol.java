@@ -46,6 +46,19 @@ public interface Protocol {
   public <T> T read(Function<Reads, T> body);
 
   /**
+   * Runs a read of node {@code top} and of nodes below it (its children, its subtree), isolated
+   * as {@link #read(Function)}: where the protocol can ({@link LaneProtocol}), it stands without
+   * waiting for changes elsewhere in the tree, when none of them touched {@code top} or a node
+   * the read returned.
+   *
+   * @param returned the ids of the nodes the read's result holds
+   */
+  public default <T> T read(String top, Function<Reads, T> body,
+      Function<T, java.util.Collection<String>> returned) {
+    return read(body);
+  }
+
+  /**
    * Whether calls run in a transaction the caller commits or aborts later: then nothing is known
    * to be committed when a call returns (listeners are not told), and loads, grafts and streams
    * run as single changes and reads inside it instead of in fenced batches.

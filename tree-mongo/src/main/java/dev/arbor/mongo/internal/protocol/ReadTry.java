@@ -49,6 +49,11 @@ final class ReadTry<T> {
         && (folded() == null || reads.foldedMaxMark() <= before.version());
   }
 
+  /** What the body returned, or null if it threw. */
+  @Nullable T result() {
+    return result;
+  }
+
   /** The read's outcome, once accepted: its result, or the domain exception it threw. */
   @Nullable T outcome() {
     if (failed != null) {

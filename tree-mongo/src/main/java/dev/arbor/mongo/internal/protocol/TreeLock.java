@@ -188,6 +188,10 @@ public final class TreeLock {
     public final Map<String, String> inFlight = new LinkedHashMap<>();
     /** The tokens of the latest changes completed by a caller other than their writer. */
     public final java.util.Set<String> done = new java.util.HashSet<>();
+    /** How many times lanes raised the version ({@link LockDocument#LANE_BUMPS}). */
+    public final long laneBumps;
+    /** The latest raises of the version by lanes, oldest first ({@link LockDocument#LANE_LOG}). */
+    public final List<Lanes.Bump> laneLog = new ArrayList<>();
 
     public State(BsonDocument lockDocument) {
       BsonDocument s = lockDocument.getDocument(STATE, new BsonDocument());
@@ -206,6 +210,12 @@ public final class TreeLock {
         }
       }
       lanes = !inFlight.isEmpty();
+      laneBumps = s.isNumber("laneBumps") ? s.getNumber("laneBumps").longValue() : 0;
+      if (s.isArray("laneLog")) {
+        for (BsonValue b : s.getArray("laneLog")) {
+          laneLog.add(Lanes.Bump.of(b));
+        }
+      }
       stuck = s.isDocument("stuck") ? s.getDocument("stuck") : null;
       if (s.isArray("done")) {
         for (BsonValue d : s.getArray("done")) {
