@@ -63,6 +63,13 @@ class LanesTest {
     }
   }
 
+  /** A fresh collection holding {@link #FIXTURE} in {@code pattern}. */
+  private static MongoCollection<Document> loaded(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    pattern.open(c).load(Tree.parse(FIXTURE));
+    return c;
+  }
+
   private static MongoTreeStore store(TreePattern pattern, MongoCollection<Document> c,
       TreeLock.Sender sender, long lease) {
     return store(pattern, c, sender, lease, true, v -> {});
@@ -91,8 +98,7 @@ class LanesTest {
   @ParameterizedTest
   @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
   void writersInDisjointSubtreesRunAtTheSameTime(TreePattern pattern) throws Exception {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    pattern.open(c).load(Tree.parse(FIXTURE));
+    MongoCollection<Document> c = loaded(pattern);
     HoldingSender holding = new HoldingSender();
     MongoTreeStore a = store(pattern, c, holding, 30_000);
     MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
@@ -141,8 +147,7 @@ class LanesTest {
   @ParameterizedTest
   @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
   void aReadOfASubtreeWaitsOnlyForLanesThatTouchIt(TreePattern pattern) throws Exception {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    pattern.open(c).load(Tree.parse(FIXTURE));
+    MongoCollection<Document> c = loaded(pattern);
     CountDownLatch held = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     AtomicLong sent = new AtomicLong();
@@ -196,8 +201,7 @@ class LanesTest {
   @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
   void aLanePausedAtTheClaimOfItsOtherMarksIsTakenOverAndMarksNothingLate(TreePattern pattern)
       throws Exception {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    pattern.open(c).load(Tree.parse(FIXTURE));
+    MongoCollection<Document> c = loaded(pattern);
     CountDownLatch paused = new CountDownLatch(1);
     CountDownLatch resume = new CountDownLatch(1);
     TreeLock.Sender pausing = (collection, batch) -> {
@@ -328,8 +332,7 @@ class LanesTest {
   @EnumSource(value = TreePattern.class, names = {"NESTED_SETS", "PARENT_REFERENCES"},
       mode = EnumSource.Mode.EXCLUDE) // a move of parent references is one document's update
   void aStreamNeverEndsWithHalfOfALane(TreePattern pattern) throws Exception {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    pattern.open(c).load(Tree.parse(FIXTURE));
+    MongoCollection<Document> c = loaded(pattern);
     Tree before = pattern.open(c).snapshot();
     CountDownLatch held = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
@@ -376,8 +379,7 @@ class LanesTest {
   @ParameterizedTest
   @EnumSource(value = TreePattern.class, names = {"ARRAY_OF_ANCESTORS", "MATERIALIZED_PATHS"})
   void aLaneStepTheServerRefusesLeavesTheTreeStuckUntilRepair(TreePattern pattern) {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    pattern.open(c).load(Tree.parse(FIXTURE));
+    MongoCollection<Document> c = loaded(pattern);
     c.updateMany(com.mongodb.client.model.Filters.exists("_id.arbor", false),
         com.mongodb.client.model.Updates.unset(dev.arbor.mongo.internal.protocol.Step.MARK));
     c.createIndex(new Document(dev.arbor.mongo.internal.protocol.Step.MARK, 1),
@@ -415,8 +417,7 @@ class LanesTest {
   @ParameterizedTest
   @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
   void aVerdictReadAfterTheLaneWasTakenOverDoesNotStand(TreePattern pattern) throws Exception {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    pattern.open(c).load(Tree.parse(FIXTURE));
+    MongoCollection<Document> c = loaded(pattern);
     CountDownLatch gated = new CountDownLatch(1);
     CountDownLatch resume = new CountDownLatch(1);
     java.util.concurrent.atomic.AtomicInteger exchanges = new java.util.concurrent.atomic
@@ -472,8 +473,7 @@ class LanesTest {
   @ParameterizedTest
   @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
   void defaultStoresThatMeetGoToLanes(TreePattern pattern) throws Exception {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    pattern.open(c).load(Tree.parse(FIXTURE));
+    MongoCollection<Document> c = loaded(pattern);
     HoldingSender holding = new HoldingSender();
     MongoTreeStore a = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
         .sender(holding));
