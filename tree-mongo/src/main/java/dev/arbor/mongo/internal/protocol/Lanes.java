@@ -201,7 +201,7 @@ public final class Lanes {
   // ------------------------------------------------------------------ the lanes' log
 
   /** How many raises of the version by lanes the lock document keeps ({@link LockDocument#LANE_LOG}). */
-  public static final int LOG = 32;
+  public static final int LOG = 16;
 
   /** The most marks a gate's entry names, and their most characters; beyond, it names none. */
   private static final int LOGGED_MARKS = 16;
@@ -406,7 +406,7 @@ public final class Lanes {
         Updates.combine(bump(lane.token, lane.marked),
             Updates.set(LockDocument.IN_FLIGHT + "." + lane.token, lane.head)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-            .projection(Projections.include(TreeLock.STATE)));
+            .projection(Projections.include(LockDocument.VERSION))); // the lane's version only
     if (after == null) {
       TreeLock.State s = tree.read(); // also creates the lock document
       forgetDeadWaiters(s, lane.renewed);
