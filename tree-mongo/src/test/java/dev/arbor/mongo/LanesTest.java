@@ -10,6 +10,7 @@ import com.mongodb.client.MongoCollection;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.InvalidMoveException;
 import dev.arbor.core.LockLostException;
+import dev.arbor.core.Node;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
@@ -175,6 +176,9 @@ class LanesTest {
         assertEquals(List.of("n", "o", "p", "q"), reader.descendants("m"));
         assertEquals(List.of("j", "k"), reader.children("i"));
         assertEquals(Tree.parse("i(j k)"), reader.subtree("i", Integer.MAX_VALUE));
+        assertEquals(List.of("j", "k"), reader.childNodes("i").stream().map(Node::id).toList());
+        assertEquals(List.of("n", "o", "p", "q"), reader.descendantNodes("m", Integer.MAX_VALUE)
+            .stream().map(Node::id).toList());
       }
       // the subtree A changes: the read waits for A
       CompletableFuture<List<String>> inside = CompletableFuture.supplyAsync(

@@ -358,6 +358,10 @@ public final class MongoTreeStore implements MongoTree {
    * protocol can tell that changes elsewhere did not touch it ({@link Protocol#read(String,
    * Function, Function)}).
    */
+  private static List<String> ids(List<Node> nodes) {
+    return nodes.stream().map(Node::id).toList();
+  }
+
   private <T> T readBelow(String top, Function<Reads, T> body,
       Function<T, java.util.Collection<String>> returned) {
     return protocol().read(top, body, returned);
@@ -462,7 +466,7 @@ public final class MongoTreeStore implements MongoTree {
     TreeStores.checkId(id);
     checkMaxDepth(maxDepth);
     return readBelow(id, r -> NodeReads.subtree(layout, r, id, maxDepth),
-        tree -> tree.entries().stream().map(Node::id).toList());
+        tree -> ids(tree.entries()));
   }
 
   @Override
@@ -474,7 +478,11 @@ public final class MongoTreeStore implements MongoTree {
   public List<Node> descendantNodes(String id, int maxDepth, @Nullable Bson filter) {
     TreeStores.checkId(id);
     checkMaxDepth(maxDepth);
-    Bson checked = filter == null ? null : checkFilter(filter);
+    if (filter == null) { // a filtered read does not return every node it depends on
+      return readBelow(id, r -> NodeReads.descendants(layout, r, id, maxDepth, null),
+          MongoTreeStore::ids);
+    }
+    Bson checked = checkFilter(filter);
     return read(r -> NodeReads.descendants(layout, r, id, maxDepth, checked));
   }
 
@@ -496,7 +504,11 @@ public final class MongoTreeStore implements MongoTree {
       TreeStores.checkId(after);
     }
     TreeStores.checkLimit(limit);
-    Bson checked = filter == null ? null : checkFilter(filter);
+    if (filter == null) { // a filtered read does not return every node it depends on
+      return readBelow(id, r -> layout.childNodes(r, id, after, limit, null),
+          MongoTreeStore::ids);
+    }
+    Bson checked = checkFilter(filter);
     return read(r -> layout.childNodes(r, id, after, limit, checked));
   }
 
