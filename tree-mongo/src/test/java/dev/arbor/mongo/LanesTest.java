@@ -179,15 +179,21 @@ class LanesTest {
         assertEquals(List.of("j", "k"), reader.childNodes("i").stream().map(Node::id).toList());
         assertEquals(List.of("n", "o", "p", "q"), reader.descendantNodes("m", Integer.MAX_VALUE)
             .stream().map(Node::id).toList());
+        assertEquals(List.of("r", "m", "n"), reader.ancestors("o"));
+        assertEquals(List.of("r", "i"), reader.ancestorNodes("k").stream().map(Node::id).toList());
       }
-      // the subtree A changes: the read waits for A
+      // the subtree A changes, and the path up from a node A moves: the reads wait for A
       CompletableFuture<List<String>> inside = CompletableFuture.supplyAsync(
           () -> reader.descendants("a"));
+      CompletableFuture<List<String>> up = CompletableFuture.supplyAsync(
+          () -> reader.ancestors("e"));
       Thread.sleep(300);
       assertFalse(inside.isDone(), "a read of the subtree A changes waits for A");
+      assertFalse(up.isDone(), "a read of the ancestors of a node A moves waits for A");
       release.countDown();
       assertEquals(null, runA.get(20, TimeUnit.SECONDS));
       assertEquals(List.of("g", "h", "b", "c", "d", "e", "f"), inside.get(20, TimeUnit.SECONDS));
+      assertEquals(List.of("r", "a", "g", "b", "d"), up.get(20, TimeUnit.SECONDS));
     } finally {
       release.countDown();
     }

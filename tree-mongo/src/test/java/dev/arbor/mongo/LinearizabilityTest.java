@@ -176,12 +176,13 @@ class LinearizabilityTest {
           // the whole tree, and the subtrees and children of nodes the writers change (reads of
           // a subtree stand beside lanes elsewhere: LaneProtocol#read(String, ...))
           String x = initial.entries().get(reads.nextInt(initial.size())).id();
-          switch (k % 5) {
+          switch (k % 6) {
             case 0 -> history.call(WRITERS, "snapshot", reader, TreeStore::snapshot);
             case 1 -> history.call(WRITERS, "descendants " + x, reader, s -> s.descendants(x));
             case 2 -> history.call(WRITERS, "children " + x, reader, s -> s.children(x));
             case 3 -> history.call(WRITERS, "descendantNodes " + x, reader,
                 s -> s.descendantNodes(x, Integer.MAX_VALUE));
+            case 4 -> history.call(WRITERS, "ancestors " + x, reader, s -> s.ancestors(x));
             default -> history.call(WRITERS, "subtree " + x, reader,
                 s -> s.subtree(x, Integer.MAX_VALUE));
           }

@@ -437,7 +437,8 @@ public final class MongoTreeStore implements MongoTree {
   @Override
   public List<String> ancestors(String id) {
     TreeStores.checkId(id);
-    return read(r -> layout.ancestorIds(r, id));
+    // a change of the path from id up marks id itself: it moves or deletes a subtree holding it
+    return readBelow(id, r -> layout.ancestorIds(r, id), ids -> ids);
   }
 
   @Override
@@ -515,7 +516,7 @@ public final class MongoTreeStore implements MongoTree {
   @Override
   public List<Node> ancestorNodes(String id) {
     TreeStores.checkId(id);
-    return read(r -> NodeReads.ancestors(layout, r, id));
+    return readBelow(id, r -> NodeReads.ancestors(layout, r, id), MongoTreeStore::ids);
   }
 
   @Override

@@ -46,10 +46,10 @@ public interface Protocol {
   public <T> T read(Function<Reads, T> body);
 
   /**
-   * Runs a read of node {@code top} and of nodes below it (its children, its subtree), isolated
-   * as {@link #read(Function)}: where the protocol can ({@link LaneProtocol}), it stands without
-   * waiting for changes elsewhere in the tree, when none of them touched {@code top} or a node
-   * the read returned.
+   * Runs a read of node {@code top} and of nodes it depends on (its children, its subtree, its
+   * ancestors), isolated as {@link #read(Function)}: where the protocol can ({@link
+   * LaneProtocol}), it stands without waiting for changes elsewhere in the tree, when none of
+   * them touched {@code top} or a node the read returned.
    *
    * @param returned the ids of the nodes the read's result holds
    */
