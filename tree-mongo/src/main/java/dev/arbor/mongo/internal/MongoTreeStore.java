@@ -353,15 +353,16 @@ public final class MongoTreeStore implements MongoTree {
     return protocol().read(body);
   }
 
-  /**
-   * Runs a read of {@code top} and of nodes below it, which needs no quiet tree where the
-   * protocol can tell that changes elsewhere did not touch it ({@link Protocol#read(String,
-   * Function, Function)}).
-   */
+  /** The ids of {@code nodes}, in order. */
   private static List<String> ids(List<Node> nodes) {
     return nodes.stream().map(Node::id).toList();
   }
 
+  /**
+   * Runs a read of {@code top} and of nodes it depends on (its children, subtree or ancestors),
+   * which needs no quiet tree where the protocol can tell that changes elsewhere did not touch
+   * it ({@link Protocol#read(String, Function, Function)}).
+   */
   private <T> T readBelow(String top, Function<Reads, T> body,
       Function<T, java.util.Collection<String>> returned) {
     return protocol().read(top, body, returned);

@@ -290,22 +290,21 @@ public final class LaneProtocol implements Protocol {
       readsMeetChangesUntil = now + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
           Lanes.CONTENDED_MILLIS) | 1;
     }
-    for (int attempt = 0; attempt < APART_TRIES; attempt++) {
-      TreeLock.State before = lock.read();
-      if (!before.quiet()) {
-        break;
-      }
+    TreeLock.State before = lock.read();
+    for (int attempt = 0; attempt < APART_TRIES && before.quiet(); attempt++) {
       ReadTry<T> t = ReadTry.run(new Reads(data, scope, null, () -> {}, false), body);
       java.util.Set<String> depends = new java.util.HashSet<>();
       depends.add(top);
       if (t.result() != null) {
         depends.addAll(returned.apply(t.result()));
       }
-      if (lanes.apart(before, lock.read(), depends)) {
+      TreeLock.State after = lock.read();
+      if (lanes.apart(before, after, depends)) {
         return t.outcome();
       }
+      before = after; // the next try begins where this one ended
     }
-    return read(body);
+    return readQuiet(body); // the cheap try was made above, or skipped on purpose
   }
 
   @Override
@@ -318,6 +317,15 @@ public final class LaneProtocol implements Protocol {
     if (quick != null) {
       return quick.value();
     }
+    return readQuiet(body);
+  }
+
+  /**
+   * A read accepted when the tree's version did not move and no lane was in flight while it
+   * ran; after three tries it joins the lock's queue as a reader, and lanes stop passing the
+   * gate until it has read.
+   */
+  private <T> T readQuiet(Function<Reads, T> body) {
     String waiting = null;
     long start = lock.lock.timing.nanoTime();
     try {

@@ -41,7 +41,8 @@ public final class LockDocument {
   public static final String OP_TOKEN = TreeLock.STATE + ".opt";
   /**
    * The tokens of the lanes that passed the gate and have not released ({@link Lanes}), as
-   * {@code {token: true}}; a lane that stopped may leave its token behind.
+   * {@code {token: <the id of the lane's head>}}; a lane that stopped may leave its token
+   * behind.
    */
   public static final String IN_FLIGHT = TreeLock.STATE + ".inflight";
   /**

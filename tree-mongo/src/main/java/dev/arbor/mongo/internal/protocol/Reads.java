@@ -162,7 +162,9 @@ public class Reads {
    */
   public final Map<String, Document> documents(List<String> ids, @Nullable Bson projection) {
     java.util.Set<String> fields = memo == null ? null : included(projection);
-    if (memo != null && (projection == null || fields != null)) {
+    // kept only for a change, and for projections of known fields (or none: whole documents)
+    boolean remembered = memo != null && (projection == null || fields != null);
+    if (remembered) {
       Map<String, Document> known = new HashMap<>();
       for (String id : ids) {
         Memo m = memo.get(id);
@@ -202,7 +204,7 @@ public class Reads {
     if (folding) {
       foldedAll = out.keySet().containsAll(ids);
     }
-    if (memo != null && (projection == null || fields != null)) {
+    if (remembered) {
       for (Map.Entry<String, Document> e : out.entrySet()) {
         Memo m = memo.get(e.getKey());
         if (m == null || covers(fields, m.fields())) {
