@@ -13,6 +13,7 @@ import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.ServerCapabilities;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -141,5 +142,80 @@ class RoundTripBudgetTest {
     }
     System.out.println(table);
     assertEquals(List.of(), over, "calls over their round-trip budget");
+  }
+
+  /**
+   * The budgets of a change in a lane (a writer that met others: {@code optimisticChanges(false)}
+   * holds it there), on mongo-java-server's behaviour, for the four patterns that have lanes:
+   * parent references, child references, array of ancestors, materialized paths.
+   */
+  private static final Map<String, int[]> LANE_BUDGETS = new LinkedHashMap<>();
+
+  static {
+    LANE_BUDGETS.put("insert a last child", new int[] {6, 6, 6, 6});
+    LANE_BUDGETS.put("update", new int[] {4, 4, 4, 4});
+    LANE_BUDGETS.put("delete a leaf", new int[] {9, 11, 9, 9});
+    LANE_BUDGETS.put("move a leaf", new int[] {9, 9, 10, 10});
+  }
+
+  /**
+   * The round trips of the same calls in a lane: the claim of the head (and of the other marks),
+   * the gate, the footprint read again under the marks, the plan, the steps and the release. A
+   * change of one update or one delete carries its release in its last command; a leaf's delete
+   * is one single-document step, sent without a journal.
+   */
+  @Test
+  void laneChangesStayWithinTheirRoundTrips() {
+    Counter counter = new Counter();
+    MongoCollection<Document> base = MongoTestServer.get().freshCollection();
+    List<String> over = new ArrayList<>();
+    StringBuilder table = new StringBuilder("\n| call in a lane | PR | CR | AoA | MP |\n");
+    Map<String, StringBuilder> rows = new LinkedHashMap<>();
+    try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
+        .applyConnectionString(new ConnectionString(MongoTestServer.get().uri()))
+        .addCommandListener(counter).build())) {
+      for (TreePattern p : List.of(TreePattern.PARENT_REFERENCES, TreePattern.CHILD_REFERENCES,
+          TreePattern.ARRAY_OF_ANCESTORS, TreePattern.MATERIALIZED_PATHS)) {
+        MongoCollection<Document> c = client.getDatabase(base.getNamespace().getDatabaseName())
+            .getCollection(base.getNamespace().getCollectionName() + "_lane" + p.ordinal());
+        MongoTreeStore s = (MongoTreeStore) p.open(c, ServerCapabilities.probing(c)
+            .subtreeLocks(true).optimisticChanges(false));
+        s.load(Tree.parse(FIXTURE));
+        s.snapshot();
+        for (Call call : CALLS) {
+          if (!LANE_BUDGETS.containsKey(call.name())) {
+            continue;
+          }
+          int least = Integer.MAX_VALUE;
+          List<String> trace = List.of();
+          for (int run = 0; run < 3; run++) {
+            counter.commands.set(0);
+            counter.names.clear();
+            counter.armed = true;
+            call.run().accept(s);
+            counter.armed = false;
+            if (run > 0 && counter.commands.get() < least) {
+              least = counter.commands.get();
+              trace = List.copyOf(counter.names);
+            }
+            call.undo().accept(s);
+          }
+          int budget = LANE_BUDGETS.get(call.name())[p.ordinal()];
+          if (least > budget) {
+            over.add(call.name() + " / " + p + ": " + least + " round trips, budget " + budget
+                + " " + trace);
+          }
+          rows.computeIfAbsent(call.name(), k -> new StringBuilder()).append(' ').append(least)
+              .append(" |");
+        }
+        assertEquals(List.of("e", "f"), s.children("d"), p + ": the calls were undone");
+        assertEquals(List.of("j", "k"), s.children("i"), p + ": the calls were undone");
+      }
+    }
+    for (Map.Entry<String, StringBuilder> row : rows.entrySet()) {
+      table.append("| ").append(row.getKey()).append(" |").append(row.getValue()).append('\n');
+    }
+    System.out.println(table);
+    assertEquals(List.of(), over, "calls in a lane over their round-trip budget");
   }
 }

@@ -192,7 +192,11 @@ final class ArrayOfAncestorsLayout implements Layout {
     if (n == 0) {
       throw new NodeNotFoundException(id);
     }
-    c.deleteMany(subtree);
+    if (n == 1) {
+      c.deleteOne(subtree); // a leaf: one document, no journal
+    } else {
+      c.deleteMany(subtree);
+    }
     return n;
   }
 

@@ -324,9 +324,22 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public @Nullable String parentOf(Reads r, String id) {
-    r.require(id, fields(ID));
-    Document parent = parentDocument(r, id);
-    return parent == null ? null : parent.getString(ID);
+    // The node and the document whose children list it, in one query.
+    TreeStores.checkId(id);
+    boolean found = false;
+    String parent = null;
+    for (Document d : r.find(or(eq(ID, id), eq(childrenField, id))).projection(fields(ID))
+        .limit(2)) {
+      if (id.equals(d.get(ID))) {
+        found = true;
+      } else {
+        parent = d.getString(ID);
+      }
+    }
+    if (!found) {
+      throw new NodeNotFoundException(id);
+    }
+    return parent;
   }
 
   @Override

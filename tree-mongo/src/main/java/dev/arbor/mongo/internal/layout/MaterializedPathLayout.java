@@ -299,7 +299,11 @@ public final class MaterializedPathLayout implements Layout {
     Document d = c.require(id, fields(pathField));
     Bson subtree = or(eq(ID, id), startsWith(childPath(d.getString(pathField), id)));
     long n = c.count(subtree);
-    c.deleteMany(subtree);
+    if (n == 1) {
+      c.deleteOne(subtree); // a leaf: one document, no journal
+    } else {
+      c.deleteMany(subtree);
+    }
     return n;
   }
 

@@ -127,4 +127,12 @@ public final class Change extends Reads {
   public void deleteMany(Bson filter) {
     steps.add(new Step.Delete(filter(filter), true));
   }
+
+  /**
+   * Plans the delete of the first document {@code filter} selects: a change of this one step
+   * needs no journal ({@link PlanRunner#atomic}).
+   */
+  public void deleteOne(Bson filter) {
+    steps.add(new Step.Delete(filter(filter), false));
+  }
 }

@@ -241,13 +241,17 @@ final class LaneProgram {
     // A committed plan whose last command is of updates or deletes carries its release: if that
     // command runs late, it is sent again under a renewed lease, or whoever took the lane over
     // completes the change, which is committed either way.
+    // So does a change of one update or delete without journal: if its command runs late, the
+    // step ran in time or not at all (appliedAlone tells), and the release is sent again alone.
+    // (A batch of deletes ends with its closing update: the release shares that command.)
     int last = steps.size() % Math.max(1, lanes.tree.batchStatements - 1);
-    boolean releaseInLast = journaled && !(steps.get(steps.size() - 1) instanceof Step.Insert)
+    boolean releaseInLast = !(steps.get(steps.size() - 1) instanceof Step.Insert)
         && (last == 0 ? lanes.tree.batchStatements - 1 : last) + 4 <= lanes.tree.batchStatements;
     long deleted;
     try {
-      deleted = sendSteps(lane, steps, journaled, lane.token, releaseInLast);
-      if (releaseInLast) {
+      Sent sent = sendSteps(lane, steps, journaled, lane.token, releaseInLast);
+      deleted = sent.deleted;
+      if (sent.released) {
         lane.stop();
         return deleted;
       }
@@ -289,12 +293,13 @@ final class LaneProgram {
   /**
    * Sends the steps in batches of one kind each, at most the lock's batch size.
    *
-   * @return the documents deleted
+   * @return the documents deleted, and whether the release went with the last batch, in time
    * @throws Late for a change of one step that ran past its lease and was taken over
    */
-  private long sendSteps(Lanes.Lane lane, List<Step> steps, boolean journaled, String origin,
+  private Sent sendSteps(Lanes.Lane lane, List<Step> steps, boolean journaled, String origin,
       boolean releaseInLast) {
     long deleted = 0;
+    boolean released = false;
     int per = Math.max(1, lanes.tree.batchStatements - 1);
     int k = 0;
     while (k < steps.size()) {
@@ -310,9 +315,10 @@ final class LaneProgram {
         }
         lane.sent = true;
         try {
+          boolean withRelease = releaseInLast && end == steps.size();
           deleted += inserts ? insert(lane, steps, k, end, journaled, origin)
-              : write(lane, steps, k, end, journaled, origin,
-                  releaseInLast && end == steps.size());
+              : write(lane, steps, k, end, journaled, origin, withRelease);
+          released = withRelease;
           break;
         } catch (Late late) {
           // ran past its lease: again under a renewed one, unless it was taken over
@@ -343,8 +349,11 @@ final class LaneProgram {
       }
       k = end;
     }
-    return deleted;
+    return new Sent(deleted, released);
   }
+
+  /** What {@link #sendSteps} did: the documents deleted; whether the release landed with them. */
+  private record Sent(long deleted, boolean released) {}
 
   /** Whether the lane's head still carries its mark (else it was released or taken over). */
   private boolean holds(Lanes.Lane lane) {
