@@ -33,6 +33,8 @@ final class Progress implements AutoCloseable {
   private volatile long total;
   private volatile DoubleSupplier fraction;
   private volatile long phaseStart;
+  /** Whether the current phase got a line (guarded by {@code err}). */
+  private boolean told;
 
   Progress(PrintWriter err, boolean enabled, long intervalMillis) {
     this.err = err;
@@ -80,14 +82,32 @@ final class Progress implements AutoCloseable {
 
   private void start(String description, LongSupplier counter, long total,
       DoubleSupplier fraction) {
+    catchUp();
     this.counter = counter;
     this.total = total;
     this.fraction = fraction;
     this.phaseStart = System.nanoTime();
-    this.phase = description;
+    synchronized (err) {
+      told = false;
+      this.phase = description;
+    }
   }
 
   private void tick() {
+    print(false);
+  }
+
+  /**
+   * A phase that lasted longer than the interval without a line (its ticks came late: a busy
+   * machine) gets one as it ends, so that every such phase is told.
+   */
+  private void catchUp() {
+    if (ticker != null) {
+      print(true);
+    }
+  }
+
+  private void print(boolean onlyIfUntold) {
     String p = phase;
     long elapsed = System.nanoTime() - phaseStart;
     if (p == null || elapsed < TimeUnit.MILLISECONDS.toNanos(intervalMillis)) {
@@ -96,8 +116,12 @@ final class Progress implements AutoCloseable {
     String line = line(p, counter == null ? -1 : counter.getAsLong(), total,
         fraction == null ? Double.NaN : fraction.getAsDouble(), elapsed);
     synchronized (err) {
+      if (onlyIfUntold && told || p != phase) {
+        return;
+      }
       err.println(line);
       err.flush();
+      told = true;
     }
   }
 
@@ -142,6 +166,7 @@ final class Progress implements AutoCloseable {
 
   /** Prints the closing line of a successful run, with the total time. */
   void done(String summary) {
+    catchUp();
     phase = null;
     if (enabled) {
       synchronized (err) {

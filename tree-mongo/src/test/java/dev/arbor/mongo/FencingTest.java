@@ -194,8 +194,10 @@ class FencingTest {
   /**
    * The lease of the slow-but-live holders: long enough that a loaded machine still runs their
    * background renewal (every third of it) in time; their round trips are slowed past half of it.
+   * (With 400 ms, a renewal held up more than 267 ms by a machine busy with four other processes
+   * let another caller take a live holder over, once in five runs.)
    */
-  private static final long LIVE_LEASE = 400;
+  private static final long LIVE_LEASE = 1_000;
 
   /** A holder that is slow but alive: its lease is renewed in the background. */
   private MongoTreeStore live(TreePattern pattern, MongoCollection<Document> c,
