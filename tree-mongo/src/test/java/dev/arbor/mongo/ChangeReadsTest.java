@@ -70,4 +70,29 @@ class ChangeReadsTest {
       assertEquals(8, finds.get());
     }
   }
+
+  /**
+   * What a lane reads under its marks ({@code Layout.parentAndDescendants}, one query for a leaf
+   * on three patterns) is what {@code parentOf} and {@code descendantIds} read, for every node of
+   * a tree, a missing node included, in every pattern.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(TreePattern.class)
+  void aNodesFamilyInOneReadIsItsParentAndItsDescendants(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    dev.arbor.mongo.internal.MongoTreeStore store =
+        (dev.arbor.mongo.internal.MongoTreeStore) pattern.open(c);
+    dev.arbor.core.Tree tree = dev.arbor.core.Tree.parse("a(b(c d(e f)) g(h)) i(j k(l(m)))");
+    store.load(tree);
+    for (String id : tree.ids()) {
+      Reads r = new Reads(c, null, null, () -> {}, false);
+      dev.arbor.mongo.internal.layout.Layout.Family f = store.layout.parentAndDescendants(r, id);
+      assertEquals(store.layout.parentOf(r, id), f.parent(), id);
+      assertEquals(new java.util.HashSet<>(store.layout.descendantIds(r, id, Integer.MAX_VALUE)),
+          new java.util.HashSet<>(f.descendants()), id);
+      assertEquals(f.descendants().size(), new java.util.HashSet<>(f.descendants()).size(), id);
+    }
+    assertThrows(NodeNotFoundException.class, () -> store.layout.parentAndDescendants(
+        new Reads(c, null, null, () -> {}, false), "zz"));
+  }
 }

@@ -314,6 +314,26 @@ final class ArrayOfAncestorsLayout implements Layout {
     return ancestorsOf(r.require(id, fields(ancestorsField)));
   }
 
+  /** The node and its descendants in one query (the ancestors' multikey index and _id). */
+  @Override
+  public Family parentAndDescendants(Reads r, String id) {
+    TreeStores.checkId(id);
+    Document node = null;
+    List<String> below = new ArrayList<>();
+    for (Document d : r.find(or(eq(ID, id), eq(ancestorsField, id)))
+        .projection(fields(parentField))) {
+      if (id.equals(d.get(ID))) {
+        node = d;
+      } else {
+        below.add(d.getString(ID));
+      }
+    }
+    if (node == null) {
+      throw new NodeNotFoundException(id);
+    }
+    return new Family(node.getString(parentField), below);
+  }
+
   @Override
   public List<String> descendantIds(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);

@@ -322,6 +322,30 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     return out;
   }
 
+  /**
+   * The node (its children) and the document that lists it, in one query: a leaf's family needs
+   * no walk down.
+   */
+  @Override
+  public Family parentAndDescendants(Reads r, String id) {
+    TreeStores.checkId(id);
+    Document node = null;
+    String parent = null;
+    for (Document d : r.find(or(eq(ID, id), eq(childrenField, id)))
+        .projection(fields(childrenField)).limit(2)) {
+      if (id.equals(d.get(ID))) {
+        node = d;
+      } else {
+        parent = d.getString(ID);
+      }
+    }
+    if (node == null) {
+      throw new NodeNotFoundException(id);
+    }
+    return new Family(parent, childrenOf(node).isEmpty() ? List.of()
+        : descendantIds(r, id, Integer.MAX_VALUE));
+  }
+
   @Override
   public @Nullable String parentOf(Reads r, String id) {
     // The node and the document whose children list it, in one query.

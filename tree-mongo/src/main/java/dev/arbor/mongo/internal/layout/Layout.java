@@ -166,6 +166,21 @@ public interface Layout {
     return r.require(id, fields(parentField)).getString(parentField);
   }
 
+  /** A node's parent (null for a root) and the ids of its descendants. */
+  public record Family(@Nullable String parent, List<String> descendants) {}
+
+  /**
+   * The parent of {@code id} and the ids of its descendants, as a change in a lane reads them
+   * under its marks (its footprint): by default {@link #parentOf} then {@link #descendantIds};
+   * patterns whose node and children one query finds read a leaf's in one round trip.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  public default Family parentAndDescendants(Reads r, String id) {
+    String parent = parentOf(r, id);
+    return new Family(parent, descendantIds(r, id, Integer.MAX_VALUE));
+  }
+
   /** The depth of {@code id}: the number of its ancestors, unless the pattern stores it. */
   public default int depthOf(Reads r, String id) {
     return ancestorIds(r, id).size();

@@ -124,6 +124,28 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     return references.descendantIds(r, id, maxDepth);
   }
 
+  /** The node and one of its children in one query: a leaf's family needs no walk down. */
+  @Override
+  public Family parentAndDescendants(Reads r, String id) {
+    TreeStores.checkId(id);
+    Document node = null;
+    boolean leaf = true;
+    for (Document d : r.find(or(eq(ID, id), eq(parentField, id))).projection(fields(parentField))
+        .limit(2)) {
+      if (id.equals(d.get(ID))) {
+        node = d;
+      } else {
+        leaf = false;
+      }
+    }
+    if (node == null) {
+      // not found, or found beside a child only (limit 2): the default reads tell which
+      return Layout.super.parentAndDescendants(r, id);
+    }
+    return new Family(node.getString(parentField),
+        leaf ? List.of() : descendantIds(r, id, Integer.MAX_VALUE));
+  }
+
   @Override
   public Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
     return references.subtreeRows(r, id, maxDepth, withAttributes);

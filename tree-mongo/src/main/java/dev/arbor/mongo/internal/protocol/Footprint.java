@@ -58,40 +58,42 @@ public interface Footprint {
   /** A move of {@code id} to {@code position}. */
   public static Footprint move(Layout layout, String id, Position position) {
     return (r, underMarks) -> {
-      String from;
+      Layout.Family family;
       try {
-        from = layout.parentOf(r, id);
+        family = family(layout, r, id, underMarks);
       } catch (NodeNotFoundException e) {
         return List.of(id); // claimed as missing: the tree's lock tells the caller
       }
       String to = parentAt(layout, r, position);
-      if (from == null || to == null) {
+      if (family.parent() == null || to == null) {
         return null;
       }
-      LinkedHashSet<String> ids = new LinkedHashSet<>(List.of(from, to, id));
-      if (underMarks) {
-        ids.addAll(layout.descendantIds(r, id, Integer.MAX_VALUE));
-      }
+      LinkedHashSet<String> ids = new LinkedHashSet<>(List.of(family.parent(), to, id));
+      ids.addAll(family.descendants());
       return List.copyOf(ids);
     };
+  }
+
+  /** The node's parent, and under the marks its descendants (in one query for a leaf). */
+  private static Layout.Family family(Layout layout, Reads r, String id, boolean underMarks) {
+    return underMarks ? layout.parentAndDescendants(r, id)
+        : new Layout.Family(layout.parentOf(r, id), List.of());
   }
 
   /** A delete of {@code id} (its subtree, or lifting its children). */
   public static Footprint delete(Layout layout, String id) {
     return (r, underMarks) -> {
-      String from;
+      Layout.Family family;
       try {
-        from = layout.parentOf(r, id);
+        family = family(layout, r, id, underMarks);
       } catch (NodeNotFoundException e) {
         return List.of(id);
       }
-      if (from == null) {
+      if (family.parent() == null) {
         return null;
       }
-      LinkedHashSet<String> ids = new LinkedHashSet<>(List.of(from, id));
-      if (underMarks) {
-        ids.addAll(layout.descendantIds(r, id, Integer.MAX_VALUE));
-      }
+      LinkedHashSet<String> ids = new LinkedHashSet<>(List.of(family.parent(), id));
+      ids.addAll(family.descendants());
       return List.copyOf(ids);
     };
   }
