@@ -83,7 +83,30 @@ class RoundTripBudgetTest {
         names.add(event.getCommandName());
       }
     }
+
+    /**
+     * The fewest commands of {@code call} in two runs after a first that warms the store up (its
+     * view of the tree, the server's probe), each run undone.
+     */
+    Count least(Call call, TreeStore s) {
+      Count least = new Count(Integer.MAX_VALUE, List.of());
+      for (int run = 0; run < 3; run++) {
+        commands.set(0);
+        names.clear();
+        armed = true;
+        call.run().accept(s);
+        armed = false;
+        if (run > 0 && commands.get() < least.commands()) {
+          least = new Count(commands.get(), List.copyOf(names));
+        }
+        call.undo().accept(s);
+      }
+      return least;
+    }
   }
+
+  /** The commands a call sent, and their names in order. */
+  private record Count(int commands, List<String> names) {}
 
   @Test
   void singleNodeWritesStayWithinTheirRoundTrips() {
@@ -107,25 +130,12 @@ class RoundTripBudgetTest {
           s.load(Tree.parse(FIXTURE));
           s.snapshot();
           for (Call call : CALLS) {
-            // the first run warms the store up (its view of the tree, the server's probe)
-            int least = Integer.MAX_VALUE;
-            List<String> trace = List.of();
-            for (int run = 0; run < 3; run++) {
-              counter.commands.set(0);
-              counter.names.clear();
-              counter.armed = true;
-              call.run().accept(s);
-              counter.armed = false;
-              if (run > 0 && counter.commands.get() < least) {
-                least = counter.commands.get();
-                trace = List.copyOf(counter.names);
-              }
-              call.undo().accept(s);
-            }
+            Count count = counter.least(call, s);
+            int least = count.commands();
             int budget = BUDGETS.get(call.name())[ordered ? 0 : 1][p.ordinal()];
             if (least > budget) {
               over.add(call.name() + " / " + p + " / " + (ordered ? "MongoDB" : "mongo-java-server")
-                  + ": " + least + " round trips, budget " + budget + " " + trace);
+                  + ": " + least + " round trips, budget " + budget + " " + count.names());
             }
             rows.computeIfAbsent(call.name(), k -> new StringBuilder()).append(' ').append(least)
                 .append(" |");
@@ -186,24 +196,12 @@ class RoundTripBudgetTest {
           if (!LANE_BUDGETS.containsKey(call.name())) {
             continue;
           }
-          int least = Integer.MAX_VALUE;
-          List<String> trace = List.of();
-          for (int run = 0; run < 3; run++) {
-            counter.commands.set(0);
-            counter.names.clear();
-            counter.armed = true;
-            call.run().accept(s);
-            counter.armed = false;
-            if (run > 0 && counter.commands.get() < least) {
-              least = counter.commands.get();
-              trace = List.copyOf(counter.names);
-            }
-            call.undo().accept(s);
-          }
+          Count count = counter.least(call, s);
+          int least = count.commands();
           int budget = LANE_BUDGETS.get(call.name())[p.ordinal()];
           if (least > budget) {
             over.add(call.name() + " / " + p + ": " + least + " round trips, budget " + budget
-                + " " + trace);
+                + " " + count.names());
           }
           rows.computeIfAbsent(call.name(), k -> new StringBuilder()).append(' ').append(least)
               .append(" |");
