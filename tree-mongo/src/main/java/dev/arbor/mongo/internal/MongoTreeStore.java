@@ -334,7 +334,7 @@ public final class MongoTreeStore implements MongoTree {
   }
 
   /** Notes that the collection holds nodes of this pattern (a load wrote them). */
-  public void layoutSeen() {
+  void layoutSeen() {
     layoutSeen = true;
   }
 
@@ -614,7 +614,7 @@ public final class MongoTreeStore implements MongoTree {
   }
 
   /** Grafts {@code tree} node by node, as the contract's default does (in a caller's transaction). */
-  public long graftOneByOne(@Nullable String parentId, Tree tree) {
+  long graftOneByOne(@Nullable String parentId, Tree tree) {
     return MongoTree.super.graft(parentId, tree);
   }
 

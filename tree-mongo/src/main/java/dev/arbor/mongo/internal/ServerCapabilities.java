@@ -177,7 +177,7 @@ public final class ServerCapabilities {
    *
    * @throws IllegalArgumentException naming the option if the field or value is not usable
    */
-  public void checkScope(TreePattern pattern, java.util.Set<String> reserved) {
+  void checkScope(TreePattern pattern, java.util.Set<String> reserved) {
     if (scopeField == null) {
       return;
     }
@@ -393,7 +393,7 @@ public final class ServerCapabilities {
    * @throws dev.arbor.core.TreeException naming the collection and the version found and the
    *     minimum, or the collection's default collation if it is not the simple one
    */
-  public void checkServer() {
+  void checkServer() {
     if (serverChecked) {
       return;
     }

@@ -50,7 +50,7 @@ public final class AttributeNames {
    * The first key inside {@code value} (in maps, lists and their elements, at any depth) that
    * cannot be a MongoDB field name, described with the reason; null if there is none.
    */
-  public static String nestedProblem(Object value) {
+  static String nestedProblem(Object value) {
     if (value instanceof Map<?, ?> map) {
       for (Map.Entry<?, ?> e : map.entrySet()) {
         String key = String.valueOf(e.getKey());

@@ -41,7 +41,7 @@ public final class Rewrites {
   }
 
   /** Whether {@code v} is a document of query operators ({@code {$in: ...}}). */
-  public static boolean isOperators(BsonValue v) {
+  static boolean isOperators(BsonValue v) {
     return v.isDocument() && !v.asDocument().isEmpty()
         && v.asDocument().getFirstKey().startsWith("$");
   }

@@ -56,7 +56,7 @@ public final class DoctorScratch {
   }
 
   /** A new client with the caller's settings; the caller closes it. */
-  public MongoClient newClient() {
+  MongoClient newClient() {
     return MongoClients.create(settings);
   }
 

@@ -154,7 +154,7 @@ public final class MaterializedPathLayout implements Layout {
   }
 
   /** The path of the children of a node with path {@code path} and id {@code id}. */
-  public static String childPath(@Nullable String path, String id) {
+  static String childPath(@Nullable String path, String id) {
     return (path == null ? "," : path) + escape(id) + ",";
   }
 
@@ -229,7 +229,7 @@ public final class MaterializedPathLayout implements Layout {
     return filter;
   }
 
-  public static String depthRegex(String prefix, int extra) {
+  static String depthRegex(String prefix, int extra) {
     StringBuilder sb = new StringBuilder("^");
     prefix.codePoints().forEach(cp -> {
       if (cp < 128 && Character.isLetterOrDigit(cp)) {

@@ -52,7 +52,7 @@ public final class Ranks {
    * @param anchorRank for a sibling position, the anchor's rank; ignored otherwise
    * @param moving the id of the node being moved (excluded from its siblings), or null
    */
-  public long rankFor(Change c, Bson siblings, Position position, long anchorRank,
+  long rankFor(Change c, Bson siblings, Position position, long anchorRank,
       @Nullable String moving) {
     Bson group = moving == null ? siblings : and(siblings, ne(MongoTreeStore.ID, moving));
     if (position instanceof Position.Sibling s) {

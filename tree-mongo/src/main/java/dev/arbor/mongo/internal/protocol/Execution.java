@@ -218,7 +218,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     return deleted;
   }
 
-  public void retryAfter(MongoException e, long start) {
+  void retryAfter(MongoException e, long start) {
     resent = true;
     if (lock.timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(lock.waitMillis)) {
       throw interrupted(e, false);
@@ -394,7 +394,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * step, from the mark of the document it writes; never from the version alone, which another
    * change may share with a claim that did not land.
    */
-  public int settleLost() {
+  int settleLost() {
     if (journaled) {
       TreeLock.State s = lock.read();
       if (s.op == v && origin.equals(s.opToken)) {

@@ -70,7 +70,7 @@ public final class FencedJournalProtocol implements Protocol {
    * Plans and applies a change under the tree's lock (taken in line behind earlier callers, and
    * after any lanes drained): the path of a change that cannot be made optimistically.
    */
-  public Outcome underTheLock(String what, Planner planner) {
+  Outcome underTheLock(String what, Planner planner) {
     TreeLock.Hold h = lock.acquire(what);
     Change c = new Change(data, scope, session, h::renewIfDue, h.version);
     try {
@@ -180,7 +180,7 @@ public final class FencedJournalProtocol implements Protocol {
    *
    * @return the read, or null if the tree moved or a change (in a lane too) was in flight
    */
-  public <T> @Nullable Accepted<T> readOnce(Function<Reads, T> body) {
+  <T> @Nullable Accepted<T> readOnce(Function<Reads, T> body) {
     TreeLock.Quiet before = known.get();
     if (before == null) {
       return null;

@@ -110,13 +110,13 @@ public final class Fences {
    * the insert of the next one, so that a caller who takes the lock over can stop the rest by
    * taking the next number first ({@link #revokeInserts}).
    */
-  public BsonDocument insertFence(long v, int b) {
+  BsonDocument insertFence(long v, int b) {
     return lock.own("fence").append("v", new BsonInt64(v))
         .append("b", new BsonInt32(b));
   }
 
   /** The statement that inserts insert fence {@code b} of change {@code v}. */
-  public WriteModel<BsonDocument> insertFenceStatement(long v, int b) {
+  WriteModel<BsonDocument> insertFenceStatement(long v, int b) {
     return new InsertOneModel<>(lock.tagged(new BsonDocument("_id", insertFence(v, b))));
   }
 
@@ -124,7 +124,7 @@ public final class Fences {
    * Stops the insert commands that the holder of change {@code v} may still have in flight: takes
    * the next number of its insert fences, so that its next insert command fails before writing.
    */
-  public void revokeInserts(long v) {
+  void revokeInserts(long v) {
     for (int attempt = 0; attempt < 100; attempt++) {
       BsonDocument last = lock.raw.find(lock.scoped(and(
               Filters.gte("_id", insertFence(v, Integer.MIN_VALUE)),
@@ -159,7 +159,7 @@ public final class Fences {
   }
 
   /** A statement that applies only while the server's clock is before {@code deadline}. */
-  public static WriteModel<BsonDocument> withDeadline(WriteModel<BsonDocument> m, long deadline) {
+  static WriteModel<BsonDocument> withDeadline(WriteModel<BsonDocument> m, long deadline) {
     if (m instanceof UpdateOneModel<BsonDocument> u) {
       if (u.getOptions().isUpsert() && isInsert(u.getFilter())) {
         return u; // an insert of a node: runs once whatever the clock (see TreeLock's javadoc)

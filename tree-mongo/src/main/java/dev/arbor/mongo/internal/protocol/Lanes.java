@@ -387,7 +387,7 @@ public final class Lanes {
             .getDefaultCodecRegistry()) : null;
   }
 
-  public static @Nullable String str(BsonDocument d, String field) {
+  static @Nullable String str(BsonDocument d, String field) {
     BsonValue v = d.get(field);
     return v != null && v.isString() ? v.asString().getValue() : null;
   }
@@ -424,7 +424,7 @@ public final class Lanes {
    * @return true once the holder is gone (the gate may open), false if the holder's lease
    *     expired or the tree is stuck: the lock's queue takes the holder over
    */
-  public boolean awaitHolder(TreeLock.State shut, Lane lane, long start, String what) {
+  boolean awaitHolder(TreeLock.State shut, Lane lane, long start, String what) {
     // The server's time: the lane's last renewal, plus what passed here since.
     long renewedAt = lane.renewedAt;
     long renewed = lane.renewed;
@@ -656,7 +656,7 @@ public final class Lanes {
    *
    * @throws TreeException if the server still refuses a step (the tree stays stuck)
    */
-  public void completeStuck(BsonDocument lane) {
+  void completeStuck(BsonDocument lane) {
     String t = lane.getString("t").getValue();
     String headId = lane.getString("h").getValue();
     String me = LockDocument.newToken();
@@ -677,7 +677,7 @@ public final class Lanes {
   // ------------------------------------------------------------------ insert fences
 
   /** The {@code _id} of insert fence {@code b} of the lane {@code token}. */
-  public BsonDocument insertFence(String token, int b) {
+  BsonDocument insertFence(String token, int b) {
     return lock.own("fence").append("lane", new BsonString(token)).append("b", new BsonInt32(b));
   }
 
@@ -686,7 +686,7 @@ public final class Lanes {
    *
    * @return the number of the fence taken
    */
-  public int revokeInserts(String token) {
+  int revokeInserts(String token) {
     for (int attempt = 0; attempt < 100; attempt++) {
       BsonDocument last = raw.find(lock.scoped(and(
               Filters.gte("_id", insertFence(token, Integer.MIN_VALUE)),
@@ -733,7 +733,7 @@ public final class Lanes {
    * mark are left behind by lanes completed by someone else, and are cleared (a lane's name
    * goes before its marks, so a live lane's head always carries its mark).
    */
-  public @Nullable Met inFlight(TreeLock.State s) {
+  @Nullable Met inFlight(TreeLock.State s) {
     if (s.inFlight.isEmpty()) {
       return null;
     }

@@ -91,7 +91,7 @@ public final class LockDocument {
    * The time limit of one command of the protocol: shorter than the lock wait (so that a caller
    * resends it, or gives up, within its wait), and at least a lease.
    */
-  public static long commandLimit(long leaseMillis, long waitMillis) {
+  static long commandLimit(long leaseMillis, long waitMillis) {
     return Math.max(leaseMillis, Math.min(waitMillis / 2, 10_000));
   }
 
@@ -150,7 +150,7 @@ public final class LockDocument {
   }
 
   /** The update that frees the lock, clearing a journal that is not to be completed. */
-  public static Bson releaseUpdate() {
+  static Bson releaseUpdate() {
     return Updates.combine(Updates.set(OWNER, null), Updates.set(WHAT, null),
         Updates.inc(VERSION, 1L), Updates.unset(OP), Updates.unset(OP_TOKEN),
         Updates.unset(TreeLock.JOURNAL));
@@ -162,7 +162,7 @@ public final class LockDocument {
   }
 
   /** Frees the lock if {@code token} holds it, best effort (else its lease runs out). */
-  public void releaseQuietly(String token) {
+  void releaseQuietly(String token) {
     try {
       release(token);
     } catch (MongoException e) {
@@ -171,7 +171,7 @@ public final class LockDocument {
   }
 
   /** The lock is lost: {@code s}, read after, names another holder, or none. */
-  public LockLostException lostTo(String what, TreeLock.State s) {
+  LockLostException lostTo(String what, TreeLock.State s) {
     return new LockLostException("Lost the lock of tree '" + tree + "' while doing: " + what
         + " (its lease of " + leaseMillis + " ms expired and "
         + (s.owner != null ? "another caller holds the lock, doing: " + s.what
@@ -195,7 +195,7 @@ public final class LockDocument {
    * Pauses before a command is sent again after the transient error {@code e}; once the lock
    * wait has run out since {@code start}, throws what {@code givingUp} makes of {@code e}.
    */
-  public void retryPause(MongoException e, long start,
+  void retryPause(MongoException e, long start,
       Function<MongoException, RuntimeException> givingUp) {
     if (!MongoErrors.transientError(e)) {
       throw e;

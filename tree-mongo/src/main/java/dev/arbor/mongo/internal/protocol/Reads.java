@@ -269,12 +269,12 @@ public class Reads {
    * The lock document read by the first query, if that query was by {@code _id}, found every id it
    * asked for, and the operation made no other query; null otherwise.
    */
-  public final @Nullable BsonDocument foldedLock() {
+  final @Nullable BsonDocument foldedLock() {
     return queries == 1 && foldedAll ? foldedLock : null;
   }
 
   /** The highest change version among the node documents the folded query returned. */
-  public final long foldedMaxMark() {
+  final long foldedMaxMark() {
     return foldedMaxMark;
   }
 

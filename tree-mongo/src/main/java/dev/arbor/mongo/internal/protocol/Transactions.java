@@ -370,7 +370,7 @@ public final class Transactions {
    * Makes a change inside the caller's transaction: claims the lock document in it, plans and
    * writes in it; neither commits nor aborts.
    */
-  public Outcome runIn(ClientSession session, String what,
+  Outcome runIn(ClientSession session, String what,
       Planner planner) {
     lock.read(); // the lock document exists before the transaction writes it
     MongoCollection<BsonDocument> raw = data.withDocumentClass(BsonDocument.class);
@@ -392,7 +392,7 @@ public final class Transactions {
    * Reads inside the caller's transaction: its snapshot is consistent, unless it caught a
    * lock-protocol change half-way, which the lock document in the same snapshot tells.
    */
-  public <T> T readIn(ClientSession session, java.util.function.Function<Reads, T> body,
+  <T> T readIn(ClientSession session, java.util.function.Function<Reads, T> body,
       boolean isolated) {
     T result = body.apply(new Reads(data, lock.scope(), session, () -> {}, false));
     if (isolated) {

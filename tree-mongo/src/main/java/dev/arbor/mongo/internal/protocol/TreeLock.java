@@ -405,7 +405,7 @@ public final class TreeLock {
    * The time limit of one command of the protocol: shorter than the lock wait (so that a caller
    * resends it, or gives up, within its wait), and at least a lease.
    */
-  public static long commandLimit(long leaseMillis, long waitMillis) {
+  static long commandLimit(long leaseMillis, long waitMillis) {
     return LockDocument.commandLimit(leaseMillis, waitMillis);
   }
 
@@ -425,7 +425,7 @@ public final class TreeLock {
   }
 
   /** The change version recorded in a node document's mark, 0 if none. */
-  public static long markOf(Document d) {
+  static long markOf(Document d) {
     Object mark = d.get(Step.MARK);
     return mark instanceof Document m && m.get("v") instanceof Number n ? n.longValue() : 0;
   }
@@ -473,17 +473,17 @@ public final class TreeLock {
   }
 
   /** Leaves the queue. */
-  public void unregister(String token) {
+  void unregister(String token) {
     queue.unregister(token);
   }
 
   /** A new token for a reader's place in the queue. */
-  public String readerToken() {
+  String readerToken() {
     return LockDocument.newToken();
   }
 
   /** Throws if the tree is stuck. */
-  public void checkNotStuck(State s) {
+  void checkNotStuck(State s) {
     if (s.stuck != null) {
       throw lock.stuck(s.stuck);
     }
@@ -517,7 +517,7 @@ public final class TreeLock {
    *
    * @throws ClaimRefused if the tree changed since {@code known}, or callers wait; nothing written
    */
-  public Result runClaimed(Quiet known, String what, List<Step> steps) {
+  Result runClaimed(Quiet known, String what, List<Step> steps) {
     String token = LockDocument.newToken();
     return plans.run(token, token, known, known.version() + 1, what, steps, true, true, null);
   }
@@ -566,7 +566,7 @@ public final class TreeLock {
 
   // ------------------------------------------------------------------ errors (see MongoErrors)
 
-  public static boolean duplicateKey(int code) {
+  static boolean duplicateKey(int code) {
     return MongoErrors.duplicateKey(code);
   }
 
@@ -574,11 +574,11 @@ public final class TreeLock {
     return MongoErrors.duplicateId(error);
   }
 
-  public static boolean duplicateKey(MongoException e) {
+  static boolean duplicateKey(MongoException e) {
     return MongoErrors.duplicateKey(e);
   }
 
-  public static boolean timedOut(MongoException e) {
+  static boolean timedOut(MongoException e) {
     return MongoErrors.timedOut(e);
   }
 

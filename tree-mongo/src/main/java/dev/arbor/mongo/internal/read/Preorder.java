@@ -63,12 +63,12 @@ public abstract class Preorder implements PreorderCursor {
   }
 
   /** A frame of children (or roots) read by a cursor over {@code filter}, in slices. */
-  public final Frame byCursor(@Nullable String parent, int depth, Bson filter) {
+  final Frame byCursor(@Nullable String parent, int depth, Bson filter) {
     return new Frame(parent, depth, filter, List.of());
   }
 
   /** A frame of children read by their ids, listed in order, in slices. */
-  public final Frame byIds(String parent, int depth, List<String> listed) {
+  final Frame byIds(String parent, int depth, List<String> listed) {
     return new Frame(parent, depth, null, listed);
   }
 
