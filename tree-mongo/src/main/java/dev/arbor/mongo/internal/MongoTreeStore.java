@@ -78,7 +78,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class MongoTreeStore implements MongoTree {
   public static final String ID = "_id";
-  public static final int LOAD_BATCH = 10_000;
+  static final int LOAD_BATCH = 10_000;
   /**
    * Node documents: the lock and journal documents have non-string ids. For a tree of typed ids
    * ({@link TreeOptions#withIdType}) the reads and steps rewrite it to the tree's id type ({@link

@@ -376,7 +376,7 @@ public final class ServerCapabilities {
   }
 
   /** The oldest MongoDB Arbor runs on: the journal's keys that start with '$' need 5.0. */
-  public static final int MINIMUM_MAJOR_VERSION = 5;
+  static final int MINIMUM_MAJOR_VERSION = 5;
 
   private volatile boolean serverChecked;
 

@@ -77,12 +77,12 @@ public final class StreamLoad {
     /** The node's document while not sent (null once it is). */
     public @Nullable Slot slot;
     /** Materialized paths: the length of the prefix before this node's segment. */
-    public int prefixLength;
+    int prefixLength;
     /** Nested sets: the left number. */
     public long left;
     /** Child references: its children so far, and their bytes in an array. */
     public @Nullable List<String> children;
-    public long childBytes;
+    long childBytes;
 
     public Frame(String id, int depth) {
       this.id = id;

@@ -157,7 +157,7 @@ public final class Fits {
     final long structure; // ancestors array or path bytes
     final long own; // child references: the node's own bytes
     long children; // child references: children array bytes
-    public int fanOut;
+    int fanOut;
 
     public Frame(String id, int depth, long structure, long own) {
       this.id = id;

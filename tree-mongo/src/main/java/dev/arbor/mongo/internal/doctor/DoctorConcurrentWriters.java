@@ -34,9 +34,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class DoctorConcurrentWriters {
   /** How long the concurrent writers run per pattern. */
-  public static final Duration CONCURRENT_RUN = Duration.ofMillis(400);
+  static final Duration CONCURRENT_RUN = Duration.ofMillis(400);
   /** Operations each writer makes at least, however long they take. */
-  public static final int MIN_OPS = 6;
+  static final int MIN_OPS = 6;
   /** Writers of the concurrent run, each on a client of its own. */
   public static final int WRITERS = 3;
 

@@ -27,7 +27,7 @@ import org.bson.Document;
  */
 public final class DoctorCrashRecovery {
   /** The lease of the store that crashes in the recovery run. */
-  public static final long CRASH_LEASE_MILLIS = 300;
+  static final long CRASH_LEASE_MILLIS = 300;
 
   private static final org.slf4j.Logger QUIET = org.slf4j.helpers.NOPLogger.NOP_LOGGER;
 

@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
  * {@link DeadlineExecution} on one that goes on after a failed statement (mongo-java-server).
  */
 public abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
-  public final TreeLock facade;
+  final TreeLock facade;
   public final LockDocument lock;
   public final Fences fencing;
   public final String token;
@@ -47,22 +47,22 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
   public final String what;
   public final List<Step> steps;
   public final List<TreeLock.Statement> program;
-  public final int commitPoint;
+  final int commitPoint;
   public final boolean journaled;
   public final TreeLock.@Nullable Hold hold;
   public boolean committed;
-  public boolean uncertain;
+  boolean uncertain;
   public long deleted;
   /** Insert fences used by this acquisition so far, when no hold counts them. */
-  public int insertFences;
+  int insertFences;
   /** The ids of the insert fences this execution inserted. */
   public final List<BsonValue> fences = new ArrayList<>();
   /** Whether a command was sent again after an I/O error (the first may still arrive). */
   public boolean resent;
   /** Whether the server acknowledged the lead (claim or first fence) of the program. */
-  public boolean leadAcked;
+  boolean leadAcked;
   /** Whether the single step of a change without journal ran, when its answer said so. */
-  public @Nullable Boolean stepApplied;
+  @Nullable Boolean stepApplied;
   /**
    * The most statements in the next batch: halved each time a batch runs out of its time (the
    * lease), so that a holder on a slow server or a busy machine still gets through.
@@ -72,7 +72,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * Whether a failure before the commit point frees the lock: not for a replay nor a graft's
    * commit, which leave a journal (the stopped holder's, the graft's undo) to complete.
    */
-  public boolean freeOnFailure;
+  boolean freeOnFailure;
 
   /**
    * The execution of {@code program} on this lock's server.

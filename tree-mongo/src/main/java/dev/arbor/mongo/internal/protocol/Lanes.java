@@ -80,25 +80,25 @@ public final class Lanes {
   public static final String FIELD = "arborLane";
 
   public static final String T = FIELD + ".t";
-  public static final String H = FIELD + ".h";
+  static final String H = FIELD + ".h";
   public static final String R = FIELD + ".r";
   public static final String L = FIELD + ".l";
   public static final String O = FIELD + ".o";
-  public static final String J = FIELD + ".j";
-  public static final String V = FIELD + ".v";
+  static final String J = FIELD + ".j";
+  static final String V = FIELD + ".v";
   public static final String W = FIELD + ".w";
 
   /**
    * How long a store's changes go straight to lanes after an optimistic change of it found the
    * tree moved (another writer at work), before the optimistic path is tried again.
    */
-  public static final long CONTENDED_MILLIS = 1_000;
+  static final long CONTENDED_MILLIS = 1_000;
 
   /**
    * Until when (the lock's nano clock; 0: not contended) this store's changes go straight to
    * lanes ({@link LaneProtocol}).
    */
-  public volatile long contendedUntil;
+  volatile long contendedUntil;
 
   public final TreeLock tree;
   public final LockDocument lock;
@@ -107,7 +107,7 @@ public final class Lanes {
   private final MongoCollection<Document> data;
   /** Maps node ids in filters to their stored form. */
   private final Reads keys;
-  public final LaneProgram programs;
+  final LaneProgram programs;
   /** How many expired lanes this store took over (tests and logs). */
   public final AtomicLong takeovers = new AtomicLong();
   private final ConcurrentLinkedQueue<BsonValue> spentFences = new ConcurrentLinkedQueue<>();
@@ -133,12 +133,12 @@ public final class Lanes {
     public @Nullable String head;
     /** The server's time of the last renewal, and the local time it was learnt at. */
     public volatile long renewed;
-    public volatile long renewedAt;
+    volatile long renewedAt;
     /** The background renewal of the lane's lease, while it runs. */
     private volatile java.util.concurrent.@Nullable Future<?> renewal;
     public long version = -1;
     /** Insert fences used by this lane's insert commands. */
-    public int insertFences;
+    int insertFences;
     /** Whether the lane's journal is stored: from then on its marks stay until it completes. */
     public boolean committed;
     /** Whether a command of its steps was sent. */
@@ -186,13 +186,13 @@ public final class Lanes {
       }
     }
 
-    public void renewedAt(long serverMillis) {
+    void renewedAt(long serverMillis) {
       renewed = serverMillis;
       renewedAt = lock.timing.nanoTime();
     }
 
     /** The filter of this lane's head, while this owner holds it. */
-    public Bson headFilter() {
+    Bson headFilter() {
       return key(and(eq("_id", head), eq(T, token),
           owner.equals(token) ? eq(O, null) : eq(O, owner)));
     }

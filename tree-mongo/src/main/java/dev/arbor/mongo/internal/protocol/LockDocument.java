@@ -28,34 +28,34 @@ import org.jspecify.annotations.Nullable;
  */
 public final class LockDocument {
   public static final String EPOCH = TreeLock.STATE + ".epoch";
-  public static final String VERSION = TreeLock.STATE + ".version";
-  public static final String OWNER = TreeLock.STATE + ".owner";
+  static final String VERSION = TreeLock.STATE + ".version";
+  static final String OWNER = TreeLock.STATE + ".owner";
   public static final String LEASE = TreeLock.STATE + ".lease";
-  public static final String RENEWED = TreeLock.STATE + ".renewed";
-  public static final String WHAT = TreeLock.STATE + ".what";
+  static final String RENEWED = TreeLock.STATE + ".renewed";
+  static final String WHAT = TreeLock.STATE + ".what";
   public static final String OP = TreeLock.STATE + ".op";
-  public static final String WAITING = TreeLock.STATE + ".waiting";
-  public static final String STUCK = TreeLock.STATE + ".stuck";
+  static final String WAITING = TreeLock.STATE + ".waiting";
+  static final String STUCK = TreeLock.STATE + ".stuck";
   public static final String DONE = TreeLock.STATE + ".done";
   /** The token of the change whose journal is pending (with {@link #OP}, its version). */
-  public static final String OP_TOKEN = TreeLock.STATE + ".opt";
+  static final String OP_TOKEN = TreeLock.STATE + ".opt";
   /**
    * The tokens of the lanes that passed the gate and have not released ({@link Lanes}), as
    * {@code {token: <the id of the lane's head>}}; a lane that stopped may leave its token
    * behind.
    */
-  public static final String IN_FLIGHT = TreeLock.STATE + ".inflight";
+  static final String IN_FLIGHT = TreeLock.STATE + ".inflight";
   /**
    * How many times lanes raised the version ({@link Lanes#bump}): each lane's gate and release,
    * each with an entry in {@link #LANE_LOG}, in the same update as the version.
    */
-  public static final String LANE_BUMPS = TreeLock.STATE + ".laneBumps";
+  static final String LANE_BUMPS = TreeLock.STATE + ".laneBumps";
   /**
    * The latest {@value Lanes#LOG} raises of the version by lanes, oldest first: {@code {t: token,
    * m: [ids]}} for a gate (the lane's marks; null when they are many), {@code {t: token}} for a
    * release.
    */
-  public static final String LANE_LOG = TreeLock.STATE + ".laneLog";
+  static final String LANE_LOG = TreeLock.STATE + ".laneLog";
 
   /** The tree's collection, every command bounded by {@link #commandLimit}. */
   public final MongoCollection<BsonDocument> raw;

@@ -37,7 +37,7 @@ public class Reads {
    * request with everything left at once (mongo-java-server does, past the driver's 48 MB
    * message limit on large scans).
    */
-  public static final int BATCH = 5_000;
+  static final int BATCH = 5_000;
 
   /**
    * The simple (binary) collation, sent with every query and write of nodes: a collection created

@@ -41,7 +41,7 @@ public final class Transactions {
   }
 
   /** The most steps a change makes in one transaction; larger plans use the lock and journal. */
-  public static final int MAX_STEPS = 1_000;
+  static final int MAX_STEPS = 1_000;
 
   /**
    * The most documents a change writes in one transaction by default: MongoDB advises against

@@ -181,17 +181,17 @@ public final class TreeLock {
     public final long op;
     public final @Nullable BsonDocument stuck;
     public final Map<String, Waiter> waiting = new LinkedHashMap<>();
-    public final @Nullable String opToken;
+    final @Nullable String opToken;
     /** Whether the lock document names lanes in flight ({@link Lanes}). */
     public final boolean lanes;
     /** The lanes in flight the lock document names: token to the id of the lane's head. */
-    public final Map<String, String> inFlight = new LinkedHashMap<>();
+    final Map<String, String> inFlight = new LinkedHashMap<>();
     /** The tokens of the latest changes completed by a caller other than their writer. */
     public final java.util.Set<String> done = new java.util.HashSet<>();
     /** How many times lanes raised the version ({@link LockDocument#LANE_BUMPS}). */
-    public final long laneBumps;
+    final long laneBumps;
     /** The latest raises of the version by lanes, oldest first ({@link LockDocument#LANE_LOG}). */
-    public final List<Lanes.Bump> laneLog = new ArrayList<>();
+    final List<Lanes.Bump> laneLog = new ArrayList<>();
 
     public State(BsonDocument lockDocument) {
       BsonDocument s = lockDocument.getDocument(STATE, new BsonDocument());
@@ -241,7 +241,7 @@ public final class TreeLock {
       return owner == null && stuck == null;
     }
 
-    public Quiet asQuiet() {
+    Quiet asQuiet() {
       return new Quiet(epoch, version);
     }
 
@@ -249,7 +249,7 @@ public final class TreeLock {
       return owner != null && renewed + lease < now;
     }
 
-    public boolean liveReaders(long now, String except) {
+    boolean liveReaders(long now, String except) {
       for (Waiter w : waiting.values()) {
         if (w.reader() && w.live(now) && !w.token().equals(except)) {
           return true;
@@ -258,7 +258,7 @@ public final class TreeLock {
       return false;
     }
 
-    public boolean liveWriterBefore(String token, long now) {
+    boolean liveWriterBefore(String token, long now) {
       for (Waiter w : waiting.values()) {
         if (w.token().equals(token)) {
           return false;
@@ -282,7 +282,7 @@ public final class TreeLock {
     public final String what;
     private final Lease lease;
     /** The insert fences this holder's load used. */
-    public int insertFences;
+    int insertFences;
 
     public Hold(String token, String epoch, long version, String what, Lease lease) {
       this.token = token;

@@ -183,7 +183,7 @@ public abstract class Preorder implements PreorderCursor {
     }
 
     /** The documents in hand, not yet given out, in order. */
-    public Iterable<Document> inHand() {
+    Iterable<Document> inHand() {
       return slice;
     }
 
