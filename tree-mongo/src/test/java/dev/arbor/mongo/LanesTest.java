@@ -199,6 +199,40 @@ class LanesTest {
     assertEquals(reference.snapshot(), pattern.open(c).snapshot());
   }
 
+  /**
+   * A lane that waits at the gate for a holder of the tree's lock that stalled (a paused process:
+   * nothing renews its lease) sees the lease expire by the server's clock and joins the lock's
+   * queue, which takes the holder over; the holder's late write changes nothing.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void aLaneAtTheGateTakesAStalledHolderOfTheTreesLockOver(TreePattern pattern)
+      throws Exception {
+    MongoCollection<Document> c = loaded(pattern);
+    HoldingSender holding = new HoldingSender();
+    MongoTreeStore holder = store(pattern, c, holding, 200, false, v -> {}); // a paused process
+    holding.hold = true;
+    CompletableFuture<Class<?>> top = CompletableFuture.supplyAsync(
+        () -> outcome(() -> holder.insert("top", Position.lastRoot())));
+    assertTrue(holding.held.await(10, TimeUnit.SECONDS), "the holder reached its writes");
+    MongoTreeStore lane = store(pattern, c, TreeLock.BULK, 30_000);
+    long t0 = System.nanoTime();
+    assertEquals(null, outcome(() -> lane.insert("x", Position.lastChildOf("j"))));
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    assertTrue(lane.lock.takeovers.get() >= 1, "the stalled holder was taken over");
+    assertTrue(millis < 10_000, "the lane waited " + millis + " ms");
+    holding.release.countDown();
+    assertEquals(LockLostException.class, top.get(20, TimeUnit.SECONDS));
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(Tree.parse(FIXTURE));
+    reference.insert("x", Position.lastChildOf("j"));
+    Tree now = lane.snapshot();
+    assertEquals(reference.snapshot(), now);
+    assertEquals(List.of(), lane.check());
+    Thread.sleep(200); // anything the holder still sends lands now, or never
+    assertEquals(now, lane.snapshot(), "the holder's late write changed the tree");
+  }
+
   @ParameterizedTest
   @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
   void aReadOfASubtreeWaitsOnlyForLanesThatTouchIt(TreePattern pattern) throws Exception {
