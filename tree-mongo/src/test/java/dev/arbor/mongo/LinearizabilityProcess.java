@@ -11,6 +11,7 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.function.Function;
 import org.bson.Document;
 import org.jspecify.annotations.Nullable;
@@ -26,13 +27,52 @@ import org.jspecify.annotations.Nullable;
  * <p>Arguments: uri, database, collection, pattern, lease in ms, delay in ms, then the changes,
  * each {@code move|x|anchor|p}, {@code insert|id|anchor|p} or {@code delete|x} (p: 0 first child,
  * 1 last child, 2 after).
+ *
+ * <p>With the environment variable {@code ARBOR_TRACE_DIR} set, each writer also logs every
+ * command it sends and every answer, with the wall clock in microseconds, and each call's start
+ * and end, to {@code <pid>.log} in that directory: what a history the checker refuses is read
+ * against (it found the lanes' batches whose closing outlived a step's deadline).
  */
 public final class LinearizabilityProcess {
   private LinearizabilityProcess() {}
 
   public static void main(String[] args) throws Exception {
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    try (MongoClient client = MongoClients.create(MongoTestServer.settings(args[0]))) {
+    String traceDir = System.getenv("ARBOR_TRACE_DIR");
+    com.mongodb.MongoClientSettings settings = MongoTestServer.settings(args[0]);
+    java.io.PrintStream traceLog = null;
+    if (traceDir != null && !traceDir.isEmpty()) {
+      java.io.PrintStream log = new java.io.PrintStream(new java.io.FileOutputStream(
+          traceDir + "/" + ProcessHandle.current().pid() + ".log"), true, StandardCharsets.UTF_8);
+      traceLog = log;
+      settings = com.mongodb.MongoClientSettings.builder(settings).addCommandListener(
+          new com.mongodb.event.CommandListener() {
+            @Override
+            public void commandStarted(com.mongodb.event.CommandStartedEvent e) {
+              org.bson.BsonDocument cmd = e.getCommand().clone();
+              for (String k : List.of("lsid", "$db", "$clusterTime", "txnNumber")) {
+                cmd.remove(k);
+              }
+              String j = cmd.toJson();
+              log.println(Linearizability.History.wallClock() / 1000 + " S " + e.getRequestId()
+                  + " " + (j.length() > 1500 ? j.substring(0, 1500) : j));
+            }
+
+            @Override
+            public void commandSucceeded(com.mongodb.event.CommandSucceededEvent e) {
+              String j = e.getResponse().toJson();
+              log.println(Linearizability.History.wallClock() / 1000 + " OK " + e.getRequestId()
+                  + " " + (j.length() > 800 ? j.substring(0, 800) : j));
+            }
+
+            @Override
+            public void commandFailed(com.mongodb.event.CommandFailedEvent e) {
+              log.println(Linearizability.History.wallClock() / 1000 + " FAIL "
+                  + e.getRequestId() + " " + e.getThrowable());
+            }
+          }).build();
+    }
+    try (MongoClient client = MongoClients.create(settings)) {
       MongoCollection<Document> c = client.getDatabase(args[1]).getCollection(args[2]);
       TreePattern pattern = TreePattern.valueOf(args[3]);
       TreeStore store = pattern.open(c, ServerCapabilities.probing(c)
@@ -60,6 +100,9 @@ public final class LinearizabilityProcess {
           result = "thrown " + e.getClass().getName() + " -";
         }
         long end = Linearizability.History.wallClock();
+        if (traceLog != null) {
+          traceLog.println(end / 1000 + " CALL " + start / 1000 + " " + args[i] + " " + result);
+        }
         out.println("call " + start + " " + end + " " + args[i] + " " + result);
       }
       out.println("done");

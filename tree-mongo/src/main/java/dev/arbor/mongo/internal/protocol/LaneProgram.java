@@ -93,7 +93,10 @@ final class LaneProgram {
    * @return the documents deleted, -1 if another caller completed the change
    */
   public long run(Lanes.Lane lane, List<Step> steps, String what) {
-    boolean journaled = !PlanRunner.atomic(steps);
+    // A delete is journaled even alone: once its lane is taken over, a node found gone may have
+    // been deleted by the lane that took its marks next, so only a journal tells (an update or
+    // an insert carries the lane's token in its document).
+    boolean journaled = !PlanRunner.atomic(steps) || steps.get(0) instanceof Step.Delete;
     try {
       if (journaled) {
         BsonArray journal = new BsonArray();
@@ -149,20 +152,23 @@ final class LaneProgram {
    * have run. (Bounded statements after a deadline match nothing; the takeover of a lane only
    * happens after its deadline.)
    */
-  private TreeLock.Statement closing(Lanes.Lane lane) {
+  private TreeLock.Statement closing(long deadline) {
     return new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lanes.lock.lockKey(),
-        lane.deadline()), Updates.inc(LockDocument.VERSION, 0L),
+        deadline), Updates.inc(LockDocument.VERSION, 0L),
         new com.mongodb.client.model.UpdateOptions().upsert(true)), 0);
   }
 
   /**
-   * Sends a batch closed by {@link #closing}.
+   * Sends a batch closed by {@link #closing}. Every statement of the batch is bounded by the same
+   * {@code deadline}, read once from the lane before the batch was built: the lane's lease is
+   * renewed in the background meanwhile, and a closing bounded by a later deadline than a step
+   * before it could run in time after the step ran late, and tell a step that never ran applied.
    *
    * @throws Late if its closing statement ran past the deadline
    */
-  private BulkWriteResult sendClosed(Lanes.Lane lane, List<TreeLock.Statement> statements) {
+  private BulkWriteResult sendClosed(List<TreeLock.Statement> statements, long deadline) {
     List<TreeLock.Statement> batch = new ArrayList<>(statements);
-    batch.add(closing(lane));
+    batch.add(closing(deadline));
     try {
       return lanes.tree.sender.send(lanes.raw, new TreeLock.Batch(batch));
     } catch (MongoBulkWriteException e) {
@@ -186,13 +192,14 @@ final class LaneProgram {
       if (!lanes.renewIfDue(lane)) {
         break;
       }
+      long deadline = lane.deadline(); // one for the whole batch: see sendClosed
       List<TreeLock.Statement> batch = List.of(new TreeLock.Statement(new UpdateOneModel<>(
-          Fences.before(lane.headFilter(), lane.deadline()), Updates.combine(
+          Fences.before(lane.headFilter(), deadline), Updates.combine(
               Updates.set(Lanes.J, journal), Updates.set(Lanes.V, lane.version)),
           new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));
       long matched;
       try {
-        matched = sendClosed(lane, batch).getMatchedCount();
+        matched = sendClosed(batch, deadline).getMatchedCount();
       } catch (Late late) {
         if (!lanes.renew(lane)) {
           break;
@@ -241,9 +248,9 @@ final class LaneProgram {
     // A committed plan whose last command is of updates or deletes carries its release: if that
     // command runs late, it is sent again under a renewed lease, or whoever took the lane over
     // completes the change, which is committed either way.
-    // So does a change of one update or delete without journal: if its command runs late, the
-    // step ran in time or not at all (appliedAlone tells), and the release is sent again alone.
-    // (A batch of deletes ends with its closing update: the release shares that command.)
+    // So does a change of one update without journal: if its command runs late, the step ran
+    // in time or not at all (appliedAlone tells), and the release is sent again alone. (A batch
+    // of deletes ends with its closing update: the release shares that command.)
     int last = steps.size() % Math.max(1, lanes.tree.batchStatements - 1);
     boolean releaseInLast = !(steps.get(steps.size() - 1) instanceof Step.Insert)
         && (last == 0 ? lanes.tree.batchStatements - 1 : last) + 4 <= lanes.tree.batchStatements;
@@ -257,7 +264,7 @@ final class LaneProgram {
       }
     } catch (Late late) {
       // an atomic step whose lane was taken over: applied in time, or not at all
-      if (!appliedAlone(steps.get(0), lane.token)) {
+      if (!appliedAlone(lane, steps.get(0), lane.token)) {
         lane.stop();
         throw lost(what);
       }
@@ -266,7 +273,8 @@ final class LaneProgram {
     }
     for (int attempt = 0; ; attempt++) {
       try {
-        sendClosed(lane, releaseStatements(lane));
+        long deadline = lane.deadline();
+        sendClosed(releaseStatements(lane, deadline), deadline);
         lane.stop();
         return deleted;
       } catch (Late late) {
@@ -322,7 +330,7 @@ final class LaneProgram {
           break;
         } catch (Late late) {
           // ran past its lease: again under a renewed one, unless it was taken over
-          if (!journaled && appliedAlone(steps.get(0), origin)) {
+          if (!journaled && appliedAlone(lane, steps.get(0), origin)) {
             break;
           }
           if (attempt > 20 || !lanes.renew(lane)) {
@@ -336,7 +344,7 @@ final class LaneProgram {
             throw e;
           }
           if (!journaled) {
-            if (!appliedAlone(steps.get(0), origin)) {
+            if (!appliedAlone(lane, steps.get(0), origin)) {
               lanes.release(lane);
               throw new ChangeInterruptedException("A command of a change in tree '"
                   + lanes.lock.tree + "' was lost (" + e.getMessage() + "); nothing of it was"
@@ -381,17 +389,18 @@ final class LaneProgram {
 
   private long write(Lanes.Lane lane, List<Step> steps, int from, int to, boolean journaled,
       String origin, boolean release) {
+    long deadline = lane.deadline(); // one for the whole batch: see sendClosed
     List<TreeLock.Statement> batch = new ArrayList<>();
     for (int k = from; k < to; k++) {
       batch.add(new TreeLock.Statement(Fences.withDeadline(
-          steps.get(k).model(lane.version, k + 1, journaled ? null : origin), lane.deadline()),
+          steps.get(k).model(lane.version, k + 1, journaled ? null : origin), deadline),
           k + 1));
     }
     if (release) {
-      batch.addAll(releaseStatements(lane));
+      batch.addAll(releaseStatements(lane, deadline));
     }
     try {
-      return sendClosed(lane, batch).getDeletedCount();
+      return sendClosed(batch, deadline).getDeletedCount();
     } catch (MongoBulkWriteException e) {
       // a step the server refuses (a unique index, a validator, a document too large)
       int index = e.getWriteErrors().isEmpty() ? -1 : e.getWriteErrors().get(0).getIndex();
@@ -441,9 +450,13 @@ final class LaneProgram {
 
   /**
    * Whether the single step of a change without journal was applied though the answer to its
-   * command was lost: told by its document, which the lane's marks keep from anyone else.
+   * command was lost or came late: told by its document, which the lane's marks keep from anyone
+   * else until the lane is taken over.
+   *
+   * @throws ChangeInterruptedException {@code UNKNOWN} if the lane was taken over and a later
+   *     change rewrote or deleted the document since: it cannot tell
    */
-  private boolean appliedAlone(Step step, String origin) {
+  private boolean appliedAlone(Lanes.Lane lane, Step step, String origin) {
     if (step instanceof Step.Insert i) {
       BsonDocument d = lanes.raw.find(eq("_id", i.id())).projection(Projections.include(
           Step.MARK)).collation(Reads.SIMPLE).first();
@@ -452,10 +465,21 @@ final class LaneProgram {
     if (step instanceof Step.Update u) {
       BsonDocument d = lanes.raw.find(u.filter()).projection(Projections.include(Step.MARK))
           .collation(Reads.SIMPLE).first();
-      return d != null && origin.equals(markToken(d));
+      if (d != null && origin.equals(markToken(d))) {
+        return true;
+      }
+      BsonValue m = d == null ? null : d.get(Step.MARK);
+      long marked = m != null && m.isDocument() && m.asDocument().isNumber("v")
+          ? m.asDocument().getNumber("v").longValue() : 0;
+      if (d == null || marked > lane.version) {
+        throw new ChangeInterruptedException("Could not tell whether a change in tree '"
+            + lanes.lock.tree + "' was applied: its lane was taken over and a later change"
+            + " rewrote the document it writes; read the tree",
+            ChangeInterruptedException.Outcome.UNKNOWN, null);
+      }
+      return false;
     }
-    Step.Delete d = (Step.Delete) step;
-    return lanes.raw.find(d.filter()).collation(Reads.SIMPLE).first() == null;
+    throw new IllegalStateException("a delete in a lane is journaled: " + step);
   }
 
   private static @Nullable String markToken(BsonDocument d) {
@@ -468,17 +492,17 @@ final class LaneProgram {
    * taken off the lock document, then the marks cleared (a reader that finds no mark after it
    * read then finds the version moved, see {@link LaneProtocol#read}).
    */
-  private List<TreeLock.Statement> releaseStatements(Lanes.Lane lane) {
+  private List<TreeLock.Statement> releaseStatements(Lanes.Lane lane, long deadline) {
     List<TreeLock.Statement> batch = new ArrayList<>();
     batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lanes.lock.lockKey(),
-        lane.deadline()), Updates.combine(Lanes.bump(lane.token, null),
+        deadline), Updates.combine(Lanes.bump(lane.token, null),
         Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token))), 0));
     batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lane.headFilter(),
-        lane.deadline()), Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));
+        deadline), Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));
     List<String> others = lane.marked.subList(1, lane.marked.size());
     if (!others.isEmpty()) {
       batch.add(new TreeLock.Statement(new UpdateManyModel<>(Fences.before(lanes.key(and(
-          in("_id", others), eq(Lanes.T, lane.token))), lane.deadline()),
+          in("_id", others), eq(Lanes.T, lane.token))), deadline),
           Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));
     }
     return batch;
