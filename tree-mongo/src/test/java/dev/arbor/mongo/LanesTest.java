@@ -146,63 +146,9 @@ class LanesTest {
    * subtree it reads, whose result it then shows whole.
    */
   /**
-   * Lanes that meet a live holder of the tree's lock at the gate wait there, without marks, and
-   * do not join the lock's queue: queued, each would take the tree's lock in turn and shut the
-   * gate to the others while it waits (a convoy that outlived the holder).
-   */
-  @ParameterizedTest
-  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
-  void lanesWaitForALiveHolderOfTheTreesLockAtTheGate(TreePattern pattern) throws Exception {
-    MongoCollection<Document> c = loaded(pattern);
-    HoldingSender holding = new HoldingSender();
-    MongoTreeStore holder = store(pattern, c, holding, 30_000);
-    holding.hold = true;
-    // a change of the top level takes the tree's lock; its write is held
-    CompletableFuture<Class<?>> top = CompletableFuture.supplyAsync(
-        () -> outcome(() -> holder.insert("top", Position.lastRoot())));
-    assertTrue(holding.held.await(10, TimeUnit.SECONDS), "the holder reached its writes");
-    List<CompletableFuture<Class<?>>> lanes = new java.util.ArrayList<>();
-    List<String> parents = List.of("j", "o", "h");
-    for (int w = 0; w < parents.size(); w++) {
-      MongoTreeStore s = store(pattern, c, TreeLock.BULK, 30_000);
-      String id = "x" + w;
-      String parent = parents.get(w);
-      lanes.add(CompletableFuture.supplyAsync(
-          () -> outcome(() -> s.insert(id, Position.lastChildOf(parent)))));
-    }
-    MongoCollection<Document> raw = c.withDocumentClass(Document.class);
-    boolean queued = false;
-    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
-    while (System.nanoTime() < end) {
-      Document lock = raw.find(com.mongodb.client.model.Filters.eq("_id.arbor", "lock"))
-          .first();
-      Object state = lock == null ? null : lock.get("arborLock");
-      queued |= state instanceof Document d && d.get("waiting") instanceof Document w
-          && !w.isEmpty();
-      Thread.sleep(5);
-    }
-    for (CompletableFuture<Class<?>> lane : lanes) {
-      assertFalse(lane.isDone(), "a lane passed the gate while the tree's lock was held");
-    }
-    holding.release.countDown();
-    assertEquals(null, top.get(20, TimeUnit.SECONDS));
-    for (CompletableFuture<Class<?>> lane : lanes) {
-      assertEquals(null, lane.get(20, TimeUnit.SECONDS));
-    }
-    assertFalse(queued, "lanes joined the queue of a live holder of the tree's lock");
-    InMemoryTreeStore reference = new InMemoryTreeStore();
-    reference.load(Tree.parse(FIXTURE));
-    reference.insert("top", Position.lastRoot());
-    for (int w = 0; w < parents.size(); w++) {
-      reference.insert("x" + w, Position.lastChildOf(parents.get(w)));
-    }
-    assertEquals(reference.snapshot(), pattern.open(c).snapshot());
-  }
-
-  /**
-   * A lane that waits at the gate for a holder of the tree's lock that stalled (a paused process:
-   * nothing renews its lease) sees the lease expire by the server's clock and joins the lock's
-   * queue, which takes the holder over; the holder's late write changes nothing.
+   * A lane that meets at the gate a holder of the tree's lock that stalled (a paused process:
+   * nothing renews its lease) joins the lock's queue, which takes the holder over once its lease
+   * expired by the server's clock; the holder's late write changes nothing.
    */
   @ParameterizedTest
   @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)

@@ -129,18 +129,13 @@ public final class LaneProtocol implements Protocol {
         TreeLock.State shut = lanes.gate(lane);
         if (shut != null) {
           lanes.release(lane);
-          // A live holder of the tree's lock is waited for at the gate (lanes that queued behind
-          // it would each take the tree's lock in turn, and shut the gate to the others while
-          // they wait: a convoy). One stalled past its lease, or a stuck tree: the lock's queue
-          // takes an expired holder over and completes its journal.
-          if (shut.owner != null ? !lanes.awaitHolder(shut, lane, start, what)
-              : shut.stuck != null) {
+          if (shut.owner != null || shut.stuck != null) {
+            // A holder of the tree's lock (perhaps stalled past its lease, perhaps stuck): its
+            // queue waits in line, takes an expired holder over and completes its journal.
             toLock = true;
             break;
           }
-          if (shut.owner == null) {
-            lanes.pause(attempt, start, "the tree's lock, to do: " + what);
-          }
+          lanes.pause(attempt, start, "the tree's lock, to do: " + what);
           continue;
         }
         c = new Change(data, scope, null, () -> {

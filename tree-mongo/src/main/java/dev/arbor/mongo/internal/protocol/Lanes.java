@@ -416,35 +416,6 @@ public final class Lanes {
     return null;
   }
 
-  /**
-   * Waits while a live holder of the tree's lock shuts the gate, reading the lock document (the
-   * lane holds no mark meanwhile).
-   *
-   * @param shut the lock document the gate met, held by another caller
-   * @return true once the holder is gone (the gate may open), false if the holder's lease
-   *     expired or the tree is stuck: the lock's queue takes the holder over
-   */
-  boolean awaitHolder(TreeLock.State shut, Lane lane, long start, String what) {
-    // The server's time: the lane's last renewal, plus what passed here since.
-    long renewedAt = lane.renewedAt;
-    long renewed = lane.renewed;
-    TreeLock.State s = shut;
-    for (int attempt = 0; ; attempt++) {
-      if (s.stuck != null) {
-        return false;
-      }
-      if (s.owner == null) {
-        return true;
-      }
-      long now = renewed + TimeUnit.NANOSECONDS.toMillis(lock.timing.nanoTime() - renewedAt);
-      if (s.expired(now)) {
-        return false;
-      }
-      pause(attempt, start, "the tree's lock (held to do: " + s.what + "), to do: " + what);
-      s = tree.read();
-    }
-  }
-
   /** Removes the entries of waiting callers that stopped refreshing them (a crashed reader). */
   private void forgetDeadWaiters(TreeLock.State s, long now) {
     List<Bson> gone = new ArrayList<>();
