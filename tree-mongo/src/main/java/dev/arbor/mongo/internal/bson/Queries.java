@@ -129,7 +129,7 @@ public final class Queries {
   /** Plans deletes of the documents of {@code ids}, in slices small enough for one statement. */
   public static void deleteAll(Change c, List<String> ids) {
     if (ids.size() == 1) {
-      c.deleteOne(eq(MongoTreeStore.ID, ids.get(0))); // a leaf: one document, no journal
+      c.deleteOne(eq(MongoTreeStore.ID, ids.get(0))); // a leaf: one document
       return;
     }
     for (List<String> slice : slices(ids)) {

@@ -193,7 +193,7 @@ final class ArrayOfAncestorsLayout implements Layout {
       throw new NodeNotFoundException(id);
     }
     if (n == 1) {
-      c.deleteOne(subtree); // a leaf: one document, no journal
+      c.deleteOne(subtree); // a leaf: one document
     } else {
       c.deleteMany(subtree);
     }

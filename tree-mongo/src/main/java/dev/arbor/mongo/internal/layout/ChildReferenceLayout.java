@@ -328,11 +328,30 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
    */
   @Override
   public Family parentAndDescendants(Reads r, String id) {
+    Listed l = listed(r, id, fields(childrenField));
+    return new Family(l.parent(), childrenOf(l.node()).isEmpty() ? List.of()
+        : descendantIds(r, id, Integer.MAX_VALUE));
+  }
+
+  @Override
+  public @Nullable String parentOf(Reads r, String id) {
+    return listed(r, id, fields(ID)).parent();
+  }
+
+  /** A node's document, and the id of the document whose children list it (null: a root). */
+  private record Listed(Document node, @Nullable String parent) {}
+
+  /**
+   * The node, read with {@code projection}, and the document that lists it, in one query.
+   *
+   * @throws NodeNotFoundException if {@code id} does not exist
+   */
+  private Listed listed(Reads r, String id, Bson projection) {
     TreeStores.checkId(id);
     Document node = null;
     String parent = null;
-    for (Document d : r.find(or(eq(ID, id), eq(childrenField, id)))
-        .projection(fields(childrenField)).limit(2)) {
+    for (Document d : r.find(or(eq(ID, id), eq(childrenField, id))).projection(projection)
+        .limit(2)) {
       if (id.equals(d.get(ID))) {
         node = d;
       } else {
@@ -342,28 +361,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     if (node == null) {
       throw new NodeNotFoundException(id);
     }
-    return new Family(parent, childrenOf(node).isEmpty() ? List.of()
-        : descendantIds(r, id, Integer.MAX_VALUE));
-  }
-
-  @Override
-  public @Nullable String parentOf(Reads r, String id) {
-    // The node and the document whose children list it, in one query.
-    TreeStores.checkId(id);
-    boolean found = false;
-    String parent = null;
-    for (Document d : r.find(or(eq(ID, id), eq(childrenField, id))).projection(fields(ID))
-        .limit(2)) {
-      if (id.equals(d.get(ID))) {
-        found = true;
-      } else {
-        parent = d.getString(ID);
-      }
-    }
-    if (!found) {
-      throw new NodeNotFoundException(id);
-    }
-    return parent;
+    return new Listed(node, parent);
   }
 
   @Override

@@ -300,7 +300,7 @@ public final class MaterializedPathLayout implements Layout {
     Bson subtree = or(eq(ID, id), startsWith(childPath(d.getString(pathField), id)));
     long n = c.count(subtree);
     if (n == 1) {
-      c.deleteOne(subtree); // a leaf: one document, no journal
+      c.deleteOne(subtree); // a leaf: one document
     } else {
       c.deleteMany(subtree);
     }

@@ -129,8 +129,9 @@ public final class Change extends Reads {
   }
 
   /**
-   * Plans the delete of the first document {@code filter} selects: a change of this one step
-   * needs no journal ({@link PlanRunner#atomic}).
+   * Plans the delete of the first document {@code filter} selects: under the tree's lock a change
+   * of this one step needs no journal ({@link PlanRunner#atomic}); a lane journals it anyway
+   * ({@link LaneProgram#run}).
    */
   public void deleteOne(Bson filter) {
     steps.add(new Step.Delete(filter(filter), false));

@@ -461,7 +461,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       return step instanceof Step.Insert ? Boolean.FALSE : null;
     }
     BsonDocument mark = d.isDocument(Step.MARK) ? d.getDocument(Step.MARK) : new BsonDocument();
-    long marked = mark.isNumber("v") ? mark.getNumber("v").longValue() : 0;
+    long marked = Step.markVersion(d);
     if (marked == v && mark.isString("t")) {
       return origin.equals(mark.getString("t").getValue()) ? Boolean.TRUE
           : uncertain ? null : Boolean.FALSE;

@@ -468,13 +468,10 @@ final class LaneProgram {
       if (d != null && origin.equals(markToken(d))) {
         return true;
       }
-      BsonValue m = d == null ? null : d.get(Step.MARK);
-      long marked = m != null && m.isDocument() && m.asDocument().isNumber("v")
-          ? m.asDocument().getNumber("v").longValue() : 0;
-      if (d == null || marked > lane.version) {
+      if (d == null || Step.markVersion(d) > lane.version) {
         throw new ChangeInterruptedException("Could not tell whether a change in tree '"
             + lanes.lock.tree + "' was applied: its lane was taken over and a later change"
-            + " rewrote the document it writes; read the tree",
+            + " rewrote the document it writes, " + u.filter().toJson() + "; read the tree",
             ChangeInterruptedException.Outcome.UNKNOWN, null);
       }
       return false;

@@ -210,6 +210,13 @@ public sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
     return m;
   }
 
+  /** The change version recorded in a node document's mark ({@link #MARK}), 0 if none. */
+  static long markVersion(BsonDocument d) {
+    BsonValue m = d.get(MARK);
+    return m != null && m.isDocument() && m.asDocument().isNumber("v")
+        ? m.asDocument().getNumber("v").longValue() : 0;
+  }
+
   /**
    * {@code filter}, restricted to documents not yet written by step {@code s} or later of change
    * {@code v}, nor by any change after {@code v}.

@@ -401,14 +401,6 @@ public final class TreeLock {
     return lock.leaseMillis;
   }
 
-  /**
-   * The time limit of one command of the protocol: shorter than the lock wait (so that a caller
-   * resends it, or gives up, within its wait), and at least a lease.
-   */
-  static long commandLimit(long leaseMillis, long waitMillis) {
-    return LockDocument.commandLimit(leaseMillis, waitMillis);
-  }
-
   /** The tree of the collection this lock is of, or null. */
   public @Nullable Scope scope() {
     return lock.scope;
@@ -566,20 +558,8 @@ public final class TreeLock {
 
   // ------------------------------------------------------------------ errors (see MongoErrors)
 
-  static boolean duplicateKey(int code) {
-    return MongoErrors.duplicateKey(code);
-  }
-
   public static boolean duplicateId(BulkWriteError error) {
     return MongoErrors.duplicateId(error);
-  }
-
-  static boolean duplicateKey(MongoException e) {
-    return MongoErrors.duplicateKey(e);
-  }
-
-  static boolean timedOut(MongoException e) {
-    return MongoErrors.timedOut(e);
   }
 
   public static boolean transientError(MongoException e) {
