@@ -55,13 +55,14 @@ public final class DeadlineExecution extends Execution {
    */
   private int loneFence(int next, long start) {
     UpdateOneModel<BsonDocument> m = (UpdateOneModel<BsonDocument>) (next == 0
-        ? program.get(0).model() : fencing.fence(token, null));
+        ? program.get(0).model() : fencing.fence(token, null, leaseMillis));
     for (;;) {
       try {
         fencedAt = lock.timing.nanoTime();
-        BsonDocument after = facade.sender.fence(fencing.timed(), m.getFilter(), m.getUpdate());
+        BsonDocument after = facade.sender.fence(fencing.timed(leaseMillis), m.getFilter(),
+            m.getUpdate());
         TreeLock.State s = new TreeLock.State(after);
-        deadline = s.renewed + lock.leaseMillis;
+        deadline = s.renewed + (s.lease > 0 ? s.lease : leaseMillis);
         if (hold != null) {
           hold.renewed();
         }

@@ -73,6 +73,11 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * commit, which leave a journal (the stopped holder's, the graft's undo) to complete.
    */
   boolean freeOnFailure;
+  /**
+   * The lease this execution renews its hold for, in ms: the hold's, doubled ({@link
+   * LockDocument#grown}) each time a batch arrived after it while this caller still held the lock.
+   */
+  long leaseMillis;
 
   /**
    * The execution of {@code program} on this lock's server.
@@ -111,6 +116,24 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     this.commitPoint = commitPoint;
     this.journaled = journaled;
     this.hold = hold;
+    this.leaseMillis = hold != null ? hold.leaseMillis : lock.leaseMillis;
+  }
+
+  /**
+   * A batch ran past the lease while this caller still held the lock (a busy machine, a slow
+   * server): the next fences renew it for twice as long, so that a holder whose every command
+   * takes longer than its lease still gets through.
+   */
+  void outgrewLease() {
+    long grown = lock.grown(leaseMillis);
+    if (grown != leaseMillis) {
+      facade.log.debug("Tree '{}': a command of '{}' arrived after its lease of {} ms; renewing it"
+          + " for {} ms", lock.tree, what, leaseMillis, grown);
+    }
+    leaseMillis = grown;
+    if (hold != null) {
+      hold.leaseMillis = grown;
+    }
   }
 
   /** Ends an execution whose change was completed, by this caller or by another. */
@@ -244,7 +267,8 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       last = Math.max(last, i);
     }
     try {
-      BulkWriteResult r = facade.sender.send(fencing.timed(), new TreeLock.Batch(batch));
+      BulkWriteResult r = facade.sender.send(fencing.timed(leaseMillis),
+          new TreeLock.Batch(batch));
       deleted += r.getDeletedCount();
       if (index.contains(0)) {
         leadAcked = true;
@@ -287,6 +311,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
         // The closing fence of a batch on a server that goes on after errors: the batch ran
         // past the lease (its late statements changed nothing) or the lock was lost.
         if (MongoErrors.duplicateKey(error.getCode()) && stillHeld()) {
+          outgrewLease();
           return first; // behind a new fence, all of it again: its steps are guarded
         }
         if (!MongoErrors.duplicateKey(error.getCode())) {
@@ -329,6 +354,9 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
         uncertain = true; // its answer is lost: the change may have taken effect
       }
       if (MongoErrors.timedOut(e)) {
+        if (batch.stream().filter(TreeLock.Statement::isStep).count() <= 1) {
+          outgrewLease(); // one step alone outlasted the lease: halving cannot help
+        }
         limit = Math.max(1, (batch.size() - 1) / 2);
       }
       retryAfter(e, start);
@@ -398,7 +426,12 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     if (journaled) {
       TreeLock.State s = lock.read();
       if (s.op == v && origin.equals(s.opToken)) {
-        facade.replay.awaitCompletion(v, origin, what);
+        if (!replaying()) {
+          facade.replay.awaitCompletion(v, origin, what);
+        }
+        // A replay taken over in turn: the caller who took it over completes the journal, and
+        // the wait for that is the one of the caller that started this replay (awaitCompletion
+        // or the acquisition that took over), not a new one nested in it.
         throw new Completed();
       }
       if (s.done.contains(origin)) {

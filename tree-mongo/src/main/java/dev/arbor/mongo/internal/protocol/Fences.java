@@ -52,21 +52,37 @@ public final class Fences {
    * starts).
    */
   public MongoCollection<BsonDocument> timed() {
+    return timed(lock.leaseMillis);
+  }
+
+  /** {@link #timed()} for a holder whose lease is {@code leaseMillis} ms. */
+  MongoCollection<BsonDocument> timed(long leaseMillis) {
     if (!probe.ordered()) {
       // There every update and delete of a batch is bounded by the server's clock instead (it
       // applies only before its fence's lease ends; an insert is fenced by its insert fence): a
       // slow batch changes nothing late, and needs no time limit of its own.
       return lock.raw;
     }
-    long leaseMillis = lock.leaseMillis;
     return lock.raw.withTimeout(Math.max(1, leaseMillis - Math.max(1, leaseMillis / 10)),
         TimeUnit.MILLISECONDS);
   }
 
-  /** A fence: renews the lease and applies {@code more}, or fails with a duplicate key. */
+  /**
+   * A fence: renews the lease (keeping its length, which the taking of the lock set) and applies
+   * {@code more}, or fails with a duplicate key.
+   */
   public WriteModel<BsonDocument> fence(String token, @Nullable Bson more) {
-    Bson update = Updates.combine(Updates.currentDate(LockDocument.RENEWED),
-        Updates.set(LockDocument.LEASE, lock.leaseMillis));
+    return fence(token, more, Updates.currentDate(LockDocument.RENEWED));
+  }
+
+  /** A fence that renews the lease for {@code leaseMillis} ms from now. */
+  WriteModel<BsonDocument> fence(String token, @Nullable Bson more, long leaseMillis) {
+    return fence(token, more, Updates.combine(Updates.currentDate(LockDocument.RENEWED),
+        Updates.set(LockDocument.LEASE, leaseMillis)));
+  }
+
+  private WriteModel<BsonDocument> fence(String token, @Nullable Bson more, Bson renewal) {
+    Bson update = renewal;
     if (more != null) {
       update = Updates.combine(update, more);
     }

@@ -201,7 +201,7 @@ final class LaneProgram {
       try {
         matched = sendClosed(batch, deadline).getMatchedCount();
       } catch (Late late) {
-        if (!lanes.renew(lane)) {
+        if (!lanes.renewLonger(lane)) {
           break;
         }
         continue;
@@ -278,7 +278,7 @@ final class LaneProgram {
         lane.stop();
         return deleted;
       } catch (Late late) {
-        if (attempt > 20 || !lanes.renew(lane)) {
+        if (attempt > 20 || !lanes.renewLonger(lane)) {
           lane.stop();
           if (journaled) {
             throw new Completed(); // whoever took it over completes it
@@ -333,7 +333,7 @@ final class LaneProgram {
           if (!journaled && appliedAlone(lane, steps.get(0), origin)) {
             break;
           }
-          if (attempt > 20 || !lanes.renew(lane)) {
+          if (attempt > 20 || !lanes.renewLonger(lane)) {
             if (journaled) {
               throw new Completed();
             }

@@ -137,6 +137,11 @@ public final class Lanes {
     /** The background renewal of the lane's lease, while it runs. */
     private volatile java.util.concurrent.@Nullable Future<?> renewal;
     public long version = -1;
+    /**
+     * This lane's lease, in ms: the tree's, grown ({@link LockDocument#grown}) when a command
+     * arrived after it, and for a caller who took the lane over.
+     */
+    volatile long leaseMillis = lock.leaseMillis;
     /** Insert fences used by this lane's insert commands. */
     int insertFences;
     /** Whether the lane's journal is stored: from then on its marks stay until it completes. */
@@ -157,7 +162,7 @@ public final class Lanes {
     }
 
     public long deadline() {
-      return renewed + lock.leaseMillis;
+      return renewed + leaseMillis;
     }
 
     /**
@@ -448,7 +453,26 @@ public final class Lanes {
    * @return whether this owner still holds the lane
    */
   public boolean renew(Lane lane) {
-    BsonDocument after = tree.sender.exchange(raw, lane.headFilter(), Updates.currentDate(R),
+    return renew(lane, Updates.currentDate(R));
+  }
+
+  /**
+   * Renews the lane's lease for longer ({@link LockDocument#grown}): a command of it arrived
+   * after its lease while it still held the lane (a busy machine, a slow server).
+   *
+   * @return whether this owner still holds the lane
+   */
+  boolean renewLonger(Lane lane) {
+    long grown = lock.grown(lane.leaseMillis);
+    if (!renew(lane, Updates.combine(Updates.currentDate(R), Updates.set(L, grown)))) {
+      return false;
+    }
+    lane.leaseMillis = grown;
+    return true;
+  }
+
+  private boolean renew(Lane lane, Bson renewal) {
+    BsonDocument after = tree.sender.exchange(raw, lane.headFilter(), renewal,
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
     if (after == null) {
@@ -524,11 +548,14 @@ public final class Lanes {
     long r = hm.getDateTime("r").getValue();
     long l = hm.getNumber("l").longValue();
     String me = LockDocument.newToken();
+    // The heir completes the lane under a longer lease than the lane had (LockDocument.grown):
+    // when each heir outlives its lease on a busy machine, takeovers do not chain for ever.
+    long lease = lock.grown(l);
     Bson expired = Filters.expr(new BsonDocument("$gt", new BsonArray(List.of(
         new BsonString("$$NOW"), new BsonDateTime(r + l)))));
     BsonDocument after = raw.findOneAndUpdate(key(and(eq("_id", headId), eq(T, t),
             Filters.lt(R, new BsonDateTime(r + 1)), eq(L, l), expired)),
-        Updates.combine(Updates.set(O, me), Updates.currentDate(R)),
+        Updates.combine(Updates.set(O, me), Updates.currentDate(R), Updates.set(L, lease)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
     if (after == null) {
@@ -536,6 +563,7 @@ public final class Lanes {
     }
     BsonDocument mark = after.getDocument(FIELD);
     Lane heir = new Lane(t, me, headId);
+    heir.leaseMillis = lease;
     heir.renewedAt(mark.getDateTime("r").getValue());
     takeovers.incrementAndGet();
     tree.log.warn("Tree '{}': took the lock over from a change in a subtree whose lease of {} ms"

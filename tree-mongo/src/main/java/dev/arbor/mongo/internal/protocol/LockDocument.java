@@ -95,6 +95,22 @@ public final class LockDocument {
     return Math.max(leaseMillis, Math.min(waitMillis / 2, 10_000));
   }
 
+  /**
+   * The lease after {@code lease} ran out under a live holder: twice as long, up to {@value
+   * #MAX_GROWTH} times the configured lease and no more than a minute (unless the configured
+   * lease is longer). A holder whose command arrived after its lease (a busy machine, a slow
+   * server) sends it again under the longer lease, and the caller who takes over a journal whose
+   * holder stopped completes it under a longer lease than that holder had: a lease shorter than
+   * one command, or than one replay, delays a change without stopping it for ever.
+   */
+  long grown(long lease) {
+    long cap = Math.max(leaseMillis, Math.min(MAX_GROWTH * leaseMillis, 60_000));
+    return Math.min(cap, Math.max(leaseMillis, 2 * lease));
+  }
+
+  /** How many times the configured lease a lease grows to at most ({@link #grown}). */
+  static final long MAX_GROWTH = 64;
+
   /** The filter of the lock document (with the scope equality for a scoped tree). */
   public Bson lockKey() {
     return scoped(eq("_id", lockId));
@@ -143,8 +159,16 @@ public final class LockDocument {
 
   /** The update that makes {@code token} the holder, doing {@code what}, plus {@code more}. */
   public Bson take(String token, String what, Bson... more) {
+    return take(token, what, leaseMillis, more);
+  }
+
+  /**
+   * The update that makes {@code token} the holder for a lease of {@code lease} ms, doing {@code
+   * what}, plus {@code more}.
+   */
+  Bson take(String token, String what, long lease, Bson... more) {
     List<Bson> updates = new ArrayList<>(List.of(Updates.set(OWNER, token),
-        Updates.set(LEASE, leaseMillis), Updates.set(WHAT, what), Updates.currentDate(RENEWED)));
+        Updates.set(LEASE, lease), Updates.set(WHAT, what), Updates.currentDate(RENEWED)));
     updates.addAll(List.of(more));
     return Updates.combine(updates);
   }

@@ -54,8 +54,13 @@ final class LockQueue {
 
   /** A new hold of the lock by {@code token}, whose lease this caller now renews. */
   public TreeLock.Hold hold(String token, String epoch, long version, String what) {
+    return hold(token, epoch, version, what, lock.leaseMillis);
+  }
+
+  /** A new hold, taken for a lease of {@code leaseMillis} ms. */
+  TreeLock.Hold hold(String token, String epoch, long version, String what, long leaseMillis) {
     return new TreeLock.Hold(token, epoch, version, what,
-        new Lease(lock, token, what, facade.keepAlive, renewals));
+        new Lease(lock, token, what, facade.keepAlive, renewals), leaseMillis);
   }
 
   /**
@@ -197,6 +202,10 @@ final class LockQueue {
     // whose lease it saw expired, the renewal it saw expired. A holder that renewed since (its
     // background renewal, or the fence of its next batch) keeps its lock. (Before the next
     // millisecond, not equal: a server may keep the time of $currentDate finer than BSON's.)
+    // The caller who completes the journal of a holder that stopped gets a longer lease than
+    // that holder had (LockDocument.grown): when each replay outlives its lease (a lease shorter
+    // than one replay on a busy machine), takeovers do not chain for ever.
+    long lease = s.owner != null && s.op >= 0 ? lock.grown(s.lease) : lock.leaseMillis;
     Bson unchanged = s.owner == null
         ? and(lock.lockKey(), eq(LockDocument.VERSION, s.version), eq(LockDocument.OWNER, null))
         : and(lock.lockKey(), eq(LockDocument.VERSION, s.version),
@@ -204,14 +213,14 @@ final class LockQueue {
             Filters.lt(LockDocument.RENEWED, new BsonDateTime(s.renewed + 1)),
             eq(LockDocument.LEASE, s.lease));
     BsonDocument before = lock.raw.findOneAndUpdate(unchanged,
-        lock.take(token, what, updates.toArray(new Bson[0])),
+        lock.take(token, what, lease, updates.toArray(new Bson[0])),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.BEFORE)
             .projection(Projections.include(TreeLock.STATE)));
     if (before == null) {
       return null;
     }
     TreeLock.State previous = new TreeLock.State(before);
-    TreeLock.Hold h = hold(token, previous.epoch, previous.version + 1, what);
+    TreeLock.Hold h = hold(token, previous.epoch, previous.version + 1, what, lease);
     try {
       if (previous.owner != null) {
         facade.takeovers.incrementAndGet();

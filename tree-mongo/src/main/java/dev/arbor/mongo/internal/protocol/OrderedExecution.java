@@ -37,7 +37,7 @@ public final class OrderedExecution extends Execution {
       return 1;
     }
     if (kind == 0 && next != program.size() - 1) {
-      batch.add(new TreeLock.Statement(fencing.fence(token, null), 0));
+      batch.add(new TreeLock.Statement(fencing.fence(token, null, leaseMillis), 0));
       index.add(-1);
     }
     return next;

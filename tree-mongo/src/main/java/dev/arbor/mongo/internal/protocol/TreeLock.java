@@ -283,13 +283,17 @@ public final class TreeLock {
     private final Lease lease;
     /** The insert fences this holder's load used. */
     int insertFences;
+    /** How long this hold's lease is, in ms: it grows when a command arrived after it. */
+    volatile long leaseMillis;
 
-    public Hold(String token, String epoch, long version, String what, Lease lease) {
+    public Hold(String token, String epoch, long version, String what, Lease lease,
+        long leaseMillis) {
       this.token = token;
       this.epoch = epoch;
       this.version = version;
       this.what = what;
       this.lease = lease;
+      this.leaseMillis = leaseMillis;
     }
 
     /** Renews the lease if a third of it has passed since the last renewal. */
