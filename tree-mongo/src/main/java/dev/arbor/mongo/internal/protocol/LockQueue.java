@@ -160,7 +160,8 @@ final class LockQueue {
       retryPause(e, start, what);
       return null;
     }
-    TreeLock.Hold h = hold(token, now.epoch, now.version, what);
+    TreeLock.Hold h = hold(token, now.epoch, now.version, what,
+        now.lease > 0 ? now.lease : lock.leaseMillis); // a takeover's may have grown
     if (from != null && from.op >= 0 && now.op == from.op) {
       try {
         if (!facade.replay.replay(h, from.op)) {
