@@ -64,7 +64,8 @@ class LeaseGrowthTest {
               MongoCollection<Document> c = MongoTestServer.get().freshCollection();
               SwitchableSender sender = new SwitchableSender();
               MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities
-                  .probing(c).lease(LEASE, 60_000).subtreeLocks(lanes).sender(sender));
+                  .probing(c).lease(LEASE, 60_000).subtreeLocks(lanes)
+                  .optimisticChanges(!lanes).sender(sender)); // uncontended, lanes only so
               store.load(Tree.parse(FIXTURE));
               sender.target = new LateSender();
               InMemoryTreeStore expected = new InMemoryTreeStore();

@@ -110,8 +110,13 @@ public final class LaneProtocol implements Protocol {
     }
     long start = lock.lock.timing.nanoTime();
     boolean toLock = false;
+    // The lease each try claims its marks for: longer after a try whose commands outlived it (a
+    // busy machine, a slow server), so that a lone writer slower than its lease still gets its
+    // marks (LockDocument.grown).
+    long lease = lock.lock.leaseMillis;
     for (int attempt = 0; !toLock; attempt++) {
       Lanes.Lane lane = lanes.new Lane();
+      lane.leaseMillis = lease;
       Change c;
       try {
         Lanes.Met met = lanes.claim(lane, want, what);
@@ -120,6 +125,11 @@ public final class LaneProtocol implements Protocol {
           if (met.missing()) {
             toLock = true; // the tree's lock tells what is missing
             break;
+          }
+          if (met.late()) {
+            lease = lock.lock.grown(lease);
+            lanes.pause(0, start, "the marks of: " + what); // within the lock wait
+            continue;
           }
           if (!lanes.resolve(met)) {
             lanes.pause(attempt, start, "the marks of: " + what);
@@ -158,6 +168,7 @@ public final class LaneProtocol implements Protocol {
         planner.plan(c);
       } catch (MarksLost e) {
         lost(lane, attempt, start, what);
+        lease = lock.lock.grown(lease); // its lease ran out while it planned
         continue; // nothing of it was written: made again
       } catch (IllegalStateException e) { // the client was closed under the change
         throw new ChangeInterruptedException("The client was closed while doing: " + what

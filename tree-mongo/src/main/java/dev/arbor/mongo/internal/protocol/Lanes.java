@@ -316,8 +316,16 @@ public final class Lanes {
     return true;
   }
 
-  /** A mark met on node {@code id}: another lane's, or none if the node does not exist. */
-  public record Met(String id, @Nullable BsonDocument mark, boolean missing) {}
+  /**
+   * A mark met on node {@code id}: another lane's, or none if the node does not exist ({@code
+   * missing}), or none because the claim of the lane's other marks reached the server after the
+   * lease its head was claimed for ({@code late}: the next try claims for a longer lease).
+   */
+  public record Met(String id, @Nullable BsonDocument mark, boolean missing, boolean late) {
+    public Met(String id, @Nullable BsonDocument mark, boolean missing) {
+      this(id, mark, missing, false);
+    }
+  }
 
   public Bson key(Bson filter) {
     return keys.scoped(filter);
@@ -334,7 +342,7 @@ public final class Lanes {
   public @Nullable Met claim(Lane lane, List<String> ids, String what) {
     String head = ids.get(0);
     BsonDocument after = tree.sender.exchange(raw, key(and(eq("_id", head), eq(FIELD, null))),
-        Updates.combine(Updates.set(T, lane.token), Updates.set(L, lock.leaseMillis),
+        Updates.combine(Updates.set(T, lane.token), Updates.set(L, lane.leaseMillis),
             Updates.set(W, what), Updates.currentDate(R)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
@@ -362,12 +370,16 @@ public final class Lanes {
     }
     java.util.Set<String> found = new java.util.HashSet<>();
     Met stop = null;
+    boolean late = false;
     for (Document d : data.find(key(in("_id", rest))).projection(Projections.include(FIELD))
         .collation(Reads.SIMPLE)) {
       String id = String.valueOf(d.get("_id"));
       found.add(id);
       BsonDocument m = markOf(d);
-      if (stop == null && (m == null || !lane.token.equals(str(m, "t")))) {
+      // Unmarked after a claim of unmarked nodes: the claim came after its deadline (or the
+      // mark it met was cleared meanwhile).
+      late |= m == null;
+      if (stop == null && m != null && !lane.token.equals(str(m, "t"))) {
         stop = new Met(id, m, false);
       }
     }
@@ -376,7 +388,7 @@ public final class Lanes {
         return new Met(id, null, true);
       }
     }
-    return stop != null ? stop : new Met(head, null, false); // a deadline passed: claim again
+    return stop != null ? stop : new Met(head, null, false, late);
   }
 
   private Met met(String id) {
