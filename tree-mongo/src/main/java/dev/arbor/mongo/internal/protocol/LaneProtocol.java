@@ -167,8 +167,7 @@ public final class LaneProtocol implements Protocol {
         }
         planner.plan(c);
       } catch (MarksLost e) {
-        lost(lane, attempt, start, what);
-        lease = lock.lock.grown(lease); // its lease ran out while it planned
+        lease = lost(lane, attempt, start, what, lease);
         continue; // nothing of it was written: made again
       } catch (IllegalStateException e) { // the client was closed under the change
         throw new ChangeInterruptedException("The client was closed while doing: " + what
@@ -187,7 +186,7 @@ public final class LaneProtocol implements Protocol {
         // marks once it was made: a lane taken over while it planned may have read another's
         // change, which took effect after its version.
         if (!stillHeld(lane)) {
-          lost(lane, attempt, start, what);
+          lease = lost(lane, attempt, start, what, lease);
           continue;
         }
         lanes.release(lane);
@@ -196,7 +195,7 @@ public final class LaneProtocol implements Protocol {
       }
       if (c.steps().isEmpty()) {
         if (!stillHeld(lane)) { // a no-op, seen as such only if read under its marks
-          lost(lane, attempt, start, what);
+          lease = lost(lane, attempt, start, what, lease);
           continue;
         }
         lanes.release(lane);
@@ -244,9 +243,16 @@ public final class LaneProtocol implements Protocol {
    * After a lane was taken over while it planned: frees what it may still mark (bounded by its
    * lease: nothing of another's) and pauses before the change is planned again in a new lane.
    */
-  private void lost(Lanes.Lane lane, int attempt, long start, String what) {
+  /**
+   * Frees what is left of a lane taken over while it planned, and pauses before the next try.
+   *
+   * @return the lease of the next try: longer ({@link LockDocument#grown}), since this one ran
+   *     out while the lane's writer was still at work
+   */
+  private long lost(Lanes.Lane lane, int attempt, long start, String what, long lease) {
     lanes.release(lane);
     lanes.pause(attempt, start, "a lane taken over while it planned: " + what);
+    return lock.lock.grown(lease);
   }
 
   /** Whether the lane still holds its marks (its lease renewed); false if it was taken over. */
