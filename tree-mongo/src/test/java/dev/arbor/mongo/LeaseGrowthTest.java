@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.mongodb.MongoOperationTimeoutException;
 import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
 import dev.arbor.core.InMemoryTreeStore;
@@ -16,6 +17,7 @@ import dev.arbor.mongo.internal.protocol.TreeLock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.bson.BsonDocument;
 import org.bson.Document;
 import org.junit.jupiter.api.DynamicTest;
@@ -51,6 +53,63 @@ class LeaseGrowthTest {
       }
       return TreeLock.BULK.send(collection, batch);
     }
+  }
+
+  /**
+   * A server that needs {@link #LATE} ms for every batch: one sent with a shorter time limit runs
+   * out of it and changes nothing (as MongoDB may stop an ordered bulk write before its first
+   * statement), one with enough time runs.
+   */
+  private static final class SlowServer implements TreeLock.Sender {
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
+      Long limit = collection.getTimeout(TimeUnit.MILLISECONDS);
+      if (limit != null && limit < LATE) {
+        try {
+          Thread.sleep(limit);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        throw new MongoOperationTimeoutException("the server needs " + LATE + " ms, the batch"
+            + " had " + limit + " ms");
+      }
+      return TreeLock.BULK.send(collection, batch);
+    }
+  }
+
+  /**
+   * On a server that stops an ordered bulk write at its first error (MongoDB's path: each batch
+   * carries a time limit shorter than the lease, and is halved when it runs out of it), a step
+   * alone that needs longer than the lease is sent again under a longer lease, whose time limit
+   * lets it run. Before, it was halved down to one statement and sent again until the lock wait
+   * ran out.
+   */
+  @TestFactory
+  List<DynamicTest> aStepAloneSlowerThanItsLeaseOnAServerThatStopsAtTheFirstError() {
+    List<DynamicTest> tests = new ArrayList<>();
+    for (TreePattern pattern : TreePattern.values()) {
+      tests.add(DynamicTest.dynamicTest(pattern.toString(), () -> {
+        MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+        SwitchableSender sender = new SwitchableSender();
+        MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+            .lease(LEASE, 60_000).subtreeLocks(false).sender(sender));
+        store.load(Tree.parse(FIXTURE));
+        assertTrue(store.lock.ordered(), "the server's behaviour");
+        sender.target = new SlowServer();
+        InMemoryTreeStore expected = new InMemoryTreeStore();
+        expected.load(Tree.parse(FIXTURE));
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+          store.move("h", Position.lastChildOf("c"));
+          store.move("d", Position.firstChildOf("j"));
+        }, "a step slower than its lease never got through");
+        expected.move("h", Position.lastChildOf("c"));
+        expected.move("d", Position.firstChildOf("j"));
+        sender.target = TreeLock.BULK;
+        assertEquals(expected.snapshot(), store.snapshot());
+        assertEquals(List.of(), store.check());
+      }));
+    }
+    return tests;
   }
 
   @TestFactory

@@ -78,6 +78,17 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * LockDocument#grown}) each time a batch arrived after it while this caller still held the lock.
    */
   long leaseMillis;
+  /** Whether {@link #leaseMillis} grew in this execution (the lock document may not say so yet). */
+  boolean grew;
+  /** The lease the lock document held for this execution when it began. */
+  private final long startLease;
+  /**
+   * Whether the batch being built renews the lease for {@link #leaseMillis} before its steps (a
+   * fence that sets it): only then may its time limit be that lease's, since the server must stop
+   * it before anyone may take the lock over. Other batches keep the time limit of the lease the
+   * execution began with.
+   */
+  boolean leased;
 
   /**
    * The execution of {@code program} on this lock's server.
@@ -117,6 +128,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     this.journaled = journaled;
     this.hold = hold;
     this.leaseMillis = hold != null ? hold.leaseMillis : lock.leaseMillis;
+    this.startLease = leaseMillis;
   }
 
   /**
@@ -131,6 +143,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
           + " for {} ms", lock.tree, what, leaseMillis, grown);
     }
     leaseMillis = grown;
+    grew = true;
     if (hold != null) {
       hold.leaseMillis = grown;
     }
@@ -196,6 +209,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       kind = Fences.kind(program.get(next));
       List<TreeLock.Statement> batch = new ArrayList<>();
       List<Integer> index = new ArrayList<>();
+      leased = false;
       if (kind == 1) {
         // An insert command is led by an insert fence, which a caller who took the lock over
         // has taken first: then the command stops before its first insert.
@@ -267,7 +281,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       last = Math.max(last, i);
     }
     try {
-      BulkWriteResult r = facade.sender.send(fencing.timed(leaseMillis),
+      BulkWriteResult r = facade.sender.send(fencing.timed(leased ? leaseMillis : startLease),
           new TreeLock.Batch(batch));
       deleted += r.getDeletedCount();
       if (index.contains(0)) {

@@ -34,11 +34,21 @@ public final class OrderedExecution extends Execution {
     if (next == 0) {
       batch.add(program.get(0));
       index.add(0);
+      if (grew) {
+        // Sent again after a step alone outlasted its time limit: the batch's time limit is now
+        // that of the longer lease, which the lock document must hold before the steps run.
+        batch.add(new TreeLock.Statement(fencing.fence(token, null, leaseMillis), 0));
+        index.add(-1);
+        leased = true;
+      }
       return 1;
     }
     if (kind == 0 && next != program.size() - 1) {
       batch.add(new TreeLock.Statement(fencing.fence(token, null, leaseMillis), 0));
       index.add(-1);
+      leased = true;
+    } else if (kind == 0) {
+      leased = true; // the release alone, itself a fence: it lands whole or not at all
     }
     return next;
   }
