@@ -130,8 +130,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     TreeStores.checkId(id);
     Document node = null;
     boolean leaf = true;
-    for (Document d : r.find(or(eq(ID, id), eq(parentField, id))).projection(fields(parentField))
-        .limit(2)) {
+    for (Document d : nodeAndOneChild(r, id)) {
       if (id.equals(d.get(ID))) {
         node = d;
       } else {
@@ -144,6 +143,17 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     }
     return new Family(node.getString(parentField),
         leaf ? List.of() : descendantIds(r, id, Integer.MAX_VALUE));
+  }
+
+  /**
+   * The node and one of its children (their parents only), in one query: a leaf's family needs no
+   * walk down. Read once while a change plans: a lane reads it for its footprint under its marks,
+   * then its plan of a delete reads the same.
+   */
+  private List<Document> nodeAndOneChild(Reads r, String id) {
+    return r.once("nodeAndOneChild:" + parentField + ":" + id, () -> r.find(or(eq(ID, id),
+        eq(parentField, id))).projection(fields(parentField)).limit(2)
+        .into(new ArrayList<>()));
   }
 
   @Override
@@ -213,8 +223,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     TreeStores.checkId(id);
     boolean found = false;
     boolean leaf = true;
-    for (Document d : c.find(or(eq(ID, id), eq(parentField, id))).projection(fields(parentField))
-        .limit(2)) {
+    for (Document d : nodeAndOneChild(c, id)) {
       found |= id.equals(d.get(ID));
       leaf &= !id.equals(d.get(parentField));
     }

@@ -223,6 +223,31 @@ public class Reads {
    */
   final void remember() {
     memo = new HashMap<>();
+    queried = new HashMap<>();
+  }
+
+  /** Other queries a change's planning made, by a key naming the query (see {@link #once}). */
+  private @Nullable Map<String, List<Document>> queried;
+
+  /**
+   * The documents {@code query} returns, read once per {@code key} while a change plans ({@link
+   * #remember}: a footprint read under the marks, then the plan's own read of the same), else
+   * read at every call. {@code key} names the query whole (its filter, projection and limit).
+   */
+  public final List<Document> once(String key, java.util.function.Supplier<List<Document>> query) {
+    if (queried == null) {
+      return query.get();
+    }
+    List<Document> known = queried.get(key);
+    if (known == null) {
+      known = List.copyOf(query.get());
+      queried.put(key, known);
+    }
+    List<Document> copies = new ArrayList<>(known.size());
+    for (Document d : known) {
+      copies.add(new Document(d));
+    }
+    return copies;
   }
 
   /**
