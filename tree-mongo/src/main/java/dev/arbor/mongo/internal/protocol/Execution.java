@@ -63,6 +63,8 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
   boolean leadAcked;
   /** Whether the single step of a change without journal ran, when its answer said so. */
   @Nullable Boolean stepApplied;
+  /** Whether a command carrying the single step of a change without journal was sent. */
+  private boolean stepSent;
   /**
    * The most statements in the next batch: halved each time a batch runs out of its time (the
    * lease), so that a holder on a slow server or a busy machine still gets through.
@@ -280,6 +282,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     for (int i : index) {
       last = Math.max(last, i);
     }
+    stepSent |= carriesTheSingleStep(index);
     try {
       BulkWriteResult r = facade.sender.send(fencing.timed(leased ? leaseMillis : startLease),
           new TreeLock.Batch(batch));
@@ -471,7 +474,9 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     }
     // What the answer to its command said, else (and for an insert told refused, to be sure)
     // what its document says.
-    Boolean applied = Boolean.TRUE.equals(stepApplied) ? Boolean.TRUE
+    // A step never sent was not applied, whatever a later change wrote over its document since.
+    Boolean applied = !stepSent ? Boolean.FALSE
+        : Boolean.TRUE.equals(stepApplied) ? Boolean.TRUE
         : stepApplied != null && !(steps.get(0) instanceof Step.Insert) ? Boolean.FALSE
         : appliedAlone();
     if (committed || Boolean.TRUE.equals(applied)) {
