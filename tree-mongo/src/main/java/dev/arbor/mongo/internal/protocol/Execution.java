@@ -80,8 +80,6 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * LockDocument#grown}) each time a batch arrived after it while this caller still held the lock.
    */
   long leaseMillis;
-  /** Whether {@link #leaseMillis} grew in this execution (the lock document may not say so yet). */
-  boolean grew;
   /** The lease the lock document held for this execution when it began. */
   private final long startLease;
   /**
@@ -133,6 +131,11 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     this.startLease = leaseMillis;
   }
 
+  /** Whether the lease grew in this execution (the lock document may not say so yet). */
+  boolean grew() {
+    return leaseMillis != startLease;
+  }
+
   /**
    * A batch ran past the lease while this caller still held the lock (a busy machine, a slow
    * server): the next fences renew it for twice as long, so that a holder whose every command
@@ -144,11 +147,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       facade.log.debug("Tree '{}': a command of '{}' arrived after its lease of {} ms; renewing it"
           + " for {} ms", lock.tree, what, leaseMillis, grown);
     }
-    leaseMillis = grown;
-    grew = true;
-    if (hold != null) {
-      hold.leaseMillis = grown;
-    }
+    leaseMillis = grown; // the hold keeps the lease it was taken for, which the lock holds
   }
 
   /** Ends an execution whose change was completed, by this caller or by another. */

@@ -242,9 +242,6 @@ public final class LaneProtocol implements Protocol {
   /**
    * After a lane was taken over while it planned: frees what it may still mark (bounded by its
    * lease: nothing of another's) and pauses before the change is planned again in a new lane.
-   */
-  /**
-   * Frees what is left of a lane taken over while it planned, and pauses before the next try.
    *
    * @return the lease of the next try: longer ({@link LockDocument#grown}), since this one ran
    *     out while the lane's writer was still at work

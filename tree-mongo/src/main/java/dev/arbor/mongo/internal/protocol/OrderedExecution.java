@@ -34,7 +34,7 @@ public final class OrderedExecution extends Execution {
     if (next == 0) {
       batch.add(program.get(0));
       index.add(0);
-      if (grew) {
+      if (grew()) {
         // Sent again after a step alone outlasted its time limit: the batch's time limit is now
         // that of the longer lease, which the lock document must hold before the steps run.
         batch.add(new TreeLock.Statement(fencing.fence(token, null, leaseMillis), 0));

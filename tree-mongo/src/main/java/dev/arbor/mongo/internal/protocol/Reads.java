@@ -65,6 +65,8 @@ public class Reads {
    * other reads.
    */
   private @Nullable Map<String, Memo> memo;
+  /** Other queries a change's planning made, by a key naming the query (see {@link #once}). */
+  private @Nullable Map<String, List<Document>> queried;
 
   /** A document read with {@code fields} (null: the whole document). */
   private record Memo(java.util.@Nullable Set<String> fields, Document document) {}
@@ -225,9 +227,6 @@ public class Reads {
     memo = new HashMap<>();
     queried = new HashMap<>();
   }
-
-  /** Other queries a change's planning made, by a key naming the query (see {@link #once}). */
-  private @Nullable Map<String, List<Document>> queried;
 
   /**
    * The documents {@code query} returns, read once per {@code key} while a change plans ({@link

@@ -283,8 +283,11 @@ public final class TreeLock {
     private final Lease lease;
     /** The insert fences this holder's load used. */
     int insertFences;
-    /** How long this hold's lease is, in ms: it grows when a command arrived after it. */
-    volatile long leaseMillis;
+    /**
+     * How long a lease this hold was taken for, in ms (longer than the tree's for a caller who
+     * completes a stopped holder's journal, {@link LockDocument#grown}).
+     */
+    final long leaseMillis;
 
     public Hold(String token, String epoch, long version, String what, Lease lease,
         long leaseMillis) {
