@@ -63,8 +63,7 @@ public final class Fences {
       // slow batch changes nothing late, and needs no time limit of its own.
       return lock.raw;
     }
-    return lock.raw.withTimeout(Math.max(1, leaseMillis - Math.max(1, leaseMillis / 10)),
-        TimeUnit.MILLISECONDS);
+    return lock.raw.withTimeout(limitMillis(leaseMillis), TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -139,8 +138,12 @@ public final class Fences {
   /**
    * Stops the insert commands that the holder of change {@code v} may still have in flight: takes
    * the next number of its insert fences, so that its next insert command fails before writing.
+   * A command that had passed its insert fence before may still be running; on a server with
+   * time limits ({@link #timed}), see {@link #awaitStartedInserts}.
+   *
+   * @return whether the holder had started insert commands (it took an insert fence)
    */
-  void revokeInserts(long v) {
+  boolean revokeInserts(long v) {
     for (int attempt = 0; attempt < 100; attempt++) {
       BsonDocument last = lock.raw.find(lock.scoped(and(
               Filters.gte("_id", insertFence(v, Integer.MIN_VALUE)),
@@ -149,13 +152,35 @@ public final class Fences {
       int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
       try {
         lock.raw.insertOne(lock.tagged(new BsonDocument("_id", insertFence(v, next))));
-        return;
+        return last != null;
       } catch (MongoWriteException e) {
         if (!MongoErrors.duplicateKey(e)) {
           throw e;
         }
       }
     }
+    return true;
+  }
+
+  /**
+   * Waits, after {@link #revokeInserts} found that a stopped holder whose lease was {@code
+   * leaseMillis} ms had started insert commands, until none of them can still be running. An
+   * insert command cannot renew the lease as it starts (it holds inserts only), so unlike a
+   * fenced batch it may run on after the lease; it stops at its time limit, at most that of a
+   * batch under the holder's lease, counted from its start, which was before the revocation. On a
+   * server without time limits (one that goes on after a failed statement: the embedded server,
+   * which runs one command of a collection at a time, so the revocation itself waited for the
+   * command) there is nothing to wait for.
+   */
+  void awaitStartedInserts(long leaseMillis) {
+    if (probe.ordered()) {
+      lock.sleep(limitMillis(leaseMillis));
+    }
+  }
+
+  /** The time limit of a batch under a lease of {@code leaseMillis} ms. */
+  private static long limitMillis(long leaseMillis) {
+    return Math.max(1, leaseMillis - Math.max(1, leaseMillis / 10));
   }
 
   /** The kind of command the driver sends a statement in: 0 update, 1 insert, 2 delete. */

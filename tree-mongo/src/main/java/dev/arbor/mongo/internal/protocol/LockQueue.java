@@ -227,8 +227,10 @@ final class LockQueue {
         facade.takeovers.incrementAndGet();
         facade.log.warn("Tree '{}': took the lock over from a holder whose lease of {} ms expired"
             + " while doing: {}", lock.tree, previous.lease, previous.what);
-        // a stalled holder's insert commands cannot land now
-        facade.fences.revokeInserts(previous.version);
+        // a stalled holder's insert commands cannot start now, nor still run once waited out
+        if (facade.fences.revokeInserts(previous.version)) {
+          facade.fences.awaitStartedInserts(previous.lease);
+        }
       }
       if (previous.op >= 0 && !facade.replay.replay(h, previous.op)) {
         h.close(); // another caller took this one over during the replay, and completed it

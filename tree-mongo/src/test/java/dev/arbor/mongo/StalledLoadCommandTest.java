@@ -1,0 +1,119 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.MongoOperationTimeoutException;
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.InsertOneModel;
+import dev.arbor.core.InMemoryTreeStore;
+import dev.arbor.core.LockLostException;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.ServerCapabilities;
+import dev.arbor.mongo.internal.protocol.TreeLock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.bson.BsonDocument;
+import org.bson.Document;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A load's insert command that is still running on a server that runs commands side by side
+ * (MongoDB) when its holder's lease ends. An insert command cannot renew the lease as it starts
+ * (it holds inserts only: the insert fence that leads it stops it only if the fence was taken
+ * before it started), so its time limit may end after the lease. The caller who takes the stopped
+ * loader over therefore waits out that time limit before it undoes the load; before, it undid the
+ * load at once, and the rest of the command landed after the undo: documents of a load that was
+ * undone stayed in the tree.
+ *
+ * <p>The server runs here one command of a collection at a time; the sender plays a server that
+ * does not: it sends the command's first documents, waits while the holder's process is paused
+ * (nothing renews its lease) and another caller takes the lock over, and sends the rest as the
+ * same command would go on, if its time limit has not run out by then.
+ */
+class StalledLoadCommandTest {
+  private static final long LEASE = 600;
+  /** Between the computing of the command's time limit and its start: the holder's pause. */
+  private static final long BEFORE = 400;
+  /** How long the command runs on the server, from its start: within its time limit. */
+  private static final long RUNS = 450;
+
+  /** Plays a server that runs the load's first insert command side by side with other commands. */
+  private static final class SideBySide implements TreeLock.Sender {
+    final CountDownLatch started = new CountDownLatch(1);
+    volatile boolean split;
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
+      List<TreeLock.Statement> all = batch.statements();
+      if (split || !(all.get(0).model() instanceof InsertOneModel) || all.size() < 4) {
+        return TreeLock.BULK.send(collection, batch);
+      }
+      split = true;
+      Long limit = collection.getTimeout(TimeUnit.MILLISECONDS);
+      assertTrue(limit != null && limit >= RUNS, "the command's time limit: " + limit);
+      sleep(BEFORE);
+      int half = all.size() / 2;
+      long start = System.nanoTime();
+      BulkWriteResult first = TreeLock.BULK.send(collection,
+          new TreeLock.Batch(new ArrayList<>(all.subList(0, half))));
+      started.countDown();
+      sleep(RUNS);
+      // The server goes on with the same command (its insert fence was passed before), unless
+      // its time limit ran out.
+      if (TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) >= limit) {
+        throw new MongoOperationTimeoutException("the command ran out of its time limit");
+      }
+      BulkWriteResult rest = TreeLock.BULK.send(collection.withTimeout(0, TimeUnit.MILLISECONDS),
+          new TreeLock.Batch(new ArrayList<>(all.subList(half, all.size()))));
+      return BulkWriteResult.acknowledged(first.getInsertedCount() + rest.getInsertedCount(), 0,
+          0, 0, List.of(), List.of());
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aStoppedLoadersCommandStillRunningLandsBeforeTheUndo(TreePattern pattern)
+      throws Exception {
+    MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+    SideBySide sender = new SideBySide();
+    MongoTreeStore loader = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(LEASE, 20_000).sender(sender).subtreeLocks(false)
+        .keepAlive(false)); // a paused process: nothing renews its lease
+    assertTrue(loader.lock.ordered(), "the server's behaviour");
+    Tree tree = Tree.parse("a(b(c d) e(f g)) h(i j(k))");
+    CompletableFuture<Void> load = CompletableFuture.runAsync(() -> loader.load(tree));
+    assertTrue(sender.started.await(10, TimeUnit.SECONDS), "the load's command started");
+    // Another caller comes by after the loader's lease: it takes the lock over, undoes the load
+    // and inserts a node of its own.
+    TreeStore other = pattern.open(c, ServerCapabilities.probing(c).lease(LEASE, 20_000)
+        .subtreeLocks(false));
+    other.insert("z", Position.lastRoot());
+    ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+        ExecutionException.class, () -> load.get(20, TimeUnit.SECONDS));
+    assertInstanceOf(LockLostException.class, e.getCause(), e::toString);
+    assertTrue(sender.split, "the load sent its command in two parts");
+    InMemoryTreeStore expected = new InMemoryTreeStore();
+    expected.insert("z", Position.lastRoot());
+    assertEquals(expected.snapshot(), other.snapshot(), "nothing of the undone load stays");
+    assertEquals(List.of(), other.check());
+  }
+}
