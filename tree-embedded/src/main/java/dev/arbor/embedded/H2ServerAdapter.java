@@ -156,8 +156,7 @@ final class H2ServerAdapter extends H2Backend {
       if (prefiltered != null) {
         return prefiltered;
       }
-      Document stopped = ordered.answer(message, super::handleMessage);
-      return stopped != null ? stopped : super.handleMessage(message);
+      return ordered.handle(message, super::handleMessage);
     });
   }
 

@@ -70,8 +70,7 @@ final class MemoryServerAdapter extends MemoryBackend {
     if (prefiltered != null) {
       return prefiltered;
     }
-    Document stopped = ordered.answer(message, super::handleMessage);
-    return stopped != null ? stopped : super.handleMessage(message);
+    return ordered.handle(message, super::handleMessage);
   }
 
   @Override

@@ -32,6 +32,17 @@ import org.jspecify.annotations.Nullable;
  * connections may run between two of them, as on MongoDB, where only each statement is atomic.)
  * An answer that is not a write result (a command error) is returned as the server gives it. An
  * ordered insert command's {@code n} is corrected to the documents before its first error.
+ *
+ * <p><b>Time limits.</b> While the switch is on, a command's {@code maxTimeMS} is honoured as
+ * MongoDB honours it ({@link #handle}): the time counts from the command's arrival, waiting for
+ * other commands included; a statement, or a command of another kind, that would start after it
+ * does not run, and the command fails with {@code MaxTimeMSExpired} (code 50), what ran before it
+ * staying (MongoDB fails the whole write command on an interruption, and keeps the statements
+ * that ran). mongo-java-server ignores {@code maxTimeMS}. To count the waits, the server runs one
+ * statement or command at a time while the switch is on (each statement of a split command in
+ * turn, so that others may run between two of them). A statement that started in time runs to
+ * its end, which MongoDB may interrupt; so here a command can only run later than on MongoDB, not
+ * earlier.
  */
 final class OrderedWrites {
   /**
@@ -56,6 +67,45 @@ final class OrderedWrites {
 
   /** Whether ordered writes stop at their first error; off: the server's own behaviour. */
   volatile boolean stopAtFirstError;
+
+  /** Held while a statement or a command runs, while the switch is on. */
+  private final Object running = new Object();
+
+  /**
+   * The answer to {@code message}, {@code server} running it (or each of its statements): as the
+   * server gives it while the switch is off, else as MongoDB would, time limit included.
+   */
+  Document handle(MongoMessage message, Function<MongoMessage, Document> server) {
+    if (!stopAtFirstError) {
+      return server.apply(message);
+    }
+    Limit limit = new Limit(System.nanoTime(), message.getDocument().get("maxTimeMS")
+        instanceof Number n ? n.longValue() : 0);
+    Function<MongoMessage, Document> timed = m -> {
+      synchronized (running) {
+        return limit.expired() ? limit.error() : server.apply(m);
+      }
+    };
+    Document answer = answer(message, timed);
+    return answer != null ? answer : timed.apply(message);
+  }
+
+  /** A command's time limit: {@code millis} from {@code arrived} (nano time); 0: none. */
+  private record Limit(long arrived, long millis) {
+    boolean expired() {
+      return millis > 0 && System.nanoTime() - arrived >= millis * 1_000_000L;
+    }
+
+    /** MongoDB's answer to a command that ran out of its time limit. */
+    Document error() {
+      Document d = new Document();
+      d.put("ok", 0.0);
+      d.put("errmsg", "operation exceeded time limit");
+      d.put("code", 50);
+      d.put("codeName", "MaxTimeMSExpired");
+      return d;
+    }
+  }
 
   /**
    * The answer to {@code message} if the switch is on and it is an ordered write this class

@@ -4,11 +4,14 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 
 import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoCommandException;
 import com.mongodb.MongoException;
+import com.mongodb.MongoWriteException;
 import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
 import dev.arbor.core.ChangeInterruptedException.Outcome;
 import dev.arbor.core.ChangeInterruptedException;
@@ -89,6 +92,11 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * execution began with.
    */
   boolean leased;
+
+  /** When the lease of the last lone fence ends (the server's clock); see {@link #loneFence}. */
+  long deadline;
+  /** When the last lone fence was sent (local clock), 0: never. */
+  private long fencedAt;
 
   /**
    * The execution of {@code program} on this lock's server.
@@ -197,6 +205,84 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
 
   /** Whether the statement at program index {@code at} (-2: none) closed its batch. */
   public abstract boolean closingFence(int at);
+
+  /** Whether a lone fence was sent less than a third of the lease ago. */
+  boolean freshFence() {
+    return fencedAt != 0 && lock.timing.nanoTime() - fencedAt
+        < TimeUnit.MILLISECONDS.toNanos(lock.leaseMillis) / 3;
+  }
+
+  /**
+   * Sends the lead (at the start) or a renewal as a command of its own ({@code findOneAndUpdate})
+   * and learns from it until when the lease holds ({@link #deadline}): what bounds the statements
+   * of a batch that no fence in its own command can guard.
+   *
+   * @return the program index to go on from
+   */
+  int loneFence(int next, long start) {
+    UpdateOneModel<BsonDocument> m = (UpdateOneModel<BsonDocument>) (next == 0
+        ? program.get(0).model() : fencing.fence(token, null, leaseMillis));
+    for (;;) {
+      try {
+        fencedAt = lock.timing.nanoTime();
+        BsonDocument after = facade.sender.fence(fencing.timed(leaseMillis), m.getFilter(),
+            m.getUpdate());
+        TreeLock.State s = new TreeLock.State(after);
+        deadline = s.renewed + (s.lease > 0 ? s.lease : leaseMillis);
+        if (hold != null) {
+          hold.renewed();
+        }
+        if (next == 0) {
+          leadAcked = true;
+          if (commitPoint == 0) {
+            committed = true;
+          }
+          return 1;
+        }
+        return next;
+      } catch (MongoCommandException | MongoWriteException e) {
+        if (!MongoErrors.duplicateKey(e)) {
+          throw e;
+        }
+        if (next == 0 && claim != null && !uncertain) {
+          throw new TreeLock.ClaimRefused();
+        }
+        return settleLost();
+      } catch (MongoException e) {
+        if (!MongoErrors.transientError(e)) {
+          throw e;
+        }
+        if (next == 0) {
+          uncertain = true; // the lead may have gone through
+        }
+        retryAfter(e, start);
+      } catch (IllegalStateException e) { // the client was closed under the change
+        throw interrupted(e, next == 0 && commitPoint == 0);
+      }
+    }
+  }
+
+
+  /**
+   * Whether the single step of a change without journal ran, from the answer to the command
+   * that carried it bounded by its deadline: the batch held the step and the release (or a
+   * closing fence), which failed, so the counts are the step's. (A statement before the failed
+   * one did run, but a step bounded by a deadline that had passed matched nothing.)
+   */
+  boolean ranAlone(MongoBulkWriteException e, int at) {
+    Step step = steps.get(0);
+    if (step instanceof Step.Insert) {
+      // led by its insert fence, which the server counts too: the insert ran unless refused
+      for (BulkWriteError error : e.getWriteErrors()) {
+        if (error.getIndex() <= at) {
+          return false;
+        }
+      }
+      return true;
+    }
+    BulkWriteResult r = e.getWriteResult();
+    return step instanceof Step.Update ? r.getMatchedCount() > 0 : r.getDeletedCount() > 0;
+  }
 
   public long execute() {
     long start = lock.timing.nanoTime();

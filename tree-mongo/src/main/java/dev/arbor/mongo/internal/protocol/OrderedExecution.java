@@ -8,20 +8,40 @@ import org.jspecify.annotations.Nullable;
  * The sending of a program on a server that stops an ordered bulk write at its first error
  * (MongoDB): statements go in ordered bulk writes of one kind each: updates (with the lead, the
  * journal, inserts as upserts, the release) led by a fence, so that the server stops before the
- * first data write when this caller no longer holds the lock; deletes, which the driver sends as
- * a command of their own, guarded so that one that arrives late deletes nothing a later change
- * wrote. Each batch is sent with a time limit shorter than the lease ({@link Fences#timed}).
+ * first data write when this caller no longer holds the lock; each sent with a time limit shorter
+ * than the lease ({@link Fences#timed}), which the fence renews as the command starts.
+ *
+ * <p>Deletes, which the driver sends as a command of their own, cannot be led by a fence: a
+ * holder paused between its fence and its deletes would send them after its lease, and their
+ * time limit counts from their own arrival. So they are bounded as on a server that goes on after
+ * errors ({@link DeadlineExecution}): a lone fence ({@code findOneAndUpdate}: the lead itself when
+ * deletes follow it, else a renewal once a third of the lease has passed) tells the server's time
+ * of the renewal; every delete applies only before that time plus the lease, and the release (or
+ * a closing fence) after them fails once it has passed. A delete command sent late changes
+ * nothing, and is sent again behind a new fence if this caller still holds the lock.
  */
 public final class OrderedExecution extends Execution {
+  /** Whether the batch being built is one of deletes, bounded by the lone fence's deadline. */
+  private boolean bounding;
+
   public OrderedExecution(TreeLock facade, String token, String origin, TreeLock.@Nullable Quiet claim,
       long v, String what, List<Step> steps, List<TreeLock.Statement> program, int commitPoint,
       boolean journaled, TreeLock.@Nullable Hold hold) {
     super(facade, token, origin, claim, v, what, steps, program, commitPoint, journaled, hold);
   }
 
-  /** Nothing: the lead and the fences go in the batches themselves. */
+  /**
+   * A lone fence before a batch of deletes, unless one was sent less than a third of the lease
+   * ago: the lead itself when the deletes follow it (it would go alone anyway).
+   */
   @Override
   public int beforeBatch(int next, int kind, long start) {
+    if (next == 0 && program.size() > 1 && Fences.kind(program.get(1)) == 2) {
+      return loneFence(0, start);
+    }
+    if (kind == 2 && !freshFence()) {
+      return loneFence(next, start);
+    }
     return next;
   }
 
@@ -31,6 +51,10 @@ public final class OrderedExecution extends Execution {
    */
   @Override
   public int lead(List<TreeLock.Statement> batch, List<Integer> index, int next, int kind) {
+    bounding = kind == 2;
+    if (bounding) {
+      return next; // bounded by the lone fence sent before it
+    }
     if (next == 0) {
       batch.add(program.get(0));
       index.add(0);
@@ -55,22 +79,34 @@ public final class OrderedExecution extends Execution {
 
   @Override
   public TreeLock.Statement bounded(TreeLock.Statement s) {
-    return s;
+    return bounding ? new TreeLock.Statement(Fences.withDeadline(s.model(), deadline), s.step())
+        : s;
   }
 
+  /**
+   * Closes a batch of deletes that the release does not close: it fails if the batch ran on past
+   * the lease. (The server stopped a batch of updates at its first failed statement.)
+   */
   @Override
   public void close(List<TreeLock.Statement> batch, List<Integer> index, int kind) {
-    // the server stopped at the first failed statement: nothing ran after it
+    if (bounding && index.get(index.size() - 1) != program.size() - 1) {
+      batch.add(new TreeLock.Statement(fencing.closing(token, deadline), 0));
+      index.add(-2);
+    }
   }
 
-  /** The server stopped at statement {@code i}: the step ran if it came before. */
+  /**
+   * The server stopped at statement {@code i}: the step ran if it came before, unless it is a
+   * delete bounded by a deadline, which its count tells.
+   */
   @Override
   public boolean stepRan(MongoBulkWriteException e, List<Integer> index, int i) {
-    return index.indexOf(1) < i;
+    return bounding ? ranAlone(e, index.indexOf(1)) : index.indexOf(1) < i;
   }
 
+  /** The closing fence of a batch of deletes, or the release that closes one. */
   @Override
   public boolean closingFence(int at) {
-    return at == -2;
+    return at == -2 || (bounding && at == program.size() - 1);
   }
 }
