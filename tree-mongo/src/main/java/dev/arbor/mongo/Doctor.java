@@ -28,7 +28,8 @@ import java.util.function.Predicate;
  * server paths the stores use where the server has them ({@code $graphLookup}, pipeline
  * updates, a collection with a locale collation, bounded regexes, a large {@code $in}), a short
  * run of concurrent writers and the recovery of a change interrupted half-way (its holder dead,
- * or its client closed). {@code arbor doctor} prints its {@link Report}; the test suite runs it
+ * or its client closed) or sent late (its holder paused past its lease before its delete
+ * command). {@code arbor doctor} prints its {@link Report}; the test suite runs it
  * against its own server.
  *
  * <pre>{@code
@@ -41,7 +42,7 @@ import java.util.function.Predicate;
  * database, created, emptied between the runs and dropped at the end (also after a failure);
  * no other collection is read or written. A capability the server does not offer (transactions
  * on a standalone server, pipeline updates on an old or emulated server) is reported as not
- * offered, never as a failure. A run takes 10 to 20 s on the embedded server.
+ * offered, never as a failure. A run takes 20 to 35 s on the embedded server.
  */
 public final class Doctor {
   /** The number of checks (lines of a report). */

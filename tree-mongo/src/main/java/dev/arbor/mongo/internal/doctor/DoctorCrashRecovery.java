@@ -91,9 +91,89 @@ public final class DoctorCrashRecovery {
       throw new DoctorMismatch("check() after a change following the recovery is not empty");
     }
     String closed = closedClient(pattern, before, after);
+    String paused = pausedHolder(pattern, before);
     return DoctorVerdict.passed("delete 'b' stopped " + sender.where + ": dead, taken over after "
         + waited + " ms and " + (recovered.equals(after) ? "finished" : "undone") + "; "
-        + closed + "; check() empty");
+        + closed + "; " + paused + "; check() empty");
+  }
+
+  /**
+   * A holder paused past its lease just before it sends the delete command of {@code delete
+   * 'c'} (a paused process, a slow network: a delete command cannot carry the fence that renews
+   * the lease), while another store takes the lock over and inserts under {@code c}. The late
+   * delete must change nothing (no orphan), and the outcomes of the two calls must be those of
+   * one order of them: the delete told applied and the insert refused (its journal completed by
+   * the caller who took it over), or the insert applied and the delete told it lost its lock.
+   */
+  private String pausedHolder(TreePattern pattern, Tree before) {
+    MongoCollection<Document> c = scratch.fresh();
+    DoctorPausingSender sender = new DoctorPausingSender(3 * CRASH_LEASE_MILLIS);
+    MongoTreeStore holder = new MongoTreeStore(pattern, c, ServerCapabilities.probing(c)
+        .lease(CRASH_LEASE_MILLIS, 60_000).sender(sender).subtreeLocks(false)
+        .keepAlive(false) // a paused process: nothing renews its lease
+        .log(QUIET));
+    holder.load(before);
+    sender.armed = true;
+    java.util.concurrent.CompletableFuture<RuntimeException> delete =
+        new java.util.concurrent.CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      try {
+        holder.delete("c");
+        delete.complete(null);
+      } catch (RuntimeException e) {
+        delete.complete(e);
+      }
+    }, "arbor-doctor-paused-holder");
+    t.setDaemon(true);
+    t.start();
+    if (!sender.awaitPaused()) {
+      throw new DoctorMismatch("delete 'c' sent no delete command to pause before");
+    }
+    MongoTreeStore other = new MongoTreeStore(pattern, c, ServerCapabilities.probing(c)
+        .log(QUIET));
+    boolean inserted;
+    try {
+      other.insert("z", Position.lastChildOf("c"));
+      inserted = true;
+    } catch (dev.arbor.core.NodeNotFoundException e) {
+      inserted = false;
+    } finally {
+      sender.resume();
+    }
+    RuntimeException outcome;
+    try {
+      outcome = delete.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new DoctorMismatch("the paused holder's delete 'c' did not end: " + e);
+    }
+    List<Problem> problems = other.check();
+    if (!problems.isEmpty()) {
+      throw new DoctorMismatch("a holder paused past its lease before its delete command, then"
+          + " sent it: check() found " + problems);
+    }
+    InMemoryTreeStore expected = new InMemoryTreeStore();
+    expected.load(before);
+    if (inserted) {
+      if (!(outcome instanceof dev.arbor.core.LockLostException)) {
+        throw new DoctorMismatch("another caller inserted under 'c' after taking a paused"
+            + " holder's lock over, but the holder's delete 'c' said "
+            + (outcome == null ? "applied" : DoctorVerdict.describe(outcome)));
+      }
+      expected.insert("z", Position.lastChildOf("c"));
+    } else {
+      if (outcome != null) {
+        throw new DoctorMismatch("'c' was gone for another caller, but the paused holder's"
+            + " delete 'c' said " + DoctorVerdict.describe(outcome));
+      }
+      expected.delete("c");
+    }
+    Tree now = other.snapshot();
+    if (!now.equals(expected.snapshot())) {
+      throw new DoctorMismatch("after a holder's late delete 'c' the tree is " + now);
+    }
+    return "a delete sent after its lease: " + (inserted
+        ? "changed nothing, the holder told it lost its lock"
+        : "completed by the caller who took it over");
   }
 
   /**
