@@ -91,8 +91,11 @@ class ResentStepTest {
       BulkWriteResult r = TreeLock.BULK.send(c, batch);
       if (lost.get() == 0 && batch.statements().stream().anyMatch(TreeLock.Statement::isStep)) {
         lost.incrementAndGet();
-        c.updateOne(store.lock.lock.lockKey(), com.mongodb.client.model.Updates.unset(
-            LockDocument.DONE));
+        // as the changes that push a record out of the last 64 would: each raises the version
+        c.updateOne(store.lock.lock.lockKey(), com.mongodb.client.model.Updates.combine(
+            com.mongodb.client.model.Updates.unset(LockDocument.DONE),
+            com.mongodb.client.model.Updates.inc(TreeLock.STATE + ".version",
+                (long) LockDocument.DONE_KEPT)));
         throw new MongoSocketReadException("injected: the connection was cut after the server"
             + " applied the batch", new ServerAddress("127.0.0.1", 1));
       }

@@ -544,7 +544,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
         // completing it (or stuck, which the read above would have shown as pending).
         throw new Completed();
       }
-      if (uncertain) {
+      if (uncertain && !neverLanded(s)) {
         // The answer to a command that carried its commit was lost: that command may have
         // landed, and the change been completed since, beyond what the lock document still
         // records (its last 64 done). Neither planned again nor said not applied.
@@ -579,6 +579,19 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       throw new TreeLock.ClaimRefused(); // nothing was written: plan again under the lock
     }
     throw lock.lostTo(what, lock.read());
+  }
+
+  /**
+   * Whether the lock document {@code s} proves that no command carrying this journaled change's
+   * commit landed, though one's answer was lost: on a server that stops at the first error, every
+   * journal that landed is, until {@value LockDocument#DONE_KEPT} more are recorded, either
+   * pending under its version or among those done (completed by another caller, or released by
+   * its writer: {@link Journal#releasedBy}); and each recorded since raised the version at least
+   * once. (On a server that goes on after errors a writer's release does not record it.)
+   */
+  private boolean neverLanded(TreeLock.State s) {
+    return facade.ordered() && s.version - v < LockDocument.DONE_KEPT && s.op != v
+        && !s.done.contains(origin);
   }
 
   /**

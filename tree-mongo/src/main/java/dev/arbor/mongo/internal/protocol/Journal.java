@@ -96,7 +96,7 @@ final class Journal {
    */
   public static Bson releasedBy(String origin) {
     return Updates.combine(LockDocument.releaseUpdate(), Updates.pushEach(LockDocument.DONE,
-        List.of(origin), new PushOptions().slice(-64)));
+        List.of(origin), new PushOptions().slice(-LockDocument.DONE_KEPT)));
   }
 
   /**
@@ -107,7 +107,7 @@ final class Journal {
   public static Bson completedFor(String origin) {
     return Updates.combine(Updates.unset(LockDocument.OP), Updates.unset(LockDocument.OP_TOKEN),
         Updates.unset(TreeLock.JOURNAL), Updates.pushEach(LockDocument.DONE, List.of(origin),
-            new PushOptions().slice(-64)));
+            new PushOptions().slice(-LockDocument.DONE_KEPT)));
   }
 
   /**

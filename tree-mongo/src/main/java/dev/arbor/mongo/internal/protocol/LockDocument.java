@@ -37,6 +37,8 @@ public final class LockDocument {
   static final String WAITING = TreeLock.STATE + ".waiting";
   static final String STUCK = TreeLock.STATE + ".stuck";
   public static final String DONE = TreeLock.STATE + ".done";
+  /** How many tokens of journals done the lock document keeps (the last ones). */
+  public static final int DONE_KEPT = 64;
   /** The token of the change whose journal is pending (with {@link #OP}, its version). */
   static final String OP_TOKEN = TreeLock.STATE + ".opt";
   /**
