@@ -62,13 +62,13 @@ class StalledLoadCommandTest {
       split = true;
       Long limit = collection.getTimeout(TimeUnit.MILLISECONDS);
       assertTrue(limit != null && limit >= RUNS, "the command's time limit: " + limit);
-      sleep(BEFORE);
+      TruthfulOutcomesTest.pause(BEFORE);
       int half = all.size() / 2;
       long start = System.nanoTime();
       BulkWriteResult first = TreeLock.BULK.send(collection,
           new TreeLock.Batch(new ArrayList<>(all.subList(0, half))));
       started.countDown();
-      sleep(RUNS);
+      TruthfulOutcomesTest.pause(RUNS);
       // The server goes on with the same command (its insert fence was passed before), unless
       // its time limit ran out.
       if (TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) >= limit) {
@@ -78,14 +78,6 @@ class StalledLoadCommandTest {
           new TreeLock.Batch(new ArrayList<>(all.subList(half, all.size()))));
       return BulkWriteResult.acknowledged(first.getInsertedCount() + rest.getInsertedCount(), 0,
           0, 0, List.of(), List.of());
-    }
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 

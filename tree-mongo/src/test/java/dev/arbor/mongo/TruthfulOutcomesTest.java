@@ -291,7 +291,8 @@ class TruthfulOutcomesTest {
     assertEquals(reference.snapshot(), pattern.open(c).snapshot());
   }
 
-  private static void pause(long millis) {
+  /** Sleeps {@code millis} ms, keeping the interrupt. */
+  static void pause(long millis) {
     try {
       Thread.sleep(millis);
     } catch (InterruptedException e) {
