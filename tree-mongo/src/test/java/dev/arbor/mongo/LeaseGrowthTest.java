@@ -102,6 +102,35 @@ class LeaseGrowthTest {
     return tests;
   }
 
+  /**
+   * On a server that stops at the first error, a load whose every command needs longer than its
+   * lease (its batches halved down to three statements still run out of their time limit) renews
+   * its lease for longer, whose time limit lets them run. Before, the smallest batch was sent
+   * again with the same time limit until the lock wait ran out.
+   */
+  @TestFactory
+  List<DynamicTest> aLoadSlowerThanItsLeaseOnAServerThatStopsAtTheFirstError() {
+    List<DynamicTest> tests = new ArrayList<>();
+    for (TreePattern pattern : TreePattern.values()) {
+      tests.add(DynamicTest.dynamicTest(pattern.toString(), () -> {
+        MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+        SwitchableSender sender = new SwitchableSender();
+        MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+            .lease(LEASE, 10_000).subtreeLocks(false).sender(sender));
+        assertTrue(store.lock.ordered(), "the server's behaviour");
+        store.ensureIndexes();
+        sender.target = new SlowServer();
+        Tree tree = Tree.parse(FIXTURE);
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> store.load(tree),
+            "a load slower than its lease never got through");
+        sender.target = TreeLock.BULK;
+        assertEquals(tree, store.snapshot());
+        assertEquals(List.of(), store.check());
+      }));
+    }
+    return tests;
+  }
+
   @TestFactory
   List<DynamicTest> aLoneHolderWhoseBatchesArriveAfterItsLeaseStillCompletesItsChanges() {
     List<DynamicTest> tests = new ArrayList<>();

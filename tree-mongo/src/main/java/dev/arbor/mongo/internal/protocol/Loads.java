@@ -206,7 +206,7 @@ public final class Loads {
             w instanceof InsertOneModel || !batch.isEmpty() ? 1 : 0));
       }
       try {
-        facade.sender.send(fences.timed(), new TreeLock.Batch(batch));
+        facade.sender.send(fences.timed(h.loadLease), new TreeLock.Batch(batch));
         if (!inserts) {
           h.renewed();
         }
@@ -265,7 +265,44 @@ public final class Loads {
           sendPart(h, writes, java.util.Arrays.copyOfRange(rest, half, rest.length));
           return;
         }
+        if (MongoErrors.timedOut(e)) {
+          outgrewLease(h); // a batch too small to halve ran out of its time limit
+        }
       }
+    }
+  }
+
+  /**
+   * One of the load's smallest commands ran out of its time limit (a busy machine, a slow
+   * server): renews the lease for twice as long, in a command of its own, so that the command
+   * sent again has a time limit to match. (The lock document keeps the longer lease for the rest
+   * of the load; a caller who takes a stopped loader over waits out an insert command's time limit
+   * under it, {@link Fences#awaitStartedInserts}.)
+   *
+   * @throws LockLostException if this holder no longer holds the lock
+   */
+  private void outgrewLease(TreeLock.Hold h) {
+    long grown = lock.grown(h.loadLease);
+    if (grown == h.loadLease) {
+      return;
+    }
+    facade.log.debug("Tree '{}': a command of '{}' ran out of its time limit under a lease of {}"
+        + " ms; renewing it for {} ms", lock.tree, h.what, h.loadLease, grown);
+    h.loadLease = grown;
+    try {
+      facade.sender.send(fences.timed(grown), new TreeLock.Batch(List.of(
+          new TreeLock.Statement(fences.fence(h.token, null, grown), 0))));
+      h.renewed();
+    } catch (MongoBulkWriteException e) {
+      if (!e.getWriteErrors().isEmpty() && MongoErrors.duplicateId(e.getWriteErrors().get(0))) {
+        throw lock.lostTo(h.what, lock.read());
+      }
+      throw e;
+    } catch (MongoException e) {
+      if (!MongoErrors.transientError(e)) {
+        throw e;
+      }
+      // the fence of the command sent again tells whether the lock is still held
     }
   }
 

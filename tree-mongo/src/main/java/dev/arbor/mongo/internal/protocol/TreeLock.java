@@ -288,6 +288,13 @@ public final class TreeLock {
      * completes a stopped holder's journal, {@link LockDocument#grown}).
      */
     final long leaseMillis;
+    /**
+     * The lease a load under this hold renews for, in ms: the hold's, grown ({@link
+     * LockDocument#grown}) each time one of the load's smallest commands ran out of its time
+     * limit ({@link Loads}). A load's commands all run under one hold; a change's execution grows
+     * a lease of its own.
+     */
+    long loadLease;
 
     public Hold(String token, String epoch, long version, String what, Lease lease,
         long leaseMillis) {
@@ -297,6 +304,7 @@ public final class TreeLock {
       this.what = what;
       this.lease = lease;
       this.leaseMillis = leaseMillis;
+      this.loadLease = leaseMillis;
     }
 
     /** Renews the lease if a third of it has passed since the last renewal. */
