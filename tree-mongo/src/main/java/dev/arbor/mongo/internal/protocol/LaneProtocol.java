@@ -115,8 +115,7 @@ public final class LaneProtocol implements Protocol {
     // marks (LockDocument.grown).
     long lease = lock.lock.leaseMillis;
     for (int attempt = 0; !toLock; attempt++) {
-      Lanes.Lane lane = lanes.new Lane();
-      lane.leaseMillis = lease;
+      Lanes.Lane lane = lanes.new Lane(lease);
       Change c;
       try {
         Lanes.Met met = lanes.claim(lane, want, what);

@@ -141,7 +141,7 @@ public final class Lanes {
      * This lane's lease, in ms: the tree's, grown ({@link LockDocument#grown}) when a command
      * arrived after it, and for a caller who took the lane over.
      */
-    volatile long leaseMillis = lock.leaseMillis;
+    volatile long leaseMillis;
     /** Insert fences used by this lane's insert commands. */
     int insertFences;
     /** Whether the lane's journal is stored: from then on its marks stay until it completes. */
@@ -149,16 +149,23 @@ public final class Lanes {
     /** Whether a command of its steps was sent. */
     public boolean sent;
 
-    public Lane() {
+    /** A new lane of a change, whose marks will be claimed for {@code leaseMillis} ms. */
+    public Lane(long leaseMillis) {
       this.token = LockDocument.newToken();
       this.owner = token;
+      this.leaseMillis = leaseMillis;
     }
 
-    public Lane(String token, String owner, String head) {
+    /**
+     * The lane {@code token} with its head at {@code head}, as its new {@code owner} took it over
+     * for {@code leaseMillis} ms.
+     */
+    public Lane(String token, String owner, String head, long leaseMillis) {
       this.token = token;
       this.owner = owner;
       this.head = head;
       this.marked.add(head);
+      this.leaseMillis = leaseMillis;
     }
 
     public long deadline() {
@@ -574,8 +581,7 @@ public final class Lanes {
       return false;
     }
     BsonDocument mark = after.getDocument(FIELD);
-    Lane heir = new Lane(t, me, headId);
-    heir.leaseMillis = lease;
+    Lane heir = new Lane(t, me, headId, lease);
     heir.renewedAt(mark.getDateTime("r").getValue());
     takeovers.incrementAndGet();
     tree.log.warn("Tree '{}': took the lock over from a change in a subtree whose lease of {} ms"
@@ -679,7 +685,10 @@ public final class Lanes {
       return; // completed meanwhile: its marks are gone
     }
     BsonDocument mark = after.getDocument(FIELD);
-    Lane heir = new Lane(t, me, headId);
+    // the lease the mark holds (its takeover renewed it, keeping its length), which another
+    // process may have set shorter than this store's
+    Lane heir = new Lane(t, me, headId, mark.isNumber("l") ? mark.getNumber("l").longValue()
+        : lock.leaseMillis);
     heir.renewedAt(mark.getDateTime("r").getValue());
     takeovers.incrementAndGet();
     finish(heir, mark);
