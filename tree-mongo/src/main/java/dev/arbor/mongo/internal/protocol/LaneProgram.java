@@ -343,15 +343,12 @@ final class LaneProgram {
           if (!MongoErrors.transientError(e) || attempt > 20) {
             throw e;
           }
-          if (!journaled) {
-            if (!appliedAlone(lane, steps.get(0), origin)) {
-              lanes.release(lane);
-              throw new ChangeInterruptedException("A command of a change in tree '"
-                  + lanes.lock.tree + "' was lost (" + e.getMessage() + "); nothing of it was"
-                  + " written", ChangeInterruptedException.Outcome.NOT_APPLIED, e);
-            }
-            break;
+          if (!journaled && appliedAlone(lane, steps.get(0), origin)) {
+            break; // its one step landed; the answer was lost
           }
+          // Sent again, its step guarded (it applies once): a command whose answer was lost may
+          // still reach the server within the lane's lease, so a document that does not show
+          // the step yet does not tell that it will not land.
           lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
         }
       }
@@ -436,6 +433,9 @@ final class LaneProgram {
         }
         if (!journaled) {
           Step.Insert i = (Step.Insert) steps.get(from + error.getIndex() - 1);
+          if (appliedAlone(lane, i, origin)) {
+            continue; // inserted by an earlier sending of this command, whose answer was lost
+          }
           BsonValue id = i.id();
           throw new DuplicateNodeException(id.isDocument() && id.asDocument().containsKey(
               Scope.NODE) ? id.asDocument().getString(Scope.NODE).getValue()

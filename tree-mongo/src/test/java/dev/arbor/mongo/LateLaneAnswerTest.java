@@ -1,0 +1,99 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.mongodb.MongoSocketReadException;
+import com.mongodb.ServerAddress;
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.core.InMemoryTreeStore;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.ServerCapabilities;
+import dev.arbor.mongo.internal.protocol.TreeLock;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.bson.BsonDocument;
+import org.bson.Document;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A change of one step in a lane whose command's answer is lost, and whose command reaches the
+ * server later (a connection cut after the command left, a slow network): the change must not
+ * be told {@code NOT_APPLIED} while that command can still land. Before, the writer read the
+ * document, found the step not applied yet, freed its marks and said {@code NOT_APPLIED}; the
+ * command then landed within the lane's lease, and the change stood. Now the command is sent
+ * again (its step is guarded: it applies once), and the call returns.
+ */
+class LateLaneAnswerTest {
+  /** Loses the answer of the first command that carries a step, which reaches the server later. */
+  private static final class LateCommand implements TreeLock.Sender {
+    final AtomicBoolean armed = new AtomicBoolean(true);
+    volatile CompletableFuture<Void> late = CompletableFuture.completedFuture(null);
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> c, TreeLock.Batch batch) {
+      if (batch.statements().stream().anyMatch(TreeLock.Statement::isStep)
+          && armed.getAndSet(false)) {
+        late = CompletableFuture.runAsync(() -> {
+          TruthfulOutcomesTest.pause(300);
+          try {
+            TreeLock.BULK.send(c, batch);
+          } catch (com.mongodb.MongoBulkWriteException e) {
+            // refused: its insert landed by the sending again, or its fence was taken
+          }
+        });
+        throw new MongoSocketReadException("injected: the connection was cut after the command"
+            + " left", new ServerAddress("127.0.0.1", 1));
+      }
+      return TreeLock.BULK.send(c, batch);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void aLostAnswerIsNotTakenForAStepNotApplied(TreePattern pattern) throws Exception {
+    lostAnswer(pattern, s -> s.update("c", java.util.Map.of("x", 1)));
+  }
+
+  /** The same for an insert, sent again behind a new insert fence. */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void aLostAnswerToAnInsertIsNotTakenForItNotApplied(TreePattern pattern) throws Exception {
+    lostAnswer(pattern, s -> s.insert("z", Position.lastChildOf("c")));
+  }
+
+  private static void lostAnswer(TreePattern pattern,
+      java.util.function.Consumer<dev.arbor.core.TreeStore> change) throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    Tree fixture = Tree.parse("a(b(c d) e) f(g)");
+    SwitchableSender sender = new SwitchableSender();
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .optimisticChanges(false).sender(sender)); // in a lane
+    store.load(fixture);
+    LateCommand late = new LateCommand();
+    sender.target = late;
+    ChangeInterruptedException.Outcome outcome = null;
+    try {
+      change.accept(store);
+    } catch (ChangeInterruptedException e) {
+      outcome = e.outcome();
+    }
+    late.late.get(10, TimeUnit.SECONDS);
+    sender.target = TreeLock.BULK;
+    InMemoryTreeStore expected = new InMemoryTreeStore();
+    expected.load(fixture);
+    if (outcome != ChangeInterruptedException.Outcome.NOT_APPLIED) {
+      change.accept(expected);
+    }
+    assertEquals(expected.snapshot(), pattern.open(c).snapshot(),
+        "the call said " + (outcome == null ? "applied" : outcome));
+    assertEquals(List.of(), pattern.open(c).check());
+    assertEquals(null, outcome, "a step whose command may still land");
+  }
+}
