@@ -90,16 +90,27 @@ class LeaseGrowthTest {
     List<DynamicTest> tests = new ArrayList<>();
     for (TreePattern pattern : TreePattern.values()) {
       tests.add(DynamicTest.dynamicTest(pattern.toString(), () -> {
-        MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
         SwitchableSender sender = new SwitchableSender();
-        MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-            .lease(LEASE, 60_000).subtreeLocks(false).sender(sender));
+        MongoTreeStore store = onAServerThatStops(pattern, sender, 60_000);
         store.load(Tree.parse(FIXTURE));
-        assertTrue(store.lock.ordered(), "the server's behaviour");
         movesGetThrough(store, sender, new SlowServer());
       }));
     }
     return tests;
+  }
+
+  /**
+   * A store of {@code pattern} under the tree's lock, with the lease {@value #LEASE} ms and the
+   * lock wait {@code waitMillis}, on a fresh collection of the server that stops an ordered bulk
+   * write at its first error.
+   */
+  private static MongoTreeStore onAServerThatStops(TreePattern pattern, SwitchableSender sender,
+      long waitMillis) {
+    MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(LEASE, waitMillis).subtreeLocks(false).sender(sender));
+    assertTrue(store.lock.ordered(), "the server's behaviour");
+    return store;
   }
 
   /**
@@ -113,11 +124,8 @@ class LeaseGrowthTest {
     List<DynamicTest> tests = new ArrayList<>();
     for (TreePattern pattern : TreePattern.values()) {
       tests.add(DynamicTest.dynamicTest(pattern.toString(), () -> {
-        MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
         SwitchableSender sender = new SwitchableSender();
-        MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-            .lease(LEASE, 10_000).subtreeLocks(false).sender(sender));
-        assertTrue(store.lock.ordered(), "the server's behaviour");
+        MongoTreeStore store = onAServerThatStops(pattern, sender, 10_000);
         store.ensureIndexes();
         sender.target = new SlowServer();
         Tree tree = Tree.parse(FIXTURE);
