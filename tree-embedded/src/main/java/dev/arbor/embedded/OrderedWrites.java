@@ -108,14 +108,12 @@ final class OrderedWrites {
   }
 
   /**
-   * The answer to {@code message} if the switch is on and it is an ordered write this class
-   * answers, the server (given {@code server}) running its statements; else null, and the server
-   * answers it as usual.
+   * The answer to {@code message} if it is an ordered write this class answers (the switch is
+   * on: see {@link #handle}), the server (given {@code server}) running its statements; else
+   * null, and the server answers it as usual.
    */
-  @Nullable Document answer(MongoMessage message, Function<MongoMessage, Document> server) {
-    if (!stopAtFirstError) {
-      return null;
-    }
+  private @Nullable Document answer(MongoMessage message,
+      Function<MongoMessage, Document> server) {
     Document command = message.getDocument();
     if (command.isEmpty() || Boolean.FALSE.equals(command.get("ordered"))) {
       return null; // MongoDB's default is ordered: only an explicit false goes on after errors
