@@ -368,6 +368,34 @@ class LanesTest {
   }
 
   /**
+   * A lane's change of one update (no journal) whose command the server ran past the lane's
+   * lease, after the lane was taken over and the same document rewritten by the writer who took
+   * it: the command's own answer tells that its step matched nothing (a step that did not run in
+   * time never will: the command has run), so the caller is told {@code NOT_APPLIED}. Before,
+   * the writer read the document to tell, found it rewritten since, and said {@code UNKNOWN}.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void aLateStepThatMatchedNothingIsToldNotAppliedThoughItsDocumentWasRewritten(
+      TreePattern pattern) throws Exception {
+    MongoCollection<Document> c = loaded(pattern);
+    HoldingSender holding = new HoldingSender();
+    MongoTreeStore a = store(pattern, c, holding, 100, false, v -> {}); // a paused process
+    MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
+    holding.hold = true;
+    CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
+        () -> outcome(() -> a.update("c", java.util.Map.of("by", "a"))));
+    assertTrue(holding.held.await(10, TimeUnit.SECONDS), "A reached its write");
+    b.update("c", java.util.Map.of("by", "b")); // meets A's marks, waits out its lease
+    assertTrue(b.lanes.takeovers.get() >= 1, "B took A's lane over");
+    holding.release.countDown();
+    assertEquals(LockLostException.class, runA.get(20, TimeUnit.SECONDS),
+        "A's step ran late and matched nothing");
+    assertEquals(java.util.Map.of("by", "b"), b.find("c").orElseThrow().attributes());
+    assertEquals(List.of(), b.check());
+  }
+
+  /**
    * A stream that runs while a lane is half-way through its writes (its journal and first step
    * sent, its second step held) never ends as if it had read one tree: it delivers the tree before or after the
    * move, or throws {@link dev.arbor.core.TreeChangedException}.

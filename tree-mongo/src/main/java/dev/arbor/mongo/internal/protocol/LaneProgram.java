@@ -81,9 +81,17 @@ final class LaneProgram {
   /** A batch whose closing statement ran past the lane's deadline: some of it may not have run. */
   public static final class Late extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    /**
+     * The documents the batch's statements before the closing one matched, as the server
+     * answered: 0 tells that none of them ran in time (a statement after the deadline matches
+     * nothing, and the server ran them in order), so that a step whose only sending this was
+     * never applies; -1 when not told.
+     */
+    public final long matched;
 
-    public Late() {
+    public Late(long matched) {
       super(null, null, false, false);
+      this.matched = matched;
     }
   }
 
@@ -181,7 +189,8 @@ final class LaneProgram {
         }
       }
       if (late) {
-        throw new Late();
+        throw new Late(e.getWriteResult().wasAcknowledged()
+            ? e.getWriteResult().getMatchedCount() : -1);
       }
       throw e;
     }
@@ -263,8 +272,9 @@ final class LaneProgram {
         return deleted;
       }
     } catch (Late late) {
-      // an atomic step whose lane was taken over: applied in time, or not at all
-      if (!appliedAlone(lane, steps.get(0), lane.token)) {
+      // an atomic step whose lane was taken over: applied in time, or not at all (a sending
+      // whose answer matched nothing is the step not applied: see sendSteps)
+      if (late.matched == 0 || !appliedAlone(lane, steps.get(0), lane.token)) {
         lane.stop();
         throw lost(what);
       }
@@ -317,6 +327,9 @@ final class LaneProgram {
           && (steps.get(end) instanceof Step.Insert) == inserts) {
         end++;
       }
+      // Whether an earlier sending of this command may still land or may have landed unseen
+      // (its answer was lost): then only the document can tell whether its step applied.
+      boolean doubt = false;
       for (int attempt = 0; ; attempt++) {
         if (journaled && !fresh(lane)) {
           throw new Completed();
@@ -329,15 +342,19 @@ final class LaneProgram {
           released = withRelease;
           break;
         } catch (Late late) {
-          // ran past its lease: again under a renewed one, unless it was taken over
-          if (!journaled && appliedAlone(lane, steps.get(0), origin)) {
+          // ran past its lease: again under a renewed one, unless it was taken over. A step
+          // without journal whose every sending was answered matching nothing never ran, and
+          // never will: its document, which the lane that took the marks over may have
+          // rewritten since, need not be read.
+          boolean notApplied = !journaled && !doubt && late.matched == 0;
+          if (!journaled && !notApplied && appliedAlone(lane, steps.get(0), origin)) {
             break;
           }
           if (attempt > 20 || !lanes.renewLonger(lane)) {
             if (journaled) {
               throw new Completed();
             }
-            throw late;
+            throw new Late(notApplied ? 0 : -1);
           }
         } catch (MongoException e) {
           if (!MongoErrors.transientError(e) || attempt > 20) {
@@ -346,6 +363,7 @@ final class LaneProgram {
           if (!journaled && appliedAlone(lane, steps.get(0), origin)) {
             break; // its one step landed; the answer was lost
           }
+          doubt = true;
           // Sent again, its step guarded (it applies once): a command whose answer was lost may
           // still reach the server within the lane's lease, so a document that does not show
           // the step yet does not tell that it will not land.
