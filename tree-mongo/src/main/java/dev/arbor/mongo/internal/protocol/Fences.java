@@ -136,6 +136,19 @@ public final class Fences {
   }
 
   /**
+   * The field of an insert fence that names who took it: the token of the acquisition whose
+   * command it leads, or of the caller who took it to stop that acquisition's commands.
+   */
+  static final String INSERT_FENCE_OWNER = "o";
+
+  /** Whether insert fence {@code id} is stored and was taken by {@code owner}. */
+  boolean ownsInsertFence(BsonDocument id, String owner) {
+    BsonDocument d = lock.raw.find(lock.scoped(Filters.eq("_id", id))).first();
+    return d != null && d.isString(INSERT_FENCE_OWNER)
+        && owner.equals(d.getString(INSERT_FENCE_OWNER).getValue());
+  }
+
+  /**
    * Stops the insert commands that the holder of change {@code v} may still have in flight: takes
    * the next number of its insert fences, so that its next insert command fails before writing.
    * A command that had passed its insert fence before may still be running; on a server with
@@ -143,7 +156,7 @@ public final class Fences {
    *
    * @return whether the holder had started insert commands (it took an insert fence)
    */
-  boolean revokeInserts(long v) {
+  boolean revokeInserts(long v, String owner) {
     for (int attempt = 0; attempt < 100; attempt++) {
       BsonDocument last = lock.raw.find(lock.scoped(and(
               Filters.gte("_id", insertFence(v, Integer.MIN_VALUE)),
@@ -151,7 +164,8 @@ public final class Fences {
           .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
       int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
       try {
-        lock.raw.insertOne(lock.tagged(new BsonDocument("_id", insertFence(v, next))));
+        lock.raw.insertOne(lock.tagged(new BsonDocument("_id", insertFence(v, next))
+            .append(INSERT_FENCE_OWNER, new BsonString(owner))));
         return last != null;
       } catch (MongoWriteException e) {
         if (!MongoErrors.duplicateKey(e)) {

@@ -341,6 +341,8 @@ final class LaneProgram {
               : write(lane, steps, k, end, journaled, origin, withRelease);
           released = withRelease;
           break;
+        } catch (InsertLanded landed) {
+          break; // its one insert landed by an earlier sending, before the lane was taken over
         } catch (Late late) {
           // ran past its lease: again under a renewed one, unless it was taken over. A step
           // without journal whose every sending was answered matching nothing never ran, and
@@ -426,44 +428,115 @@ final class LaneProgram {
     }
   }
 
+  /**
+   * Sends inserts {@code from} to {@code to}, led by the lane's next insert fence. The fences of a
+   * lane are numbered without gaps: a command whose answer was lost is sent again behind the same
+   * number, and the number moves on only once a fence of it is known to be this owner's (its
+   * document names {@link Lanes.Lane#owner}). So a caller who takes the lane over, taking the
+   * number after the last fence stored, stops every command of this owner that had not passed
+   * its fence, in flight or sent again later; before, a command sent again behind the next
+   * number passed a revocation that had taken the number of a command lost on its way
+   * ({@code LateInsertCommandTest}).
+   */
   private long insert(Lanes.Lane lane, List<Step> steps, int from, int to, boolean journaled,
       String origin) {
-    List<TreeLock.Statement> batch = new ArrayList<>();
-    BsonDocument fence = lanes.insertFence(origin, lane.insertFences++);
-    batch.add(new TreeLock.Statement(new InsertOneModel<>(lanes.lock.tagged(
-        new BsonDocument("_id", fence))), 0));
-    for (int k = from; k < to; k++) {
-      batch.add(new TreeLock.Statement(((Step.Insert) steps.get(k)).insertModel(lane.version,
-          k + 1, journaled ? null : origin), k + 1));
-    }
-    try {
-      lanes.tree.sender.send(lanes.raw, new TreeLock.Batch(batch));
-    } catch (MongoBulkWriteException e) {
-      for (BulkWriteError error : e.getWriteErrors()) {
-        if (!MongoErrors.duplicateKey(error.getCode())) {
-          throw error.getIndex() == 0 ? e : new Refused(e, from + error.getIndex() - 1);
-        }
-        if (error.getIndex() == 0) {
-          throw journaled ? new Completed() : lost("an insert");
-        }
-        if (!MongoErrors.duplicateId(error)) {
-          throw new Refused(e, from + error.getIndex() - 1); // another unique index refused it
-        }
-        if (!journaled) {
-          Step.Insert i = (Step.Insert) steps.get(from + error.getIndex() - 1);
-          if (appliedAlone(lane, i, origin)) {
-            continue; // inserted by an earlier sending of this command, whose answer was lost
-          }
-          BsonValue id = i.id();
-          throw new DuplicateNodeException(id.isDocument() && id.asDocument().containsKey(
-              Scope.NODE) ? id.asDocument().getString(Scope.NODE).getValue()
-              : id.isString() ? id.asString().getValue() : String.valueOf(id));
-        }
-        // a journaled insert sent again: it landed the first time
+    while (true) {
+      int b = lane.insertFences;
+      BsonDocument fence = lanes.insertFence(origin, b);
+      List<TreeLock.Statement> batch = new ArrayList<>();
+      batch.add(new TreeLock.Statement(new InsertOneModel<>(lanes.lock.tagged(
+          new BsonDocument("_id", fence).append(Lanes.FENCE_OWNER,
+              new org.bson.BsonString(lane.owner)))), 0));
+      for (int k = from; k < to; k++) {
+        batch.add(new TreeLock.Statement(((Step.Insert) steps.get(k)).insertModel(lane.version,
+            k + 1, journaled ? null : origin), k + 1));
       }
+      try {
+        // On a server that runs commands side by side (MongoDB), with a time limit within the
+        // lane's lease: whoever takes the lane over waits it out before going on (Lanes.finish).
+        lanes.tree.sender.send(lanes.tree.fences.timed(lane.leaseMillis),
+            new TreeLock.Batch(batch));
+        lane.insertFences = b + 1;
+      } catch (MongoBulkWriteException e) {
+        boolean fenced = e.getWriteErrors().stream().anyMatch(error -> error.getIndex() == 0);
+        if (!fenced) {
+          lane.insertFences = b + 1; // it passed its fence
+        }
+        for (BulkWriteError error : e.getWriteErrors()) {
+          if (!MongoErrors.duplicateKey(error.getCode())) {
+            throw error.getIndex() == 0 ? e : new Refused(e, from + error.getIndex() - 1);
+          }
+          if (error.getIndex() == 0) {
+            if (lanes.ownsInsertFence(fence, lane.owner)) {
+              // an earlier sending of this command passed this fence: on behind the next one
+              lane.insertFences = b + 1;
+              lane.insertsPassed = true;
+              break;
+            }
+            if (journaled) {
+              throw new Completed();
+            }
+            throw revoked(lane, (Step.Insert) steps.get(from), origin);
+          }
+          if (!MongoErrors.duplicateId(error)) {
+            throw new Refused(e, from + error.getIndex() - 1); // another unique index refused it
+          }
+          if (!journaled) {
+            Step.Insert i = (Step.Insert) steps.get(from + error.getIndex() - 1);
+            if (appliedAlone(lane, i, origin)) {
+              continue; // inserted by an earlier sending of this command, whose answer was lost
+            }
+            throw new DuplicateNodeException(nodeId(i.id()));
+          }
+          // a journaled insert sent again: it landed the first time
+        }
+        if (fenced && lane.insertFences == b + 1) {
+          continue; // sent again behind the next fence
+        }
+      }
+      // (An answer lost, the error goes to the caller, which sends the command again behind the
+      // same number: whether it passed its fence is not known.)
+      lanes.sweep(List.of(fence));
+      return 0;
     }
-    lanes.sweep(List.of(fence));
-    return 0;
+  }
+
+  /**
+   * The insert of a change without journal met its fence taken by another owner: its lane was
+   * taken over, and no command of it that had not passed a fence can insert. No sending of it
+   * passed this fence number (the fence is another's), so if none passed an earlier one, it was
+   * not applied. Else the sending that did may still be running (on a server that runs commands
+   * side by side, until its time limit, which is waited out) and its node tells, unless it is
+   * gone: then the caller who took the lane over may have deleted it, and it cannot be told.
+   */
+  private RuntimeException revoked(Lanes.Lane lane, Step.Insert insert, String origin) {
+    if (!lane.insertsPassed) {
+      return lost("an insert");
+    }
+    lanes.tree.fences.awaitStartedInserts(lane.leaseMillis);
+    if (appliedAlone(lane, insert, origin)) {
+      return new InsertLanded();
+    }
+    return new ChangeInterruptedException("Could not tell whether an insert in tree '"
+        + lanes.lock.tree + "' was applied: its command's answer was lost, its lane was taken"
+        + " over, and its node '" + nodeId(insert.id()) + "' is not there now; read the tree",
+        ChangeInterruptedException.Outcome.UNKNOWN, null);
+  }
+
+  /** The node's id as the caller named it, from the {@code _id} of its document. */
+  private static String nodeId(BsonValue id) {
+    return id.isDocument() && id.asDocument().containsKey(Scope.NODE)
+        ? id.asDocument().getString(Scope.NODE).getValue()
+        : id.isString() ? id.asString().getValue() : String.valueOf(id);
+  }
+
+  /** The insert of a change without journal landed by an earlier sending: the change applied. */
+  static final class InsertLanded extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    InsertLanded() {
+      super(null, null, false, false);
+    }
   }
 
   /**

@@ -142,8 +142,10 @@ public final class Lanes {
      * arrived after it, and for a caller who took the lane over.
      */
     volatile long leaseMillis;
-    /** Insert fences used by this lane's insert commands. */
+    /** The number of this lane's next insert fence: the fences before it are stored. */
     int insertFences;
+    /** Whether an insert command of this owner may have passed its fence: see LaneProgram. */
+    boolean insertsPassed;
     /** Whether the lane's journal is stored: from then on its marks stay until it completes. */
     public boolean committed;
     /** Whether a command of its steps was sent. */
@@ -593,12 +595,19 @@ public final class Lanes {
 
   /**
    * Completes a lane taken over: stops its insert commands, replays its journal if it was
-   * committed, and clears its marks.
+   * committed, and clears its marks. An insert command that passed its insert fence before the
+   * revocation may still be running on a server that runs commands side by side: it stops at its
+   * time limit, within the lane's lease ({@code heir}'s is the one the mark held), which is
+   * waited out first ({@link Fences#awaitStartedInserts}; {@code LateInsertCommandTest}).
    */
   private void finish(Lane heir, BsonDocument mark) {
     heir.keepAlive();
     try {
-      heir.insertFences = revokeInserts(heir.token) + 1;
+      int next = revokeInserts(heir.token, heir.owner);
+      if (next > 0) {
+        tree.fences.awaitStartedInserts(heir.leaseMillis);
+      }
+      heir.insertFences = next + 1;
       complete(heir, mark);
     } finally {
       heir.stop();
@@ -702,11 +711,26 @@ public final class Lanes {
   }
 
   /**
-   * Takes the next insert fence of lane {@code token}: its next insert command fails.
+   * The field of an insert fence that names the owner who took it ({@link Lane#owner}): its
+   * lane's writer, or a caller who took the lane over.
+   */
+  static final String FENCE_OWNER = "o";
+
+  /** Whether insert fence {@code fence} is stored and was taken by {@code owner}. */
+  boolean ownsInsertFence(BsonDocument fence, String owner) {
+    BsonDocument d = raw.find(lock.scoped(eq("_id", fence))).first();
+    return d != null && owner.equals(str(d, FENCE_OWNER));
+  }
+
+  /**
+   * Takes the next insert fence of lane {@code token}, for {@code owner}: its next insert command
+   * fails. The lane's commands number their fences without gaps (a command sent again keeps its
+   * number until a fence of it is known stored), so every command that has not passed its fence
+   * yet fails.
    *
    * @return the number of the fence taken
    */
-  int revokeInserts(String token) {
+  int revokeInserts(String token, String owner) {
     for (int attempt = 0; attempt < 100; attempt++) {
       BsonDocument last = raw.find(lock.scoped(and(
               Filters.gte("_id", insertFence(token, Integer.MIN_VALUE)),
@@ -714,7 +738,8 @@ public final class Lanes {
           .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
       int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
       try {
-        raw.insertOne(lock.tagged(new BsonDocument("_id", insertFence(token, next))));
+        raw.insertOne(lock.tagged(new BsonDocument("_id", insertFence(token, next))
+            .append(FENCE_OWNER, new BsonString(owner))));
         return next;
       } catch (MongoWriteException e) {
         if (!MongoErrors.duplicateKey(e)) {
