@@ -26,6 +26,7 @@ import org.bson.BsonDocument;
 import org.bson.Document;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A load's insert command that is still running on a server that runs commands side by side
@@ -103,6 +104,69 @@ class StalledLoadCommandTest {
         ExecutionException.class, () -> load.get(20, TimeUnit.SECONDS));
     assertInstanceOf(LockLostException.class, e.getCause(), e::toString);
     assertTrue(sender.split, "the load sent its command in two parts");
+    InMemoryTreeStore expected = new InMemoryTreeStore();
+    expected.insert("z", Position.lastRoot());
+    assertEquals(expected.snapshot(), other.snapshot(), "nothing of the undone load stays");
+    assertEquals(List.of(), other.check());
+  }
+  /**
+   * Times out the load's first insert command before it reaches the server, and holds the
+   * command that sends the first half of its documents again (the holder's pause) until {@link
+   * #go}.
+   */
+  private static final class TimedOutThenPaused implements TreeLock.Sender {
+    final CountDownLatch timedOut = new CountDownLatch(1);
+    final CountDownLatch go = new CountDownLatch(1);
+    volatile int sendings;
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
+      List<TreeLock.Statement> all = batch.statements();
+      if (!(all.get(0).model() instanceof InsertOneModel) || all.size() < 4) {
+        return TreeLock.BULK.send(collection, batch);
+      }
+      if (sendings++ == 0) {
+        timedOut.countDown();
+        throw new MongoOperationTimeoutException("injected: the command ran out of its time"
+            + " limit before it reached the server");
+      }
+      try {
+        assertTrue(go.await(20, TimeUnit.SECONDS));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return TreeLock.BULK.send(collection, batch);
+    }
+  }
+
+  /**
+   * A load's insert command that ran out of its time limit is sent again in two halves, behind
+   * the next fence numbers. Its own fence's number was left free when the command never reached
+   * the server: a caller who took the paused loader over took that number (the one after the
+   * last fence stored), and the halves went behind the numbers after it, passed, and inserted
+   * documents of a load that caller had undone. The fence of the command that timed out is now
+   * stored first, so the halves stop at the fence taken.
+   */
+  @ParameterizedTest
+  @MethodSource("dev.arbor.mongo.ResentStepTest#patternsOnBothServers")
+  void aTimedOutLoadCommandSentAgainInHalvesInsertsNothingAfterATakeover(TreePattern pattern,
+      boolean ordered) throws Exception {
+    MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
+    TimedOutThenPaused sender = new TimedOutThenPaused();
+    MongoTreeStore loader = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(300, 20_000).sender(sender).subtreeLocks(false)
+        .keepAlive(false)); // a paused process: nothing renews its lease
+    assertEquals(ordered, loader.lock.ordered(), "the server's behaviour");
+    Tree tree = Tree.parse("a(b(c d) e(f g)) h(i j(k))");
+    CompletableFuture<Void> load = CompletableFuture.runAsync(() -> loader.load(tree));
+    assertTrue(sender.timedOut.await(10, TimeUnit.SECONDS), "the load's command timed out");
+    TreeStore other = pattern.open(c, ServerCapabilities.probing(c).lease(300, 20_000)
+        .subtreeLocks(false));
+    other.insert("z", Position.lastRoot()); // takes the paused loader over, undoes its load
+    sender.go.countDown();
+    ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+        ExecutionException.class, () -> load.get(20, TimeUnit.SECONDS));
+    assertInstanceOf(LockLostException.class, e.getCause(), e::toString);
     InMemoryTreeStore expected = new InMemoryTreeStore();
     expected.insert("z", Position.lastRoot());
     assertEquals(expected.snapshot(), other.snapshot(), "nothing of the undone load stays");

@@ -131,8 +131,9 @@ public final class Fences {
   }
 
   /** The statement that inserts insert fence {@code b} of change {@code v}. */
-  WriteModel<BsonDocument> insertFenceStatement(long v, int b) {
-    return new InsertOneModel<>(lock.tagged(new BsonDocument("_id", insertFence(v, b))));
+  WriteModel<BsonDocument> insertFenceStatement(long v, int b, String owner) {
+    return new InsertOneModel<>(lock.tagged(new BsonDocument("_id", insertFence(v, b))
+        .append(INSERT_FENCE_OWNER, new BsonString(owner))));
   }
 
   /**
@@ -140,6 +141,27 @@ public final class Fences {
    * command it leads, or of the caller who took it to stop that acquisition's commands.
    */
   static final String INSERT_FENCE_OWNER = "o";
+
+  /**
+   * Makes sure the insert fence that led {@code statement} (an insert command whose answer was
+   * lost) is stored, so that the next number may be used: a caller who takes the lock over takes
+   * the number after the last fence stored, so a number left free would let a later command pass
+   * that revocation ({@code LateInsertCommandTest}).
+   *
+   * @return whether the fence is {@code owner}'s (else another caller took it: the lock is lost)
+   */
+  boolean settleInsertFence(WriteModel<BsonDocument> statement, String owner) {
+    BsonDocument d = ((InsertOneModel<BsonDocument>) statement).getDocument();
+    try {
+      lock.raw.insertOne(d);
+      return true;
+    } catch (MongoWriteException e) {
+      if (!MongoErrors.duplicateKey(e)) {
+        throw e;
+      }
+      return ownsInsertFence(d.getDocument("_id"), owner);
+    }
+  }
 
   /** Whether insert fence {@code id} is stored and was taken by {@code owner}. */
   boolean ownsInsertFence(BsonDocument id, String owner) {

@@ -75,7 +75,7 @@ public final class Loads {
   public void loadBatch(TreeLock.Hold h, List<BsonDocument> documents) {
     h.renewIfDue();
     List<WriteModel<BsonDocument>> inserts = new ArrayList<>(documents.size() + 1);
-    inserts.add(fences.insertFenceStatement(h.version, h.insertFences++));
+    inserts.add(fences.insertFenceStatement(h.version, h.insertFences++, h.token));
     for (BsonDocument d : documents) {
       inserts.add(new InsertOneModel<>(d)); // marked by the caller
     }
@@ -234,7 +234,7 @@ public final class Loads {
               return;
             }
             pending = new ArrayList<>(original.length + 1);
-            pending.add(fences.insertFenceStatement(h.version, h.insertFences++));
+            pending.add(fences.insertFenceStatement(h.version, h.insertFences++, h.token));
             for (int k : original) {
               pending.add(writes.get(k));
             }
@@ -254,10 +254,11 @@ public final class Loads {
         retryPause(e, start);
         int[] sent = original == null ? identity(pending.size()) : original;
         if (inserts && MongoErrors.timedOut(e) && sent.length > 3) {
-          // Too slow for its lease: what did not land goes again in two halves.
+          // Too slow for its lease: what did not land goes again in two halves, behind the next
+          // fence numbers, once the fence of the command that timed out is stored.
           TreeLock.State s = lock.read();
-          if (!h.token.equals(s.owner)) {
-            throw lock.lostTo(h.what, s);
+          if (!h.token.equals(s.owner) || !fences.settleInsertFence(pending.get(0), h.token)) {
+            throw lock.lostTo(h.what, lock.read());
           }
           int[] rest = remaining(h, writes, sent);
           int half = rest.length / 2;
@@ -315,7 +316,7 @@ public final class Loads {
       return;
     }
     List<WriteModel<BsonDocument>> sub = new ArrayList<>(part.length + 1);
-    sub.add(fences.insertFenceStatement(h.version, h.insertFences++));
+    sub.add(fences.insertFenceStatement(h.version, h.insertFences++, h.token));
     for (int k : part) {
       sub.add(writes.get(k));
     }
