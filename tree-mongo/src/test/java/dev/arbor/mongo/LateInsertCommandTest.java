@@ -125,34 +125,7 @@ class LateInsertCommandTest {
   @MethodSource("lanePatternsOnBothServers")
   void anInsertSentAgainAfterTheLaneWasTakenOverInsertsNothing(TreePattern pattern,
       boolean ordered) throws Exception {
-    MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
-    Tree fixture = Tree.parse("a(b(c d) e)");
-    pattern.open(c).load(fixture);
-    LostThenPaused sender = new LostThenPaused();
-    MongoTreeStore holder = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .lease(300, 20_000).sender(sender).subtreeLocks(true).optimisticChanges(false)
-        .keepAlive(false)); // a paused process: nothing renews its lease
-    assertEquals(ordered, holder.lock.ordered(), "the server's behaviour");
-    CompletableFuture<Class<?>> insert = CompletableFuture.supplyAsync(() -> {
-      try {
-        holder.insert("z", Position.lastChildOf("c"));
-        return null;
-      } catch (TreeException e) {
-        return e.getClass();
-      }
-    });
-    assertTrue(sender.lost.await(10, TimeUnit.SECONDS), "the lane's insert command was lost");
-    TreeStore other = pattern.open(c, ServerCapabilities.probing(c).lease(300, 20_000)
-        .subtreeLocks(true).optimisticChanges(false));
-    other.delete("c"); // takes the lane over once its lease ended
-    sender.go.countDown();
-    Class<?> outcome = insert.get(20, TimeUnit.SECONDS);
-    assertTrue(sender.sendings >= 2, "the insert command was sent again");
-    InMemoryTreeStore expected = new InMemoryTreeStore();
-    expected.load(fixture);
-    expected.delete("c");
-    assertEquals(expected.snapshot(), other.snapshot(), "the insert, told " + outcome);
-    assertEquals(List.of(), other.check());
+    Class<?> outcome = lostThenTakenOver(pattern, ResentStepTest.server(ordered), true);
     // An insert of child references is journaled (the node and its parent's array): whoever
     // took its lane over completed it, before deleting c.
     assertEquals(pattern == TreePattern.CHILD_REFERENCES ? null : LockLostException.class,
@@ -171,14 +144,28 @@ class LateInsertCommandTest {
   @EnumSource(TreePattern.class)
   void anInsertSentAgainAfterTheTreesLockWasTakenOverInsertsNothing(TreePattern pattern)
       throws Exception {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    assertFalse(MongoTestServer.get() == MongoTestServer.ordered(), "the server's behaviour");
+    lostThenTakenOver(pattern, MongoTestServer.get(), false);
+  }
+
+  /**
+   * A paused holder inserts {@code z} under {@code c}, its first insert command lost on its way;
+   * another caller takes its lane or lock over and deletes {@code c}; then the holder sends the
+   * command again. The tree must be the one without {@code c}, whatever the holder is told.
+   *
+   * @return what the holder's call was told: null (applied) or the exception's class
+   */
+  private static Class<?> lostThenTakenOver(TreePattern pattern, MongoTestServer server,
+      boolean lanes) throws Exception {
+    MongoCollection<Document> c = server.freshCollection();
     Tree fixture = Tree.parse("a(b(c d) e)");
     pattern.open(c).load(fixture);
     LostThenPaused sender = new LostThenPaused();
     MongoTreeStore holder = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .lease(300, 20_000).sender(sender).subtreeLocks(false)
+        .lease(300, 20_000).sender(sender).subtreeLocks(lanes).optimisticChanges(!lanes)
         .keepAlive(false)); // a paused process: nothing renews its lease
-    assertFalse(holder.lock.ordered(), "the server's behaviour");
+    assertEquals(server == MongoTestServer.ordered(), holder.lock.ordered(),
+        "the server's behaviour");
     CompletableFuture<Class<?>> insert = CompletableFuture.supplyAsync(() -> {
       try {
         holder.insert("z", Position.lastChildOf("c"));
@@ -189,16 +176,17 @@ class LateInsertCommandTest {
     });
     assertTrue(sender.lost.await(10, TimeUnit.SECONDS), "the insert command was lost");
     TreeStore other = pattern.open(c, ServerCapabilities.probing(c).lease(300, 20_000)
-        .subtreeLocks(false));
-    other.delete("c"); // takes the lock over once its lease ended
+        .subtreeLocks(lanes).optimisticChanges(!lanes));
+    other.delete("c"); // takes the lane or the lock over once its lease ended
     sender.go.countDown();
     Class<?> outcome = insert.get(20, TimeUnit.SECONDS);
+    assertTrue(sender.sendings >= 2, "the insert command was sent again");
     InMemoryTreeStore expected = new InMemoryTreeStore();
     expected.load(fixture);
     expected.delete("c");
-    assertEquals(expected.snapshot(), other.snapshot(), "the insert, told " + outcome
-        + " after " + sender.sendings + " sendings");
+    assertEquals(expected.snapshot(), other.snapshot(), "the insert, told " + outcome);
     assertEquals(List.of(), other.check());
+    return outcome;
   }
 
   static Stream<Arguments> lanePatternsOnBothServers() {
