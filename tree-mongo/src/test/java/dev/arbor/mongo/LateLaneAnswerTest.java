@@ -96,4 +96,36 @@ class LateLaneAnswerTest {
     assertEquals(List.of(), pattern.open(c).check());
     assertEquals(null, outcome, "a step whose command may still land");
   }
+  /**
+   * The lost command of an insert, sent again and answered, whose first sending reaches the
+   * server after the lane ended and the node was deleted: its insert fence must still stop it.
+   * Before, the fence of a command sent again was deleted with the lane's spent fences (32 at a
+   * time: 31 inserts go first here), and the first sending then passed it and inserted the
+   * deleted node again.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void theFenceOfAnInsertSentAgainStaysToStopItsFirstSending(TreePattern pattern)
+      throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    Tree fixture = Tree.parse("a(b(c d) e) f(g)");
+    SwitchableSender sender = new SwitchableSender();
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .optimisticChanges(false).sender(sender)); // in a lane
+    store.load(fixture);
+    InMemoryTreeStore expected = new InMemoryTreeStore();
+    expected.load(fixture);
+    for (int k = 0; k < TreeLock.FENCE_SWEEP - 1; k++) {
+      store.insert("y" + k, Position.lastChildOf("g"));
+      expected.insert("y" + k, Position.lastChildOf("g"));
+    }
+    LateCommand late = new LateCommand();
+    sender.target = late;
+    store.insert("z", Position.lastChildOf("c"));
+    sender.target = TreeLock.BULK;
+    store.delete("z"); // before the first sending arrives
+    late.late.get(10, TimeUnit.SECONDS);
+    assertEquals(expected.snapshot(), store.snapshot(), "the first sending inserted z again");
+    assertEquals(List.of(), store.check());
+  }
 }

@@ -442,6 +442,8 @@ final class LaneProgram {
       String origin) {
     while (true) {
       int b = lane.insertFences;
+      lane.fenceResent = lane.fenceSent == b;
+      lane.fenceSent = b;
       BsonDocument fence = lanes.insertFence(origin, b);
       List<TreeLock.Statement> batch = new ArrayList<>();
       batch.add(new TreeLock.Statement(new InsertOneModel<>(lanes.lock.tagged(
@@ -495,8 +497,12 @@ final class LaneProgram {
         }
       }
       // (An answer lost, the error goes to the caller, which sends the command again behind the
-      // same number: whether it passed its fence is not known.)
-      lanes.sweep(List.of(fence));
+      // same number: whether it passed its fence is not known.) A fence whose command went once
+      // and was answered guards nothing now; one sent again stays, since the first sending may
+      // still arrive: the fence stops it (as under the tree's lock, PlanRunner).
+      if (!lane.fenceResent) {
+        lanes.sweep(List.of(fence));
+      }
       return 0;
     }
   }

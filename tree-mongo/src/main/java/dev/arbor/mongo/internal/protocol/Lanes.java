@@ -146,6 +146,9 @@ public final class Lanes {
     int insertFences;
     /** Whether an insert command of this owner may have passed its fence: see LaneProgram. */
     boolean insertsPassed;
+    /** The number of the insert fence last sent, and whether it was sent more than once. */
+    int fenceSent = -1;
+    boolean fenceResent;
     /** Whether the lane's journal is stored: from then on its marks stay until it completes. */
     public boolean committed;
     /** Whether a command of its steps was sent. */
