@@ -63,7 +63,10 @@ public final class Loads {
   private List<BsonDocument> insertFences(TreeLock.Hold h) {
     List<BsonDocument> out = new ArrayList<>(h.insertFences + 1);
     for (int b = 0; b <= h.insertFences; b++) {
-      out.add(fences.insertFence(h.version, b));
+      BsonDocument id = fences.insertFence(h.version, b);
+      if (!h.resentFences.contains(id)) {
+        out.add(id); // a command sent again keeps its fence: its first sending may arrive
+      }
     }
     return out;
   }
@@ -214,6 +217,7 @@ public final class Loads {
       } catch (MongoBulkWriteException e) {
         if (e.getWriteErrors().isEmpty()) { // a write-concern error alone: may be rolled back
           resent = true;
+          keepFence(h, pending, inserts);
           retryPause(e, start);
           continue;
         }
@@ -251,6 +255,7 @@ public final class Loads {
           throw e;
         }
         resent = true;
+        keepFence(h, pending, inserts);
         retryPause(e, start);
         int[] sent = original == null ? identity(pending.size()) : original;
         if (inserts && MongoErrors.timedOut(e) && sent.length > 3) {
@@ -270,6 +275,18 @@ public final class Loads {
           outgrewLease(h); // a batch too small to halve ran out of its time limit
         }
       }
+    }
+  }
+
+  /**
+   * Keeps the insert fence of an insert command whose answer was lost when the load ends: the
+   * command may still arrive after it ended and its nodes were deleted, and only the fence stops
+   * it ({@code LateInsertCommandTest}: before, the nodes came back).
+   */
+  private static void keepFence(TreeLock.Hold h, List<WriteModel<BsonDocument>> pending,
+      boolean inserts) {
+    if (inserts && pending.get(0) instanceof InsertOneModel<BsonDocument> fence) {
+      h.resentFences.add(fence.getDocument().get("_id"));
     }
   }
 

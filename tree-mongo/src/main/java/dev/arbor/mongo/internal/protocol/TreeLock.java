@@ -284,6 +284,11 @@ public final class TreeLock {
     /** The insert fences this holder's load used. */
     int insertFences;
     /**
+     * Insert fences of commands sent more than once (an answer lost): kept when the load ends,
+     * since the first sending may still arrive, and the fence stops it.
+     */
+    final java.util.Set<BsonValue> resentFences = new java.util.HashSet<>();
+    /**
      * How long a lease this hold was taken for, in ms (longer than the tree's for a caller who
      * completes a stopped holder's journal, {@link LockDocument#grown}).
      */
