@@ -128,4 +128,63 @@ class LateLaneAnswerTest {
     assertEquals(expected.snapshot(), store.snapshot(), "the first sending inserted z again");
     assertEquals(List.of(), store.check());
   }
+  /**
+   * A lane's insert landed, its release ran past the lease (its holder paused), and the answer
+   * to the renewal that would let it send the release again was lost: the insert stands, so the
+   * call must not be told that nothing was written. Before, the renewal's I/O error ended the
+   * call as {@code NOT_APPLIED}; a flaky network in {@code LinearizabilityTest} found it, as a
+   * move applied and told so. Now a renewal is sent again while its answer is lost.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void aRenewalAfterTheWritesWhoseAnswerIsLostDoesNotUnsayThem(TreePattern pattern)
+      throws Exception {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    Tree fixture = Tree.parse("a(b(c d) e) f(g)");
+    AtomicBoolean inserted = new AtomicBoolean();
+    AtomicBoolean released = new AtomicBoolean();
+    AtomicBoolean lost = new AtomicBoolean();
+    TreeLock.Sender sender = new TreeLock.Sender() {
+      @Override
+      public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
+        if (inserted.get() && released.compareAndSet(false, true)) {
+          TruthfulOutcomesTest.pause(500); // the holder pauses past its lease before its release
+        }
+        BulkWriteResult r = TreeLock.BULK.send(coll, batch);
+        if (batch.statements().get(0).model() instanceof com.mongodb.client.model.InsertOneModel
+            && batch.statements().size() == 2) {
+          inserted.set(true);
+        }
+        return r;
+      }
+
+      @Override
+      public BsonDocument exchange(MongoCollection<BsonDocument> coll, org.bson.conversions.Bson
+          filter, org.bson.conversions.Bson update,
+          com.mongodb.client.model.FindOneAndUpdateOptions options) {
+        if (released.get() && lost.compareAndSet(false, true)) {
+          TreeLock.Sender.super.exchange(coll, filter, update, options);
+          throw new MongoSocketReadException("injected: the renewal's answer was lost",
+              new ServerAddress("127.0.0.1", 1));
+        }
+        return TreeLock.Sender.super.exchange(coll, filter, update, options);
+      }
+    };
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(200, 20_000).optimisticChanges(false).keepAlive(false).sender(sender));
+    store.load(fixture);
+    ChangeInterruptedException.Outcome outcome = null;
+    try {
+      store.insert("z", Position.lastChildOf("c"));
+    } catch (ChangeInterruptedException e) {
+      outcome = e.outcome();
+    }
+    assertEquals(true, lost.get(), "a renewal's answer was lost after the release ran late");
+    InMemoryTreeStore expected = new InMemoryTreeStore();
+    expected.load(fixture);
+    expected.insert("z", Position.lastChildOf("c"));
+    assertEquals(expected.snapshot(), pattern.open(c).snapshot());
+    assertEquals(null, outcome, "the insert stands");
+    assertEquals(List.of(), pattern.open(c).check());
+  }
 }

@@ -82,8 +82,32 @@ class LinearizabilityTest {
       return new String[] {"s" + from + "-" + (1 + random.nextInt(per - 1)),
           "s" + to + "-" + random.nextInt(per)};
     };
-    runRound(pattern, 0, 100, initial, inSubtrees, true);
-    runRound(pattern, 1, 30, initial, inSubtrees, true);
+    runRound(pattern, 0, 100, initial, inSubtrees, true, 0);
+    runRound(pattern, 1, 30, initial, inSubtrees, true, 0);
+  }
+
+  /**
+   * The first test's writers behind a network that loses commands, loses answers and delivers
+   * commands late ({@link FlakyNetwork}, about one command in ten each), with leases of 100 ms
+   * and 30 ms, in the tree's lock and in lanes: every outcome told, every read and the stored
+   * tree (once the late deliveries ran) must still be explained by one order of the calls.
+   * Run with {@code -Darbor.linearizability.flakyRounds=N} ({@code -Darbor.flaky.kinds=...}
+   * to choose the faults, {@code -Darbor.flaky.dump=ids} to print documents of a tree found
+   * unsound). Not in the default suite: it still finds nested sets' numbering broken under the
+   * tree's lock when every fault is on (docs/testing.md), a failure not explained yet.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  @org.junit.jupiter.api.condition.EnabledIfSystemProperty(
+      named = "arbor.linearizability.flakyRounds", matches = "[1-9][0-9]*")
+  void writersBehindAFlakyNetworkWithShortLeases(TreePattern pattern) throws Exception {
+    int rounds = Integer.getInteger("arbor.linearizability.flakyRounds", 1);
+    for (int round = 0; round < rounds; round++) {
+      boolean lanes = pattern != TreePattern.NESTED_SETS && round % 2 == 1;
+      runRound(pattern, 40 + round, round % 2 == 0 ? 100 : 30,
+          randomTree(NODES, 41 + round), (w, random) -> new String[] {
+              "n" + (1 + random.nextInt(NODES - 1)), "n" + random.nextInt(NODES)}, lanes, 0.1);
+    }
   }
 
   /** The node changed and the node of the position, for writer {@code w}. */
@@ -98,17 +122,24 @@ class LinearizabilityTest {
 
   private void runRound(TreePattern pattern, int round, long lease) throws Exception {
     runRound(pattern, round, lease, randomTree(NODES, 17 + round), (w, random) -> new String[] {
-        "n" + (1 + random.nextInt(NODES - 1)), "n" + random.nextInt(NODES)}, false);
+        "n" + (1 + random.nextInt(NODES - 1)), "n" + random.nextInt(NODES)}, false, 0);
   }
 
+  /**
+   * One round: {@value #WRITERS} writers, a reader, and the check.
+   *
+   * @param flaky the share of each kind of fault of the writers' networks ({@link
+   *     FlakyNetwork}), 0 for none
+   */
   private void runRound(TreePattern pattern, int round, long lease, Tree initial,
-      Chooser chooser, boolean lanes) throws Exception {
+      Chooser chooser, boolean lanes, double flaky) throws Exception {
     MongoCollection<Document> direct = MongoTestServer.get().freshCollection();
     String name = direct.getNamespace().getCollectionName();
     String db = direct.getNamespace().getDatabaseName();
     String uri = MongoTestServer.get().uri();
     pattern.open(direct).load(initial);
     List<MongoClient> clients = new ArrayList<>();
+    List<FlakyNetwork> networks = new ArrayList<>();
     AtomicBoolean busy = new AtomicBoolean(true);
     ExecutorService pool = Executors.newCachedThreadPool();
     try {
@@ -117,8 +148,14 @@ class LinearizabilityTest {
         MongoClient client = MongoClients.create(MongoTestServer.settings(uri));
         clients.add(client);
         MongoCollection<Document> c = client.getDatabase(db).getCollection(name);
-        TreeStore store = pattern.open(c, ServerCapabilities.probing(c).lease(lease, 60_000)
-            .subtreeLocks(lanes));
+        ServerCapabilities capabilities = ServerCapabilities.probing(c).lease(lease, 60_000)
+            .subtreeLocks(lanes);
+        if (flaky > 0 && w < WRITERS) {
+          FlakyNetwork network = new FlakyNetwork(round * 1_009L + w, flaky);
+          networks.add(network);
+          capabilities = capabilities.sender(network);
+        }
+        TreeStore store = pattern.open(c, capabilities);
         // every store sees the tree quiet at the same version
         store.children(initial.roots().get(0));
         writers.add(store);
@@ -197,8 +234,18 @@ class LinearizabilityTest {
       writing.set(false);
       reading.get(1, TimeUnit.MINUTES);
       busy.set(false);
+      for (FlakyNetwork network : networks) {
+        network.drain(10_000); // the late deliveries land now, or never
+      }
       TreeStore after = pattern.open(direct);
-      assertEquals(List.of(), after.check());
+      assertEquals(List.of(), after.check(), () -> pattern + ", round " + round + ", calls: "
+          + history.calls().stream().filter(c -> c.process < WRITERS).toList()
+          + (System.getProperty("arbor.flaky.dump") == null ? "" : "\nlock: "
+              + direct.find(new Document("_id", new Document("$not",
+                  new Document("$type", "string")))).into(new ArrayList<>())
+              + "\ndocs: " + direct.find(new Document("_id", new Document("$in",
+                  List.of(System.getProperty("arbor.flaky.dump").split(",")))))
+                  .into(new ArrayList<>())));
       Tree stored = after.snapshot();
       String verdict = Linearizability.check(initial, history.calls(), stored);
       if (verdict != null) {
@@ -210,6 +257,11 @@ class LinearizabilityTest {
             moves.append("\n  ").append(c).append(": ").append(x).append(" is under ")
                 .append(stored.get(x).parentId()).append(", was under ")
                 .append(initial.get(x).parentId());
+          }
+        }
+        for (Linearizability.Call c : history.calls()) {
+          if (c.thrown instanceof dev.arbor.core.ChangeInterruptedException) {
+            moves.append("\n  ").append(c.what).append(": ").append(c.thrown.getMessage());
           }
         }
         verdict = moves.toString();

@@ -207,9 +207,17 @@ final class LaneProgram {
               Updates.set(Lanes.J, journal), Updates.set(Lanes.V, lane.version)),
           new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));
       long matched;
+      lane.commitSent = true;
       try {
         matched = sendClosed(batch, deadline).getMatchedCount();
       } catch (Late late) {
+        // The journal's statement ran in time if it matched (its closing did not), or an
+        // earlier sending whose answer was lost stored it: the change is committed either way,
+        // and whoever took the lane over completes it.
+        if (late.matched >= 1 || committedAnyway(lane)) {
+          lane.committed = true;
+          return;
+        }
         if (!lanes.renewLonger(lane)) {
           break;
         }
@@ -234,11 +242,19 @@ final class LaneProgram {
     throw lost(what);
   }
 
-  /** Whether the journal landed though its answer was lost. */
+  /**
+   * Whether the journal landed though its answer was lost or came late: the head still carries
+   * this lane's mark (whoever owns it now) with the journal of this lane's version.
+   */
   private boolean committedAnyway(Lanes.Lane lane) {
-    BsonDocument d = lanes.raw.find(lane.headFilter()).projection(Projections.include(
-        Lanes.FIELD)).collation(Reads.SIMPLE).first();
-    return d != null && d.getDocument(Lanes.FIELD).isArray("j");
+    BsonDocument d = lanes.raw.find(lanes.key(and(eq("_id", lane.head), eq(Lanes.T,
+        lane.token)))).projection(Projections.include(Lanes.FIELD)).collation(Reads.SIMPLE)
+        .first();
+    if (d == null || !d.getDocument(Lanes.FIELD).isArray("j")) {
+      return false;
+    }
+    BsonValue v = d.getDocument(Lanes.FIELD).get("v");
+    return v != null && v.isNumber() && v.asNumber().longValue() == lane.version;
   }
 
   private LockLostException lost(String what) {

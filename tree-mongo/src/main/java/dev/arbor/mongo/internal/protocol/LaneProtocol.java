@@ -215,6 +215,22 @@ public final class LaneProtocol implements Protocol {
             lane.committed ? ChangeInterruptedException.Outcome.COMMITTED : lane.sent
                 ? ChangeInterruptedException.Outcome.UNKNOWN
                 : ChangeInterruptedException.Outcome.NOT_APPLIED, e);
+      } catch (MongoException e) {
+        // An I/O error the program could not settle: once its journal or a step was sent, the
+        // change may have taken effect (a command whose answer was lost may still land within
+        // the lane's lease), so it is not told NOT_APPLIED.
+        if (!lane.committed) {
+          lanes.release(lane);
+        }
+        if (!lane.committed && !lane.sent && !lane.commitSent) {
+          throw e; // nothing of it was sent: NOT_APPLIED, as any driver error before a write
+        }
+        throw new ChangeInterruptedException("Could not complete '" + what + "' on tree '"
+            + lanes.lock.tree + "': " + e.getMessage() + (lane.committed
+                ? "; the change is committed, and whoever next meets its marks after its lease"
+                + " completes it" : "; it may or may not have been applied"),
+            lane.committed ? ChangeInterruptedException.Outcome.COMMITTED
+                : ChangeInterruptedException.Outcome.UNKNOWN, e);
       } catch (RuntimeException e) {
         if (!lane.committed) {
           lanes.release(lane); // nothing of it is written, or one step that tells by itself

@@ -153,6 +153,8 @@ public final class Lanes {
     public boolean committed;
     /** Whether a command of its steps was sent. */
     public boolean sent;
+    /** Whether its journal was sent (it may have landed unseen). */
+    public boolean commitSent;
 
     /** A new lane of a change, whose marks will be claimed for {@code leaseMillis} ms. */
     public Lane(long leaseMillis) {
@@ -495,15 +497,33 @@ public final class Lanes {
     return true;
   }
 
+  /**
+   * A renewal, sent again while its answer is lost (it is idempotent: its filter names this
+   * owner, and a renewal that landed unseen leaves the lane as the next one finds it). A renewal
+   * is often what a holder sends after its writes, to tell what became of them; an I/O error
+   * there must not end the change as if nothing had been written (a flaky network in {@code
+   * LinearizabilityTest}: a move applied, told {@code NOT_APPLIED}).
+   */
   private boolean renew(Lane lane, Bson renewal) {
-    BsonDocument after = tree.sender.exchange(raw, lane.headFilter(), renewal,
-        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-            .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
-    if (after == null) {
-      return false;
+    for (int attempt = 0; ; attempt++) {
+      BsonDocument after;
+      try {
+        after = tree.sender.exchange(raw, lane.headFilter(), renewal,
+            new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
+                .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
+      } catch (MongoException e) {
+        if (!MongoErrors.transientError(e) || attempt >= 20) {
+          throw e;
+        }
+        lock.sleep(Math.min(100, Math.max(1, lock.leaseMillis / 10)));
+        continue;
+      }
+      if (after == null) {
+        return false;
+      }
+      lane.renewedAt(after.getDocument(FIELD).getDateTime("r").getValue());
+      return true;
     }
-    lane.renewedAt(after.getDocument(FIELD).getDateTime("r").getValue());
-    return true;
   }
 
   /**
