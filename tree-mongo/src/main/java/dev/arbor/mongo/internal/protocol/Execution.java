@@ -13,6 +13,7 @@ import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.Updates;
+import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.ChangeInterruptedException.Outcome;
 import dev.arbor.core.ChangeInterruptedException;
 import dev.arbor.core.TreeException;
@@ -177,14 +178,13 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
   }
 
   /**
-   * The number of the insert fence of an insert command whose answer was lost, which the command
-   * sent again keeps; -1 when none. Fences are numbered without gaps: a caller who takes the lock
-   * over takes the number after the last fence stored, so a command sent again behind a later
-   * number than a lost one (which may never have arrived) would pass that revocation and insert
-   * after the takeover ({@code LateInsertCommandTest}, under the tree's lock: orphans on every
-   * pattern).
+   * The insert fence of an insert command whose answer was lost, stored (settled) before the
+   * next number is used: a caller who takes the lock over takes the number after the last fence
+   * stored, so a number left free by a command lost on its way would let the command sent again
+   * behind the next number pass that revocation and insert after the takeover
+   * ({@code LateInsertCommandTest}, under the tree's lock: orphans on every pattern).
    */
-  private int unsettledFence = -1;
+  private @Nullable WriteModel<BsonDocument> unsettledFence;
 
   /**
    * Before the batch that starts at {@code next} (of statements of {@code kind}): sends what the
@@ -307,16 +307,22 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       List<TreeLock.Statement> batch = new ArrayList<>();
       List<Integer> index = new ArrayList<>();
       leased = false;
+      if (kind == 1 && unsettledFence != null) {
+        WriteModel<BsonDocument> lost = unsettledFence;
+        unsettledFence = null;
+        if (!fencing.settleInsertFence(lost, token)) {
+          int resume = settleLost(); // another caller took the lock over and the fence
+          if (resume >= 0) {
+            next = resume;
+          }
+          continue;
+        }
+      }
       if (kind == 1) {
         // An insert command is led by an insert fence, which a caller who took the lock over
         // has taken first: then the command stops before its first insert.
-        if (unsettledFence < 0) {
-          unsettledFence = nextInsertFence();
-        }
-        BsonDocument fenceId = fencing.insertFence(writer(), unsettledFence);
-        if (!fences.contains(fenceId)) {
-          fences.add(fenceId);
-        }
+        BsonDocument fenceId = fencing.insertFence(writer(), nextInsertFence());
+        fences.add(fenceId);
         batch.add(new TreeLock.Statement(new InsertOneModel<>(lock.tagged(new BsonDocument("_id",
             fenceId).append(Fences.INSERT_FENCE_OWNER, new BsonString(token)))), 0));
         index.add(-1);
@@ -386,7 +392,6 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     try {
       BulkWriteResult r = facade.sender.send(fencing.timed(leased ? leaseMillis : startLease),
           new TreeLock.Batch(batch));
-      unsettledFence = -1;
       deleted += r.getDeletedCount();
       if (index.contains(0)) {
         leadAcked = true;
@@ -397,15 +402,6 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       return -1;
     } catch (MongoBulkWriteException e) {
       deleted += e.getWriteResult().getDeletedCount();
-      boolean insertFenceRefused = Fences.kind(batch.get(0)) == 1 && index.get(0) == -1
-          && !e.getWriteErrors().isEmpty() && e.getWriteErrors().get(0).getIndex() == 0;
-      @Nullable BsonDocument insertFence = insertFenceRefused
-          ? batch.get(0).model() instanceof InsertOneModel<BsonDocument> f
-              ? f.getDocument().getDocument("_id") : null
-          : null;
-      if (!insertFenceRefused) {
-        unsettledFence = -1; // the command passed its insert fence, if it had one
-      }
       if (e.getWriteErrors().isEmpty()) {
         // A write-concern error alone (a primary stepping down during the majority wait):
         // every statement ran on the primary, but may be rolled back. Sent again behind its
@@ -450,14 +446,6 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
         if (!MongoErrors.duplicateKey(error.getCode())) {
           throw e;
         }
-        if (insertFence != null && fencing.ownsInsertFence(insertFence, token)) {
-          // an earlier sending of this command passed this fence (its answer was lost): sent
-          // again behind the next one; an insert that landed then meets its own id
-          unsettledFence = -1;
-          uncertain = true;
-          retryAfter(e, start);
-          return first;
-        }
         return settleLost(); // the insert fence was taken: another caller took the lock over
       }
       if (i == 0 && (at == 0 || at == -1)) {
@@ -487,6 +475,9 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       }
       if (last >= commitPoint || carriesTheSingleStep(index)) {
         uncertain = true; // its answer is lost: the change may have taken effect
+      }
+      if (Fences.kind(batch.get(0)) == 1 && index.get(0) == -1) {
+        unsettledFence = batch.get(0).model(); // settled before the next insert command
       }
       if (MongoErrors.timedOut(e)) {
         if (batch.stream().filter(TreeLock.Statement::isStep).count() <= 1) {
