@@ -230,30 +230,6 @@ class LateInsertCommandTest {
         "the insert, told " + (outcome == null ? "applied" : outcome) + ", is not left behind");
     assertEquals(List.of(), other.check());
   }
-  /** Loses the answer of a load's first insert command, which reaches the server later. */
-  private static final class LateLoadCommand implements TreeLock.Sender {
-    volatile boolean armed = true;
-    volatile CompletableFuture<Void> late = CompletableFuture.completedFuture(null);
-
-    @Override
-    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
-      if (armed && batch.statements().get(0).model() instanceof InsertOneModel
-          && batch.statements().size() > 2) {
-        armed = false;
-        late = CompletableFuture.runAsync(() -> {
-          TruthfulOutcomesTest.pause(500);
-          try {
-            TreeLock.BULK.send(collection, batch);
-          } catch (com.mongodb.MongoBulkWriteException e) {
-            // stopped at its fence, or its documents met as inserted
-          }
-        });
-        throw new MongoSocketReadException("injected: the connection was cut after the command"
-            + " left", new ServerAddress("127.0.0.1", 1));
-      }
-      return TreeLock.BULK.send(collection, batch);
-    }
-  }
 
   /**
    * A load's insert command whose answer was lost, sent again and answered, and whose first
@@ -266,13 +242,15 @@ class LateInsertCommandTest {
   void theFirstSendingOfALoadsCommandSentAgainInsertsNothingAfterTheLoad(TreePattern pattern,
       boolean ordered) throws Exception {
     MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
-    LateLoadCommand sender = new LateLoadCommand();
+    LateLaneAnswerTest.LateCommand sender = new LateLaneAnswerTest.LateCommand(
+        batch -> batch.statements().get(0).model() instanceof InsertOneModel
+            && batch.statements().size() > 2, 500); // a load's first insert command
     MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
         .sender(sender).subtreeLocks(false));
     assertEquals(ordered, store.lock.ordered(), "the server's behaviour");
     Tree tree = Tree.parse("a(b) c(d)");
     store.load(tree);
-    assertFalse(sender.armed, "the load's command was lost");
+    assertFalse(sender.armed.get(), "the load's command was lost");
     store.delete("a"); // before the first sending arrives
     sender.late.get(10, TimeUnit.SECONDS);
     InMemoryTreeStore expected = new InMemoryTreeStore();

@@ -31,17 +31,30 @@ import org.junit.jupiter.params.provider.EnumSource;
  * again (its step is guarded: it applies once), and the call returns.
  */
 class LateLaneAnswerTest {
-  /** Loses the answer of the first command that carries a step, which reaches the server later. */
-  private static final class LateCommand implements TreeLock.Sender {
+  /**
+   * Loses the answer of the first command {@code which} selects (by default, the first that
+   * carries a step), which reaches the server {@code delayMillis} later.
+   */
+  static final class LateCommand implements TreeLock.Sender {
     final AtomicBoolean armed = new AtomicBoolean(true);
     volatile CompletableFuture<Void> late = CompletableFuture.completedFuture(null);
+    private final java.util.function.Predicate<TreeLock.Batch> which;
+    private final long delayMillis;
+
+    LateCommand() {
+      this(batch -> batch.statements().stream().anyMatch(TreeLock.Statement::isStep), 300);
+    }
+
+    LateCommand(java.util.function.Predicate<TreeLock.Batch> which, long delayMillis) {
+      this.which = which;
+      this.delayMillis = delayMillis;
+    }
 
     @Override
     public BulkWriteResult send(MongoCollection<BsonDocument> c, TreeLock.Batch batch) {
-      if (batch.statements().stream().anyMatch(TreeLock.Statement::isStep)
-          && armed.getAndSet(false)) {
+      if (which.test(batch) && armed.getAndSet(false)) {
         late = CompletableFuture.runAsync(() -> {
-          TruthfulOutcomesTest.pause(300);
+          TruthfulOutcomesTest.pause(delayMillis);
           try {
             TreeLock.BULK.send(c, batch);
           } catch (com.mongodb.MongoBulkWriteException e) {
@@ -128,6 +141,7 @@ class LateLaneAnswerTest {
     assertEquals(expected.snapshot(), store.snapshot(), "the first sending inserted z again");
     assertEquals(List.of(), store.check());
   }
+
   /**
    * A lane's insert landed, its release ran past the lease (its holder paused), and the answer
    * to the renewal that would let it send the release again was lost: the insert stands, so the
