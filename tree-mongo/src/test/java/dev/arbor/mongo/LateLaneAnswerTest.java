@@ -31,6 +31,17 @@ import org.junit.jupiter.params.provider.EnumSource;
  * again (its step is guarded: it applies once), and the call returns.
  */
 class LateLaneAnswerTest {
+  private static final String FIXTURE = "a(b(c d) e) f(g)";
+
+  /** A store of {@code pattern} on {@code c} whose changes go in lanes, loaded with FIXTURE. */
+  private static MongoTreeStore inALane(TreePattern pattern, MongoCollection<Document> c,
+      TreeLock.Sender sender) {
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .optimisticChanges(false).sender(sender));
+    store.load(Tree.parse(FIXTURE));
+    return store;
+  }
+
   /**
    * Loses the answer of the first command {@code which} selects (by default, the first that
    * carries a step), which reaches the server {@code delayMillis} later.
@@ -84,11 +95,9 @@ class LateLaneAnswerTest {
   private static void lostAnswer(TreePattern pattern,
       java.util.function.Consumer<dev.arbor.core.TreeStore> change) throws Exception {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    Tree fixture = Tree.parse("a(b(c d) e) f(g)");
+    Tree fixture = Tree.parse(FIXTURE);
     SwitchableSender sender = new SwitchableSender();
-    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .optimisticChanges(false).sender(sender)); // in a lane
-    store.load(fixture);
+    MongoTreeStore store = inALane(pattern, c, sender);
     LateCommand late = new LateCommand();
     sender.target = late;
     ChangeInterruptedException.Outcome outcome = null;
@@ -121,11 +130,9 @@ class LateLaneAnswerTest {
   void theFenceOfAnInsertSentAgainStaysToStopItsFirstSending(TreePattern pattern)
       throws Exception {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    Tree fixture = Tree.parse("a(b(c d) e) f(g)");
+    Tree fixture = Tree.parse(FIXTURE);
     SwitchableSender sender = new SwitchableSender();
-    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .optimisticChanges(false).sender(sender)); // in a lane
-    store.load(fixture);
+    MongoTreeStore store = inALane(pattern, c, sender);
     InMemoryTreeStore expected = new InMemoryTreeStore();
     expected.load(fixture);
     for (int k = 0; k < TreeLock.FENCE_SWEEP - 1; k++) {
@@ -154,7 +161,7 @@ class LateLaneAnswerTest {
   void aRenewalAfterTheWritesWhoseAnswerIsLostDoesNotUnsayThem(TreePattern pattern)
       throws Exception {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    Tree fixture = Tree.parse("a(b(c d) e) f(g)");
+    Tree fixture = Tree.parse(FIXTURE);
     AtomicBoolean inserted = new AtomicBoolean();
     AtomicBoolean released = new AtomicBoolean();
     AtomicBoolean lost = new AtomicBoolean();

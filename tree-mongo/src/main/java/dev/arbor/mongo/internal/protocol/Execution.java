@@ -323,8 +323,8 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
         // has taken first: then the command stops before its first insert.
         BsonDocument fenceId = fencing.insertFence(writer(), nextInsertFence());
         fences.add(fenceId);
-        batch.add(new TreeLock.Statement(new InsertOneModel<>(lock.tagged(new BsonDocument("_id",
-            fenceId).append(Fences.INSERT_FENCE_OWNER, new BsonString(token)))), 0));
+        batch.add(new TreeLock.Statement(new InsertOneModel<>(fencing.insertFenceDocument(
+            fenceId, token)), 0));
         index.add(-1);
       } else {
         next = lead(batch, index, next, kind);

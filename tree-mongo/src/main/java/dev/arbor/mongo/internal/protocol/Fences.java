@@ -132,13 +132,22 @@ public final class Fences {
 
   /** The statement that inserts insert fence {@code b} of change {@code v}. */
   WriteModel<BsonDocument> insertFenceStatement(long v, int b, String owner) {
-    return new InsertOneModel<>(lock.tagged(new BsonDocument("_id", insertFence(v, b))
-        .append(INSERT_FENCE_OWNER, new BsonString(owner))));
+    return new InsertOneModel<>(insertFenceDocument(insertFence(v, b), owner));
   }
 
   /**
-   * The field of an insert fence that names who took it: the token of the acquisition whose
-   * command it leads, or of the caller who took it to stop that acquisition's commands.
+   * The document of the insert fence {@code id} (a change's or a lane's) taken by {@code owner},
+   * which {@link #ownsInsertFence} reads back.
+   */
+  BsonDocument insertFenceDocument(BsonDocument id, String owner) {
+    return lock.tagged(new BsonDocument("_id", id).append(INSERT_FENCE_OWNER,
+        new BsonString(owner)));
+  }
+
+  /**
+   * The field of an insert fence that names who took it: the token of the acquisition (or the
+   * owner of the lane) whose command it leads, or of the caller who took it to stop that
+   * acquisition's or lane's commands.
    */
   static final String INSERT_FENCE_OWNER = "o";
 
@@ -163,7 +172,7 @@ public final class Fences {
     }
   }
 
-  /** Whether insert fence {@code id} is stored and was taken by {@code owner}. */
+  /** Whether insert fence {@code id} (a change's or a lane's) is stored and {@code owner}'s. */
   boolean ownsInsertFence(BsonDocument id, String owner) {
     BsonDocument d = lock.raw.find(lock.scoped(Filters.eq("_id", id))).first();
     return d != null && d.isString(INSERT_FENCE_OWNER)
@@ -186,8 +195,7 @@ public final class Fences {
           .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
       int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
       try {
-        lock.raw.insertOne(lock.tagged(new BsonDocument("_id", insertFence(v, next))
-            .append(INSERT_FENCE_OWNER, new BsonString(owner))));
+        lock.raw.insertOne(insertFenceDocument(insertFence(v, next), owner));
         return last != null;
       } catch (MongoWriteException e) {
         if (!MongoErrors.duplicateKey(e)) {

@@ -458,13 +458,12 @@ final class LaneProgram {
       String origin) {
     while (true) {
       int b = lane.insertFences;
-      lane.fenceResent = lane.fenceSent == b;
+      boolean resent = lane.fenceSent == b;
       lane.fenceSent = b;
       BsonDocument fence = lanes.insertFence(origin, b);
       List<TreeLock.Statement> batch = new ArrayList<>();
-      batch.add(new TreeLock.Statement(new InsertOneModel<>(lanes.lock.tagged(
-          new BsonDocument("_id", fence).append(Lanes.FENCE_OWNER,
-              new org.bson.BsonString(lane.owner)))), 0));
+      batch.add(new TreeLock.Statement(new InsertOneModel<>(
+          lanes.tree.fences.insertFenceDocument(fence, lane.owner)), 0));
       for (int k = from; k < to; k++) {
         batch.add(new TreeLock.Statement(((Step.Insert) steps.get(k)).insertModel(lane.version,
             k + 1, journaled ? null : origin), k + 1));
@@ -485,7 +484,7 @@ final class LaneProgram {
             throw error.getIndex() == 0 ? e : new Refused(e, from + error.getIndex() - 1);
           }
           if (error.getIndex() == 0) {
-            if (lanes.ownsInsertFence(fence, lane.owner)) {
+            if (lanes.tree.fences.ownsInsertFence(fence, lane.owner)) {
               // an earlier sending of this command passed this fence: on behind the next one
               lane.insertFences = b + 1;
               lane.insertsPassed = true;
@@ -516,7 +515,7 @@ final class LaneProgram {
       // same number: whether it passed its fence is not known.) A fence whose command went once
       // and was answered guards nothing now; one sent again stays, since the first sending may
       // still arrive: the fence stops it (as under the tree's lock, PlanRunner).
-      if (!lane.fenceResent) {
+      if (!resent) {
         lanes.sweep(List.of(fence));
       }
       return 0;

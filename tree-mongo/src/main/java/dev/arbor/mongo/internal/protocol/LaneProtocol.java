@@ -208,13 +208,7 @@ public final class LaneProtocol implements Protocol {
         lanes.release(lane);
         return locked(what, planner);
       } catch (IllegalStateException e) { // the client was closed under the change
-        throw new ChangeInterruptedException("The client was closed while doing: " + what
-            + (lane.committed ? "; the change is committed, and whoever next meets its marks"
-                + " after its lease completes it" : lane.sent ? "; its one write may or may"
-                + " not have been applied" : "; nothing of it was written"),
-            lane.committed ? ChangeInterruptedException.Outcome.COMMITTED : lane.sent
-                ? ChangeInterruptedException.Outcome.UNKNOWN
-                : ChangeInterruptedException.Outcome.NOT_APPLIED, e);
+        throw interrupted(lane, what, "the client was closed", e);
       } catch (MongoException e) {
         // An I/O error the program could not settle: once its journal or a step was sent, the
         // change may have taken effect (a command whose answer was lost may still land within
@@ -225,12 +219,7 @@ public final class LaneProtocol implements Protocol {
         if (!lane.committed && !lane.sent && !lane.commitSent) {
           throw e; // nothing of it was sent: NOT_APPLIED, as any driver error before a write
         }
-        throw new ChangeInterruptedException("Could not complete '" + what + "' on tree '"
-            + lanes.lock.tree + "': " + e.getMessage() + (lane.committed
-                ? "; the change is committed, and whoever next meets its marks after its lease"
-                + " completes it" : "; it may or may not have been applied"),
-            lane.committed ? ChangeInterruptedException.Outcome.COMMITTED
-                : ChangeInterruptedException.Outcome.UNKNOWN, e);
+        throw interrupted(lane, what, e.getMessage(), e);
       } catch (RuntimeException e) {
         if (!lane.committed) {
           lanes.release(lane); // nothing of it is written, or one step that tells by itself
@@ -387,5 +376,24 @@ public final class LaneProtocol implements Protocol {
         lock.unregister(waiting);
       }
     }
+  }
+  /**
+   * A lane's change that could not go on after its program started: committed if its journal is
+   * stored, {@code UNKNOWN} once its journal or a step was sent (a command whose answer was lost
+   * may still land within the lane's lease), else {@code NOT_APPLIED}.
+   */
+  private ChangeInterruptedException interrupted(Lanes.Lane lane, String what, String why,
+      RuntimeException cause) {
+    ChangeInterruptedException.Outcome outcome = lane.committed
+        ? ChangeInterruptedException.Outcome.COMMITTED : lane.sent || lane.commitSent
+        ? ChangeInterruptedException.Outcome.UNKNOWN
+        : ChangeInterruptedException.Outcome.NOT_APPLIED;
+    return new ChangeInterruptedException("Could not complete '" + what + "' on tree '"
+        + lanes.lock.tree + "': " + why + switch (outcome) {
+          case COMMITTED -> "; the change is committed, and whoever next meets its marks after"
+              + " its lease completes it";
+          case UNKNOWN -> "; it may or may not have been applied";
+          default -> "; nothing of it was written";
+        }, outcome, cause);
   }
 }

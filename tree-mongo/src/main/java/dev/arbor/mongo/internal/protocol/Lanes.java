@@ -146,9 +146,8 @@ public final class Lanes {
     int insertFences;
     /** Whether an insert command of this owner may have passed its fence: see LaneProgram. */
     boolean insertsPassed;
-    /** The number of the insert fence last sent, and whether it was sent more than once. */
+    /** The number of the insert fence last sent (a command sent again keeps it). */
     int fenceSent = -1;
-    boolean fenceResent;
     /** Whether the lane's journal is stored: from then on its marks stay until it completes. */
     public boolean committed;
     /** Whether a command of its steps was sent. */
@@ -734,18 +733,6 @@ public final class Lanes {
   }
 
   /**
-   * The field of an insert fence that names the owner who took it ({@link Lane#owner}): its
-   * lane's writer, or a caller who took the lane over.
-   */
-  static final String FENCE_OWNER = "o";
-
-  /** Whether insert fence {@code fence} is stored and was taken by {@code owner}. */
-  boolean ownsInsertFence(BsonDocument fence, String owner) {
-    BsonDocument d = raw.find(lock.scoped(eq("_id", fence))).first();
-    return d != null && owner.equals(str(d, FENCE_OWNER));
-  }
-
-  /**
    * Takes the next insert fence of lane {@code token}, for {@code owner}: its next insert command
    * fails. The lane's commands number their fences without gaps (a command sent again keeps its
    * number until a fence of it is known stored), so every command that has not passed its fence
@@ -761,8 +748,7 @@ public final class Lanes {
           .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
       int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
       try {
-        raw.insertOne(lock.tagged(new BsonDocument("_id", insertFence(token, next))
-            .append(FENCE_OWNER, new BsonString(owner))));
+        raw.insertOne(tree.fences.insertFenceDocument(insertFence(token, next), owner));
         return next;
       } catch (MongoWriteException e) {
         if (!MongoErrors.duplicateKey(e)) {

@@ -262,8 +262,11 @@ public final class Loads {
           // Too slow for its lease: what did not land goes again in two halves, behind the next
           // fence numbers, once the fence of the command that timed out is stored.
           TreeLock.State s = lock.read();
-          if (!h.token.equals(s.owner) || !fences.settleInsertFence(pending.get(0), h.token)) {
-            throw lock.lostTo(h.what, lock.read());
+          if (!h.token.equals(s.owner)) {
+            throw lock.lostTo(h.what, s);
+          }
+          if (!fences.settleInsertFence(pending.get(0), h.token)) {
+            throw lock.lostTo(h.what, lock.read()); // taken over since
           }
           int[] rest = remaining(h, writes, sent);
           int half = rest.length / 2;
