@@ -94,7 +94,8 @@ public final class Change extends Reads {
 
   /**
    * Plans an update of the document {@code id} that only sets or unsets absolute values
-   * ({@code $set}, {@code $unset}): it needs no guard, running it again changes nothing.
+   * ({@code $set}, {@code $unset}): running it again changes nothing, so it is guarded only
+   * against what later steps and later changes wrote ({@link Step}).
    */
   public void set(Object id, Bson update) {
     BsonValue key = id instanceof String s ? new BsonString(s)

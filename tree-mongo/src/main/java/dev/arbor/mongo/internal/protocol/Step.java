@@ -27,10 +27,12 @@ import org.bson.BsonValue;
  *
  * <p>Every document a step writes is <i>marked</i> {@code arborOp: {v, s}}: {@code v} the version
  * of the change (its fencing token, which grows with every change of the tree), {@code s} the step
- * number. A step that is not {@linkplain #idempotent() idempotent} is also <i>guarded</i>: it
- * matches only documents not yet written by step {@code s} or a later step of the same change,
- * nor by any later change. Replaying a change's steps from the first therefore finishes it
- * exactly, and a step can never undo what a later change wrote.
+ * number. Every step is <i>guarded</i>: it matches only documents not yet written by a later
+ * step of the same change nor by any later change, and, unless it is {@linkplain #idempotent()
+ * idempotent}, not by step {@code s} itself either. Replaying a change's steps from the first
+ * therefore finishes it exactly, and a step can never undo what a later change wrote, even when
+ * its command reaches the server after its change was released (a command cut off, then sent
+ * again, whose first sending was still on its way).
  */
 public sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
   /** Update options with the simple collation, whatever the collection's default. */
@@ -41,7 +43,10 @@ public sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
   /** The field of the mark. */
   public String MARK = "arborOp";
 
-  /** Whether running the step twice (unguarded) leaves the same result as running it once. */
+  /**
+   * Whether running the step twice leaves the same result as running it once: it is then guarded
+   * only against what later steps and later changes wrote, not against itself.
+   */
   public boolean idempotent();
 
   /** The encoded size of the step, in bytes (as journaled). */
@@ -120,7 +125,8 @@ public sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
    * Updates one or many documents, with update operators or an aggregation pipeline.
    *
    * @param idempotent whether the update only sets absolute values on documents selected by
-   *     {@code _id}, so that it needs no guard
+   *     {@code _id}, so that it is guarded
+   *     only against what later steps and later changes wrote
    */
   public record Update(BsonDocument filter, BsonValue update, boolean multi, boolean idempotent)
       implements Step {
@@ -133,7 +139,12 @@ public sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
     @Override
     public WriteModel<BsonDocument> model(long v, int s,
         @org.jspecify.annotations.Nullable String token) {
-      BsonDocument q = idempotent ? filter : guarded(filter, v, s);
+      // An idempotent step may run again (it needs no guard against that), but never over a
+      // later step's or a later change's write: a command of it that arrives late, after its
+      // change was released and another rewrote the document, would put old values back and
+      // lower the document's mark, so that the later change's guarded steps ran on it twice
+      // (LateStepAfterReleaseTest).
+      BsonDocument q = idempotent ? guarded(filter, v, s + 1) : guarded(filter, v, s);
       if (update.isArray()) {
         List<BsonDocument> pipeline = new ArrayList<>();
         for (BsonValue stage : update.asArray()) {
