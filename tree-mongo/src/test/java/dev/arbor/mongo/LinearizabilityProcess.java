@@ -75,8 +75,15 @@ public final class LinearizabilityProcess {
     try (MongoClient client = MongoClients.create(settings)) {
       MongoCollection<Document> c = client.getDatabase(args[1]).getCollection(args[2]);
       TreePattern pattern = TreePattern.valueOf(args[3]);
-      TreeStore store = pattern.open(c, ServerCapabilities.probing(c)
-          .lease(Long.parseLong(args[4]), 60_000));
+      ServerCapabilities capabilities = ServerCapabilities.probing(c)
+          .lease(Long.parseLong(args[4]), 60_000);
+      double flaky = Double.parseDouble(System.getProperty("arbor.flaky", "0"));
+      FlakyNetwork network = flaky > 0
+          ? new FlakyNetwork(Long.getLong("arbor.flaky.seed", 1), flaky) : null;
+      if (network != null) {
+        capabilities = capabilities.sender(network);
+      }
+      TreeStore store = pattern.open(c, capabilities);
       store.children("n0");
       out.println("ready");
       BufferedReader in = new BufferedReader(new InputStreamReader(System.in,
@@ -104,6 +111,9 @@ public final class LinearizabilityProcess {
           traceLog.println(end / 1000 + " CALL " + start / 1000 + " " + args[i] + " " + result);
         }
         out.println("call " + start + " " + end + " " + args[i] + " " + result);
+      }
+      if (network != null) {
+        network.drain(10_000); // the late deliveries land now, or never
       }
       out.println("done");
     }

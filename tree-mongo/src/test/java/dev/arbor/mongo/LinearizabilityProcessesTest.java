@@ -37,7 +37,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * ms apart, while a reader in this JVM reads snapshots and two threads keep the machine busy.
  * The calls are timed on the wall clock, which the processes share; the history must be
  * linearizable, and the stored tree sound. {@code -Darbor.linearizability.processRounds=N} runs
- * more rounds.
+ * more rounds; {@code -Darbor.linearizability.processFlaky=P} puts each writer behind a {@link
+ * FlakyNetwork} losing, losing the answer of, and delaying about one command in {@code 1/P} each.
  */
 class LinearizabilityProcessesTest {
   static final int WRITERS = 3;
@@ -81,7 +82,8 @@ class LinearizabilityProcessesTest {
         List<String> args = new ArrayList<>(List.of(uri, db, name, pattern.name(),
             String.valueOf(lease), String.valueOf(delay)));
         args.addAll(mine);
-        writers.add(java(LinearizabilityProcess.class.getName(), args));
+        writers.add(java(LinearizabilityProcess.class.getName(), args,
+            round * 1_009L + w));
       }
       List<BufferedReader> outs = new ArrayList<>();
       for (Process p : writers) {
@@ -163,12 +165,24 @@ class LinearizabilityProcessesTest {
     return c;
   }
 
-  private static Process java(String main, List<String> args) throws Exception {
+  private static Process java(String main, List<String> args, long seed) throws Exception {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String classpath = System.getProperty("surefire.test.class.path",
         System.getProperty("java.class.path"));
     List<String> command = new ArrayList<>(List.of(java, "-XX:TieredStopAtLevel=1",
-        "-XX:+UseSerialGC", "-Xmx256m", "-cp", classpath, main));
+        "-XX:+UseSerialGC", "-Xmx256m", "-cp", classpath));
+    String flaky = System.getProperty("arbor.linearizability.processFlaky");
+    if (flaky != null) {
+      // each writer behind a FlakyNetwork of its own, seeded by its round and number
+      command.add("-Darbor.flaky=" + flaky);
+      command.add("-Darbor.flaky.seed=" + seed);
+      for (String k : List.of("arbor.flaky.kinds")) {
+        if (System.getProperty(k) != null) {
+          command.add("-D" + k + "=" + System.getProperty(k));
+        }
+      }
+    }
+    command.add(main);
     command.addAll(args);
     return new ProcessBuilder(command).start();
   }
