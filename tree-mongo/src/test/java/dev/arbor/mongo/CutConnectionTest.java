@@ -68,7 +68,8 @@ import org.junit.jupiter.api.Test;
  * one for the move (about 400 points on
  * the embedded server, 710 on a replica set); {@code -Darbor.cuts.full=true} takes them for every
  * change too (about 954 and 1908 points). {@code -Darbor.cuts.report=FILE} writes every violation
- * to FILE.
+ * to FILE. {@code -Darbor.cuts.stall=true} also stalls each point ({@link CuttingProxy.Cut#STALL}:
+ * the reply withheld on a connection left open, which the client's 3 s socket timeout ends).
  *
  * <p>Each pattern has a proxy of its own (its points one after another, as the proxy arms one cut
  * at a time), so that {@code -Darbor.cuts.threads=N} can run N patterns side by side: much of a
@@ -251,6 +252,11 @@ class CutConnectionTest {
       throws InterruptedException {
     CuttingProxy proxy = PROXIES.get(pattern);
     int points = 0;
+    // stalls (each write's reply withheld on a connection left open, until the client's socket
+    // timeout) take a few seconds a point: on request only
+    List<CuttingProxy.Cut> cuts = Boolean.getBoolean("arbor.cuts.stall")
+        ? List.of(CuttingProxy.Cut.values())
+        : List.of(CuttingProxy.Cut.BEFORE, CuttingProxy.Cut.AFTER);
     {
       for (Change change : CHANGES) {
         for (View view : View.values()) {
@@ -269,7 +275,7 @@ class CutConnectionTest {
             continue;
           }
           for (boolean retryWrites : retryWritesRuns) {
-            for (CuttingProxy.Cut cut : CuttingProxy.Cut.values()) {
+            for (CuttingProxy.Cut cut : cuts) {
               for (int k = 1; k <= total; k++) {
                 cutAt(proxy, new Point(pattern, change, view, retryWrites, cut, k, total));
                 points++;

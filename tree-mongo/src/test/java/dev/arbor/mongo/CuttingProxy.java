@@ -65,7 +65,12 @@ final class CuttingProxy implements AutoCloseable {
     /** The command is not forwarded: the server never sees it. */
     BEFORE,
     /** The command is forwarded and run; its reply is dropped and the connection cut. */
-    AFTER
+    AFTER,
+    /**
+     * The command is forwarded and run; its reply never comes, and the connection stays open (a
+     * stalled network) until the client closes it.
+     */
+    STALL
   }
 
   /** The write commands of the driver: insert, update, delete and findAndModify. */
@@ -237,7 +242,7 @@ final class CuttingProxy implements AutoCloseable {
   }
 
   /** What to do with one message from the client. */
-  private enum Action { FORWARD, CUT_BEFORE, CUT_AFTER }
+  private enum Action { FORWARD, CUT_BEFORE, CUT_AFTER, STALL }
 
   private synchronized Action decide(String name) {
     if (name.equals("OP_COMPRESSED")) {
@@ -250,7 +255,11 @@ final class CuttingProxy implements AutoCloseable {
     commands.add(name);
     if (cut != null && !fired && commands.size() == cutAt) {
       fired = true;
-      return cut == Cut.BEFORE ? Action.CUT_BEFORE : Action.CUT_AFTER;
+      return switch (cut) {
+        case BEFORE -> Action.CUT_BEFORE;
+        case AFTER -> Action.CUT_AFTER;
+        case STALL -> Action.STALL;
+      };
     }
     return Action.FORWARD;
   }
@@ -262,6 +271,8 @@ final class CuttingProxy implements AutoCloseable {
     private final Socket upstream;
     /** The request id whose reply is dropped and cut at, or NONE. */
     private volatile long cutOnReplyTo = NONE;
+    /** The request id whose reply is dropped, the connection left open, or NONE. */
+    private volatile long stallReplyTo = NONE;
 
     Link(Socket client, Socket upstream) {
       this.client = client;
@@ -302,6 +313,7 @@ final class CuttingProxy implements AutoCloseable {
               }
               cutOnReplyTo = b.getInt(4);
             }
+            case STALL -> stallReplyTo = b.getInt(4);
             case FORWARD -> { }
           }
           out.write(message);
@@ -325,6 +337,9 @@ final class CuttingProxy implements AutoCloseable {
           int responseTo = ByteBuffer.wrap(message).order(ByteOrder.LITTLE_ENDIAN).getInt(8);
           if (responseTo == cutOnReplyTo) {
             break; // the server ran the command; its reply is dropped
+          }
+          if (responseTo == stallReplyTo) {
+            continue; // the server ran the command; its reply never comes
           }
           out.write(message);
           out.flush();

@@ -311,9 +311,9 @@ public final class MongoTreeStore implements MongoTree {
    */
   public Outcome change(String what, @Nullable String subject, @Nullable Footprint footprint,
       Planner planner) {
-    requireLayout();
     Outcome o;
     try {
+      requireLayout(); // an I/O error here too ends the call as the README says, not raw
       o = footprint == null ? protocol().change(what, planner)
           : protocol().change(what, footprint, planner);
     } catch (RuntimeException e) {
@@ -329,7 +329,9 @@ public final class MongoTreeStore implements MongoTree {
    */
   public void requireLayout() {
     if (!layoutSeen) {
-      layoutSeen = Layouts.require(pattern(), data, scope, names);
+      // bounded as a change's reads are (Reads): a stalled connection ends the change
+      layoutSeen = Layouts.require(pattern(), data.withTimeout(lock.lock.commandLimitMillis(),
+          java.util.concurrent.TimeUnit.MILLISECONDS), scope, names);
     }
   }
 

@@ -50,7 +50,11 @@ final class TreeLoads {
   public void load(Tree tree) {
     requireNonNull(tree, "tree");
     checkWhole(tree);
-    store.requireLayout();
+    try {
+      store.requireLayout();
+    } catch (RuntimeException e) {
+      throw unapplied(e, "load " + tree.size() + " nodes");
+    }
     if (store.inCallersTransaction()) {
       // In the caller's transaction: one change of inserts, committed or aborted by the caller.
       Outcome o = store.change("load " + tree.size() + " nodes", null, c -> {
@@ -74,7 +78,8 @@ final class TreeLoads {
     boolean journaled = false;
     boolean releasing = false;
     try {
-      Reads r = new Reads(store.data, store.scope, store.session, h::renewIfDue, false);
+      Reads r = new Reads(store.data, store.scope, store.session, h::renewIfDue, false,
+          store.lock.lock.commandLimitMillis());
       if (r.find(NODES).projection(Projections.include(ID)).limit(1).first() != null) {
         throw new TreeException("Cannot load into collection '" + store.collectionName
             + "': it is not empty (" + r.count(NODES) + " nodes)");
@@ -221,9 +226,13 @@ final class TreeLoads {
    */
   private long write(@Nullable String parentId, boolean graft,
       java.util.Iterator<? extends Node> entries) {
-    store.requireLayout();
     String what = (graft ? "graft" : "load") + " a stream of nodes" + (!graft ? ""
         : parentId == null ? " as roots" : " under '" + parentId + "'");
+    try {
+      store.requireLayout();
+    } catch (RuntimeException e) {
+      throw unapplied(e, what);
+    }
     TreeLock.Hold h;
     try {
       h = store.lock.acquire(what);
@@ -233,7 +242,8 @@ final class TreeLoads {
     boolean journaled = false;
     boolean committing = false;
     try {
-      Reads r = new Reads(store.data, store.scope, store.session, h::renewIfDue, false);
+      Reads r = new Reads(store.data, store.scope, store.session, h::renewIfDue, false,
+          store.lock.lock.commandLimitMillis());
       Document parent = null;
       boolean empty = r.find(NODES).projection(Projections.include(ID)).limit(1).first() == null;
       if (!graft && !empty) {

@@ -35,7 +35,17 @@ public final class Change extends Reads {
    */
   public Change(MongoCollection<Document> collection, @Nullable Scope scope,
       @Nullable ClientSession session, Runnable beforeQuery, long version) {
-    super(collection, scope, session, beforeQuery, false);
+    this(collection, scope, session, beforeQuery, version, 0);
+  }
+
+  /**
+   * @param version the version of the change: its fencing token, which marks every document it
+   *     writes
+   * @param limitMillis the time limit of each of its reads ({@link Reads}), 0 for none
+   */
+  public Change(MongoCollection<Document> collection, @Nullable Scope scope,
+      @Nullable ClientSession session, Runnable beforeQuery, long version, long limitMillis) {
+    super(collection, scope, session, beforeQuery, false, limitMillis);
     remember();
     this.version = version;
     this.registry = collection.getCodecRegistry();

@@ -72,7 +72,8 @@ public final class FencedJournalProtocol implements Protocol {
    */
   Outcome underTheLock(String what, Planner planner) {
     TreeLock.Hold h = lock.acquire(what);
-    Change c = new Change(data, scope, session, h::renewIfDue, h.version);
+    Change c = new Change(data, scope, session, h::renewIfDue, h.version,
+        lock.lock.commandLimitMillis());
     try {
       planner.plan(c);
     } catch (RuntimeException e) {
@@ -121,7 +122,8 @@ public final class FencedJournalProtocol implements Protocol {
    * @return the outcome, or null if the tree changed since {@code k} (nothing was written)
    */
   private @Nullable Outcome optimistic(TreeLock.Quiet k, String what, Planner planner) {
-    Change c = new Change(data, scope, session, () -> {}, k.version() + 1);
+    Change c = new Change(data, scope, session, () -> {}, k.version() + 1,
+        lock.lock.commandLimitMillis());
     try {
       planner.plan(c);
     } catch (MongoException e) {

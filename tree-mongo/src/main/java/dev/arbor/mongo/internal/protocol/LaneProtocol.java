@@ -104,7 +104,8 @@ public final class LaneProtocol implements Protocol {
     if (uncontended != null) {
       return uncontended;
     }
-    List<String> want = footprint.of(new Reads(data, scope, null, () -> {}, false), false);
+    List<String> want = footprint.of(new Reads(data, scope, null, () -> {}, false,
+        lanes.lock.commandLimitMillis()), false);
     if (want == null || want.isEmpty()) {
       return locked(what, planner);
     }
@@ -151,7 +152,7 @@ public final class LaneProtocol implements Protocol {
           if (!lanes.renewIfDue(lane)) {
             throw new MarksLost(); // what it reads now may be another's change half-way
           }
-        }, lane.version);
+        }, lane.version, lanes.lock.commandLimitMillis());
         List<String> again = footprint.of(c, true);
         if (again == null || !want.containsAll(again)) {
           lanes.release(lane);

@@ -119,7 +119,9 @@ public final class Lanes {
     this.renewals = renewals;
     this.lock = tree.lock;
     this.raw = lock.raw;
-    this.data = data;
+    // its reads of marks are made while a change holds marks or the tree's lock: bounded
+    this.data = data.withTimeout(lock.commandLimitMillis(),
+        java.util.concurrent.TimeUnit.MILLISECONDS);
     this.keys = new Reads(data, scope, null, () -> {}, false);
     this.programs = new LaneProgram(this);
   }

@@ -93,6 +93,16 @@ public final class LockDocument {
    * The time limit of one command of the protocol: shorter than the lock wait (so that a caller
    * resends it, or gives up, within its wait), and at least a lease.
    */
+  /**
+   * The time limit of one command of the protocol, {@link #commandLimit}: also of each read a
+   * change makes (each batch of its cursors), so that a read whose reply never comes (a stalled
+   * connection, a client without a socket timeout) ends the change rather than hold the lock,
+   * its lease renewed in the background, for ever.
+   */
+  public long commandLimitMillis() {
+    return commandLimit(leaseMillis, waitMillis);
+  }
+
   static long commandLimit(long leaseMillis, long waitMillis) {
     return Math.max(leaseMillis, Math.min(waitMillis / 2, 10_000));
   }

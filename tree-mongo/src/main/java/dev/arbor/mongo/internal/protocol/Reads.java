@@ -48,6 +48,8 @@ public class Reads {
       .builder().locale("simple").build();
 
   private final MongoCollection<Document> collection;
+  /** Whether each batch of a cursor is bounded by the time limit (else its whole life). */
+  private final boolean bounded;
   /** How node ids are stored: read from the collection's decoding codec. */
   public final NodeIds ids;
   /** The tree of the collection this read sees, or null: the collection holds one tree. */
@@ -79,7 +81,23 @@ public class Reads {
    */
   public Reads(MongoCollection<Document> collection, @Nullable Scope scope,
       @Nullable ClientSession session, Runnable beforeQuery, boolean fold) {
-    this.collection = collection;
+    this(collection, scope, session, beforeQuery, fold, 0);
+  }
+
+  /**
+   * @param collection the tree's collection, reading from the primary
+   * @param session the session of the operation, or null
+   * @param beforeQuery run before each query
+   * @param fold whether the first query by {@code _id} also reads the lock document
+   * @param limitMillis the time limit of each query and of each batch of its cursor (a change's
+   *     reads: {@link LockDocument#commandLimitMillis}), 0 for none (the collection's own)
+   */
+  public Reads(MongoCollection<Document> collection, @Nullable Scope scope,
+      @Nullable ClientSession session, Runnable beforeQuery, boolean fold, long limitMillis) {
+    this.collection = limitMillis > 0
+        ? collection.withTimeout(limitMillis, java.util.concurrent.TimeUnit.MILLISECONDS)
+        : collection;
+    this.bounded = limitMillis > 0;
     this.ids = NodeIds.of(collection);
     this.scope = scope;
     this.session = session;
@@ -122,8 +140,12 @@ public class Reads {
   public final FindIterable<Document> find(Bson query) {
     before();
     Bson filter = scoped(query);
-    return (session == null ? collection.find(filter) : collection.find(session, filter))
+    return bounded(session == null ? collection.find(filter) : collection.find(session, filter))
         .batchSize(BATCH).collation(SIMPLE);
+  }
+
+  private <T> FindIterable<T> bounded(FindIterable<T> found) {
+    return bounded ? found.timeoutMode(com.mongodb.client.cursor.TimeoutMode.ITERATION) : found;
   }
 
   /** An aggregation. */
@@ -142,8 +164,10 @@ public class Reads {
     if (scope != null) {
       pipeline.add(0, new Document("$match", scope.equality()));
     }
-    return (session == null ? collection.aggregate(pipeline)
-        : collection.aggregate(session, pipeline)).batchSize(BATCH).collation(SIMPLE);
+    AggregateIterable<Document> a = session == null ? collection.aggregate(pipeline)
+        : collection.aggregate(session, pipeline);
+    return (bounded ? a.timeoutMode(com.mongodb.client.cursor.TimeoutMode.ITERATION) : a)
+        .batchSize(BATCH).collation(SIMPLE);
   }
 
   /** A count of the documents {@code filter} selects. */
@@ -190,8 +214,8 @@ public class Reads {
     }
     Map<String, Document> out = new HashMap<>();
     Bson filter = scoped(in(MongoTreeStore.ID, keys));
-    FindIterable<Document> found = session == null ? collection.find(filter)
-        : collection.find(session, filter);
+    FindIterable<Document> found = bounded(session == null ? collection.find(filter)
+        : collection.find(session, filter));
     for (Document d : found.projection(p).collation(SIMPLE)) {
       Object id = d.get(MongoTreeStore.ID);
       if (id instanceof String s) {
@@ -356,7 +380,7 @@ public class Reads {
   public final boolean exists(BsonValue id) {
     before();
     Bson filter = scoped(eq(MongoTreeStore.ID, id));
-    return (session == null ? collection.find(filter) : collection.find(session, filter))
+    return bounded(session == null ? collection.find(filter) : collection.find(session, filter))
         .projection(Queries.fields(MongoTreeStore.ID)).collation(SIMPLE).first() != null;
   }
 }
