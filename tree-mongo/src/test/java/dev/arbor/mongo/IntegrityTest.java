@@ -167,6 +167,32 @@ class IntegrityTest {
     assertEquals(List.of(), store.check());
   }
 
+  /**
+   * Reads of the manual's nested-set documents before {@code repair()}: each tells what to do,
+   * or answers; none fails with a {@code ClassCastException} on the manual's root ({@code parent:
+   * 0}), as {@code snapshot()}, {@code children} and {@code find} did.
+   */
+  @Test
+  void readsOfTheManualsNestedSetsBeforeRepairNameTheRepair() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    for (String line : ManualDocuments.AS_WRITTEN.get(TreePattern.NESTED_SETS).split("\n")) {
+      c.insertOne(Document.parse(line));
+    }
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    for (java.util.function.Consumer<TreeStore> read : List.<java.util.function.Consumer<TreeStore>>of(
+        TreeStore::snapshot, s -> s.find("Books"), s -> s.find("Programming"),
+        s -> s.children("Books"), s -> s.subtree("Books", 3), s -> s.ancestors("dbm"),
+        s -> s.descendants("Books"), TreeStore::roots)) {
+      try {
+        read.accept(store);
+      } catch (TreeException e) {
+        assertTrue(e.getMessage().contains("repair()"), e.getMessage());
+      }
+    }
+    assertEquals(List.of(), store.repair());
+    assertEquals(Tree.parse(Fixtures.CATEGORIES), store.snapshot());
+  }
+
   @Test
   void repairRebuildsDerivedFields() {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();

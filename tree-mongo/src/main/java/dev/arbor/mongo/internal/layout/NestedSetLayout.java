@@ -201,7 +201,7 @@ final class NestedSetLayout implements Layout {
     } else if (t.depth != num(x, depthField)) {
       c.updateMany(subtree(left, right), Updates.inc(depthField, t.depth - num(x, depthField)));
     }
-    if (!Objects.equals(t.parent, x.getString(parentField))) {
+    if (!Objects.equals(t.parent, parentOf(x))) {
       c.set(id, Updates.set(parentField, t.parent));
     }
   }
@@ -240,7 +240,7 @@ final class NestedSetLayout implements Layout {
     if (right > left + 1) {
       c.updateMany(and(gt(leftField, left), lt(leftField, right)), Updates.combine(
           Updates.inc(leftField, -1), Updates.inc(rightField, -1), Updates.inc(depthField, -1)));
-      c.updateMany(eq(parentField, id), Updates.set(parentField, x.getString(parentField)));
+      c.updateMany(eq(parentField, id), Updates.set(parentField, parentOf(x)));
     }
     c.updateMany(gt(leftField, right), Updates.inc(leftField, -2));
     c.updateMany(gt(rightField, right), Updates.inc(rightField, -2));
@@ -259,7 +259,7 @@ final class NestedSetLayout implements Layout {
         filter = and(filter, lte(depthField, num(x, depthField) + maxDepth));
       }
       for (Document d : r.find(filter).projection(projection)) {
-        rows.add(new Row(d.getString(ID), d.getString(parentField), num(d, leftField),
+        rows.add(new Row(d.getString(ID), parentOf(d), num(d, leftField),
             withAttributes ? context.attributesOf(d) : Map.of()));
       }
     }
@@ -269,7 +269,7 @@ final class NestedSetLayout implements Layout {
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(structure, d -> eq(parentField, d.getString(ID)), leftField,
-        d -> d.getString(parentField), d -> (int) num(d, depthField));
+        d -> parentOf(d), d -> (int) num(d, depthField));
   }
 
   @Override
@@ -300,7 +300,7 @@ final class NestedSetLayout implements Layout {
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, d.getString(parentField), (int) num(d, depthField), context.attributesOf(d)));
+    return Optional.of(new Node(id, parentOf(d), (int) num(d, depthField), context.attributesOf(d)));
   }
 
   @Override
@@ -419,7 +419,7 @@ final class NestedSetLayout implements Layout {
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES).projection(withAttributes ? null : structure)) {
-      rows.add(new Row(d.getString(ID), d.getString(parentField), num(d, leftField),
+      rows.add(new Row(d.getString(ID), parentOf(d), num(d, leftField),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -561,7 +561,7 @@ final class NestedSetLayout implements Layout {
     Position.Sibling s = (Position.Sibling) position;
     long at = s.before() ? num(anchor, leftField) : num(anchor, rightField) + 1;
     // The parent of a sibling position is inside the moved subtree exactly when the sibling is.
-    return new Target(at, anchor.getString(parentField), s.siblingId(), num(anchor, depthField));
+    return new Target(at, parentOf(anchor), s.siblingId(), num(anchor, depthField));
   }
 
   /**
@@ -573,6 +573,22 @@ final class NestedSetLayout implements Layout {
    */
   private record Target(long at, @Nullable String parent, @Nullable String parentAnchor,
       long depth) {}
+
+  /**
+   * The parent id of node document {@code d}, null for a root.
+   *
+   * @throws dev.arbor.core.TreeException if its parent is not an id (the manual's example marks
+   *     its root {@code parent: 0}), which {@code repair()} rewrites from the intervals
+   */
+  private @Nullable String parentOf(Document d) {
+    Object p = d.get(parentField);
+    if (p == null || p instanceof String) {
+      return (String) p;
+    }
+    throw new dev.arbor.core.TreeException("node '" + d.get(ID) + "' has " + parentField + " "
+        + p + ", which is not a node id (the manual's example marks its root so): check() lists"
+        + " the problems, repair() rewrites parents and depths from the intervals");
+  }
 
   public static long num(Document d, String field) {
     Object v = d.get(field);
