@@ -55,6 +55,24 @@ import org.jspecify.annotations.Nullable;
  * NestedSetLayout}.
  */
 public interface Layout {
+  /**
+   * The id (or path) in field {@code field} of node document {@code d}, null if it has none.
+   *
+   * @throws dev.arbor.core.TreeException naming the node if the field holds something else (a
+   *     number, an array: a collection written by another tool, the manual's nested-set root
+   *     {@code parent: 0}), which {@code check()} lists and {@code repair()} rewrites where it is
+   *     derived, rather than a {@code ClassCastException}
+   */
+  static @org.jspecify.annotations.Nullable String idIn(org.bson.Document d, String field) {
+    Object v = d.get(field);
+    if (v == null || v instanceof String) {
+      return (String) v;
+    }
+    throw new dev.arbor.core.TreeException("node '" + d.get("_id") + "' has " + field + " " + v
+        + ", which is not a node id nor a path: check() lists the problems, repair() rewrites"
+        + " the fields derived from the authoritative ones");
+  }
+
 
   /** What a layout is built from. */
   public LayoutContext context();

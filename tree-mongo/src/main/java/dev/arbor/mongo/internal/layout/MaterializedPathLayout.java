@@ -124,6 +124,22 @@ public final class MaterializedPathLayout implements Layout {
     return TreePattern.MATERIALIZED_PATHS;
   }
 
+  /**
+   * The ids on the path of node document {@code d}, from its root.
+   *
+   * @throws dev.arbor.core.TreeException naming the node if its path is not one ({@link
+   *     Layout#idIn}, {@link #parse}), which {@code check()} lists
+   */
+  private List<String> pathOf(Document d) {
+    String path = Layout.idIn(d, pathField);
+    try {
+      return parse(path);
+    } catch (IllegalArgumentException e) {
+      throw new dev.arbor.core.TreeException("node '" + d.get(ID) + "': " + e.getMessage()
+          + ": check() lists the problems, repair() cannot guess a path", e);
+    }
+  }
+
   @Override
   public @Nullable String layoutProblem(Document d) {
     if (!isNullOrString(d.get(pathField))) {
@@ -262,7 +278,7 @@ public final class MaterializedPathLayout implements Layout {
       return;
     }
     String path = targetPath(position, docs);
-    String oldPrefix = childPath(docs.get(id).getString(pathField), id);
+    String oldPrefix = childPath(Layout.idIn(docs.get(id), pathField), id);
     if (path != null && path.startsWith(oldPrefix)) {
       throw new InvalidMoveException(id, position);
     }
@@ -283,7 +299,7 @@ public final class MaterializedPathLayout implements Layout {
         // children of one node) is rewritten with one updateMany, in one round trip.
         java.util.Set<String> oldPaths = new java.util.TreeSet<>();
         for (Document d : c.find(startsWith(oldPrefix)).projection(fields(pathField))) {
-          oldPaths.add(d.getString(pathField));
+          oldPaths.add(Layout.idIn(d, pathField));
         }
         for (String old : oldPaths) {
           c.updateMany(eq(pathField, old), Updates.set(pathField,
@@ -297,7 +313,7 @@ public final class MaterializedPathLayout implements Layout {
   @Override
   public long planDelete(Change c, String id) {
     Document d = c.require(id, fields(pathField));
-    Bson subtree = or(eq(ID, id), startsWith(childPath(d.getString(pathField), id)));
+    Bson subtree = or(eq(ID, id), startsWith(childPath(Layout.idIn(d, pathField), id)));
     long n = c.count(subtree);
     if (n == 1) {
       c.deleteOne(subtree); // a leaf: one document
@@ -314,14 +330,14 @@ public final class MaterializedPathLayout implements Layout {
    */
   @Override
   public void planLift(Change c, String id) {
-    String path = c.require(id, fields(pathField, rankField)).getString(pathField);
+    String path = Layout.idIn(c.require(id, fields(pathField, rankField)), pathField);
     String oldPrefix = childPath(path, id);
     List<String> children = ids(c.find(eq(pathField, oldPrefix)).projection(fields(ID))
         .sort(Sorts.ascending(rankField)));
     if (!children.isEmpty()) {
       java.util.Set<String> oldPaths = new java.util.TreeSet<>();
       for (Document d : c.find(startsWith(oldPrefix)).projection(fields(pathField))) {
-        oldPaths.add(d.getString(pathField));
+        oldPaths.add(Layout.idIn(d, pathField));
       }
       for (String old : oldPaths) {
         c.updateMany(eq(pathField, old), Updates.set(pathField, old.equals(oldPrefix) ? path
@@ -342,21 +358,21 @@ public final class MaterializedPathLayout implements Layout {
     List<Row> rows = new ArrayList<>();
     rows.add(new Row(id, null, 0, withAttributes ? context.attributesOf(x) : Map.of()));
     if (maxDepth > 0) {
-      Bson filter = below(childPath(x.getString(pathField), id), maxDepth);
+      Bson filter = below(childPath(Layout.idIn(x, pathField), id), maxDepth);
       for (Document d : r.find(filter).projection(projection)) {
         Row row = row(d);
         rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
             : row);
       }
     }
-    return new Rows(parse(x.getString(pathField)).size(), rows);
+    return new Rows(pathOf(x).size(), rows);
   }
 
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(fields(pathField, rankField),
-        d -> eq(pathField, childPath(d.getString(pathField), d.getString(ID))), rankField,
-        d -> row(d).parent(), d -> parse(d.getString(pathField)).size());
+        d -> eq(pathField, childPath(Layout.idIn(d, pathField), d.getString(ID))), rankField,
+        d -> row(d).parent(), d -> pathOf(d).size());
   }
 
   @Override
@@ -366,12 +382,12 @@ public final class MaterializedPathLayout implements Layout {
 
   @Override
   public long childCountOf(Reads r, String id) {
-    return r.count(eq(pathField, childPath(r.require(id, fields(pathField)).getString(pathField), id)));
+    return r.count(eq(pathField, childPath(Layout.idIn(r.require(id, fields(pathField)), pathField), id)));
   }
 
   @Override
   public long descendantCountOf(Reads r, String id) {
-    return r.count(startsWith(childPath(r.require(id, fields(pathField)).getString(pathField), id)));
+    return r.count(startsWith(childPath(Layout.idIn(r.require(id, fields(pathField)), pathField), id)));
   }
 
   /**
@@ -381,7 +397,7 @@ public final class MaterializedPathLayout implements Layout {
   @Override
   public Bson subtreeFilter(Reads r, String id) {
     return or(eq(ID, id),
-        startsWith(childPath(r.require(id, fields(pathField)).getString(pathField), id)));
+        startsWith(childPath(Layout.idIn(r.require(id, fields(pathField)), pathField), id)));
   }
 
   @Override
@@ -390,7 +406,7 @@ public final class MaterializedPathLayout implements Layout {
     if (d == null) {
       return Optional.empty();
     }
-    List<String> ancestors = parse(d.getString(pathField));
+    List<String> ancestors = pathOf(d);
     return Optional.of(new Node(id, ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
         ancestors.size(), context.attributesOf(d)));
   }
@@ -422,7 +438,7 @@ public final class MaterializedPathLayout implements Layout {
 
       @Override
       public String childKey(Document parent) {
-        return childPath(parent.getString(pathField), parent.getString(ID));
+        return childPath(Layout.idIn(parent, pathField), parent.getString(ID));
       }
     };
   }
@@ -430,13 +446,13 @@ public final class MaterializedPathLayout implements Layout {
   @Override
   public List<String> childIds(Reads r, String id) {
     Document d = r.require(id, fields(pathField));
-    return ids(r.find(eq(pathField, childPath(d.getString(pathField), id))).projection(fields(ID))
+    return ids(r.find(eq(pathField, childPath(Layout.idIn(d, pathField), id))).projection(fields(ID))
         .sort(Sorts.ascending(rankField)));
   }
 
   @Override
   public List<String> ancestorIds(Reads r, String id) {
-    return parse(r.require(id, fields(pathField)).getString(pathField));
+    return pathOf(r.require(id, fields(pathField)));
   }
 
   @Override
@@ -446,7 +462,7 @@ public final class MaterializedPathLayout implements Layout {
     if (maxDepth == 0) {
       return List.of();
     }
-    Bson filter = below(childPath(d.getString(pathField), id), maxDepth);
+    Bson filter = below(childPath(Layout.idIn(d, pathField), id), maxDepth);
     List<Row> rows = new ArrayList<>();
     for (Document c : r.find(filter).projection(fields(pathField, rankField))) {
       rows.add(row(c));
@@ -456,7 +472,7 @@ public final class MaterializedPathLayout implements Layout {
 
   @Override
   public boolean descends(Reads r, String id, String ancestorId) {
-    return parse(r.requireBoth(id, ancestorId, fields(pathField))[0].getString(pathField))
+    return pathOf(r.requireBoth(id, ancestorId, fields(pathField))[0])
         .contains(ancestorId);
   }
 
@@ -557,9 +573,9 @@ public final class MaterializedPathLayout implements Layout {
     }
     Document anchor = docs.get(position.anchor());
     if (position instanceof Position.Child) {
-      return childPath(anchor.getString(pathField), position.anchor());
+      return childPath(Layout.idIn(anchor, pathField), position.anchor());
     }
-    return anchor.getString(pathField);
+    return Layout.idIn(anchor, pathField);
   }
 
   private long anchorRank(Position position, Map<String, Document> docs) {
@@ -567,7 +583,7 @@ public final class MaterializedPathLayout implements Layout {
   }
 
   private Row row(Document d) {
-    List<String> ancestors = parse(d.getString(pathField));
+    List<String> ancestors = pathOf(d);
     return new Row(d.getString(ID), ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
         ranks.of(d), Map.of());
   }

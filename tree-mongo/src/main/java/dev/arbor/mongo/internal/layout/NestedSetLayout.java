@@ -256,20 +256,20 @@ final class NestedSetLayout implements Layout {
     if (maxDepth > 0) {
       Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
       if (maxDepth != Integer.MAX_VALUE) {
-        filter = and(filter, lte(depthField, num(x, depthField) + maxDepth));
+        filter = and(filter, lte(depthField, depthOf(x) + maxDepth));
       }
       for (Document d : r.find(filter).projection(projection)) {
         rows.add(new Row(d.getString(ID), parentOf(d), num(d, leftField),
             withAttributes ? context.attributesOf(d) : Map.of()));
       }
     }
-    return new Rows((int) num(x, depthField), rows);
+    return new Rows((int) depthOf(x), rows);
   }
 
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(structure, d -> eq(parentField, d.getString(ID)), leftField,
-        d -> parentOf(d), d -> (int) num(d, depthField));
+        d -> parentOf(d), d -> (int) depthOf(d));
   }
 
   @Override
@@ -300,7 +300,7 @@ final class NestedSetLayout implements Layout {
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, parentOf(d), (int) num(d, depthField), context.attributesOf(d)));
+    return Optional.of(new Node(id, parentOf(d), (int) depthOf(d), context.attributesOf(d)));
   }
 
   @Override
@@ -378,14 +378,14 @@ final class NestedSetLayout implements Layout {
     }
     Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
     if (maxDepth != Integer.MAX_VALUE) {
-      filter = and(filter, lte(depthField, num(x, depthField) + maxDepth));
+      filter = and(filter, lte(depthField, depthOf(x) + maxDepth));
     }
     return ids(r.find(filter).projection(fields(ID)).sort(Sorts.ascending(leftField)));
   }
 
   @Override
   public int depthOf(Reads r, String id) {
-    return (int) num(r.require(id, fields(depthField)), depthField);
+    return (int) depthOf(r.require(id, fields(depthField)));
   }
 
   @Override
@@ -575,19 +575,23 @@ final class NestedSetLayout implements Layout {
       long depth) {}
 
   /**
-   * The parent id of node document {@code d}, null for a root.
+   * The depth of node document {@code d}, which reads of depths and depth limits trust.
    *
-   * @throws dev.arbor.core.TreeException if its parent is not an id (the manual's example marks
-   *     its root {@code parent: 0}), which {@code repair()} rewrites from the intervals
+   * @throws dev.arbor.core.TreeException naming the node if it has none (nested sets written by
+   *     another tool), rather than a depth of 0 and subtrees cut short
    */
-  private @Nullable String parentOf(Document d) {
-    Object p = d.get(parentField);
-    if (p == null || p instanceof String) {
-      return (String) p;
+  private long depthOf(Document d) {
+    if (!(d.get(depthField) instanceof Number n)) {
+      throw new dev.arbor.core.TreeException("node '" + d.get(ID) + "' has no numeric "
+          + depthField + " (" + d.get(depthField) + "): check() lists the problems, repair()"
+          + " writes depths from the intervals");
     }
-    throw new dev.arbor.core.TreeException("node '" + d.get(ID) + "' has " + parentField + " "
-        + p + ", which is not a node id (the manual's example marks its root so): check() lists"
-        + " the problems, repair() rewrites parents and depths from the intervals");
+    return n.longValue();
+  }
+
+  /** The parent id of node document {@code d}, null for a root ({@link Layout#idIn}). */
+  private @Nullable String parentOf(Document d) {
+    return Layout.idIn(d, parentField);
   }
 
   public static long num(Document d, String field) {

@@ -141,7 +141,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
       // not found, or found beside a child only (limit 2): the default reads tell which
       return Layout.super.parentAndDescendants(r, id);
     }
-    return new Family(node.getString(parentField),
+    return new Family(Layout.idIn(node, parentField),
         leaf ? List.of() : descendantIds(r, id, Integer.MAX_VALUE));
   }
 
@@ -244,7 +244,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
    */
   @Override
   public void planLift(Change c, String id) {
-    String parent = c.require(id, fields(parentField, rankField)).getString(parentField);
+    String parent = Layout.idIn(c.require(id, fields(parentField, rankField)), parentField);
     List<String> children = childIds(c, id);
     if (!children.isEmpty()) {
       List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
@@ -256,7 +256,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(fields(parentField, rankField), d -> eq(parentField, d.getString(ID)), rankField,
-        d -> d.getString(parentField), d -> -1);
+        d -> Layout.idIn(d, parentField), d -> -1);
   }
 
   @Override
@@ -270,7 +270,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, d.getString(parentField), ancestorsOf(r, id).size(),
+    return Optional.of(new Node(id, Layout.idIn(d, parentField), ancestorsOf(r, id).size(),
         context.attributesOf(d)));
   }
 
@@ -342,10 +342,10 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
         new Document("$project", new Document(parentField, 1).append("up." + ID, 1)
             .append("up." + parentField, 1))))) {
       found = true;
-      parent = d.getString(parentField);
+      parent = Layout.idIn(d, parentField);
       Document up = d.get("up", Document.class);
       if (up != null) {
-        parents.put(up.getString(ID), up.getString(parentField));
+        parents.put(up.getString(ID), Layout.idIn(up, parentField));
       }
     }
     if (!found) {
@@ -356,15 +356,15 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
 
   private Up upByLevels(Reads r, String id) {
     Map<String, String> parents = new HashMap<>();
-    String parent = r.require(id, fields(parentField)).getString(parentField);
+    String parent = Layout.idIn(r.require(id, fields(parentField)), parentField);
     Set<String> seen = new HashSet<>();
     for (String p = parent; p != null && seen.add(p); ) {
       Document d = r.document(p, fields(parentField));
       if (d == null) {
         break; // an orphan: check() reports it
       }
-      parents.put(p, d.getString(parentField));
-      p = d.getString(parentField);
+      parents.put(p, Layout.idIn(d, parentField));
+      p = Layout.idIn(d, parentField);
     }
     return new Up(parent, parents);
   }
@@ -454,7 +454,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
-      rows.add(new Row(d.getString(ID), d.getString(parentField), ranks.of(d),
+      rows.add(new Row(d.getString(ID), Layout.idIn(d, parentField), ranks.of(d),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -493,7 +493,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     if (position instanceof Position.Child) {
       return position.anchor();
     }
-    return docs.get(position.anchor()).getString(parentField);
+    return Layout.idIn(docs.get(position.anchor()), parentField);
   }
 
   private long anchorRank(Position position, Map<String, Document> docs) {
@@ -501,6 +501,6 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
   }
 
   private Row row(Document d) {
-    return new Row(d.getString(ID), d.getString(parentField), ranks.of(d), Map.of());
+    return new Row(d.getString(ID), Layout.idIn(d, parentField), ranks.of(d), Map.of());
   }
 }

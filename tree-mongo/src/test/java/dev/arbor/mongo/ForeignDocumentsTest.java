@@ -1,0 +1,73 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.TreeException;
+import dev.arbor.core.TreeStore;
+import java.util.List;
+import java.util.function.Function;
+import org.bson.Document;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Collections written by another tool, in a shape close to the manual's but not quite: every
+ * read answers or throws a {@link TreeException} that names the node and what to do; none throws
+ * a {@code ClassCastException} or an {@code IllegalArgumentException} from deep inside, or
+ * answers with a depth of 0 and a subtree cut short. Before: a parent that is a number made
+ * {@code snapshot()}, {@code ancestors} and {@code find} throw {@code ClassCastException}; a
+ * malformed path an {@code IllegalArgumentException}; nested sets without depths answered
+ * {@code find} with depth 0 and {@code subtree(id, k)} with the node alone.
+ */
+class ForeignDocumentsTest {
+  static List<Arguments> shapes() {
+    return List.of(
+        Arguments.of("a parent that is a number", TreePattern.PARENT_REFERENCES, "C", List.of(
+            "{_id: 'A', parent: null}", "{_id: 'B', parent: 'A'}", "{_id: 'C', parent: 7}")),
+        Arguments.of("ancestors with a number for a parent", TreePattern.ARRAY_OF_ANCESTORS, "C",
+            List.of("{_id: 'A', parent: null, ancestors: []}",
+                "{_id: 'B', parent: 'A', ancestors: ['A']}",
+                "{_id: 'C', parent: 7, ancestors: ['A', 'B']}")),
+        Arguments.of("paths without their leading comma", TreePattern.MATERIALIZED_PATHS, "B",
+            List.of("{_id: 'A', path: null}", "{_id: 'B', path: 'A,'}",
+                "{_id: 'C', path: 'A,B,'}")),
+        Arguments.of("a path that is a number", TreePattern.MATERIALIZED_PATHS, "C",
+            List.of("{_id: 'A', path: null}", "{_id: 'B', path: ',A,'}",
+                "{_id: 'C', path: 12}")),
+        Arguments.of("nested sets without depths", TreePattern.NESTED_SETS, "A", List.of(
+            "{_id: 'A', parent: null, left: 1, right: 6}",
+            "{_id: 'B', parent: 'A', left: 2, right: 5}",
+            "{_id: 'C', parent: 'B', left: 3, right: 4}")));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("shapes")
+  void readsAnswerOrNameTheNode(String shape, TreePattern pattern, String named,
+      List<String> documents) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    documents.forEach(d -> c.insertOne(Document.parse(d)));
+    TreeStore store = pattern.open(c);
+    List<Function<TreeStore, Object>> reads = List.of(TreeStore::snapshot, TreeStore::roots,
+        s -> s.children("A"), s -> s.descendants("A"), s -> s.ancestors("C"), s -> s.find("C"),
+        s -> s.subtree("A", 5), s -> s.descendantNodes("A", 1));
+    int refused = 0;
+    for (Function<TreeStore, Object> read : reads) {
+      try {
+        Object answer = read.apply(store);
+        if (answer instanceof java.util.Optional<?> o && o.isPresent()) {
+          assertTrue(((dev.arbor.core.Node) o.get()).depth() == 2, shape + ": " + answer);
+        }
+      } catch (TreeException e) {
+        refused++;
+        assertTrue(e.getMessage().contains("'" + named + "'") || e.getMessage().contains(
+            "'C'"), shape + ": " + e.getMessage());
+        assertTrue(e.getMessage().contains("check()"), shape + ": " + e.getMessage());
+      }
+    }
+    assertTrue(refused > 0, shape + ": every read answered");
+    assertFalse(store.check().isEmpty(), shape + ": check() found nothing");
+  }
+}
