@@ -313,7 +313,7 @@ public final class MongoTreeStore implements MongoTree {
       Planner planner) {
     Outcome o;
     try {
-      requireLayout(); // an I/O error here too ends the call as the README says, not raw
+      requireLayoutRetrying(); // an I/O error here too ends the call as the README says
       o = footprint == null ? protocol().change(what, planner)
           : protocol().change(what, footprint, planner);
     } catch (RuntimeException e) {
@@ -332,6 +332,26 @@ public final class MongoTreeStore implements MongoTree {
       // bounded as a change's reads are (Reads): a stalled connection ends the change
       layoutSeen = Layouts.require(pattern(), data.withTimeout(lock.lock.commandLimitMillis(),
           java.util.concurrent.TimeUnit.MILLISECONDS), scope, names);
+    }
+  }
+
+  /**
+   * {@link #requireLayout()}, its read made again after an I/O error or a timeout (a stalled
+   * connection) until the lock wait runs out, as a change's other reads are.
+   */
+  private void requireLayoutRetrying() {
+    long start = lock.lock.timing.nanoTime();
+    for (;;) {
+      try {
+        requireLayout();
+        return;
+      } catch (com.mongodb.MongoException e) {
+        if (!TreeLock.transientError(e) || lock.lock.timing.nanoTime() - start
+            > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(lock.lock.waitMillis)) {
+          throw e;
+        }
+        lock.lock.sleep(Math.min(100, Math.max(1, lock.lock.leaseMillis / 10)));
+      }
     }
   }
 

@@ -72,14 +72,30 @@ public final class FencedJournalProtocol implements Protocol {
    */
   Outcome underTheLock(String what, Planner planner) {
     TreeLock.Hold h = lock.acquire(what);
-    Change c = new Change(data, scope, session, h::renewIfDue, h.version,
-        lock.lock.commandLimitMillis());
-    try {
-      planner.plan(c);
-    } catch (RuntimeException e) {
-      lock.release(h);
-      settled.accept(h.version);
-      throw e;
+    long start = lock.lock.timing.nanoTime();
+    Change c;
+    for (;;) {
+      c = new Change(data, scope, session, h::renewIfDue, h.version,
+          lock.lock.commandLimitMillis());
+      try {
+        planner.plan(c);
+        break;
+      } catch (MongoException e) {
+        // Nothing is written before the plan is sent, and each query renews the hold or finds
+        // it lost: a read cut off or timed out (a stalled connection) is made again, as lanes
+        // do, until the lock wait runs out.
+        if (!MongoErrors.transientError(e) || lock.lock.timing.nanoTime() - start
+            > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(lock.lock.waitMillis)) {
+          lock.release(h);
+          settled.accept(h.version);
+          throw e;
+        }
+        lock.lock.sleep(Math.min(100, Math.max(1, lock.lock.leaseMillis / 10)));
+      } catch (RuntimeException e) {
+        lock.release(h);
+        settled.accept(h.version);
+        throw e;
+      }
     }
     if (c.steps().isEmpty()) {
       lock.release(h);
@@ -127,6 +143,9 @@ public final class FencedJournalProtocol implements Protocol {
     try {
       planner.plan(c);
     } catch (MongoException e) {
+      if (MongoErrors.transientError(e)) {
+        return null; // nothing was written: planned again under the lock, which retries
+      }
       throw e;
     } catch (RuntimeException e) {
       // A planner's verdict (no such node, a cycle…) stands only if its reads saw a quiet tree.

@@ -104,8 +104,16 @@ public final class LaneProtocol implements Protocol {
     if (uncontended != null) {
       return uncontended;
     }
-    List<String> want = footprint.of(new Reads(data, scope, null, () -> {}, false,
-        lanes.lock.commandLimitMillis()), false);
+    List<String> want;
+    try {
+      want = footprint.of(new Reads(data, scope, null, () -> {}, false,
+          lanes.lock.commandLimitMillis()), false);
+    } catch (MongoException e) {
+      if (!MongoErrors.transientError(e)) {
+        throw e;
+      }
+      return locked(what, planner); // nothing held nor written: the lock's path retries
+    }
     if (want == null || want.isEmpty()) {
       return locked(what, planner);
     }
