@@ -313,7 +313,7 @@ public final class MongoTreeStore implements MongoTree {
       Planner planner) {
     Outcome o;
     try {
-      requireLayoutRetrying(); // an I/O error here too ends the call as the README says
+      requireLayout(what);
       o = footprint == null ? protocol().change(what, planner)
           : protocol().change(what, footprint, planner);
     } catch (RuntimeException e) {
@@ -336,21 +336,21 @@ public final class MongoTreeStore implements MongoTree {
   }
 
   /**
-   * {@link #requireLayout()}, its read made again after an I/O error or a timeout (a stalled
-   * connection) until the lock wait runs out, as a change's other reads are.
+   * {@link #requireLayout()} before the change {@code what}: its read is made again after an I/O
+   * error or a timeout (a stalled connection) until the lock wait runs out, as a change's other
+   * reads are, and then ends the call {@code NOT_APPLIED}, never with a raw driver exception.
    */
-  private void requireLayoutRetrying() {
+  public void requireLayout(String what) {
     long start = lock.lock.timing.nanoTime();
     for (;;) {
       try {
         requireLayout();
         return;
       } catch (com.mongodb.MongoException e) {
-        if (!TreeLock.transientError(e) || lock.lock.timing.nanoTime() - start
-            > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(lock.lock.waitMillis)) {
-          throw e;
+        if (!TreeLock.transientError(e)) {
+          throw unapplied(e, what);
         }
-        lock.lock.sleep(Math.min(100, Math.max(1, lock.lock.leaseMillis / 10)));
+        lock.lock.retryPause(e, start, x -> unapplied(x, what));
       }
     }
   }

@@ -50,11 +50,7 @@ final class TreeLoads {
   public void load(Tree tree) {
     requireNonNull(tree, "tree");
     checkWhole(tree);
-    try {
-      store.requireLayout();
-    } catch (RuntimeException e) {
-      throw unapplied(e, "load " + tree.size() + " nodes");
-    }
+    store.requireLayout("load " + tree.size() + " nodes");
     if (store.inCallersTransaction()) {
       // In the caller's transaction: one change of inserts, committed or aborted by the caller.
       Outcome o = store.change("load " + tree.size() + " nodes", null, c -> {
@@ -228,11 +224,7 @@ final class TreeLoads {
       java.util.Iterator<? extends Node> entries) {
     String what = (graft ? "graft" : "load") + " a stream of nodes" + (!graft ? ""
         : parentId == null ? " as roots" : " under '" + parentId + "'");
-    try {
-      store.requireLayout();
-    } catch (RuntimeException e) {
-      throw unapplied(e, what);
-    }
+    store.requireLayout(what);
     TreeLock.Hold h;
     try {
       h = store.lock.acquire(what);

@@ -207,7 +207,7 @@ final class ArrayOfAncestorsLayout implements Layout {
    */
   @Override
   public void planLift(Change c, String id) {
-    String parent = Layout.idIn(c.require(id, fields(parentField, rankField)), parentField);
+    String parent = parentOf(c.require(id, fields(parentField, rankField)));
     List<String> children = childIds(c, id);
     if (!children.isEmpty()) {
       c.updateMany(eq(ancestorsField, id), Updates.pull(ancestorsField, id));
@@ -235,7 +235,7 @@ final class ArrayOfAncestorsLayout implements Layout {
           top = new Row(id, null, 0, attributes);
           depth = ancestorsOf(d).size();
         } else {
-          rows.add(new Row(d.getString(ID), Layout.idIn(d, parentField), ranks.of(d), attributes));
+          rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d), attributes));
         }
       }
       if (top == null) {
@@ -251,7 +251,7 @@ final class ArrayOfAncestorsLayout implements Layout {
           filter = and(filter, exists(ancestorsField + "." + (depth + maxDepth), false));
         }
         for (Document d : r.find(filter).projection(projection)) {
-          rows.add(new Row(d.getString(ID), Layout.idIn(d, parentField), ranks.of(d),
+          rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
               withAttributes ? context.attributesOf(d) : Map.of()));
         }
       }
@@ -263,7 +263,7 @@ final class ArrayOfAncestorsLayout implements Layout {
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(fields(parentField, rankField, ancestorsField), d -> eq(parentField, d.getString(ID)),
-        rankField, d -> Layout.idIn(d, parentField), d -> ancestorsOf(d).size());
+        rankField, d -> parentOf(d), d -> ancestorsOf(d).size());
   }
 
   @Override
@@ -289,7 +289,7 @@ final class ArrayOfAncestorsLayout implements Layout {
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, Layout.idIn(d, parentField), ancestorsOf(d).size(), context.attributesOf(d)));
+    return Optional.of(new Node(id, parentOf(d), ancestorsOf(d).size(), context.attributesOf(d)));
   }
 
   @Override
@@ -331,7 +331,7 @@ final class ArrayOfAncestorsLayout implements Layout {
     if (node == null) {
       throw new NodeNotFoundException(id);
     }
-    return new Family(Layout.idIn(node, parentField), below);
+    return new Family(parentOf(node), below);
   }
 
   @Override
@@ -408,7 +408,7 @@ final class ArrayOfAncestorsLayout implements Layout {
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
-      rows.add(new Row(d.getString(ID), Layout.idIn(d, parentField), ranks.of(d),
+      rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -478,17 +478,22 @@ final class ArrayOfAncestorsLayout implements Layout {
       chain.add(position.anchor());
       return new Target(position.anchor(), chain, 0);
     }
-    return new Target(Layout.idIn(anchor, parentField), ancestorsOf(anchor), ranks.of(anchor));
+    return new Target(parentOf(anchor), ancestorsOf(anchor), ranks.of(anchor));
   }
 
   /** Where a node goes: its parent, its ancestors, and the rank of its sibling anchor (or 0). */
   private record Target(@Nullable String parent, List<String> ancestors, long anchorRank) {}
 
   private Row row(Document d) {
-    return new Row(d.getString(ID), Layout.idIn(d, parentField), ranks.of(d), Map.of());
+    return new Row(d.getString(ID), parentOf(d), ranks.of(d), Map.of());
   }
 
   private List<String> ancestorsOf(Document d) {
     return d.getList(ancestorsField, String.class, List.of());
+  }
+
+  /** The parent id of node document {@code d} ({@link Layout#stringField}), null for a root. */
+  private @Nullable String parentOf(Document d) {
+    return Layout.stringField(d, parentField);
   }
 }

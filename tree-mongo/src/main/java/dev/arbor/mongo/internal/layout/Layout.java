@@ -63,7 +63,7 @@ public interface Layout {
    *     {@code parent: 0}), which {@code check()} lists and {@code repair()} rewrites where it is
    *     derived, rather than a {@code ClassCastException}
    */
-  static @org.jspecify.annotations.Nullable String idIn(org.bson.Document d, String field) {
+  static @org.jspecify.annotations.Nullable String stringField(org.bson.Document d, String field) {
     Object v = d.get(field);
     if (v == null || v instanceof String) {
       return (String) v;

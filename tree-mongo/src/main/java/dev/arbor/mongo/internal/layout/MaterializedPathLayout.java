@@ -128,10 +128,10 @@ public final class MaterializedPathLayout implements Layout {
    * The ids on the path of node document {@code d}, from its root.
    *
    * @throws dev.arbor.core.TreeException naming the node if its path is not one ({@link
-   *     Layout#idIn}, {@link #parse}), which {@code check()} lists
+   *     Layout#stringField}, {@link #parse}), which {@code check()} lists
    */
   private List<String> pathOf(Document d) {
-    String path = Layout.idIn(d, pathField);
+    String path = pathIn(d);
     try {
       return parse(path);
     } catch (IllegalArgumentException e) {
@@ -278,7 +278,7 @@ public final class MaterializedPathLayout implements Layout {
       return;
     }
     String path = targetPath(position, docs);
-    String oldPrefix = childPath(Layout.idIn(docs.get(id), pathField), id);
+    String oldPrefix = childPath(pathIn(docs.get(id)), id);
     if (path != null && path.startsWith(oldPrefix)) {
       throw new InvalidMoveException(id, position);
     }
@@ -299,7 +299,7 @@ public final class MaterializedPathLayout implements Layout {
         // children of one node) is rewritten with one updateMany, in one round trip.
         java.util.Set<String> oldPaths = new java.util.TreeSet<>();
         for (Document d : c.find(startsWith(oldPrefix)).projection(fields(pathField))) {
-          oldPaths.add(Layout.idIn(d, pathField));
+          oldPaths.add(pathIn(d));
         }
         for (String old : oldPaths) {
           c.updateMany(eq(pathField, old), Updates.set(pathField,
@@ -313,7 +313,7 @@ public final class MaterializedPathLayout implements Layout {
   @Override
   public long planDelete(Change c, String id) {
     Document d = c.require(id, fields(pathField));
-    Bson subtree = or(eq(ID, id), startsWith(childPath(Layout.idIn(d, pathField), id)));
+    Bson subtree = or(eq(ID, id), startsWith(childPath(pathIn(d), id)));
     long n = c.count(subtree);
     if (n == 1) {
       c.deleteOne(subtree); // a leaf: one document
@@ -330,14 +330,14 @@ public final class MaterializedPathLayout implements Layout {
    */
   @Override
   public void planLift(Change c, String id) {
-    String path = Layout.idIn(c.require(id, fields(pathField, rankField)), pathField);
+    String path = pathIn(c.require(id, fields(pathField, rankField)));
     String oldPrefix = childPath(path, id);
     List<String> children = ids(c.find(eq(pathField, oldPrefix)).projection(fields(ID))
         .sort(Sorts.ascending(rankField)));
     if (!children.isEmpty()) {
       java.util.Set<String> oldPaths = new java.util.TreeSet<>();
       for (Document d : c.find(startsWith(oldPrefix)).projection(fields(pathField))) {
-        oldPaths.add(Layout.idIn(d, pathField));
+        oldPaths.add(pathIn(d));
       }
       for (String old : oldPaths) {
         c.updateMany(eq(pathField, old), Updates.set(pathField, old.equals(oldPrefix) ? path
@@ -358,7 +358,7 @@ public final class MaterializedPathLayout implements Layout {
     List<Row> rows = new ArrayList<>();
     rows.add(new Row(id, null, 0, withAttributes ? context.attributesOf(x) : Map.of()));
     if (maxDepth > 0) {
-      Bson filter = below(childPath(Layout.idIn(x, pathField), id), maxDepth);
+      Bson filter = below(childPath(pathIn(x), id), maxDepth);
       for (Document d : r.find(filter).projection(projection)) {
         Row row = row(d);
         rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
@@ -371,7 +371,7 @@ public final class MaterializedPathLayout implements Layout {
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(fields(pathField, rankField),
-        d -> eq(pathField, childPath(Layout.idIn(d, pathField), d.getString(ID))), rankField,
+        d -> eq(pathField, childPath(pathIn(d), d.getString(ID))), rankField,
         d -> row(d).parent(), d -> pathOf(d).size());
   }
 
@@ -382,12 +382,12 @@ public final class MaterializedPathLayout implements Layout {
 
   @Override
   public long childCountOf(Reads r, String id) {
-    return r.count(eq(pathField, childPath(Layout.idIn(r.require(id, fields(pathField)), pathField), id)));
+    return r.count(eq(pathField, childPath(pathIn(r.require(id, fields(pathField))), id)));
   }
 
   @Override
   public long descendantCountOf(Reads r, String id) {
-    return r.count(startsWith(childPath(Layout.idIn(r.require(id, fields(pathField)), pathField), id)));
+    return r.count(startsWith(childPath(pathIn(r.require(id, fields(pathField))), id)));
   }
 
   /**
@@ -397,7 +397,7 @@ public final class MaterializedPathLayout implements Layout {
   @Override
   public Bson subtreeFilter(Reads r, String id) {
     return or(eq(ID, id),
-        startsWith(childPath(Layout.idIn(r.require(id, fields(pathField)), pathField), id)));
+        startsWith(childPath(pathIn(r.require(id, fields(pathField))), id)));
   }
 
   @Override
@@ -438,7 +438,7 @@ public final class MaterializedPathLayout implements Layout {
 
       @Override
       public String childKey(Document parent) {
-        return childPath(Layout.idIn(parent, pathField), parent.getString(ID));
+        return childPath(pathIn(parent), parent.getString(ID));
       }
     };
   }
@@ -446,7 +446,7 @@ public final class MaterializedPathLayout implements Layout {
   @Override
   public List<String> childIds(Reads r, String id) {
     Document d = r.require(id, fields(pathField));
-    return ids(r.find(eq(pathField, childPath(Layout.idIn(d, pathField), id))).projection(fields(ID))
+    return ids(r.find(eq(pathField, childPath(pathIn(d), id))).projection(fields(ID))
         .sort(Sorts.ascending(rankField)));
   }
 
@@ -462,7 +462,7 @@ public final class MaterializedPathLayout implements Layout {
     if (maxDepth == 0) {
       return List.of();
     }
-    Bson filter = below(childPath(Layout.idIn(d, pathField), id), maxDepth);
+    Bson filter = below(childPath(pathIn(d), id), maxDepth);
     List<Row> rows = new ArrayList<>();
     for (Document c : r.find(filter).projection(fields(pathField, rankField))) {
       rows.add(row(c));
@@ -573,9 +573,9 @@ public final class MaterializedPathLayout implements Layout {
     }
     Document anchor = docs.get(position.anchor());
     if (position instanceof Position.Child) {
-      return childPath(Layout.idIn(anchor, pathField), position.anchor());
+      return childPath(pathIn(anchor), position.anchor());
     }
-    return Layout.idIn(anchor, pathField);
+    return pathIn(anchor);
   }
 
   private long anchorRank(Position position, Map<String, Document> docs) {
@@ -586,5 +586,10 @@ public final class MaterializedPathLayout implements Layout {
     List<String> ancestors = pathOf(d);
     return new Row(d.getString(ID), ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
         ranks.of(d), Map.of());
+  }
+
+  /** The path of node document {@code d} ({@link Layout#stringField}), null for a root. */
+  private @Nullable String pathIn(Document d) {
+    return Layout.stringField(d, pathField);
   }
 }

@@ -589,9 +589,9 @@ final class NestedSetLayout implements Layout {
     return n.longValue();
   }
 
-  /** The parent id of node document {@code d}, null for a root ({@link Layout#idIn}). */
+  /** The parent id of node document {@code d}, null for a root ({@link Layout#stringField}). */
   private @Nullable String parentOf(Document d) {
-    return Layout.idIn(d, parentField);
+    return Layout.stringField(d, parentField);
   }
 
   public static long num(Document d, String field) {

@@ -141,7 +141,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
       // not found, or found beside a child only (limit 2): the default reads tell which
       return Layout.super.parentAndDescendants(r, id);
     }
-    return new Family(Layout.idIn(node, parentField),
+    return new Family(parentOf(node),
         leaf ? List.of() : descendantIds(r, id, Integer.MAX_VALUE));
   }
 
@@ -244,7 +244,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
    */
   @Override
   public void planLift(Change c, String id) {
-    String parent = Layout.idIn(c.require(id, fields(parentField, rankField)), parentField);
+    String parent = parentOf(c.require(id, fields(parentField, rankField)));
     List<String> children = childIds(c, id);
     if (!children.isEmpty()) {
       List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
@@ -256,7 +256,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(fields(parentField, rankField), d -> eq(parentField, d.getString(ID)), rankField,
-        d -> Layout.idIn(d, parentField), d -> -1);
+        d -> parentOf(d), d -> -1);
   }
 
   @Override
@@ -270,7 +270,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, Layout.idIn(d, parentField), ancestorsOf(r, id).size(),
+    return Optional.of(new Node(id, parentOf(d), ancestorsOf(r, id).size(),
         context.attributesOf(d)));
   }
 
@@ -342,10 +342,10 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
         new Document("$project", new Document(parentField, 1).append("up." + ID, 1)
             .append("up." + parentField, 1))))) {
       found = true;
-      parent = Layout.idIn(d, parentField);
+      parent = parentOf(d);
       Document up = d.get("up", Document.class);
       if (up != null) {
-        parents.put(up.getString(ID), Layout.idIn(up, parentField));
+        parents.put(up.getString(ID), parentOf(up));
       }
     }
     if (!found) {
@@ -356,15 +356,15 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
 
   private Up upByLevels(Reads r, String id) {
     Map<String, String> parents = new HashMap<>();
-    String parent = Layout.idIn(r.require(id, fields(parentField)), parentField);
+    String parent = parentOf(r.require(id, fields(parentField)));
     Set<String> seen = new HashSet<>();
     for (String p = parent; p != null && seen.add(p); ) {
       Document d = r.document(p, fields(parentField));
       if (d == null) {
         break; // an orphan: check() reports it
       }
-      parents.put(p, Layout.idIn(d, parentField));
-      p = Layout.idIn(d, parentField);
+      parents.put(p, parentOf(d));
+      p = parentOf(d);
     }
     return new Up(parent, parents);
   }
@@ -454,7 +454,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
-      rows.add(new Row(d.getString(ID), Layout.idIn(d, parentField), ranks.of(d),
+      rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -493,7 +493,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     if (position instanceof Position.Child) {
       return position.anchor();
     }
-    return Layout.idIn(docs.get(position.anchor()), parentField);
+    return parentOf(docs.get(position.anchor()));
   }
 
   private long anchorRank(Position position, Map<String, Document> docs) {
@@ -501,6 +501,11 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
   }
 
   private Row row(Document d) {
-    return new Row(d.getString(ID), Layout.idIn(d, parentField), ranks.of(d), Map.of());
+    return new Row(d.getString(ID), parentOf(d), ranks.of(d), Map.of());
+  }
+
+  /** The parent id of node document {@code d} ({@link Layout#stringField}), null for a root. */
+  private @Nullable String parentOf(Document d) {
+    return Layout.stringField(d, parentField);
   }
 }

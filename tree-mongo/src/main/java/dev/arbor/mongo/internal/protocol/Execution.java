@@ -368,7 +368,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     if (lock.timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(lock.waitMillis)) {
       throw interrupted(e, false);
     }
-    lock.sleep(Math.min(100, Math.max(1, lock.leaseMillis / 10)));
+    lock.pause();
   }
 
   /**

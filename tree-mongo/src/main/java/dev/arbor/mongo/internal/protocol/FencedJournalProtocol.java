@@ -80,21 +80,22 @@ public final class FencedJournalProtocol implements Protocol {
       try {
         planner.plan(c);
         break;
-      } catch (MongoException e) {
-        // Nothing is written before the plan is sent, and each query renews the hold or finds
-        // it lost: a read cut off or timed out (a stalled connection) is made again, as lanes
-        // do, until the lock wait runs out.
-        if (!MongoErrors.transientError(e) || lock.lock.timing.nanoTime() - start
-            > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(lock.lock.waitMillis)) {
-          lock.release(h);
-          settled.accept(h.version);
-          throw e;
-        }
-        lock.lock.sleep(Math.min(100, Math.max(1, lock.lock.leaseMillis / 10)));
       } catch (RuntimeException e) {
+        RuntimeException end = e;
+        if (e instanceof MongoException m) {
+          // Nothing is written before the plan is sent, and each query renews the hold or
+          // finds it lost: a read cut off or timed out (a stalled connection) is made again, as
+          // lanes do, until the lock wait runs out.
+          try {
+            lock.lock.retryPause(m, start, x -> x);
+            continue;
+          } catch (RuntimeException stop) {
+            end = stop;
+          }
+        }
         lock.release(h);
         settled.accept(h.version);
-        throw e;
+        throw end;
       }
     }
     if (c.steps().isEmpty()) {

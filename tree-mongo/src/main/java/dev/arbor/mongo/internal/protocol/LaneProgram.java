@@ -230,7 +230,7 @@ final class LaneProgram {
           lane.committed = true;
           return;
         }
-        lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+        lanes.lock.pause();
         continue;
       }
       if (matched >= 2) { // the journal, and the closing statement
@@ -315,7 +315,7 @@ final class LaneProgram {
         if (!MongoErrors.transientError(e) || attempt > 20) {
           throw e;
         }
-        lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+        lanes.lock.pause();
         if (!holds(lane)) {
           lane.stop();
           return deleted; // its release landed, or whoever took it over completes it
@@ -385,7 +385,7 @@ final class LaneProgram {
           // Sent again, its step guarded (it applies once): a command whose answer was lost may
           // still reach the server within the lane's lease, so a document that does not show
           // the step yet does not tell that it will not land.
-          lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+          lanes.lock.pause();
         }
       }
       k = end;
@@ -406,7 +406,7 @@ final class LaneProgram {
         if (!MongoErrors.transientError(e) || attempt > 20) {
           throw e;
         }
-        lanes.lock.sleep(Math.min(100, Math.max(1, lanes.lock.leaseMillis / 10)));
+        lanes.lock.pause();
       }
     }
   }

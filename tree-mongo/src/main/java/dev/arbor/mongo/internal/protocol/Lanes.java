@@ -516,7 +516,7 @@ public final class Lanes {
         if (!MongoErrors.transientError(e) || attempt >= 20) {
           throw e;
         }
-        lock.sleep(Math.min(100, Math.max(1, lock.leaseMillis / 10)));
+        lock.pause();
         continue;
       }
       if (after == null) {

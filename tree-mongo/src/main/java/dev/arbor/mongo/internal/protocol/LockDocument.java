@@ -90,10 +90,6 @@ public final class LockDocument {
   }
 
   /**
-   * The time limit of one command of the protocol: shorter than the lock wait (so that a caller
-   * resends it, or gives up, within its wait), and at least a lease.
-   */
-  /**
    * The time limit of one command of the protocol, {@link #commandLimit}: also of each read a
    * change makes (each batch of its cursors), so that a read whose reply never comes (a stalled
    * connection, a client without a socket timeout) ends the change rather than hold the lock,
@@ -103,6 +99,10 @@ public final class LockDocument {
     return commandLimit(leaseMillis, waitMillis);
   }
 
+  /**
+   * The time limit of one command of the protocol: shorter than the lock wait (so that a caller
+   * resends it, or gives up, within its wait), and at least a lease.
+   */
   static long commandLimit(long leaseMillis, long waitMillis) {
     return Math.max(leaseMillis, Math.min(waitMillis / 2, 10_000));
   }
@@ -231,7 +231,7 @@ public final class LockDocument {
    * Pauses before a command is sent again after the transient error {@code e}; once the lock
    * wait has run out since {@code start}, throws what {@code givingUp} makes of {@code e}.
    */
-  void retryPause(MongoException e, long start,
+  public void retryPause(MongoException e, long start,
       Function<MongoException, RuntimeException> givingUp) {
     if (!MongoErrors.transientError(e)) {
       throw e;
@@ -239,6 +239,11 @@ public final class LockDocument {
     if (timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(waitMillis)) {
       throw givingUp.apply(e);
     }
+    pause();
+  }
+
+  /** The pause before a command is sent again: a tenth of the lease, 1 to 100 ms. */
+  public void pause() {
     sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
   }
 

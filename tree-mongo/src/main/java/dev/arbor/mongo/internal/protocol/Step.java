@@ -125,8 +125,8 @@ public sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
    * Updates one or many documents, with update operators or an aggregation pipeline.
    *
    * @param idempotent whether the update only sets absolute values on documents selected by
-   *     {@code _id}, so that it is guarded
-   *     only against what later steps and later changes wrote
+   *     {@code _id}, so that it is guarded only against what later steps and later changes
+   *     wrote
    */
   public record Update(BsonDocument filter, BsonValue update, boolean multi, boolean idempotent)
       implements Step {
