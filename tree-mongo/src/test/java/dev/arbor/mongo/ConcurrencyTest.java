@@ -106,6 +106,19 @@ class ConcurrencyTest {
     };
   }
 
+  /**
+   * Waits until the reader, which starts with the writers, has read once: its next read then
+   * begins while the writers' second half runs. Writers sharing one store can otherwise finish
+   * before a slow reader's second read, leaving one read that met no change (CI saw it once).
+   */
+  private static void awaitARead(List<Tree> seen) throws InterruptedException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+    while (seen.isEmpty()) {
+      assertTrue(System.nanoTime() - deadline < 0, "the reader read nothing in 60 s");
+      Thread.sleep(1);
+    }
+  }
+
   private void run(TreePattern pattern, int threads, int opsPerThread, long lease,
       double stalls, boolean shared) throws Exception {
     run(MongoTestServer.get(), pattern, threads, opsPerThread, lease, stalls, shared);
@@ -129,6 +142,8 @@ class ConcurrencyTest {
       AtomicBoolean writing = new AtomicBoolean(true);
       ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
       List<Future<?>> writers = new ArrayList<>();
+      // Trees the reader saw while writers ran.
+      List<Tree> seen = new CopyOnWriteArrayList<>();
       ThreadLocal<Long> version = new ThreadLocal<>();
       MongoTreeStore one0 = null;
       for (int t = 0; t < threads; t++) {
@@ -158,6 +173,9 @@ class ConcurrencyTest {
         writers.add(pool.submit(() -> {
           Random random = new Random(thread * 7919L);
           for (int i = 0; i < opsPerThread; i++) {
+            if (i == opsPerThread / 2) {
+              awaitARead(seen);
+            }
             String x = known.get(random.nextInt(known.size()));
             String y = known.get(random.nextInt(known.size()));
             int kind = random.nextInt(100);
@@ -199,7 +217,6 @@ class ConcurrencyTest {
       MongoTreeStore reader = (MongoTreeStore) pattern.open(two.getDatabase(db)
           .getCollection(name));
       stores.add(reader);
-      List<Tree> seen = new CopyOnWriteArrayList<>();
       Future<?> reading = pool.submit(() -> {
         while (writing.get()) {
           List<Problem> problems = reader.check();
