@@ -132,6 +132,22 @@ public final class LinearizabilityProcess {
         return null;
       };
       case "delete" -> s -> s.delete(m[1]);
+      case "insertData" -> s -> {
+        s.insert(m[1], position(m[2], m[3]), java.util.Map.of("by", m[1]));
+        return null;
+      };
+      case "update" -> s -> {
+        java.util.Map<String, @Nullable Object> set = new java.util.HashMap<>();
+        set.put("by", m[2]);
+        set.put("n", null);
+        s.update(m[1], set);
+        return null;
+      };
+      case "lift" -> s -> s.delete(m[1], dev.arbor.core.Deletion.LIFT_CHILDREN);
+      case "leaf" -> s -> s.delete(m[1], dev.arbor.core.Deletion.LEAF_ONLY);
+      case "graft" -> s -> s.graft(m[1], LinearizabilityTest.grafted(m[2]));
+      case "graftEntries" -> s -> s.graft(m[1],
+          LinearizabilityTest.grafted(m[2]).entries().iterator());
       default -> throw new IllegalArgumentException(spec);
     };
   }

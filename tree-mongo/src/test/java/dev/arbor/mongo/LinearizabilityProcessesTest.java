@@ -38,7 +38,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * The calls are timed on the wall clock, which the processes share; the history must be
  * linearizable, and the stored tree sound. {@code -Darbor.linearizability.processRounds=N} runs
  * more rounds; {@code -Darbor.linearizability.processFlaky=P} puts each writer behind a {@link
- * FlakyNetwork} losing, losing the answer of, and delaying about one command in {@code 1/P} each.
+ * FlakyNetwork} losing, losing the answer of, and delaying about one command in {@code 1/P} each;
+ * {@code -Darbor.linearizability.everyKind=true} has the writers make every kind of change
+ * (node data, deletes that lift children or refuse a node with children, grafts), as {@link
+ * LinearizabilityTest#everyKindOfChangeWithShortLeases} does in one process.
  */
 class LinearizabilityProcessesTest {
   static final int WRITERS = 3;
@@ -61,6 +64,7 @@ class LinearizabilityProcessesTest {
     String uri = MongoTestServer.get().uri();
     pattern.open(direct).load(initial);
     Random plan = new Random(round * 104_729L + pattern.ordinal());
+    boolean everyKind = Boolean.getBoolean("arbor.linearizability.everyKind");
     List<Process> writers = new ArrayList<>();
     List<List<String>> changes = new ArrayList<>();
     AtomicBoolean busy = new AtomicBoolean(true);
@@ -73,9 +77,18 @@ class LinearizabilityProcessesTest {
           String x = "n" + (1 + plan.nextInt(LinearizabilityTest.NODES - 1));
           String anchor = "n" + plan.nextInt(LinearizabilityTest.NODES);
           int p = plan.nextInt(3);
-          mine.add(kind < 60 ? "move|" + x + "|" + anchor + "|" + p
-              : kind < 85 ? "insert|p" + w + "-" + m + "|" + anchor + "|" + p
-              : "delete|" + x);
+          String id = "p" + w + "-" + m;
+          mine.add(!everyKind ? (kind < 60 ? "move|" + x + "|" + anchor + "|" + p
+              : kind < 85 ? "insert|" + id + "|" + anchor + "|" + p
+              : "delete|" + x)
+              : kind < 30 ? "move|" + x + "|" + anchor + "|" + p
+              : kind < 42 ? "insertData|" + id + "|" + anchor + "|" + p
+              : kind < 56 ? "update|" + x + "|" + id
+              : kind < 64 ? "delete|" + x
+              : kind < 72 ? "lift|" + x
+              : kind < 80 ? "leaf|" + x
+              : kind < 90 ? "graft|" + anchor + "|" + id
+              : "graftEntries|" + anchor + "|" + id);
         }
         changes.add(mine);
         long delay = w == 0 ? 0 : (60 + plan.nextInt(160)) * w;

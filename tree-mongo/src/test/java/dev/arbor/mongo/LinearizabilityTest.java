@@ -6,12 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import dev.arbor.core.Deletion;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.internal.ServerCapabilities;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -110,6 +112,34 @@ class LinearizabilityTest {
     }
   }
 
+  /**
+   * Every kind of change, not only moves, inserts and deletes of whole subtrees: inserts with
+   * node data, updates of node data, deletes that lift the children or refuse a node with
+   * children, and grafts of small trees (whole, and as streamed entries), with leases of 100 ms
+   * and 30 ms, in the tree's lock and in lanes, behind a flaky network in the second half of the
+   * rounds; the reader also reads nodes with their data. Run more rounds with {@code
+   * -Darbor.linearizability.kindRounds=N}.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void everyKindOfChangeWithShortLeases(TreePattern pattern) throws Exception {
+    int rounds = Integer.getInteger("arbor.linearizability.kindRounds", 2);
+    for (int round = 0; round < rounds; round++) {
+      boolean lanes = pattern != TreePattern.NESTED_SETS && round % 2 == 1;
+      runRound(pattern, 60 + round, round % 2 == 0 ? 100 : 30, randomTree(NODES, 61 + round),
+          (w, random) -> new String[] {
+              "n" + (1 + random.nextInt(NODES - 1)), "n" + random.nextInt(NODES)}, lanes,
+          round >= rounds / 2 ? 0.1 : 0, true);
+    }
+  }
+
+  /** A small tree of new nodes named after {@code id}, with data: id(id.a(id.b) id.c). */
+  static Tree grafted(String id) {
+    return Tree.builder().add(id, null, Map.of("by", id))
+        .add(id + ".a", id, Map.of("by", id)).add(id + ".b", id + ".a", Map.of())
+        .add(id + ".c", id, Map.of("n", 1)).build();
+  }
+
   /** The node changed and the node of the position, for writer {@code w}. */
   interface Chooser {
     String[] nodes(int w, Random random);
@@ -133,6 +163,12 @@ class LinearizabilityTest {
    */
   private void runRound(TreePattern pattern, int round, long lease, Tree initial,
       Chooser chooser, boolean lanes, double flaky) throws Exception {
+    runRound(pattern, round, lease, initial, chooser, lanes, flaky, false);
+  }
+
+  /** @param everyKind whether writers make every kind of change, not only moves, inserts and deletes */
+  private void runRound(TreePattern pattern, int round, long lease, Tree initial,
+      Chooser chooser, boolean lanes, double flaky, boolean everyKind) throws Exception {
     MongoCollection<Document> direct = MongoTestServer.get().freshCollection();
     String name = direct.getNamespace().getCollectionName();
     String db = direct.getNamespace().getDatabaseName();
@@ -175,7 +211,10 @@ class LinearizabilityTest {
         for (int m = 0; m < MOVES; m++) {
           // The first change is a move; then moves, inserts and deletes.
           int kind = m == 0 ? 0 : plan.nextInt(100);
-          String op = kind < 60 ? "move" : kind < 85 ? "insert" : "delete";
+          String op = !everyKind ? (kind < 60 ? "move" : kind < 85 ? "insert" : "delete")
+              : kind < 30 ? "move" : kind < 42 ? "insert" : kind < 56 ? "update"
+              : kind < 64 ? "delete" : kind < 72 ? "lift" : kind < 80 ? "leaf"
+              : kind < 90 ? "graft" : "graftEntries";
           String[] nodes = chooser.nodes(w, plan);
           moves.add(new String[] {nodes[0], nodes[1], String.valueOf(plan.nextInt(3)), op,
               "w" + w + "-" + m});
@@ -196,9 +235,29 @@ class LinearizabilityTest {
               });
               case "insert" -> history.call(process, "insert " + m[4] + " at " + p, store,
                   s -> {
-                    s.insert(m[4], p);
+                    if (everyKind) {
+                      s.insert(m[4], p, Map.of("by", m[4], "n", process));
+                    } else {
+                      s.insert(m[4], p);
+                    }
                     return null;
                   });
+              case "update" -> history.call(process, "update " + m[0] + " by " + m[4], store,
+                  s -> {
+                    Map<String, Object> set = new java.util.HashMap<>();
+                    set.put("by", m[4]);
+                    set.put("n", null); // removed
+                    s.update(m[0], set);
+                    return null;
+                  });
+              case "lift" -> history.call(process, "delete " + m[0] + " lifting its children",
+                  store, s -> s.delete(m[0], Deletion.LIFT_CHILDREN));
+              case "leaf" -> history.call(process, "delete " + m[0] + " if a leaf", store,
+                  s -> s.delete(m[0], Deletion.LEAF_ONLY));
+              case "graft" -> history.call(process, "graft " + m[4] + " under " + m[1], store,
+                  s -> s.graft(m[1], grafted(m[4])));
+              case "graftEntries" -> history.call(process, "graft entries " + m[4] + " under "
+                  + m[1], store, s -> s.graft(m[1], grafted(m[4]).entries().iterator()));
               default -> history.call(process, "delete " + m[0], store, s -> s.delete(m[0]));
             }
           }
@@ -219,7 +278,13 @@ class LinearizabilityTest {
             case 2 -> history.call(WRITERS, "children " + x, reader, s -> s.children(x));
             case 3 -> history.call(WRITERS, "descendantNodes " + x, reader,
                 s -> s.descendantNodes(x, Integer.MAX_VALUE));
-            case 4 -> history.call(WRITERS, "ancestors " + x, reader, s -> s.ancestors(x));
+            case 4 -> {
+              if (everyKind) {
+                history.call(WRITERS, "find " + x, reader, s -> s.find(x));
+              } else {
+                history.call(WRITERS, "ancestors " + x, reader, s -> s.ancestors(x));
+              }
+            }
             default -> history.call(WRITERS, "subtree " + x, reader,
                 s -> s.subtree(x, Integer.MAX_VALUE));
           }
