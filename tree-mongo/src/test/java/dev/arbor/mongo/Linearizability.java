@@ -158,7 +158,91 @@ final class Linearizability {
     for (Call c : l.calls) {
       b.append("\n  ").append(c);
     }
+    b.append("\nThe stored tree against the changes replayed in the order they ended (those that"
+        + " did not end, applied last; what differs points at the change not explained):");
+    InMemoryTreeStore replay = new InMemoryTreeStore();
+    replay.load(initial);
+    List<Tree> states = new ArrayList<>(List.of(initial));
+    l.calls.stream().filter(c -> !(c.result instanceof Tree) && c.thrown == null
+            || c.interrupted() != null)
+        .sorted(java.util.Comparator.comparingLong(Call::effectiveEnd))
+        .forEach(c -> {
+          try {
+            c.op.apply(replay);
+            states.add(replay.snapshot());
+          } catch (RuntimeException e) {
+            b.append("\n  (replayed, ").append(c.what).append(" threw ").append(e).append(')');
+          }
+        });
+    for (Call c : l.calls) {
+      if (c.result instanceof Tree t && !states.contains(t)) {
+        b.append("\n  ").append(c.what).append(" [").append(c.start / 1_000_000).append('–')
+            .append(c.end / 1_000_000).append(" ms] saw a tree no replayed state is; against the"
+                + " closest:");
+        Tree closest = states.stream().min(java.util.Comparator.comparingInt(
+            x -> differences(x, t).size())).orElseThrow();
+        differences(closest, t).stream().limit(10).forEach(d -> b.append("\n    ").append(d));
+      }
+    }
+    Tree replayed = replay.snapshot();
+    java.util.Map<String, dev.arbor.core.Node> want = new java.util.HashMap<>();
+    replayed.entries().forEach(n -> want.put(n.id(), n));
+    java.util.Map<String, dev.arbor.core.Node> got = new java.util.HashMap<>();
+    stored.entries().forEach(n -> got.put(n.id(), n));
+    int shown = 0;
+    java.util.Set<String> ids = new java.util.TreeSet<>(want.keySet());
+    ids.addAll(got.keySet());
+    for (String id : ids) {
+      dev.arbor.core.Node w = want.get(id);
+      dev.arbor.core.Node g = got.get(id);
+      boolean same = w != null && g != null && java.util.Objects.equals(w.parentId(),
+          g.parentId()) && w.attributes().equals(g.attributes());
+      if (!same && shown++ < 30) {
+        b.append("\n  ").append(id).append(": replayed ").append(w == null ? "absent"
+            : "under " + w.parentId() + " " + w.attributes()).append(", stored ")
+            .append(g == null ? "absent" : "under " + g.parentId() + " " + g.attributes());
+      }
+    }
+    if (shown == 0 && !replayed.equals(stored)) {
+      b.append("\n  (same parents and data: the order of some siblings differs)");
+    }
     return b.toString();
+  }
+
+  private static String classes(dev.arbor.core.Node n) {
+    StringBuilder b = new StringBuilder(n.attributes().getClass().getSimpleName()).append('{');
+    n.attributes().forEach((k, v) -> b.append(k).append('=')
+        .append(v == null ? "null" : v.getClass().getSimpleName()).append(' '));
+    return b.append('}').toString();
+  }
+
+  /** The nodes whose parent or data differ between {@code want} and {@code got}. */
+  private static List<String> differences(Tree want, Tree got) {
+    java.util.Set<String> ids = new java.util.TreeSet<>(want.ids());
+    ids.addAll(got.ids());
+    List<String> out = new ArrayList<>();
+    for (String id : ids) {
+      dev.arbor.core.Node w = want.contains(id) ? want.get(id) : null;
+      dev.arbor.core.Node g = got.contains(id) ? got.get(id) : null;
+      if (w == null || g == null || !Objects.equals(w.parentId(), g.parentId())
+          || !w.attributes().equals(g.attributes())) {
+        out.add(id + ": expected " + (w == null ? "absent" : "under " + w.parentId() + " "
+            + w.attributes()) + ", read " + (g == null ? "absent" : "under " + g.parentId()
+            + " " + g.attributes()));
+      }
+    }
+    if (out.isEmpty() && !want.equals(got)) {
+      List<dev.arbor.core.Node> w = want.entries();
+      List<dev.arbor.core.Node> g = got.entries();
+      for (int i = 0; i < Math.min(w.size(), g.size()); i++) {
+        if (!w.get(i).equals(g.get(i))) {
+          out.add("(same parents and data; in preorder, entry " + i + " is " + w.get(i)
+              + " " + classes(w.get(i)) + ", read " + g.get(i) + " " + classes(g.get(i)) + ")");
+          break;
+        }
+      }
+    }
+    return out;
   }
 
   private boolean search(BitSet done, Tree state) {

@@ -41,7 +41,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * FlakyNetwork} losing, losing the answer of, and delaying about one command in {@code 1/P} each;
  * {@code -Darbor.linearizability.everyKind=true} has the writers make every kind of change
  * (node data, deletes that lift children or refuse a node with children, grafts), as {@link
- * LinearizabilityTest#everyKindOfChangeWithShortLeases} does in one process.
+ * LinearizabilityTest#everyKindOfChangeWithShortLeases} does in one process; {@code
+ * -Darbor.linearizability.patterns=PARENT_REFERENCES,...} runs only those patterns.
  */
 class LinearizabilityProcessesTest {
   static final int WRITERS = 3;
@@ -50,6 +51,9 @@ class LinearizabilityProcessesTest {
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void writerProcessesWithShortLeasesAreLinearizable(TreePattern pattern) throws Exception {
+    String only = System.getProperty("arbor.linearizability.patterns");
+    org.junit.jupiter.api.Assumptions.assumeTrue(only == null
+        || List.of(only.split(",")).contains(pattern.name()), "not among " + only);
     int rounds = Integer.getInteger("arbor.linearizability.processRounds", 1);
     for (int round = 0; round < rounds; round++) {
       runRound(pattern, round, Long.getLong("arbor.linearizability.lease", 100));
