@@ -409,6 +409,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
         if (last >= commitPoint || carriesTheSingleStep(index)) {
           uncertain = true;
         }
+        doubtTheStep(index);
         retryAfter(e, start);
         return first;
       }
@@ -476,6 +477,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       if (last >= commitPoint || carriesTheSingleStep(index)) {
         uncertain = true; // its answer is lost: the change may have taken effect
       }
+      doubtTheStep(index);
       if (Fences.kind(batch.get(0)) == 1 && index.get(0) == -1) {
         unsettledFence = batch.get(0).model(); // settled before the next insert command
       }
@@ -518,6 +520,17 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
         + lock.tree + "': " + e.getMessage() + (outcome == Outcome.COMMITTED
             ? "; its journal is stored and the next access to the tree completes it" : ""),
         outcome, e);
+  }
+
+  /**
+   * The answer to a command that carried the single step of a change without journal was lost:
+   * an earlier sending's answer that the step did not run (it ran past its deadline) no longer
+   * tells its fate, since this sending may have run it (LostAnswerAfterALateSendingTest).
+   */
+  private void doubtTheStep(List<Integer> index) {
+    if (carriesTheSingleStep(index) && !Boolean.TRUE.equals(stepApplied)) {
+      stepApplied = null;
+    }
   }
 
   /**
