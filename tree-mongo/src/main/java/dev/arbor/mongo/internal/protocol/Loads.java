@@ -50,9 +50,20 @@ public final class Loads {
     Scope scope = lock.scope;
     Step undo = new Step.Delete(scope == null ? loaded : scope.equality().append("$and",
         new BsonArray(List.of(loaded))), true);
-    BsonDocument header = Journal.header(h.version, h.what, h.token)
+    String origin = undoOf(h.token);
+    BsonDocument header = Journal.header(h.version, h.what, origin)
         .append("parts", new BsonInt32(0)).append("steps", new BsonArray(List.of(undo.encode())));
-    sendFenced(h, List.of(fences.fence(h.token, Journal.pending(header, h.version, h.token))));
+    sendFenced(h, List.of(fences.fence(h.token, Journal.pending(header, h.version, origin))));
+  }
+
+  /**
+   * The token the undo journal of a load by {@code token} is written under: not the holder's own,
+   * so that a caller who takes the load over and completes the undo records it among the journals
+   * done under this name, and a graft whose commit was lost does not read its own token there as
+   * its commit completed (LostGraftCommitTest).
+   */
+  static String undoOf(String token) {
+    return token + "/undo";
   }
 
   /**
@@ -164,12 +175,12 @@ public final class Loads {
   /** Whether the release of {@code h}'s load landed (its fence, resent, then found it gone). */
   private boolean releaseLanded(TreeLock.Hold h) {
     TreeLock.State s = lock.read();
-    if (s.op == h.version && h.token.equals(s.opToken)) {
+    if (s.op == h.version && undoOf(h.token).equals(s.opToken)) {
       // the undo of a holder taken over
-      facade.replay.awaitCompletion(h.version, h.token, h.what);
+      facade.replay.awaitCompletion(h.version, undoOf(h.token), h.what);
       return false;
     }
-    if (s.done.contains(h.token)) {
+    if (s.done.contains(undoOf(h.token))) {
       return false; // its undo was completed by the caller who took it over
     }
     return s.version > h.version && !h.token.equals(s.owner);
