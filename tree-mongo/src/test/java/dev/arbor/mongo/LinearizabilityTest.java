@@ -103,13 +103,8 @@ class LinearizabilityTest {
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void writersBehindAFlakyNetworkWithShortLeases(TreePattern pattern) throws Exception {
-    int rounds = Integer.getInteger("arbor.linearizability.flakyRounds", 2);
-    for (int round = 0; round < rounds; round++) {
-      boolean lanes = pattern != TreePattern.NESTED_SETS && round % 2 == 1;
-      runRound(pattern, 40 + round, round % 2 == 0 ? 100 : 30,
-          randomTree(NODES, 41 + round), (w, random) -> new String[] {
-              "n" + (1 + random.nextInt(NODES - 1)), "n" + random.nextInt(NODES)}, lanes, 0.1);
-    }
+    alternating(pattern, Integer.getInteger("arbor.linearizability.flakyRounds", 2), 40, false,
+        round -> 0.1);
   }
 
   /**
@@ -124,12 +119,20 @@ class LinearizabilityTest {
   @EnumSource(TreePattern.class)
   void everyKindOfChangeWithShortLeases(TreePattern pattern) throws Exception {
     int rounds = Integer.getInteger("arbor.linearizability.kindRounds", 2);
+    alternating(pattern, rounds, 60, true, round -> round >= rounds / 2 ? 0.1 : 0);
+  }
+
+  /**
+   * Rounds on random trees that alternate 100 ms leases under the tree's lock with 30 ms leases
+   * in lanes (nested sets: the tree's lock always).
+   */
+  private void alternating(TreePattern pattern, int rounds, int first, boolean everyKind,
+      java.util.function.IntToDoubleFunction flaky) throws Exception {
     for (int round = 0; round < rounds; round++) {
       boolean lanes = pattern != TreePattern.NESTED_SETS && round % 2 == 1;
-      runRound(pattern, 60 + round, round % 2 == 0 ? 100 : 30, randomTree(NODES, 61 + round),
-          (w, random) -> new String[] {
-              "n" + (1 + random.nextInt(NODES - 1)), "n" + random.nextInt(NODES)}, lanes,
-          round >= rounds / 2 ? 0.1 : 0, true);
+      runRound(pattern, first + round, round % 2 == 0 ? 100 : 30,
+          randomTree(NODES, first + 1 + round), ANY_NODES, lanes, flaky.applyAsDouble(round),
+          everyKind);
     }
   }
 
@@ -145,14 +148,17 @@ class LinearizabilityTest {
     String[] nodes(int w, Random random);
   }
 
+  /** Any node but the first root, and any node of the position. */
+  private static final Chooser ANY_NODES = (w, random) -> new String[] {
+      "n" + (1 + random.nextInt(NODES - 1)), "n" + random.nextInt(NODES)};
+
   private static int rounds(TreePattern pattern) {
     return Integer.getInteger("arbor.linearizability.rounds",
         pattern == TreePattern.NESTED_SETS ? 4 : 2);
   }
 
   private void runRound(TreePattern pattern, int round, long lease) throws Exception {
-    runRound(pattern, round, lease, randomTree(NODES, 17 + round), (w, random) -> new String[] {
-        "n" + (1 + random.nextInt(NODES - 1)), "n" + random.nextInt(NODES)}, false, 0);
+    runRound(pattern, round, lease, randomTree(NODES, 17 + round), ANY_NODES, false, 0);
   }
 
   /**
