@@ -2,13 +2,10 @@ package dev.arbor.mongo.internal.protocol;
 
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
-import static com.mongodb.client.model.Filters.exists;
 import static com.mongodb.client.model.Filters.in;
 
 import com.mongodb.MongoException;
-import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
@@ -19,14 +16,11 @@ import dev.arbor.mongo.internal.bson.Scope;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.bson.BsonArray;
-import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
-import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.Document;
@@ -104,13 +98,15 @@ public final class Lanes {
   public final LockDocument lock;
   public final MongoCollection<BsonDocument> raw;
   /** The node documents, read with ids decoded. */
-  private final MongoCollection<Document> data;
+  final MongoCollection<Document> data;
   /** Maps node ids in filters to their stored form. */
   private final Reads keys;
   final LaneProgram programs;
   /** How many expired lanes this store took over (tests and logs). */
   public final AtomicLong takeovers = new AtomicLong();
-  private final ConcurrentLinkedQueue<BsonValue> spentFences = new ConcurrentLinkedQueue<>();
+  private final SpentFences spentFences;
+  /** Takes over lanes whose lease expired, and completes stuck ones. */
+  private final LaneTakeover takeover = new LaneTakeover(this);
   private final LeaseScheduler renewals;
 
   public Lanes(TreeLock tree, MongoCollection<Document> data, @Nullable Scope scope,
@@ -119,6 +115,7 @@ public final class Lanes {
     this.renewals = renewals;
     this.lock = tree.lock;
     this.raw = lock.raw;
+    this.spentFences = new SpentFences(lock);
     // its reads of marks are made while a change holds marks or the tree's lock: bounded
     this.data = data.withTimeout(lock.commandLimitMillis(),
         java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -412,7 +409,7 @@ public final class Lanes {
     return d == null ? new Met(id, null, true) : new Met(id, markOf(d), false);
   }
 
-  private static @Nullable BsonDocument markOf(Document d) {
+  static @Nullable BsonDocument markOf(Document d) {
     Object m = d.get(FIELD);
     return m instanceof Document doc
         ? doc.toBsonDocument(BsonDocument.class, com.mongodb.MongoClientSettings
@@ -559,172 +556,19 @@ public final class Lanes {
 
   // ------------------------------------------------------------------ meeting a mark
 
-  /**
-   * Settles a mark met: clears it if its lane is over, takes the lane over if its lease expired
-   * by the server's clock.
-   *
-   * @return whether anything changed (else the lane is live: back off)
-   */
+  /** Settles a mark met: see {@link LaneTakeover#resolve}. */
   public boolean resolve(Met met) {
-    BsonDocument m = met.mark();
-    if (m == null) {
-      return true;
-    }
-    String t = str(m, "t");
-    if (t == null) {
-      return false;
-    }
-    String headId = m.isString("h") ? m.getString("h").getValue() : met.id();
-    BsonDocument hm = m;
-    if (!headId.equals(met.id())) {
-      Document head = data.find(key(eq("_id", headId))).projection(Projections.include(FIELD))
-          .collation(Reads.SIMPLE).first();
-      hm = head == null ? null : markOf(head);
-      if (hm == null || !t.equals(str(hm, "t"))) {
-        // its head was released or taken over and cleared: a leftover
-        raw.updateOne(key(and(eq("_id", met.id()), eq(T, t), exists(H))), Updates.unset(FIELD),
-            new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
-        return true;
-      }
-    }
-    if (!hm.isDateTime("r") || !hm.isNumber("l")) {
-      return false;
-    }
-    long r = hm.getDateTime("r").getValue();
-    long l = hm.getNumber("l").longValue();
-    String me = LockDocument.newToken();
-    // The heir completes the lane under a longer lease than the lane had (LockDocument.grown):
-    // when each heir outlives its lease on a busy machine, takeovers do not chain for ever.
-    long lease = lock.grown(l);
-    Bson expired = Filters.expr(new BsonDocument("$gt", new BsonArray(List.of(
-        new BsonString("$$NOW"), new BsonDateTime(r + l)))));
-    BsonDocument after = raw.findOneAndUpdate(key(and(eq("_id", headId), eq(T, t),
-            Filters.lt(R, new BsonDateTime(r + 1)), eq(L, l), expired)),
-        Updates.combine(Updates.set(O, me), Updates.currentDate(R), Updates.set(L, lease)),
-        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-            .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
-    if (after == null) {
-      return false;
-    }
-    BsonDocument mark = after.getDocument(FIELD);
-    Lane heir = new Lane(t, me, headId, lease);
-    heir.renewedAt(mark.getDateTime("r").getValue());
-    takeovers.incrementAndGet();
-    tree.log.warn("Tree '{}': took the lock over from a change in a subtree whose lease of {} ms"
-        + " expired while doing: {}", lock.tree, l, mark.isString("w")
-        ? mark.getString("w").getValue() : "?");
-    finish(heir, mark);
-    return true;
+    return takeover.resolve(met);
   }
 
-  /**
-   * Completes a lane taken over: stops its insert commands, replays its journal if it was
-   * committed, and clears its marks. An insert command that passed its insert fence before the
-   * revocation may still be running on a server that runs commands side by side: it stops at its
-   * time limit, within the lane's lease ({@code heir}'s is the one the mark held), which is
-   * waited out first ({@link Fences#awaitStartedInserts}; {@code LateInsertCommandTest}).
-   */
-  private void finish(Lane heir, BsonDocument mark) {
-    heir.keepAlive();
-    try {
-      int next = revokeInserts(heir.token, heir.owner);
-      if (next > 0) {
-        tree.fences.awaitStartedInserts(heir.leaseMillis);
-      }
-      heir.insertFences = next + 1;
-      complete(heir, mark);
-    } finally {
-      heir.stop();
-    }
-  }
-
-  private void complete(Lane heir, BsonDocument mark) {
-    if (mark.isArray("j")) {
-      long v = mark.getNumber("v", new BsonInt64(0)).longValue();
-      List<Step> steps = new ArrayList<>();
-      for (BsonValue s : mark.getArray("j")) {
-        steps.add(Step.decode(s.asDocument()));
-      }
-      String what = mark.isString("w") ? mark.getString("w").getValue() : "a change";
-      tree.log.info("Tree '{}': completing the journal of '{}' (change {}), left by a lane that"
-          + " stopped", lock.tree, what, v);
-      heir.version = v;
-      try {
-        programs.replay(heir, steps);
-      } catch (LaneProgram.Completed c) {
-        return; // taken over in turn: the next heir finishes
-      } catch (LaneProgram.Refused r) {
-        throw stuck(heir, what, r, steps.size());
-      }
-    }
-    if (!renew(heir)) {
-      return; // taken over in turn: the next heir finishes
-    }
-    // the version first: see LaneProtocol.read
-    raw.updateOne(lock.lockKey(), Updates.combine(bump(heir.token, null),
-        Updates.unset(LockDocument.IN_FLIGHT + "." + heir.token)));
-    raw.updateMany(Fences.before(key(eq(T, heir.token)), heir.deadline()),
-        Updates.unset(FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
-  }
-
-  // ------------------------------------------------------------------ stuck lanes
-
-  /**
-   * A step of a lane's journal that the server refuses, after steps before it ran: the tree is
-   * stuck, as it is when a step under the tree's lock is refused ({@link
-   * LockDocument#stuck}). The lock document records it, naming the lane (its token and head),
-   * whose marks and journal stay; nothing reads or changes the tree until {@code repair()}
-   * completes the journal ({@link #completeStuck}).
-   *
-   * @return the exception to throw
-   */
+  /** Records a lane's refused step as the tree stuck: see {@link LaneTakeover#stuck}. */
   public TreeException stuck(Lane lane, String what, LaneProgram.Refused r, int steps) {
-    BsonDocument stuck = new BsonDocument("v", new BsonInt64(lane.version))
-        .append("what", new BsonString(what)).append("step", new BsonInt32(r.step + 1))
-        .append("steps", new BsonInt32(steps))
-        .append("error", new BsonString(String.valueOf(r.cause.getMessage())))
-        .append("lane", new BsonDocument("t", new BsonString(lane.token))
-            .append("h", new BsonString(lane.head)));
-    try {
-      raw.updateOne(lock.lockKey(), Updates.combine(Updates.set(LockDocument.STUCK, stuck),
-          Updates.inc(LockDocument.VERSION, 1L)));
-    } catch (MongoException e) {
-      // the lane's marks and journal stay: whoever meets them after its lease replays it and
-      // records this again
-    }
-    tree.log.error("Tree '{}' is stuck: step {} of {} of '{}', in a lane, was refused by the"
-        + " server: {}; repair() completes it once the cause is removed", lock.tree, r.step + 1,
-        steps, what, r.cause.getMessage());
-    return lock.stuck(stuck);
+    return takeover.stuck(lane, what, r, steps);
   }
 
-  /**
-   * Completes the journal of the lane a stuck tree names ({@code lane}: its token and head), as
-   * {@code repair()} does holding the tree's lock: takes the lane over without waiting for its
-   * lease (its writer stopped when the step was refused), replays its journal and clears its
-   * marks.
-   *
-   * @throws TreeException if the server still refuses a step (the tree stays stuck)
-   */
+  /** Completes the journal of the lane a stuck tree names: see {@link LaneTakeover#completeStuck}. */
   void completeStuck(BsonDocument lane) {
-    String t = lane.getString("t").getValue();
-    String headId = lane.getString("h").getValue();
-    String me = LockDocument.newToken();
-    BsonDocument after = raw.findOneAndUpdate(key(and(eq("_id", headId), eq(T, t))),
-        Updates.combine(Updates.set(O, me), Updates.currentDate(R)),
-        new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
-            .projection(Projections.include(FIELD)).collation(Reads.SIMPLE));
-    if (after == null) {
-      return; // completed meanwhile: its marks are gone
-    }
-    BsonDocument mark = after.getDocument(FIELD);
-    // the lease the mark holds (its takeover renewed it, keeping its length), which another
-    // process may have set shorter than this store's
-    Lane heir = new Lane(t, me, headId, mark.isNumber("l") ? mark.getNumber("l").longValue()
-        : lock.leaseMillis);
-    heir.renewedAt(mark.getDateTime("r").getValue());
-    takeovers.incrementAndGet();
-    finish(heir, mark);
+    takeover.completeStuck(lane);
   }
 
   // ------------------------------------------------------------------ insert fences
@@ -734,50 +578,9 @@ public final class Lanes {
     return lock.own("fence").append("lane", new BsonString(token)).append("b", new BsonInt32(b));
   }
 
-  /**
-   * Takes the next insert fence of lane {@code token}, for {@code owner}: its next insert command
-   * fails. The lane's commands number their fences without gaps (a command sent again keeps its
-   * number until a fence of it is known stored), so every command that has not passed its fence
-   * yet fails.
-   *
-   * @return the number of the fence taken
-   */
-  int revokeInserts(String token, String owner) {
-    for (int attempt = 0; attempt < 100; attempt++) {
-      BsonDocument last = raw.find(lock.scoped(and(
-              Filters.gte("_id", insertFence(token, Integer.MIN_VALUE)),
-              Filters.lte("_id", insertFence(token, Integer.MAX_VALUE)))))
-          .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
-      int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
-      try {
-        raw.insertOne(tree.fences.insertFenceDocument(insertFence(token, next), owner));
-        return next;
-      } catch (MongoWriteException e) {
-        if (!MongoErrors.duplicateKey(e)) {
-          throw e;
-        }
-      }
-    }
-    throw new TreeException("Tree '" + lock.tree + "': could not stop the insert commands of a"
-        + " lane taken over");
-  }
-
   /** Insert fences whose commands were answered: deleted a few dozen at a time. */
   public void sweep(Collection<BsonValue> fences) {
-    spentFences.addAll(fences);
-    if (spentFences.size() < TreeLock.FENCE_SWEEP) {
-      return;
-    }
-    List<BsonValue> ids = new ArrayList<>();
-    for (BsonValue id; ids.size() < 4 * TreeLock.FENCE_SWEEP
-        && (id = spentFences.poll()) != null; ) {
-      ids.add(id);
-    }
-    try {
-      raw.deleteMany(lock.scoped(in("_id", ids)));
-    } catch (MongoException e) {
-      // left in place: harmless, and skipped by every query of nodes
-    }
+    spentFences.add(fences);
   }
 
   // ------------------------------------------------------------------ the tree's lock

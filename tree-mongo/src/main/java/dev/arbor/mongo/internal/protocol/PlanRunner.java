@@ -5,7 +5,6 @@ import static com.mongodb.client.model.Filters.in;
 import com.mongodb.MongoException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 import org.bson.conversions.Bson;
@@ -23,13 +22,14 @@ final class PlanRunner {
   private final LockDocument lock;
   private final Fences fences;
   private final Journal journal;
-  private final ConcurrentLinkedQueue<BsonValue> spentFences = new ConcurrentLinkedQueue<>();
+  private final SpentFences spentFences;
 
   public PlanRunner(TreeLock facade, LockDocument lock, Fences fences, Journal journal) {
     this.facade = facade;
     this.lock = lock;
     this.fences = fences;
     this.journal = journal;
+    this.spentFences = new SpentFences(lock);
   }
 
   /** Whether a plan needs no journal: one step that writes one document. */
@@ -123,27 +123,8 @@ final class PlanRunner {
     return new TreeLock.Result(v, deleted);
   }
 
-  /**
-   * Insert fences that guard nothing any more are deleted {@value TreeLock#FENCE_SWEEP} at a
-   * time, in one command: a change on the embedded server pays no round trip of its own for them.
-   */
+  /** Insert fences that guard nothing any more: see {@link SpentFences}. */
   private void sweep(List<BsonValue> fences) {
-    spentFences.addAll(fences);
-    if (spentFences.size() < TreeLock.FENCE_SWEEP) {
-      return;
-    }
-    List<BsonValue> ids = new ArrayList<>();
-    for (BsonValue id; ids.size() < 4 * TreeLock.FENCE_SWEEP
-        && (id = spentFences.poll()) != null; ) {
-      ids.add(id);
-    }
-    if (ids.isEmpty()) {
-      return;
-    }
-    try {
-      lock.raw.deleteMany(lock.scoped(in("_id", ids)));
-    } catch (MongoException e) {
-      // left in place: harmless, and skipped by every query of nodes
-    }
+    spentFences.add(fences);
   }
 }
