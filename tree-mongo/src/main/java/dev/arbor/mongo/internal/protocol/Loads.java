@@ -194,11 +194,29 @@ public final class Loads {
     return s.version > h.version && !h.token.equals(s.owner);
   }
 
-  /** Abandons a load that failed: its documents are deleted, the lock freed. */
+  /**
+   * Abandons a load that failed: its insert commands whose answer was lost are stopped (their
+   * fences taken, and the next: such a command may still arrive, and would insert its documents
+   * after they were deleted, in a load told not applied; {@code AbortedGraftLateInsertTest}),
+   * its documents are deleted, the lock freed.
+   */
   public void abortLoad(TreeLock.Hold h) {
     h.close();
     try {
       lock.raw.bulkWrite(List.of(fences.fence(h.token, null)));
+      String stopper = LockDocument.newToken();
+      for (BsonValue id : h.resentFences) {
+        try {
+          lock.raw.insertOne(fences.insertFenceDocument(id.asDocument(), stopper));
+        } catch (com.mongodb.MongoWriteException e) {
+          if (!MongoErrors.duplicateKey(e)) {
+            throw e;
+          }
+        }
+      }
+      if (fences.revokeInserts(h.version, stopper) || !h.resentFences.isEmpty()) {
+        fences.awaitStartedInserts(h.loadLease);
+      }
       lock.raw.deleteMany(lock.scoped(new BsonDocument(Step.MARK + ".v",
           new BsonInt64(h.version))));
       lock.raw.bulkWrite(List.of(fences.fence(h.token, LockDocument.releaseUpdate())));
