@@ -243,7 +243,10 @@ final class LaneProgram {
       }
       break; // in time but not ours: taken over
     }
-    if (doubt && !committedAnyway(lane)) {
+    if (!doubt) {
+      throw lost(what);
+    }
+    if (!committedAnyway(lane)) {
       // Its lane was taken over (or the tries ran out) after a sending whose answer was lost:
       // that sending may have stored the journal in time, after the head was last read, and
       // whoever took the lane over completed the change; the head, rewritten since, no longer
@@ -253,11 +256,7 @@ final class LaneProgram {
           + " its lane was taken over; read the tree",
           ChangeInterruptedException.Outcome.UNKNOWN, null);
     }
-    if (doubt) {
-      lane.committed = true;
-      return;
-    }
-    throw lost(what);
+    lane.committed = true;
   }
 
   /**

@@ -175,12 +175,13 @@ public final class Loads {
   /** Whether the release of {@code h}'s load landed (its fence, resent, then found it gone). */
   private boolean releaseLanded(TreeLock.Hold h) {
     TreeLock.State s = lock.read();
-    if (s.op == h.version && undoOf(h.token).equals(s.opToken)) {
+    String undo = undoOf(h.token);
+    if (s.op == h.version && undo.equals(s.opToken)) {
       // the undo of a holder taken over
-      facade.replay.awaitCompletion(h.version, undoOf(h.token), h.what);
+      facade.replay.awaitCompletion(h.version, undo, h.what);
       return false;
     }
-    if (s.done.contains(undoOf(h.token))) {
+    if (s.done.contains(undo)) {
       return false; // its undo was completed by the caller who took it over
     }
     if (s.done.size() >= LockDocument.DONE_KEPT) {
