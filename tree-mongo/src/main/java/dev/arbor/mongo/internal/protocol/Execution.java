@@ -168,11 +168,6 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     }
   }
 
-  /** The acquisition this execution writes under, which its insert fences name. */
-  private long writer() {
-    return hold != null ? hold.version : v;
-  }
-
   private int nextInsertFence() {
     return hold != null ? hold.insertFences++ : insertFences++;
   }
@@ -321,7 +316,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       if (kind == 1) {
         // An insert command is led by an insert fence, which a caller who took the lock over
         // has taken first: then the command stops before its first insert.
-        BsonDocument fenceId = fencing.insertFence(writer(), nextInsertFence());
+        BsonDocument fenceId = fencing.insertFence(token, nextInsertFence());
         fences.add(fenceId);
         batch.add(new TreeLock.Statement(new InsertOneModel<>(fencing.insertFenceDocument(
             fenceId, token)), 0));

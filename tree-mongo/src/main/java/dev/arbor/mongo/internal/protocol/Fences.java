@@ -23,7 +23,6 @@ import org.bson.BsonArray;
 import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
-import org.bson.BsonInt64;
 import org.bson.BsonNull;
 import org.bson.BsonString;
 import org.bson.BsonValue;
@@ -121,18 +120,21 @@ public final class Fences {
   }
 
   /**
-   * The id of the {@code b}-th insert fence of change {@code v}: an insert command starts with
-   * the insert of the next one, so that a caller who takes the lock over can stop the rest by
-   * taking the next number first ({@link #revokeInserts}).
+   * The id of the {@code b}-th insert fence of the acquisition {@code token} (a hold of the
+   * tree's lock, or a claim): an insert command starts with the insert of the next one, so that a
+   * caller who takes the lock over can stop the rest by taking the next number first ({@link
+   * #revokeInserts}). Named by the token, which the lock document names while the acquisition
+   * holds it, not by the version: the version rises while the lock is held, at each lane's
+   * release (RaisedVersionTakeoverTest).
    */
-  BsonDocument insertFence(long v, int b) {
-    return lock.own("fence").append("v", new BsonInt64(v))
+  BsonDocument insertFence(String token, int b) {
+    return lock.own("fence").append("t", new BsonString(token))
         .append("b", new BsonInt32(b));
   }
 
-  /** The statement that inserts insert fence {@code b} of change {@code v}. */
-  WriteModel<BsonDocument> insertFenceStatement(long v, int b, String owner) {
-    return new InsertOneModel<>(insertFenceDocument(insertFence(v, b), owner));
+  /** The statement that inserts insert fence {@code b} of the acquisition {@code token}. */
+  WriteModel<BsonDocument> insertFenceStatement(String token, int b) {
+    return new InsertOneModel<>(insertFenceDocument(insertFence(token, b), token));
   }
 
   /**
@@ -180,22 +182,22 @@ public final class Fences {
   }
 
   /**
-   * Stops the insert commands that the holder of change {@code v} may still have in flight: takes
-   * the next number of its insert fences, so that its next insert command fails before writing.
+   * Stops the insert commands that the acquisition {@code holder} (the token the lock document
+   * named) may still have in flight: takes the next number of its insert fences, so that its next insert command fails before writing.
    * A command that had passed its insert fence before may still be running; on a server with
    * time limits ({@link #timed}), see {@link #awaitStartedInserts}.
    *
    * @return whether the holder had started insert commands (it took an insert fence)
    */
-  boolean revokeInserts(long v, String owner) {
+  boolean revokeInserts(String holder, String owner) {
     for (int attempt = 0; attempt < 100; attempt++) {
       BsonDocument last = lock.raw.find(lock.scoped(and(
-              Filters.gte("_id", insertFence(v, Integer.MIN_VALUE)),
-              Filters.lte("_id", insertFence(v, Integer.MAX_VALUE)))))
+              Filters.gte("_id", insertFence(holder, Integer.MIN_VALUE)),
+              Filters.lte("_id", insertFence(holder, Integer.MAX_VALUE)))))
           .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
       int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
       try {
-        lock.raw.insertOne(insertFenceDocument(insertFence(v, next), owner));
+        lock.raw.insertOne(insertFenceDocument(insertFence(holder, next), owner));
         return last != null;
       } catch (MongoWriteException e) {
         if (!MongoErrors.duplicateKey(e)) {

@@ -74,7 +74,7 @@ public final class Loads {
   private List<BsonDocument> insertFences(TreeLock.Hold h) {
     List<BsonDocument> out = new ArrayList<>(h.insertFences + 1);
     for (int b = 0; b <= h.insertFences; b++) {
-      BsonDocument id = fences.insertFence(h.version, b);
+      BsonDocument id = fences.insertFence(h.token, b);
       if (!h.resentFences.contains(id)) {
         out.add(id); // a command sent again keeps its fence: its first sending may arrive
       }
@@ -89,7 +89,7 @@ public final class Loads {
   public void loadBatch(TreeLock.Hold h, List<BsonDocument> documents) {
     h.renewIfDue();
     List<WriteModel<BsonDocument>> inserts = new ArrayList<>(documents.size() + 1);
-    inserts.add(fences.insertFenceStatement(h.version, h.insertFences++, h.token));
+    inserts.add(fences.insertFenceStatement(h.token, h.insertFences++));
     for (BsonDocument d : documents) {
       inserts.add(new InsertOneModel<>(d)); // marked by the caller
     }
@@ -215,7 +215,7 @@ public final class Loads {
           }
         }
       }
-      if (fences.revokeInserts(h.version, stopper) || !h.resentFences.isEmpty()) {
+      if (fences.revokeInserts(h.token, stopper) || !h.resentFences.isEmpty()) {
         fences.awaitStartedInserts(h.loadLease);
       }
       lock.raw.deleteMany(lock.scoped(new BsonDocument(Step.MARK + ".v",
@@ -276,7 +276,7 @@ public final class Loads {
               return;
             }
             pending = new ArrayList<>(original.length + 1);
-            pending.add(fences.insertFenceStatement(h.version, h.insertFences++, h.token));
+            pending.add(fences.insertFenceStatement(h.token, h.insertFences++));
             for (int k : original) {
               pending.add(writes.get(k));
             }
@@ -374,7 +374,7 @@ public final class Loads {
       return;
     }
     List<WriteModel<BsonDocument>> sub = new ArrayList<>(part.length + 1);
-    sub.add(fences.insertFenceStatement(h.version, h.insertFences++, h.token));
+    sub.add(fences.insertFenceStatement(h.token, h.insertFences++));
     for (int k : part) {
       sub.add(writes.get(k));
     }

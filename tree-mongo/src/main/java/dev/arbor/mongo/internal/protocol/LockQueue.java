@@ -228,7 +228,7 @@ final class LockQueue {
         facade.log.warn("Tree '{}': took the lock over from a holder whose lease of {} ms expired"
             + " while doing: {}", lock.tree, previous.lease, previous.what);
         // a stalled holder's insert commands cannot start now, nor still run once waited out
-        if (facade.fences.revokeInserts(previous.version, token)) {
+        if (facade.fences.revokeInserts(previous.owner, token)) {
           facade.fences.awaitStartedInserts(previous.lease);
         }
       }
