@@ -622,7 +622,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * once. (On a server that goes on after errors a writer's release does not record it.)
    */
   private boolean neverLanded(TreeLock.State s) {
-    return facade.ordered() && s.version - v < LockDocument.DONE_KEPT && s.op != v
+    return facade.ordered() && s.keepsDoneSince(v) && s.op != v
         && !s.done.contains(origin);
   }
 

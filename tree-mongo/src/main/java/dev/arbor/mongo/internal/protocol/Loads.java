@@ -184,9 +184,9 @@ public final class Loads {
     if (s.done.contains(undo)) {
       return false; // its undo was completed by the caller who took it over
     }
-    if (s.done.size() >= LockDocument.DONE_KEPT) {
-      // The record of journals done is full: one of its undo may have been pushed out by later
-      // ones (LostLoadReleaseTest), so a lock document that moved on does not tell.
+    if (!s.keepsDoneSince(h.version)) {
+      // Its undo's record may have been pushed out by later ones (LostLoadReleaseTest), so a
+      // lock document that moved on does not tell.
       throw new ChangeInterruptedException("Could not tell whether '" + h.what + "' on tree '"
           + lock.tree + "' was committed: its release's answer was lost, the lock was taken"
           + " over since, and the lock document no longer tells; read the tree",

@@ -236,6 +236,16 @@ public final class TreeLock {
       }
     }
 
+    /**
+     * Whether {@link #done} still holds every journal recorded there since the lock's version
+     * was {@code v}: it keeps the last {@value LockDocument#DONE_KEPT}, so it does while it has
+     * fewer (none was pushed out yet), or while the version rose fewer times since (each record
+     * raised it at least once; lanes' releases raise it too, which only makes this false sooner).
+     */
+    boolean keepsDoneSince(long v) {
+      return done.size() < LockDocument.DONE_KEPT || version - v < LockDocument.DONE_KEPT;
+    }
+
     /** No change in flight and none stuck. */
     public boolean quiet() {
       return owner == null && stuck == null;
