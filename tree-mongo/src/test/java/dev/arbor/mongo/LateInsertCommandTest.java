@@ -92,35 +92,6 @@ class LateInsertCommandTest {
     }
   }
 
-  /**
-   * Loses the lane's first insert command on its way, and holds the command sent again (the
-   * holder's pause) until {@link #go}.
-   */
-  private static final class LostThenPaused implements TreeLock.Sender {
-    final CountDownLatch lost = new CountDownLatch(1);
-    final CountDownLatch go = new CountDownLatch(1);
-    volatile int sendings;
-
-    @Override
-    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
-      List<TreeLock.Statement> all = batch.statements();
-      if (all.size() != 2 || !(all.get(0).model() instanceof InsertOneModel)) {
-        return TreeLock.BULK.send(collection, batch);
-      }
-      if (sendings++ == 0) {
-        lost.countDown();
-        throw new MongoSocketReadException("injected: the connection was cut before the command"
-            + " reached the server", new ServerAddress("127.0.0.1", 1));
-      }
-      try {
-        assertTrue(go.await(20, TimeUnit.SECONDS));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      return TreeLock.BULK.send(collection, batch);
-    }
-  }
-
   @ParameterizedTest
   @MethodSource("lanePatternsOnBothServers")
   void anInsertSentAgainAfterTheLaneWasTakenOverInsertsNothing(TreePattern pattern,
@@ -160,7 +131,10 @@ class LateInsertCommandTest {
     MongoCollection<Document> c = server.freshCollection();
     Tree fixture = Tree.parse("a(b(c d) e)");
     pattern.open(c).load(fixture);
-    LostThenPaused sender = new LostThenPaused();
+    // The insert command is lost on its way; the command sent again is held (the holder's pause).
+    FailThenPauseSender sender = new FailThenPauseSender(FailThenPauseSender.insertCommand(2),
+        () -> new MongoSocketReadException("injected: the connection was cut before the command"
+            + " reached the server", new ServerAddress("127.0.0.1", 1)));
     MongoTreeStore holder = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
         .lease(300, 20_000).sender(sender).subtreeLocks(lanes).optimisticChanges(!lanes)
         .keepAlive(false)); // a paused process: nothing renews its lease
@@ -174,7 +148,8 @@ class LateInsertCommandTest {
         return e.getClass();
       }
     });
-    assertTrue(sender.lost.await(10, TimeUnit.SECONDS), "the insert command was lost");
+    assertTrue(sender.reached.await(10, TimeUnit.SECONDS), "the insert command was lost, and sent"
+        + " again");
     TreeStore other = pattern.open(c, ServerCapabilities.probing(c).lease(300, 20_000)
         .subtreeLocks(lanes).optimisticChanges(!lanes));
     other.delete("c"); // takes the lane or the lock over once its lease ended

@@ -3,10 +3,8 @@ package dev.arbor.mongo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Updates;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.Tree;
@@ -14,12 +12,9 @@ import dev.arbor.core.TreeException;
 import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.internal.MongoTreeStore;
 import dev.arbor.mongo.internal.ServerCapabilities;
-import dev.arbor.mongo.internal.protocol.TreeLock;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.bson.BsonDocument;
 import org.bson.Document;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -37,28 +32,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class RaisedVersionTakeoverTest {
 
-  /** Holds the load's first insert command (the holder's pause) until {@link #go}. */
-  private static final class PausedInsert implements TreeLock.Sender {
-    final CountDownLatch reached = new CountDownLatch(1);
-    final CountDownLatch go = new CountDownLatch(1);
-    volatile boolean paused;
-
-    @Override
-    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
-      List<TreeLock.Statement> all = batch.statements();
-      if (!paused && all.size() > 2 && all.get(0).model() instanceof InsertOneModel) {
-        paused = true;
-        reached.countDown();
-        try {
-          assertTrue(go.await(20, TimeUnit.SECONDS));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-      return TreeLock.BULK.send(collection, batch);
-    }
-  }
-
   @ParameterizedTest
   @MethodSource("dev.arbor.mongo.ResentStepTest#patternsOnBothServers")
   void aGraftTakenOverAfterTheVersionRoseInsertsNothing(TreePattern pattern, boolean ordered)
@@ -66,7 +39,9 @@ class RaisedVersionTakeoverTest {
     MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
     Tree fixture = Tree.parse("a(b(c) d)");
     pattern.open(c).load(fixture);
-    PausedInsert sender = new PausedInsert();
+    // The graft's first insert command is held (the holder's pause).
+    FailThenPauseSender sender = new FailThenPauseSender(FailThenPauseSender.insertCommand(3),
+        null);
     MongoTreeStore holder = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
         .lease(300, 20_000).sender(sender).subtreeLocks(false).optimisticChanges(false)
         .keepAlive(false)); // a paused process: nothing renews its lease

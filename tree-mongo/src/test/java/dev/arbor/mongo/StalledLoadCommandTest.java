@@ -110,36 +110,6 @@ class StalledLoadCommandTest {
     assertEquals(List.of(), other.check());
   }
   /**
-   * Times out the load's first insert command before it reaches the server, and holds the
-   * command that sends the first half of its documents again (the holder's pause) until {@link
-   * #go}.
-   */
-  private static final class TimedOutThenPaused implements TreeLock.Sender {
-    final CountDownLatch timedOut = new CountDownLatch(1);
-    final CountDownLatch go = new CountDownLatch(1);
-    volatile int sendings;
-
-    @Override
-    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
-      List<TreeLock.Statement> all = batch.statements();
-      if (!(all.get(0).model() instanceof InsertOneModel) || all.size() < 4) {
-        return TreeLock.BULK.send(collection, batch);
-      }
-      if (sendings++ == 0) {
-        timedOut.countDown();
-        throw new MongoOperationTimeoutException("injected: the command ran out of its time"
-            + " limit before it reached the server");
-      }
-      try {
-        assertTrue(go.await(20, TimeUnit.SECONDS));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      return TreeLock.BULK.send(collection, batch);
-    }
-  }
-
-  /**
    * A load's insert command that ran out of its time limit is sent again in two halves, behind
    * the next fence numbers. Its own fence's number was left free when the command never reached
    * the server: a caller who took the paused loader over took that number (the one after the
@@ -152,14 +122,19 @@ class StalledLoadCommandTest {
   void aTimedOutLoadCommandSentAgainInHalvesInsertsNothingAfterATakeover(TreePattern pattern,
       boolean ordered) throws Exception {
     MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
-    TimedOutThenPaused sender = new TimedOutThenPaused();
+    // The load's first insert command times out before it reaches the server; the command that
+    // sends the first half of its documents again is held (the holder's pause).
+    FailThenPauseSender sender = new FailThenPauseSender(FailThenPauseSender.insertCommand(4),
+        () -> new MongoOperationTimeoutException("injected: the command ran out of its time"
+            + " limit before it reached the server"));
     MongoTreeStore loader = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
         .lease(300, 20_000).sender(sender).subtreeLocks(false)
         .keepAlive(false)); // a paused process: nothing renews its lease
     assertEquals(ordered, loader.lock.ordered(), "the server's behaviour");
     Tree tree = Tree.parse("a(b(c d) e(f g)) h(i j(k))");
     CompletableFuture<Void> load = CompletableFuture.runAsync(() -> loader.load(tree));
-    assertTrue(sender.timedOut.await(10, TimeUnit.SECONDS), "the load's command timed out");
+    assertTrue(sender.reached.await(10, TimeUnit.SECONDS), "the load's command timed out, and"
+        + " half of it was sent again");
     TreeStore other = pattern.open(c, ServerCapabilities.probing(c).lease(300, 20_000)
         .subtreeLocks(false));
     other.insert("z", Position.lastRoot()); // takes the paused loader over, undoes its load
