@@ -1,6 +1,7 @@
 package dev.arbor.mongo;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.MongoCommandException;
@@ -9,12 +10,17 @@ import com.mongodb.ServerAddress;
 import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.InsertOneModel;
+import dev.arbor.core.DuplicateNodeException;
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.internal.MongoTreeStore;
 import dev.arbor.mongo.internal.ServerCapabilities;
+import dev.arbor.mongo.internal.protocol.Timing;
 import dev.arbor.mongo.internal.protocol.TreeLock;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.bson.BsonDocument;
@@ -22,6 +28,11 @@ import org.bson.Document;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+/**
+ * The abandonment of a graft that failed before its commit: its documents are deleted and the
+ * lock freed, and an insert command whose answer was lost must not land after that; a graft that
+ * the server refused (none of its commands unanswered) ends at once.
+ */
 class AbortedGraftLateInsertTest {
   @ParameterizedTest
   @EnumSource(TreePattern.class)
@@ -74,5 +85,44 @@ class AbortedGraftLateInsertTest {
           "told " + said + " yet stored " + stored);
       assertEquals(List.of(), pattern.open(c).check());
     }
+  }
+
+  /**
+   * A graft refused by the server for an id that exists ends at once: each of its insert
+   * commands was answered, so none can still be running and its abandonment has nothing to wait
+   * for. Before, on MongoDB's path, it waited out an insert command's time limit (nine tenths of
+   * the lease) whenever the graft had stored an insert fence: 27 s with the default lease of
+   * 30 s, for a {@code DuplicateNodeException}.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aGraftRefusedForAnIdThatExistsDoesNotWaitOutALease(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+    List<Long> waits = new CopyOnWriteArrayList<>();
+    Timing recorded = new Timing() {
+      @Override
+      public long nanoTime() {
+        return System.nanoTime();
+      }
+
+      @Override
+      public void sleep(long millis) throws InterruptedException {
+        waits.add(millis);
+        Thread.sleep(Math.min(millis, 50)); // what matters is that it waits, not how long
+      }
+    };
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .timing(recorded)); // the default lease
+    assertTrue(store.lock.ordered(), "the server's behaviour");
+    store.load(Tree.parse("a(b(c d) e)"));
+    Tree before = store.snapshot();
+    assertThrows(DuplicateNodeException.class, () -> store.graft("b", Tree.parse("x(y c)")));
+    assertThrows(DuplicateNodeException.class, () -> store.graft("b", List.of(
+        new Node("p", null, 0, Map.of()), new Node("q", "p", 1, Map.of()),
+        new Node("p", null, 0, Map.of())).iterator()));
+    assertEquals(before, store.snapshot());
+    assertEquals(List.of(), store.check());
+    assertEquals(List.of(), waits.stream().filter(ms -> ms >= 1_000).toList(),
+        "the waits of a second or more");
   }
 }

@@ -215,7 +215,10 @@ public final class Loads {
           }
         }
       }
-      if (fences.revokeInserts(h.token, stopper) || !h.resentFences.isEmpty()) {
+      fences.revokeInserts(h.token, stopper);
+      if (!h.resentFences.isEmpty()) {
+        // an insert command whose answer was lost may still be running (each of the others was
+        // answered: AbortedGraftLateInsertTest.aGraftRefusedForAnIdThatExists…)
         fences.awaitStartedInserts(h.loadLease);
       }
       lock.raw.deleteMany(lock.scoped(new BsonDocument(Step.MARK + ".v",
@@ -288,12 +291,13 @@ public final class Loads {
           throw renumbered(e, error, original);
         }
         throw e;
-      } catch (MongoException e) {
-        if (!MongoErrors.transientError(e)) {
-          throw e;
+      } catch (RuntimeException thrown) {
+        // unanswered: the command may still arrive, or be running
+        keepFence(h, pending, inserts);
+        if (!(thrown instanceof MongoException e) || !MongoErrors.transientError(e)) {
+          throw thrown;
         }
         resent = true;
-        keepFence(h, pending, inserts);
         retryPause(e, start);
         int[] sent = original == null ? identity(pending.size()) : original;
         if (inserts && MongoErrors.timedOut(e) && sent.length > 3) {
