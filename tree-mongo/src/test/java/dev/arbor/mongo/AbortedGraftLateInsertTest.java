@@ -15,12 +15,10 @@ import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.internal.MongoTreeStore;
 import dev.arbor.mongo.internal.ServerCapabilities;
-import dev.arbor.mongo.internal.protocol.Timing;
 import dev.arbor.mongo.internal.protocol.TreeLock;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.bson.BsonDocument;
@@ -98,19 +96,7 @@ class AbortedGraftLateInsertTest {
   @EnumSource(TreePattern.class)
   void aGraftRefusedForAnIdThatExistsDoesNotWaitOutALease(TreePattern pattern) {
     MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
-    List<Long> waits = new CopyOnWriteArrayList<>();
-    Timing recorded = new Timing() {
-      @Override
-      public long nanoTime() {
-        return System.nanoTime();
-      }
-
-      @Override
-      public void sleep(long millis) throws InterruptedException {
-        waits.add(millis);
-        Thread.sleep(Math.min(millis, 50)); // what matters is that it waits, not how long
-      }
-    };
+    TruthfulOutcomesTest.SkippingTiming recorded = new TruthfulOutcomesTest.SkippingTiming();
     MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
         .timing(recorded)); // the default lease
     assertTrue(store.lock.ordered(), "the server's behaviour");
@@ -122,7 +108,7 @@ class AbortedGraftLateInsertTest {
         new Node("p", null, 0, Map.of())).iterator()));
     assertEquals(before, store.snapshot());
     assertEquals(List.of(), store.check());
-    assertEquals(List.of(), waits.stream().filter(ms -> ms >= 1_000).toList(),
+    assertEquals(List.of(), recorded.waits.stream().filter(ms -> ms >= 1_000).toList(),
         "the waits of a second or more");
   }
 }

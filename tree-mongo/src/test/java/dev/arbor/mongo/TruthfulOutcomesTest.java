@@ -121,6 +121,8 @@ class TruthfulOutcomesTest {
    */
   static final class SkippingTiming implements Timing {
     private final AtomicLong skipped = new AtomicLong();
+    /** The pauses asked for, in ms. */
+    final List<Long> waits = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @Override
     public long nanoTime() {
@@ -129,6 +131,7 @@ class TruthfulOutcomesTest {
 
     @Override
     public void sleep(long millis) {
+      waits.add(millis);
       skipped.addAndGet(TimeUnit.MILLISECONDS.toNanos(millis));
       Thread.yield();
     }
