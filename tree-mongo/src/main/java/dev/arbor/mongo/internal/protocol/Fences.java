@@ -183,7 +183,8 @@ public final class Fences {
 
   /**
    * Stops the insert commands that the acquisition {@code holder} (the token the lock document
-   * named) may still have in flight: takes the next number of its insert fences, so that its next insert command fails before writing.
+   * named) may still have in flight: takes the next number of its insert fences, so that its
+   * next insert command fails before writing.
    * A command that had passed its insert fence before may still be running; on a server with
    * time limits ({@link #timed}), see {@link #awaitStartedInserts}.
    *
