@@ -238,12 +238,14 @@ public final class TreeLock {
 
     /**
      * Whether {@link #done} still holds every journal recorded there since the lock's version
-     * was {@code v}: it keeps the last {@value LockDocument#DONE_KEPT}, so it does while it has
-     * fewer (none was pushed out yet), or while the version rose fewer times since (each record
-     * raised it at least once; lanes' releases raise it too, which only makes this false sooner).
+     * was {@code v}: it keeps the last {@value LockDocument#DONE_KEPT}, and each record raised
+     * the version at least once (lanes' releases raise it too, which only makes this false
+     * sooner), so it does while the version rose fewer times since. (Not by the record's size: a
+     * record that is not full does not prove that none was pushed out of it, as a lock document
+     * whose record was cleared shows, ResentStepTest.aJournaledChangeWhoseRecordIsGone…)
      */
     boolean keepsDoneSince(long v) {
-      return done.size() < LockDocument.DONE_KEPT || version - v < LockDocument.DONE_KEPT;
+      return version - v < LockDocument.DONE_KEPT;
     }
 
     /** No change in flight and none stuck. */
