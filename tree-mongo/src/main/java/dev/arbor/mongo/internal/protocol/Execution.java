@@ -557,6 +557,9 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * change may share with a claim that did not land.
    */
   int settleLost() {
+    if (claim != null && !leadAcked && uncertain && closedTheClaim()) {
+      throw new TreeLock.ClaimRefused(); // no sending of the claim landed, and none can now
+    }
     if (journaled) {
       TreeLock.State s = lock.read();
       if (s.op == v && origin.equals(s.opToken)) {
@@ -611,6 +614,24 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       throw new TreeLock.ClaimRefused(); // nothing was written: plan again under the lock
     }
     throw lock.lostTo(what, lock.read());
+  }
+
+  /**
+   * Makes sure that no sending of this change's claim whose answer was lost lands from now on: a
+   * claim matches the free lock at the version it claims whenever it arrives (nothing bounds it
+   * in time), so a sending delivered late could take the lock with this change, its journal and
+   * its first steps after this caller concluded that it never landed and planned the change
+   * again (LateClaimTest: a leaf delete told {@code NodeNotFoundException}, its node gone).
+   * Raises that version while the lock is still free at it.
+   *
+   * @return true if it was (no sending had landed, and none can now); false if the lock moved
+   *     on since (a sending may have landed: the lock document, read next, tells)
+   */
+  private boolean closedTheClaim() {
+    TreeLock.Quiet k = claim;
+    return k != null && lock.raw.updateOne(and(lock.lockKey(), eq(LockDocument.EPOCH, k.epoch()),
+            eq(LockDocument.VERSION, k.version()), eq(LockDocument.OWNER, null)),
+        Updates.inc(LockDocument.VERSION, 1L)).getModifiedCount() == 1;
   }
 
   /**
