@@ -23,12 +23,13 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A load whose release (its commit) is lost on its way while its loader pauses past its lease;
- * another caller takes the lock over, completes the load's undo journal (the loaded documents go)
- * (another load, since the tree is empty again) and more than 64 journaled changes before the
- * loader sends its release again, on a server that stops at the first error (where a journaled
- * change's release records it among the journals done). The lock document keeps the last 64
- * journals done only, so it no longer tells that the undo ran: the load must not be told applied. Before, a lock document whose version had moved on without naming the
- * loader was read as the release landed, and the load returned with its nodes gone.
+ * another caller takes the lock over, completes the load's undo journal (the loaded documents
+ * go), then makes another load (the tree is empty again) and more than 64 journaled changes
+ * before the loader sends its release again, on a server that stops at the first error (where a
+ * journaled change's release records it among the journals done). The lock document keeps the
+ * last 64 journals done only, so it no longer tells that the undo ran: the load must not be told
+ * applied. Before, a lock document whose version had moved on without naming the loader was
+ * read as the release landed, and the load returned with its nodes gone.
  */
 class LostLoadReleaseTest {
   private static final long LEASE = 150;

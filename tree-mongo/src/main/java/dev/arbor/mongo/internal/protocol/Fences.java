@@ -162,15 +162,24 @@ public final class Fences {
    * @return whether the fence is {@code owner}'s (else another caller took it: the lock is lost)
    */
   boolean settleInsertFence(WriteModel<BsonDocument> statement, String owner) {
-    BsonDocument d = ((InsertOneModel<BsonDocument>) statement).getDocument();
+    BsonDocument id = ((InsertOneModel<BsonDocument>) statement).getDocument().getDocument("_id");
+    return takeInsertFence(id, owner) || ownsInsertFence(id, owner);
+  }
+
+  /**
+   * Stores insert fence {@code id} (a change's or a lane's) for {@code owner}.
+   *
+   * @return false if it was stored already (by its command, or by another caller)
+   */
+  boolean takeInsertFence(BsonDocument id, String owner) {
     try {
-      lock.raw.insertOne(d);
+      lock.raw.insertOne(insertFenceDocument(id, owner));
       return true;
     } catch (MongoWriteException e) {
       if (!MongoErrors.duplicateKey(e)) {
         throw e;
       }
-      return ownsInsertFence(d.getDocument("_id"), owner);
+      return false;
     }
   }
 
@@ -191,22 +200,29 @@ public final class Fences {
    * @return whether the holder had started insert commands (it took an insert fence)
    */
   boolean revokeInserts(String holder, String owner) {
+    return takeNextInsertFence(b -> insertFence(holder, b), owner) > 0;
+  }
+
+  /**
+   * Takes, for {@code owner}, the insert fence after the last one stored among those {@code
+   * fence} numbers (a holder's or a lane's, numbered without gaps): its next insert command
+   * fails.
+   *
+   * @return the number of the fence taken
+   */
+  int takeNextInsertFence(java.util.function.IntFunction<BsonDocument> fence, String owner) {
     for (int attempt = 0; attempt < 100; attempt++) {
       BsonDocument last = lock.raw.find(lock.scoped(and(
-              Filters.gte("_id", insertFence(holder, Integer.MIN_VALUE)),
-              Filters.lte("_id", insertFence(holder, Integer.MAX_VALUE)))))
+              Filters.gte("_id", fence.apply(Integer.MIN_VALUE)),
+              Filters.lte("_id", fence.apply(Integer.MAX_VALUE)))))
           .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
       int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
-      try {
-        lock.raw.insertOne(insertFenceDocument(insertFence(holder, next), owner));
-        return last != null;
-      } catch (MongoWriteException e) {
-        if (!MongoErrors.duplicateKey(e)) {
-          throw e;
-        }
+      if (takeInsertFence(fence.apply(next), owner)) {
+        return next;
       }
     }
-    return true;
+    throw new dev.arbor.core.TreeException("Tree '" + lock.tree + "': could not stop the insert"
+        + " commands of a holder taken over (its fences kept moving)");
   }
 
   /**

@@ -5,7 +5,6 @@ import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
 
 import com.mongodb.MongoException;
-import com.mongodb.MongoWriteException;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
@@ -212,22 +211,6 @@ final class LaneTakeover {
    * @return the number of the fence taken
    */
   int revokeInserts(String token, String owner) {
-    for (int attempt = 0; attempt < 100; attempt++) {
-      BsonDocument last = lanes.raw.find(lanes.lock.scoped(and(
-              Filters.gte("_id", lanes.insertFence(token, Integer.MIN_VALUE)),
-              Filters.lte("_id", lanes.insertFence(token, Integer.MAX_VALUE)))))
-          .sort(new BsonDocument("_id", new BsonInt32(-1))).limit(1).first();
-      int next = last == null ? 0 : last.getDocument("_id").getInt32("b").getValue() + 1;
-      try {
-        lanes.raw.insertOne(lanes.tree.fences.insertFenceDocument(lanes.insertFence(token, next), owner));
-        return next;
-      } catch (MongoWriteException e) {
-        if (!MongoErrors.duplicateKey(e)) {
-          throw e;
-        }
-      }
-    }
-    throw new TreeException("Tree '" + lanes.lock.tree + "': could not stop the insert commands of a"
-        + " lane taken over");
+    return lanes.tree.fences.takeNextInsertFence(b -> lanes.insertFence(token, b), owner);
   }
 }

@@ -207,13 +207,7 @@ public final class Loads {
       lock.raw.bulkWrite(List.of(fences.fence(h.token, null)));
       String stopper = LockDocument.newToken();
       for (BsonValue id : h.resentFences) {
-        try {
-          lock.raw.insertOne(fences.insertFenceDocument(id.asDocument(), stopper));
-        } catch (com.mongodb.MongoWriteException e) {
-          if (!MongoErrors.duplicateKey(e)) {
-            throw e;
-          }
-        }
+        fences.takeInsertFence(id.asDocument(), stopper); // or stored by its command already
       }
       fences.revokeInserts(h.token, stopper);
       if (!h.resentFences.isEmpty()) {

@@ -6,7 +6,6 @@ import com.mongodb.MongoException;
 import java.util.ArrayList;
 import java.util.List;
 import org.bson.BsonDocument;
-import org.bson.BsonValue;
 import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
@@ -115,16 +114,11 @@ final class PlanRunner {
     if (!x.fences.isEmpty() && !x.resent) {
       // Every command these fences guarded was answered (none was resent after an I/O error),
       // so none can still arrive: they guard nothing now, and go in the next sweep.
-      sweep(x.fences);
+      spentFences.add(x.fences);
     }
     if (!parts.isEmpty()) {
       this.journal.deleteParts(parts);
     }
     return new TreeLock.Result(v, deleted);
-  }
-
-  /** Insert fences that guard nothing any more: see {@link SpentFences}. */
-  private void sweep(List<BsonValue> fences) {
-    spentFences.add(fences);
   }
 }
