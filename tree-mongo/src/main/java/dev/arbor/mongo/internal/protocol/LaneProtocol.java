@@ -145,6 +145,16 @@ public final class LaneProtocol implements Protocol {
           continue;
         }
         TreeLock.State shut = lanes.gate(lane);
+        for (int waits = 0; shut != null && shut.owner != null && shut.stuck == null
+            && shut.waiting.isEmpty() && waits < GATE_WAITS; waits++) {
+          // A holder of the tree's lock and nobody in its queue: most hold it for one change's
+          // program, a command or two (an optimistic change of another store). Queuing behind
+          // it would shut the gate to every lane after this one until the queue drains (a
+          // convoy); a few short waits at the gate, its marks kept, let it pass once the holder
+          // is done. Beyond them, the queue, as before.
+          lock.lock.sleep(1);
+          shut = lanes.gate(lane);
+        }
         if (shut != null) {
           lanes.release(lane);
           if (shut.owner != null || shut.stuck != null) {
@@ -242,6 +252,9 @@ public final class LaneProtocol implements Protocol {
     }
     return locked(what, planner);
   }
+
+  /** How many times a lane waits (1 ms) at a gate shut by a holder, before it queues. */
+  private static final int GATE_WAITS = 3;
 
   /** Thrown by a lane's reads once its marks were taken over: the change is planned again. */
   private static final class MarksLost extends RuntimeException {
