@@ -64,6 +64,31 @@ class LanesTest {
     }
   }
 
+  /** A single-document exchange with the lock's server ({@link TreeLock.Sender#exchange}). */
+  @FunctionalInterface
+  interface Exchange {
+    BsonDocument exchange(MongoCollection<BsonDocument> collection,
+        org.bson.conversions.Bson filter, org.bson.conversions.Bson update,
+        com.mongodb.client.model.FindOneAndUpdateOptions options);
+  }
+
+  /** A sender whose batches go as they are and whose exchanges go through {@code exchange}. */
+  static TreeLock.Sender exchanging(Exchange exchange) {
+    return new TreeLock.Sender() {
+      @Override
+      public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
+        return TreeLock.BULK.send(collection, batch);
+      }
+
+      @Override
+      public BsonDocument exchange(MongoCollection<BsonDocument> collection,
+          org.bson.conversions.Bson filter, org.bson.conversions.Bson update,
+          com.mongodb.client.model.FindOneAndUpdateOptions options) {
+        return exchange.exchange(collection, filter, update, options);
+      }
+    };
+  }
+
   /** A fresh collection holding {@link #FIXTURE} in {@code pattern}. */
   private static MongoCollection<Document> loaded(TreePattern pattern) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
@@ -205,23 +230,13 @@ class LanesTest {
     // The holder is done as the lane comes back to the gate; a lane that queued instead is let
     // through after a second (its change then runs under the tree's lock).
     CompletableFuture.runAsync(done, CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS));
-    TreeLock.Sender doneAfterTheGate = new TreeLock.Sender() {
-      @Override
-      public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
-        return TreeLock.BULK.send(collection, batch);
+    TreeLock.Sender doneAfterTheGate = exchanging((coll, filter, update, options) -> {
+      if (update.toBsonDocument().toJson().contains("arborLock.inflight.")
+          && gates.incrementAndGet() == 2) {
+        done.run();
       }
-
-      @Override
-      public BsonDocument exchange(MongoCollection<BsonDocument> collection,
-          org.bson.conversions.Bson filter, org.bson.conversions.Bson update,
-          com.mongodb.client.model.FindOneAndUpdateOptions options) {
-        if (update.toBsonDocument().toJson().contains("arborLock.inflight.")
-            && gates.incrementAndGet() == 2) {
-          done.run();
-        }
-        return collection.findOneAndUpdate(filter, update, options);
-      }
-    };
+      return TreeLock.BULK.exchange(coll, filter, update, options);
+    });
     MongoTreeStore lane = store(pattern, c, doneAfterTheGate, 30_000);
     long before = laneBumps(c);
     lane.insert("x", Position.lastChildOf("j"));
@@ -557,24 +572,14 @@ class LanesTest {
     CountDownLatch resume = new CountDownLatch(1);
     java.util.concurrent.atomic.AtomicInteger exchanges = new java.util.concurrent.atomic
         .AtomicInteger();
-    TreeLock.Sender stallAfterGate = new TreeLock.Sender() {
-      @Override
-      public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
-        return TreeLock.BULK.send(coll, batch);
+    TreeLock.Sender stallAfterGate = exchanging((coll, filter, update, options) -> {
+      BsonDocument r = TreeLock.BULK.exchange(coll, filter, update, options);
+      if (exchanges.incrementAndGet() == 2) { // the claim of its head, then its gate
+        gated.countDown();
+        await(resume);
       }
-
-      @Override
-      public BsonDocument exchange(MongoCollection<BsonDocument> coll,
-          org.bson.conversions.Bson filter, org.bson.conversions.Bson update,
-          com.mongodb.client.model.FindOneAndUpdateOptions options) {
-        BsonDocument r = TreeLock.BULK.exchange(coll, filter, update, options);
-        if (exchanges.incrementAndGet() == 2) { // the claim of its head, then its gate
-          gated.countDown();
-          await(resume);
-        }
-        return r;
-      }
-    };
+      return r;
+    });
     AtomicLong va = new AtomicLong(-1);
     AtomicLong vb = new AtomicLong(-1);
     MongoTreeStore a = store(pattern, c, stallAfterGate, 100, false, va::set); // a paused process
