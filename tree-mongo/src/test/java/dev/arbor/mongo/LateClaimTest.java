@@ -19,7 +19,6 @@ import dev.arbor.mongo.internal.ServerCapabilities;
 import dev.arbor.mongo.internal.protocol.TreeLock;
 import java.util.Date;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.bson.BsonDocument;
 import org.bson.Document;
@@ -64,8 +63,9 @@ class LateClaimTest {
         return sending.get();
       }
       if (leads++ == 0) {
+        // a reader in the lock's queue, gone from it in 150 ms
         c.updateOne(LOCK, Updates.set("arborLock.waiting.reader",
-            new Document("at", new Date()).append("r", true).append("l", 150))); // gone from the queue in 150 ms
+            new Document("at", new Date()).append("r", true).append("l", 150)));
         late = () -> {
           try {
             sending.get();
@@ -119,23 +119,23 @@ class LateClaimTest {
     store.load(fixture);
     store.size(); // sees the tree quiet: the delete claims the lock optimistically
     sender.armed = true;
-    AtomicReference<String> told = new AtomicReference<>("returned");
+    String told = "returned";
     try {
       store.delete("d", Deletion.LEAF_ONLY);
     } catch (ChangeInterruptedException e) {
       assertEquals(ChangeInterruptedException.Outcome.UNKNOWN, e.outcome(), e.toString());
-      told.set(e.toString());
+      told = e.toString();
     } catch (TreeException e) {
-      told.set(e.toString()); // a refusal: the tree must be as before
+      told = e.toString(); // a refusal: the tree must be as before
     }
     InMemoryTreeStore expected = new InMemoryTreeStore();
     expected.load(fixture);
-    if (!told.get().startsWith("dev.arbor.core.NodeNotFoundException")) {
+    if (!told.startsWith("dev.arbor.core.NodeNotFoundException")) {
       expected.delete("d", Deletion.LEAF_ONLY);
     }
     sender.deliverLate(c); // if the writer sent nothing after the refusal: after the call
     MongoTreeStore reader = (MongoTreeStore) pattern.open(c);
-    assertEquals(expected.snapshot(), reader.snapshot(), "the delete, told " + told.get());
+    assertEquals(expected.snapshot(), reader.snapshot(), "the delete, told " + told);
     assertEquals(List.of(), reader.check());
   }
 }

@@ -222,7 +222,8 @@ public final class Fences {
       }
     }
     throw new dev.arbor.core.TreeException("Tree '" + lock.tree + "': could not stop the insert"
-        + " commands of a holder taken over (its fences kept moving)");
+        + " commands of a holder taken over (its fences, " + fence.apply(0).toJson()
+        + " and after, kept moving)");
   }
 
   /**
