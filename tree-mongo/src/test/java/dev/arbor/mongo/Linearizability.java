@@ -303,10 +303,14 @@ final class Linearizability {
     return Objects.equals(c.result, result);
   }
 
-  /** Makes the machine busy: {@code threads} spinning on {@code pool} while {@code busy}. */
+  /**
+   * Makes the machine busy: {@code threads} spinning on {@code pool} while {@code busy}
+   * ({@code -Darbor.linearizability.spinners=N} spins N instead, to measure what they cost).
+   */
   static void spin(java.util.concurrent.ExecutorService pool,
       java.util.concurrent.atomic.AtomicBoolean busy, int threads) {
-    for (int s = 0; s < threads; s++) {
+    int spinners = Integer.getInteger("arbor.linearizability.spinners", threads);
+    for (int s = 0; s < spinners; s++) {
       pool.submit(() -> {
         long x = 0;
         while (busy.get()) {
