@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -100,6 +101,12 @@ public final class KeyedPreorder extends Preorder {
   private final Keys keys;
   /** Children read ahead, whole, by the key they name their parent with. */
   private final Map<String, List<Document>> known = new HashMap<>();
+  /**
+   * The child keys of the documents the walk holds, each computed once: a materialized path's key
+   * is built (the parent's path and id), and {@link #ahead} walks the held documents again for
+   * every query. Emptied when it outgrows what the walk holds ahead.
+   */
+  private final Map<Document, String> childKeys = new IdentityHashMap<>();
   /** Keys asked for that no child names: their nodes are leaves. */
   private final Set<String> leaves = new HashSet<>();
   private final int keysPerQuery;
@@ -122,7 +129,8 @@ public final class KeyedPreorder extends Preorder {
 
   @Override
   public @Nullable Frame childrenOf(Document d, String id, int depth) {
-    String key = keys.childKey(d);
+    String key = childKey(d);
+    childKeys.remove(d);
     if (leaves.remove(key)) {
       return null;
     }
@@ -192,7 +200,7 @@ public final class KeyedPreorder extends Preorder {
       Frame top = stack.peek();
       if (top != null) {
         for (Document d : top.inHand()) {
-          String k = keys.childKey(d);
+          String k = childKey(d);
           if (seen.add(k) && !leaves.contains(k) && !known.containsKey(k)) {
             out.add(k);
             if (out.size() >= keysPerQuery - 1) {
@@ -219,7 +227,7 @@ public final class KeyedPreorder extends Preorder {
     todo.push(top);
     while (!todo.isEmpty()) {
       Document d = todo.pop();
-      String k = keys.childKey(d);
+      String k = childKey(d);
       if (!seen.add(k) || leaves.contains(k)) {
         continue;
       }
@@ -236,6 +244,18 @@ public final class KeyedPreorder extends Preorder {
       }
     }
     return true;
+  }
+
+  private String childKey(Document d) {
+    String k = childKeys.get(d);
+    if (k == null) {
+      if (childKeys.size() >= heldAhead + limit) {
+        childKeys.clear();
+      }
+      k = keys.childKey(d);
+      childKeys.put(d, k);
+    }
+    return k;
   }
 
   private String keyOf(Document d) {
