@@ -304,21 +304,56 @@ final class Linearizability {
   }
 
   /**
-   * Makes the machine busy: {@code threads} spinning on {@code pool} while {@code busy}
-   * ({@code -Darbor.linearizability.spinners=N} spins N instead, to measure what they cost).
+   * Makes the machine busy: {@code threads} spinning on {@code pool} while {@code busy}, paused
+   * while the machine is busy without them ({@link #busyElsewhere}: other processes use a core or
+   * more, as the suite's other forks do), so that they add load to an idle machine and do not
+   * merely take CPU from a loaded one. {@code -Darbor.linearizability.spinners=N} spins N
+   * threads without pause instead, to measure what they cost.
    */
   static void spin(java.util.concurrent.ExecutorService pool,
       java.util.concurrent.atomic.AtomicBoolean busy, int threads) {
-    int spinners = Integer.getInteger("arbor.linearizability.spinners", threads);
+    Integer fixed = Integer.getInteger("arbor.linearizability.spinners");
+    int spinners = fixed != null ? fixed : threads;
     for (int s = 0; s < spinners; s++) {
       pool.submit(() -> {
         long x = 0;
         while (busy.get()) {
-          x += System.nanoTime() % 7;
+          if (fixed == null && busyElsewhere()) {
+            Thread.sleep(SPIN_SLICE_MILLIS);
+            continue;
+          }
+          long until = System.nanoTime() + SPIN_SLICE_MILLIS * 1_000_000L;
+          while (System.nanoTime() < until) {
+            x += System.nanoTime() % 7;
+          }
         }
         return x;
       });
     }
+  }
+
+  /** How long a spinner spins, or pauses, before it looks at the machine's load again. */
+  private static final long SPIN_SLICE_MILLIS = 50;
+  private static final java.lang.management.OperatingSystemMXBean OS =
+      java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+  private static long loadSampled;
+  private static boolean elsewhere;
+
+  /**
+   * Whether processes other than this JVM kept a core or more busy since the last look (looked at
+   * every 200 ms at most; false where the JVM cannot tell).
+   */
+  static synchronized boolean busyElsewhere() {
+    long now = System.nanoTime();
+    if (now - loadSampled >= 200_000_000L
+        && OS instanceof com.sun.management.OperatingSystemMXBean os) {
+      loadSampled = now;
+      double machine = os.getCpuLoad();
+      double process = os.getProcessCpuLoad();
+      elsewhere = machine >= 0 && process >= 0
+          && (machine - process) * os.getAvailableProcessors() >= 1.0;
+    }
+    return elsewhere;
   }
 
   private static Class<?> type(Throwable t) {
