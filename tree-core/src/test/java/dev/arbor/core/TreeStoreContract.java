@@ -126,8 +126,8 @@ public abstract class TreeStoreContract {
    * of up to {@value #SPREAD_FULL_UP_TO_LEVELS} levels, and fewer for a deeper one, in proportion
    * (at least {@value #SPREAD_AT_LEAST}): a store that walks a tree level by level pays a round
    * trip per level for each ancestor and descendant read of a node, so the reads of a spread of a
-   * deep chain cost about its size times its depth (three quarters of the time of the contract's
-   * classes on such stores went to reading 40 nodes of two chains 120 and 200 deep).
+   * deep chain cost about its size times its depth (with 40 nodes read, the two chains of the
+   * contract, 120 and 200 deep, spent 5 of the 12 s of {@code ChildReferencesContractTest}).
    */
   static List<Node> nodesRead(Tree tree) {
     List<Node> entries = tree.entries();
