@@ -305,9 +305,10 @@ final class Linearizability {
 
   /**
    * Makes the machine busy: {@code threads} spinning on {@code pool} while {@code busy}, paused
-   * while the machine is busy without them ({@link #busyElsewhere}: other processes use a core or
-   * more, as the suite's other forks do), so that they add load to an idle machine and do not
-   * merely take CPU from a loaded one. {@code -Darbor.linearizability.spinners=N} spins N
+   * while the machine is busy without them ({@link #busyElsewhere}: processes other than the
+   * test's use a core or more, as the suite's other forks do), so that they add load to an idle
+   * machine and do not merely take CPU from a loaded one. {@code
+   * -Darbor.linearizability.spinners=N} spins N
    * threads without pause instead, to measure what they cost.
    */
   static void spin(java.util.concurrent.ExecutorService pool,
@@ -337,22 +338,32 @@ final class Linearizability {
   private static final java.lang.management.OperatingSystemMXBean OS =
       java.lang.management.ManagementFactory.getOperatingSystemMXBean();
   private static long loadSampled;
+  private static long descendantsCpu;
   private static boolean elsewhere;
 
   /**
-   * Whether processes other than this JVM kept a core or more busy since the last look (looked at
+   * Whether processes other than this JVM and the processes it started (the writer processes of
+   * {@code LinearizabilityProcessesTest}) kept a core or more busy since the last look (looked at
    * every 200 ms at most; false where the JVM cannot tell).
    */
   static synchronized boolean busyElsewhere() {
     long now = System.nanoTime();
-    if (now - loadSampled >= 200_000_000L
-        && OS instanceof com.sun.management.OperatingSystemMXBean os) {
-      loadSampled = now;
-      double machine = os.getCpuLoad();
-      double process = os.getProcessCpuLoad();
-      elsewhere = machine >= 0 && process >= 0
-          && (machine - process) * os.getAvailableProcessors() >= 1.0;
+    if (loadSampled != 0 && now - loadSampled < 200_000_000L
+        || !(OS instanceof com.sun.management.OperatingSystemMXBean os)) {
+      return elsewhere;
     }
+    long children = ProcessHandle.current().descendants()
+        .mapToLong(p -> p.info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L))
+        .sum();
+    double cores = os.getAvailableProcessors();
+    double ownChildren = descendantsCpu == 0 ? 0
+        : Math.max(0, children - descendantsCpu) / (double) (now - loadSampled);
+    loadSampled = now;
+    descendantsCpu = children;
+    double machine = os.getCpuLoad();
+    double process = os.getProcessCpuLoad();
+    elsewhere = machine >= 0 && process >= 0
+        && (machine - process) * cores - ownChildren >= 1.0;
     return elsewhere;
   }
 
