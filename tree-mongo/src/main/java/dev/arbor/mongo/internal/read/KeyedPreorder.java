@@ -41,8 +41,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Client memory: the documents read ahead stay below about {@value #HELD} (past it, the walk
  * asks only for the node it is at and the rest of its siblings), plus, per open level, one
- * answer of at most {@value #LIMIT} documents or one slice of a node read by cursor; never the
- * tree.
+ * answer of at most {@value #LIMIT} documents or one slice of a node read by cursor, and the
+ * child keys of at most {@value #HELD} + {@value #LIMIT} of the documents held; never the tree.
  */
 public final class KeyedPreorder extends Preorder {
   /**
