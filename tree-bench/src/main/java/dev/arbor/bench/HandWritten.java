@@ -69,48 +69,36 @@ final class HandWritten {
   String describe(Script.Read read) {
     boolean limited = read.maxDepth() != Integer.MAX_VALUE;
     return switch (pattern) {
-      case PARENT_REFERENCES ->
-          switch (read.kind()) {
-            case CHILDREN -> "find({parent: id})";
-            case ANCESTORS ->
-                graphLookup ? "$graphLookup on parent" : "findOne({_id}).parent, per level";
-            case DESCENDANTS ->
-                graphLookup ? "$graphLookup on parent" : "find({parent: {$in: level}}), per level";
-          };
-      case CHILD_REFERENCES ->
-          switch (read.kind()) {
-            case CHILDREN -> "findOne({_id}).children";
-            case ANCESTORS ->
-                graphLookup ? "$graphLookup on children" : "findOne({children: id}), per level";
-            case DESCENDANTS ->
-                graphLookup
-                    ? "$graphLookup on children"
-                    : "find({_id: {$in: children}}), per level";
-          };
-      case ARRAY_OF_ANCESTORS ->
-          switch (read.kind()) {
-            case CHILDREN -> "find({parent: id})";
-            case ANCESTORS -> "findOne({_id}).ancestors";
-            case DESCENDANTS ->
-                limited
-                    ? "findOne({_id}); find({ancestors: id, ancestors.k: absent})"
-                    : "find({ancestors: id})";
-          };
-      case MATERIALIZED_PATHS ->
-          switch (read.kind()) {
-            case CHILDREN -> "findOne({_id}).path; find({path: path + id + ','})";
-            case ANCESTORS -> "findOne({_id}).path, split";
-            case DESCENDANTS ->
-                limited ? "find({path: /,id,([^,]*,){0,k-1}$/})" : "find({path: /,id,/})";
-          };
-      case NESTED_SETS ->
-          switch (read.kind()) {
-            case CHILDREN -> "find({parent: id})";
-            case ANCESTORS -> "findOne({_id}); find({left: {$lt: l}, right: {$gt: r}})";
-            case DESCENDANTS ->
-                "findOne({_id}); find({left: {$gt: l}, right: {$lt: r}"
-                    + (limited ? ", depth: {$lte: d + k}})" : "})");
-          };
+      case PARENT_REFERENCES -> switch (read.kind()) {
+        case CHILDREN -> "find({parent: id})";
+        case ANCESTORS -> graphLookup ? "$graphLookup on parent" : "findOne({_id}).parent, per level";
+        case DESCENDANTS -> graphLookup ? "$graphLookup on parent"
+            : "find({parent: {$in: level}}), per level";
+      };
+      case CHILD_REFERENCES -> switch (read.kind()) {
+        case CHILDREN -> "findOne({_id}).children";
+        case ANCESTORS -> graphLookup ? "$graphLookup on children"
+            : "findOne({children: id}), per level";
+        case DESCENDANTS -> graphLookup ? "$graphLookup on children"
+            : "find({_id: {$in: children}}), per level";
+      };
+      case ARRAY_OF_ANCESTORS -> switch (read.kind()) {
+        case CHILDREN -> "find({parent: id})";
+        case ANCESTORS -> "findOne({_id}).ancestors";
+        case DESCENDANTS -> limited ? "findOne({_id}); find({ancestors: id, ancestors.k: absent})"
+            : "find({ancestors: id})";
+      };
+      case MATERIALIZED_PATHS -> switch (read.kind()) {
+        case CHILDREN -> "findOne({_id}).path; find({path: path + id + ','})";
+        case ANCESTORS -> "findOne({_id}).path, split";
+        case DESCENDANTS -> limited ? "find({path: /,id,([^,]*,){0,k-1}$/})" : "find({path: /,id,/})";
+      };
+      case NESTED_SETS -> switch (read.kind()) {
+        case CHILDREN -> "find({parent: id})";
+        case ANCESTORS -> "findOne({_id}); find({left: {$lt: l}, right: {$gt: r}})";
+        case DESCENDANTS -> "findOne({_id}); find({left: {$gt: l}, right: {$lt: r}"
+            + (limited ? ", depth: {$lte: d + k}})" : "})");
+      };
     };
   }
 
@@ -263,8 +251,7 @@ final class HandWritten {
         break;
       }
       List<String> next = new ArrayList<>();
-      for (Document d :
-          collection.find(in(ID, frontier)).projection(Projections.include("children"))) {
+      for (Document d : collection.find(in(ID, frontier)).projection(Projections.include("children"))) {
         next.addAll(d.getList("children", String.class, List.of()));
       }
       frontier = next;

@@ -139,99 +139,67 @@ final class Script {
       case INSERT_LEAF -> {
         String parent = f.id(s.insertParent());
         String id = f.newIdPrefix() + "new";
-        yield new Script(
-            "under " + parent + " (" + f.childCount[s.insertParent()] + " children)",
-            1,
+        yield new Script("under " + parent + " (" + f.childCount[s.insertParent()]
+            + " children)", 1,
             List.of(insert(id, Position.lastChildOf(parent), Map.of("name", "New"))),
-            List.of(delete(id)),
-            false);
+            List.of(delete(id)), false);
       }
-      case CHILDREN ->
-          read(
-              f.id(s.widest()) + " (" + f.childCount[s.widest()] + " children)",
-              f.childCount[s.widest()],
-              new Read(Read.Kind.CHILDREN, f.id(s.widest()), 1),
-              children(f.id(s.widest())));
-      case ANCESTORS ->
-          read(
-              f.id(s.deepLeaf()) + " (depth " + f.depth[s.deepLeaf()] + ")",
-              f.depth[s.deepLeaf()],
-              new Read(Read.Kind.ANCESTORS, f.id(s.deepLeaf()), 0),
-              ancestors(f.id(s.deepLeaf())));
+      case CHILDREN -> read(f.id(s.widest()) + " (" + f.childCount[s.widest()] + " children)",
+          f.childCount[s.widest()],
+          new Read(Read.Kind.CHILDREN, f.id(s.widest()), 1), children(f.id(s.widest())));
+      case ANCESTORS -> read(f.id(s.deepLeaf()) + " (depth " + f.depth[s.deepLeaf()] + ")",
+          f.depth[s.deepLeaf()], new Read(Read.Kind.ANCESTORS, f.id(s.deepLeaf()), 0),
+          ancestors(f.id(s.deepLeaf())));
       case DESCENDANTS_SMALL -> subtreeRead(f, s.small(), Integer.MAX_VALUE);
       case DESCENDANTS_MEDIUM -> subtreeRead(f, s.medium(), Integer.MAX_VALUE);
       case DESCENDANTS_LARGE -> subtreeRead(f, s.large(), Integer.MAX_VALUE);
       case DESCENDANTS_LIMITED -> subtreeRead(f, s.large(), Operation.LIMITED_DEPTH);
       case CHILD_NODES -> {
         String id = f.id(s.widest());
-        yield read(
-            id + " (" + f.childCount[s.widest()] + " children)",
-            Math.min(Operation.PAGE, f.childCount[s.widest()]),
-            null,
-            named(
-                "childNodes(" + id + ", null, " + Operation.PAGE + ")",
+        yield read(id + " (" + f.childCount[s.widest()] + " children)",
+            Math.min(Operation.PAGE, f.childCount[s.widest()]), null,
+            named("childNodes(" + id + ", null, " + Operation.PAGE + ")",
                 store -> store.childNodes(id, null, Operation.PAGE).size()));
       }
       case ANCESTOR_NODES -> {
         String id = f.id(s.deepLeaf());
-        yield read(
-            id + " (depth " + f.depth[s.deepLeaf()] + ")",
-            f.depth[s.deepLeaf()],
-            null,
+        yield read(id + " (depth " + f.depth[s.deepLeaf()] + ")", f.depth[s.deepLeaf()], null,
             named("ancestorNodes(" + id + ")", store -> store.ancestorNodes(id).size()));
       }
       case SUBTREE -> {
         String id = f.id(s.large());
-        yield read(
-            id
-                + " (subtree of "
-                + f.subtreeSize[s.large()]
-                + ", "
-                + Operation.LIMITED_DEPTH
-                + " levels)",
-            f.subtreeSize[s.large()],
-            null,
-            named(
-                "subtree(" + id + ", " + Operation.LIMITED_DEPTH + ")",
+        yield read(id + " (subtree of " + f.subtreeSize[s.large()] + ", "
+            + Operation.LIMITED_DEPTH + " levels)", f.subtreeSize[s.large()], null,
+            named("subtree(" + id + ", " + Operation.LIMITED_DEPTH + ")",
                 store -> store.subtree(id, Operation.LIMITED_DEPTH).size()));
       }
       case MOVE_LEAF -> {
         int leaf = s.movedLeaf();
-        yield new Script(
-            f.id(leaf) + " -> " + s.leafTarget(),
-            1,
+        yield new Script(f.id(leaf) + " -> " + s.leafTarget(), 1,
             List.of(move(f.id(leaf), s.leafTarget())),
-            List.of(move(f.id(leaf), f.positionOf(leaf))),
-            false);
+            List.of(move(f.id(leaf), f.positionOf(leaf))), false);
       }
       case MOVE_SUBTREE -> {
         int root = s.large();
-        yield new Script(
-            f.id(root) + " (subtree of " + f.subtreeSize[root] + ") -> " + s.subtreeTarget(),
-            f.subtreeSize[root],
+        yield new Script(f.id(root) + " (subtree of " + f.subtreeSize[root] + ") -> "
+            + s.subtreeTarget(), f.subtreeSize[root],
             List.of(move(f.id(root), s.subtreeTarget())),
-            List.of(move(f.id(root), f.positionOf(root))),
-            false);
+            List.of(move(f.id(root), f.positionOf(root))), false);
       }
       case DELETE_SUBTREE -> {
         int root = s.small();
         int size = f.subtreeSize[root];
         List<Action> restore = new ArrayList<>();
         if (size <= REINSERT_LIMIT) {
-          // Re-insert in preorder: the root where it was, then each node as its parent's last
-          // child.
+          // Re-insert in preorder: the root where it was, then each node as its parent's last child.
           restore.add(insert(f.id(root), f.positionOf(root), f.entries.get(root).attributes()));
           for (int i = root + 1; i < root + size; i++) {
             Node e = f.entries.get(i);
             restore.add(insert(e.id(), Position.lastChildOf(e.parentId()), e.attributes()));
           }
         }
-        yield new Script(
-            f.id(root) + " (subtree of " + size + ")",
-            size,
-            List.of(delete(f.id(root))),
-            restore,
-            size > REINSERT_LIMIT);
+        yield new Script(f.id(root) + " (subtree of " + size + ")", size,
+            List.of(delete(f.id(root))), restore, size > REINSERT_LIMIT);
       }
     };
   }

@@ -68,15 +68,9 @@ final class Capacity {
     if (dir != null) {
       long free = usableSpace.applyAsLong(dir);
       long limit = free / DISK_SHARE;
-      return bytes <= limit
-          ? null
-          : "more than the data directory "
-              + dir
-              + " can take: a quarter of the "
-              + Text.bytes(free)
-              + " free on its disk ("
-              + Text.bytes(limit)
-              + ")";
+      return bytes <= limit ? null
+          : "more than the data directory " + dir + " can take: a quarter of the " + Text.bytes(free)
+              + " free on its disk (" + Text.bytes(limit) + ")";
     }
     long heap = maxHeap.getAsLong();
     long needed = saturated(bytes, nodes);

@@ -32,10 +32,7 @@ final class Patterns implements ITypeConverter<TreePattern>, Iterable<String> {
   }
 
   /** As {@link #require(MongoDatabase, String, TreePattern)}, with the field names of {@code options}. */
-  static void require(
-      MongoDatabase db,
-      String collection,
-      TreePattern pattern,
+  static void require(MongoDatabase db, String collection, TreePattern pattern,
       dev.arbor.mongo.TreeOptions options) {
     Optional<TreePattern> seen = TreePattern.recognise(db.getCollection(collection), options);
     if (seen.isPresent() && seen.get() != pattern) {

@@ -174,18 +174,8 @@ public final class MongoTreeStore implements MongoTree {
       fields.add(scope.field());
     }
     this.documents = new NodeDocuments(Set.copyOf(fields), collection.getCodecRegistry());
-    this.layout =
-        Layouts.layout(
-            pattern,
-            new LayoutContext(
-                names,
-                ids,
-                scope,
-                new Ranks(names.rank),
-                documents,
-                capabilities,
-                collectionName,
-                Walker.of(scope, ids, capabilities)));
+    this.layout = Layouts.layout(pattern, new LayoutContext(names, ids, scope, new Ranks(names.rank),
+        documents, capabilities, collectionName, Walker.of(scope, ids, capabilities)));
     // Lanes where a change can hold only what it touches (see LaneProtocol); nested sets
     // renumber everything to the right of a change and keep the tree's lock. A store with lanes
     // turned off still has them to drain before it takes the tree's lock (another store of the

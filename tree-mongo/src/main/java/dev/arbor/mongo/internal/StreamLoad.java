@@ -193,19 +193,16 @@ public final class StreamLoad {
 
   /** The rank after the last sibling the new top entries join, 0 in an empty group. */
   private long rankAfter(Reads r) {
-    Bson group =
-        switch (pattern) {
-          case MATERIALIZED_PATHS ->
-              eq(store.names.path, parent == null ? null : prefix.toString());
-          case CHILD_REFERENCES ->
-              exists(store.names.rank); // the roots, and any stale rank: all before
-          default -> eq(store.names.parent, parent);
-        };
+    Bson group = switch (pattern) {
+      case MATERIALIZED_PATHS -> eq(store.names.path,
+          parent == null ? null : prefix.toString());
+      case CHILD_REFERENCES -> exists(store.names.rank); // the roots, and any stale rank: all before
+      default -> eq(store.names.parent, parent);
+    };
     Document last = r.find(and(MongoTreeStore.NODES, group))
         .projection(Queries.fields(store.names.rank)).sort(Sorts.descending(store.names.rank))
         .limit(1).first();
-    return last != null && last.get(store.names.rank) instanceof Number n
-        ? n.longValue() + Ranks.GAP
+    return last != null && last.get(store.names.rank) instanceof Number n ? n.longValue() + Ranks.GAP
         : 0;
   }
 

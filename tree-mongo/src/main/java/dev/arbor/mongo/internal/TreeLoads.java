@@ -62,8 +62,7 @@ final class TreeLoads {
           c.insert(d);
         }
       });
-      store.tell(
-          new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), o.version()));
+      store.tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), o.version()));
       return;
     }
     TreeLock.Hold h;
@@ -90,14 +89,9 @@ final class TreeLoads {
       for (Document d : store.layout.documentsFor(tree)) {
         // Marked and encoded once: the driver sends the bytes as they are.
         d.put(Step.MARK, mark);
-        BsonDocument b =
-            store.scope == null
-                ? (store.ids.isString()
-                    ? encoder.encode(d)
-                    : store.ids.document(
-                        d.toBsonDocument(BsonDocument.class, store.collection.getCodecRegistry())))
-                : store.scope.stored(
-                    d.toBsonDocument(BsonDocument.class, store.collection.getCodecRegistry()));
+        BsonDocument b = store.scope == null ? (store.ids.isString() ? encoder.encode(d)
+            : store.ids.document(d.toBsonDocument(BsonDocument.class, store.collection.getCodecRegistry())))
+            : store.scope.stored(d.toBsonDocument(BsonDocument.class, store.collection.getCodecRegistry()));
         int size = Encoded.size(b);
         if (!batch.isEmpty() && (batch.size() >= store.loadBatchSize
             || bytes + size > Encoded.MAX_BATCH)) {
@@ -115,8 +109,7 @@ final class TreeLoads {
       store.lock.endLoad(h);
       store.layoutSeen();
       store.remember(new TreeLock.Quiet(h.epoch, h.version + 1));
-      store.tell(
-          new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), h.version));
+      store.tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), h.version));
     } catch (dev.arbor.core.LockLostException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -140,8 +133,7 @@ final class TreeLoads {
       store.checkAttributes(e.id(), e.attributes());
     }
     store.layout.checkLoad(tree);
-    NodeTooLargeException tooLarge =
-        Fits.check(store.pattern(), tree, store.collection.getCodecRegistry());
+    NodeTooLargeException tooLarge = Fits.check(store.pattern(), tree, store.collection.getCodecRegistry());
     if (tooLarge != null) {
       throw tooLarge;
     }

@@ -160,12 +160,8 @@ final class ArrayOfAncestorsLayout implements Layout {
     }
     long rank = ranks.rankFor(c, group(parentField, t.parent), position, t.anchorRank, id);
     List<String> oldAncestors = ancestorsOf(docs.get(id));
-    c.set(
-        id,
-        Updates.combine(
-            Updates.set(parentField, t.parent),
-            Updates.set(ancestorsField, t.ancestors),
-            Updates.set(rankField, rank)));
+    c.set(id, Updates.combine(Updates.set(parentField, t.parent), Updates.set(ancestorsField, t.ancestors),
+        Updates.set(rankField, rank)));
     if (!oldAncestors.equals(t.ancestors)) {
       if (context.capabilities().pipelineUpdates()) {
         // ancestors = newPrefix ++ ancestors[oldPrefix.length:]; the prefix is a literal, never
@@ -216,12 +212,7 @@ final class ArrayOfAncestorsLayout implements Layout {
     if (!children.isEmpty()) {
       c.updateMany(eq(ancestorsField, id), Updates.pull(ancestorsField, id));
       List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
-      RankPlans.planRegroup(
-          c,
-          rankField,
-          lifted(siblings, id, children),
-          new java.util.HashSet<>(children),
-          parentField,
+      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children), new java.util.HashSet<>(children), parentField,
           parent);
     }
     deleteAll(c, List.of(id));
@@ -271,12 +262,8 @@ final class ArrayOfAncestorsLayout implements Layout {
 
   @Override
   public ChildGroup childGroup() {
-    return new ChildGroup(
-        fields(parentField, rankField, ancestorsField),
-        d -> eq(parentField, d.getString(ID)),
-        rankField,
-        d -> parentOf(d),
-        d -> ancestorsOf(d).size());
+    return new ChildGroup(fields(parentField, rankField, ancestorsField), d -> eq(parentField, d.getString(ID)),
+        rankField, d -> parentOf(d), d -> ancestorsOf(d).size());
   }
 
   @Override
@@ -391,42 +378,36 @@ final class ArrayOfAncestorsLayout implements Layout {
   public Iterable<Document> documentsFor(Tree tree) {
     // Built one at a time in preorder from a stack of the current node's ancestors: the
     // documents' total grows with depth squared, memory here only with depth.
-    return () ->
-        new java.util.Iterator<>() {
-          private final java.util.Iterator<Node> entries = tree.entries().iterator();
-          private final List<String> stack = new ArrayList<>();
-          private final Map<String, Long> nextRank = new HashMap<>();
+    return () -> new java.util.Iterator<>() {
+      private final java.util.Iterator<Node> entries = tree.entries().iterator();
+      private final List<String> stack = new ArrayList<>();
+      private final Map<String, Long> nextRank = new HashMap<>();
 
-          @Override
-          public boolean hasNext() {
-            return entries.hasNext();
-          }
+      @Override
+      public boolean hasNext() {
+        return entries.hasNext();
+      }
 
-          @Override
-          public Document next() {
-            Node e = entries.next();
-            String parent = e.parentId();
-            while (!stack.isEmpty() && !stack.get(stack.size() - 1).equals(parent)) {
-              stack.remove(stack.size() - 1);
-            }
-            List<String> chain = new ArrayList<>(stack);
-            stack.add(e.id());
-            long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
-            return context.newDocument(
-                e.id(),
-                new Document(parentField, parent)
-                    .append(ancestorsField, chain)
-                    .append(rankField, rank),
-                e.attributes());
-          }
-        };
+      @Override
+      public Document next() {
+        Node e = entries.next();
+        String parent = e.parentId();
+        while (!stack.isEmpty() && !stack.get(stack.size() - 1).equals(parent)) {
+          stack.remove(stack.size() - 1);
+        }
+        List<String> chain = new ArrayList<>(stack);
+        stack.add(e.id());
+        long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
+        return context.newDocument(e.id(), new Document(parentField, parent).append(ancestorsField, chain)
+            .append(rankField, rank), e.attributes());
+      }
+    };
   }
 
   @Override
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d :
-        r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
       rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }

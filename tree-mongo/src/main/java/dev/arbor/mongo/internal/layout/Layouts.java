@@ -159,15 +159,9 @@ public final class Layouts {
   /** Up to {@value #SAMPLE} node documents of one tree of the collection, in natural order. */
   public static List<Document> sample(MongoCollection<Document> collection, @Nullable Scope scope) {
     NodeIds ids = NodeIds.of(collection);
-    return collection
-        .find(
-            scope == null
-                ? ids.filter(
-                    MongoTreeStore.NODES.toBsonDocument(
-                        BsonDocument.class, collection.getCodecRegistry()))
-                : scope.filter(MongoTreeStore.NODES, collection.getCodecRegistry()))
-        .collation(Reads.SIMPLE)
-        .limit(SAMPLE)
+    return collection.find(scope == null ? ids.filter(MongoTreeStore.NODES.toBsonDocument(
+            BsonDocument.class, collection.getCodecRegistry()))
+            : scope.filter(MongoTreeStore.NODES, collection.getCodecRegistry())).collation(Reads.SIMPLE).limit(SAMPLE)
         .into(new ArrayList<>());
   }
 

@@ -265,19 +265,15 @@ public final class MaterializedPathLayout implements Layout {
 
   @Override
   public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs =
-        subjectAndAnchor(c, id, true, position, fields(pathField, rankField));
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(pathField, rankField));
     String path = targetPath(position, docs);
-    long rank =
-        ranks.rankFor(c, group(pathField, path), position, anchorRank(position, docs), null);
-    c.insert(
-        context.newDocument(id, new Document(pathField, path).append(rankField, rank), attributes));
+    long rank = ranks.rankFor(c, group(pathField, path), position, anchorRank(position, docs), null);
+    c.insert(context.newDocument(id, new Document(pathField, path).append(rankField, rank), attributes));
   }
 
   @Override
   public void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs =
-        subjectAndAnchor(c, id, false, position, fields(pathField, rankField));
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(pathField, rankField));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -292,14 +288,8 @@ public final class MaterializedPathLayout implements Layout {
       int cut = oldPrefix.getBytes(UTF_8).length;
       if (context.capabilities().pipelineUpdates()) {
         // path = newPrefix + path[cut bytes:]
-        Document rest =
-            new Document(
-                "$substrBytes",
-                List.of(
-                    "$" + pathField,
-                    cut,
-                    new Document(
-                        "$subtract", List.of(new Document("$strLenBytes", "$" + pathField), cut))));
+        Document rest = new Document("$substrBytes", List.of("$" + pathField, cut,
+            new Document("$subtract", List.of(new Document("$strLenBytes", "$" + pathField), cut))));
         Document rewritten = new Document("$concat",
             List.of(new Document("$literal", newPrefix), rest));
         c.updateMany(startsWith(oldPrefix),
@@ -355,8 +345,7 @@ public final class MaterializedPathLayout implements Layout {
       }
       List<String> siblings = ids(c.find(group(pathField, path)).projection(fields(ID))
           .sort(Sorts.ascending(rankField)));
-      RankPlans.planRegroup(
-          c, rankField, lifted(siblings, id, children), Set.of(), pathField, null);
+      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children), Set.of(), pathField, null);
     }
     deleteAll(c, List.of(id));
   }
@@ -372,10 +361,8 @@ public final class MaterializedPathLayout implements Layout {
       Bson filter = below(childPath(pathIn(x), id), maxDepth);
       for (Document d : r.find(filter).projection(projection)) {
         Row row = row(d);
-        rows.add(
-            withAttributes
-                ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
-                : row);
+        rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
+            : row);
       }
     }
     return new Rows(pathOf(x).size(), rows);
@@ -420,12 +407,8 @@ public final class MaterializedPathLayout implements Layout {
       return Optional.empty();
     }
     List<String> ancestors = pathOf(d);
-    return Optional.of(
-        new Node(
-            id,
-            ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
-            ancestors.size(),
-            context.attributesOf(d)));
+    return Optional.of(new Node(id, ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
+        ancestors.size(), context.attributesOf(d)));
   }
 
   @Override
@@ -498,48 +481,43 @@ public final class MaterializedPathLayout implements Layout {
     // Built one at a time in preorder: {@code prefix} is the path of the children of the node on
     // top of the stack, and the stack keeps each level's id and the prefix's length below it, so
     // memory grows with the depth and the length of one path, not with the tree.
-    return () ->
-        new java.util.Iterator<>() {
-          private final java.util.Iterator<Node> entries = tree.entries().iterator();
-          private final List<String> ids = new ArrayList<>();
-          private final List<Integer> lengths = new ArrayList<>();
-          private final StringBuilder prefix = new StringBuilder();
-          private final Map<String, Long> nextRank = new HashMap<>();
+    return () -> new java.util.Iterator<>() {
+      private final java.util.Iterator<Node> entries = tree.entries().iterator();
+      private final List<String> ids = new ArrayList<>();
+      private final List<Integer> lengths = new ArrayList<>();
+      private final StringBuilder prefix = new StringBuilder();
+      private final Map<String, Long> nextRank = new HashMap<>();
 
-          @Override
-          public boolean hasNext() {
-            return entries.hasNext();
-          }
+      @Override
+      public boolean hasNext() {
+        return entries.hasNext();
+      }
 
-          @Override
-          public Document next() {
-            Node e = entries.next();
-            String parent = e.parentId();
-            while (!ids.isEmpty() && !ids.get(ids.size() - 1).equals(parent)) {
-              ids.remove(ids.size() - 1);
-              prefix.setLength(lengths.remove(lengths.size() - 1));
-            }
-            String path = parent == null ? null : prefix.toString();
-            ids.add(e.id());
-            lengths.add(prefix.length());
-            prefix.append(prefix.length() == 0 ? "," : "").append(escape(e.id())).append(',');
-            long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
-            return context.newDocument(
-                e.id(), new Document(pathField, path).append(rankField, rank), e.attributes());
-          }
-        };
+      @Override
+      public Document next() {
+        Node e = entries.next();
+        String parent = e.parentId();
+        while (!ids.isEmpty() && !ids.get(ids.size() - 1).equals(parent)) {
+          ids.remove(ids.size() - 1);
+          prefix.setLength(lengths.remove(lengths.size() - 1));
+        }
+        String path = parent == null ? null : prefix.toString();
+        ids.add(e.id());
+        lengths.add(prefix.length());
+        prefix.append(prefix.length() == 0 ? "," : "").append(escape(e.id())).append(',');
+        long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
+        return context.newDocument(e.id(), new Document(pathField, path).append(rankField, rank), e.attributes());
+      }
+    };
   }
 
   @Override
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d :
-        r.find(NODES).projection(withAttributes ? null : fields(pathField, rankField))) {
+    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(pathField, rankField))) {
       Row row = row(d);
-      rows.add(
-          withAttributes
-              ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
-              : row);
+      rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
+          : row);
     }
     return new Forest(rows);
   }
@@ -606,11 +584,8 @@ public final class MaterializedPathLayout implements Layout {
 
   private Row row(Document d) {
     List<String> ancestors = pathOf(d);
-    return new Row(
-        d.getString(ID),
-        ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
-        ranks.of(d),
-        Map.of());
+    return new Row(d.getString(ID), ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
+        ranks.of(d), Map.of());
   }
 
   /** The path of node document {@code d} ({@link Layout#stringField}), null for a root. */

@@ -337,21 +337,12 @@ final class NestedSetLayout implements Layout {
         }
         Document up = open.peek();
         String parent = up == null ? null : up.getString(ID);
-        if (left >= right
-            || (up != null && right > num(up, rightField))
+        if (left >= right || (up != null && right > num(up, rightField))
             || !java.util.Objects.equals(parent, d.get(parentField))) {
-          throw new dev.arbor.core.TreeException(
-              "node '"
-                  + id
-                  + "' (left "
-                  + left
-                  + ", right "
-                  + right
-                  + ", parent "
-                  + d.get(parentField)
-                  + ") does not nest where its interval puts it"
-                  + (up == null ? " (a root)" : " (under '" + parent + "')")
-                  + ": check() lists the problems, repair() renumbers derivable intervals");
+          throw new dev.arbor.core.TreeException("node '" + id + "' (left " + left
+              + ", right " + right + ", parent " + d.get(parentField) + ") does not nest where its interval puts it"
+              + (up == null ? " (a root)" : " (under '" + parent + "')")
+              + ": check() lists the problems, repair() renumbers derivable intervals");
         }
         Node e = new Node(id, parent, open.size(), context.attributesOf(d));
         // Only the interval is kept on the stack, not the attributes.
@@ -400,8 +391,7 @@ final class NestedSetLayout implements Layout {
   @Override
   public boolean descends(Reads r, String id, String ancestorId) {
     Document[] docs = r.requireBoth(id, ancestorId, structure);
-    return num(docs[1], leftField) < num(docs[0], leftField)
-        && num(docs[0], rightField) < num(docs[1], rightField);
+    return num(docs[1], leftField) < num(docs[0], leftField) && num(docs[0], rightField) < num(docs[1], rightField);
   }
 
   @Override
@@ -445,11 +435,9 @@ final class NestedSetLayout implements Layout {
   public void planRepair(Change c, List<Document> docs) {
     java.util.TreeMap<Long, Document> byNumber = new java.util.TreeMap<>();
     for (Document d : docs) {
-      if (!(d.get(leftField) instanceof Number)
-          || !(d.get(rightField) instanceof Number)
+      if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)
           || num(d, leftField) >= num(d, rightField)
-          || byNumber.put(num(d, leftField), d) != null
-          || byNumber.put(num(d, rightField), d) != null) {
+          || byNumber.put(num(d, leftField), d) != null || byNumber.put(num(d, rightField), d) != null) {
         return; // not derivable without guessing
       }
     }
@@ -472,21 +460,11 @@ final class NestedSetLayout implements Layout {
       String parent = open.isEmpty() ? null : open.peek().getString(ID);
       long left = renumber.get(num(d, leftField));
       long right = renumber.get(num(d, rightField));
-      if (left != num(d, leftField)
-          || right != num(d, rightField)
-          || !Objects.equals(parent, d.get(parentField))
-          || !(d.get(depthField) instanceof Number)
-          || num(d, depthField) != open.size()) {
+      if (left != num(d, leftField) || right != num(d, rightField) || !Objects.equals(parent, d.get(parentField))
+          || !(d.get(depthField) instanceof Number) || num(d, depthField) != open.size()) {
         long depth = open.size();
-        writes.add(
-            () ->
-                c.set(
-                    d.get(ID),
-                    Updates.combine(
-                        Updates.set(leftField, left),
-                        Updates.set(rightField, right),
-                        Updates.set(parentField, parent),
-                        Updates.set(depthField, depth))));
+        writes.add(() -> c.set(d.get(ID), Updates.combine(Updates.set(leftField, left),
+            Updates.set(rightField, right), Updates.set(parentField, parent), Updates.set(depthField, depth))));
       }
       open.push(d);
     }
@@ -571,12 +549,8 @@ final class NestedSetLayout implements Layout {
       if (r.first()) {
         return new Target(1, null, null, 0);
       }
-      Document last =
-          c.find(NODES)
-              .projection(fields(rightField))
-              .sort(Sorts.descending(rightField))
-              .limit(1)
-              .first();
+      Document last = c.find(NODES).projection(fields(rightField)).sort(Sorts.descending(rightField))
+          .limit(1).first();
       return new Target(last == null ? 1 : num(last, rightField) + 1, null, null, 0);
     }
     Document anchor = docs.get(position.anchor());

@@ -543,10 +543,8 @@ public final class Lanes {
           raw.updateOne(lock.lockKey(), Updates.combine(bump(lane.token, null),
               Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token)));
         }
-        raw.updateMany(
-            Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))), lane.deadline()),
-            Updates.unset(FIELD),
-            new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
+        raw.updateMany(Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))),
+            lane.deadline()), Updates.unset(FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
         return;
       } catch (MongoException e) {
         if (!MongoErrors.transientError(e)) {
