@@ -134,23 +134,22 @@ public abstract class TreeStoreContract {
     if (entries.size() <= EVERY_NODE_READ_UP_TO) {
       return entries;
     }
-    int levels = 0;
+    Node deepest = entries.get(0);
     for (Node e : entries) {
-      levels = Math.max(levels, e.depth() + 1);
+      if (e.depth() > deepest.depth()) {
+        deepest = e;
+      }
     }
+    int levels = deepest.depth() + 1;
     int spread = levels <= SPREAD_FULL_UP_TO_LEVELS ? EVERY_NODE_READ_UP_TO
         : Math.max(SPREAD_AT_LEAST, EVERY_NODE_READ_UP_TO * SPREAD_FULL_UP_TO_LEVELS / levels);
     int k = (entries.size() + spread - 1) / spread;
     java.util.Set<String> ids = new java.util.HashSet<>(tree.roots());
-    Node deepest = entries.get(0);
     String widest = null;
     for (int i = 0; i < entries.size(); i++) {
       Node e = entries.get(i);
       if (i % k == 0 || i == entries.size() - 1) {
         ids.add(e.id());
-      }
-      if (e.depth() > deepest.depth()) {
-        deepest = e;
       }
       if (widest == null || tree.children(e.id()).size() > tree.children(widest).size()) {
         widest = e.id();

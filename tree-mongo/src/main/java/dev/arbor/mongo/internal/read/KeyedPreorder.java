@@ -129,8 +129,8 @@ public final class KeyedPreorder extends Preorder {
 
   @Override
   public @Nullable Frame childrenOf(Document d, String id, int depth) {
-    String key = childKey(d);
-    childKeys.remove(d);
+    String held = childKeys.remove(d); // the walk is past it: its key is not looked at again
+    String key = held != null ? held : keys.childKey(d);
     if (leaves.remove(key)) {
       return null;
     }
