@@ -11,10 +11,12 @@ import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -23,16 +25,19 @@ import org.jspecify.annotations.Nullable;
  * subclasses it. Its databases create a {@link HashIndex} where the server creates an {@code
  * EmptyIndex}, and its collections read the candidates an index gives ({@link IndexedQueries})
  * instead of scanning, for queries and for the leading {@code $match} of a pipeline ({@link
- * ServerAdapter#aggregate}).
+ * ServerAdapter#aggregate}); a sorted query reads each document's sort values once ({@link
+ * ServerAdapter#sortByKeys}).
  *
  * <p><b>The server's internals it relies on</b>, those of mongo-java-server {@value
  * ServerAdapter#PINNED_VERSION} (the version the parent pom pins): the protected methods it
  * overrides ({@code MemoryDatabase.openOrCreateCollection} and {@code
- * openOrCreateSecondaryIndex}, {@code MemoryCollection.queryDocuments}, {@code removeDocument},
- * ...), which {@link #checkAssumptions} finds by reflection before each backend starts; that
- * the server asks {@code openOrCreateSecondaryIndex} for every non-unique index and hands each
- * removed document's position to {@code removeDocument}; and what {@link ServerAdapter#aggregate}
- * says of the aggregations. {@code ServerAssumptionsTest} checks each.
+ * openOrCreateSecondaryIndex}, {@code MemoryCollection.queryDocuments}, {@code
+ * matchDocumentsFromStream}, {@code removeDocument}, ...), which {@link #checkAssumptions} finds
+ * by reflection before each backend starts; that the server asks {@code
+ * openOrCreateSecondaryIndex} for every non-unique index and hands each removed document's
+ * position to {@code removeDocument}; and what {@link ServerAdapter#aggregate} says of the
+ * aggregations. {@code ServerAssumptionsTest} checks each. (A later server that sorted its
+ * queries elsewhere would sort them with its own comparator: slower, the same answers.)
  *
  * <p>Positions are the indexes of the documents in the collection's list, reused after deletes;
  * the scan reads them in ascending order, and so do the candidates.
@@ -115,6 +120,29 @@ final class MemoryServerAdapter extends MemoryBackend {
       return matchDocumentsFromStream(candidates.stream(), query, orderBy, numberToSkip, limit,
           batchSize, fieldSelector);
     }
+
+    /**
+     * A sorted query (of candidates or of the scan) is sorted by {@link ServerAdapter#sortByKeys}:
+     * the same documents in the same order as the server's sort, whose comparator reads each
+     * document's sort values again at every comparison.
+     */
+    @Override
+    protected QueryResult matchDocumentsFromStream(Stream<Document> documentStream,
+        Document query, @Nullable Document orderBy, int numberToSkip, int limit, int batchSize,
+        @Nullable Document fieldSelector) {
+      if (!ServerAdapter.sortsByKeys(orderBy)) {
+        return super.matchDocumentsFromStream(documentStream, query, orderBy, numberToSkip,
+            limit, batchSize, fieldSelector);
+      }
+      List<Document> matched = documentStream.filter(d -> documentMatchesQuery(d, query))
+          .collect(Collectors.toCollection(ArrayList::new));
+      ServerAdapter.sortByKeys(matched, orderBy);
+      return super.matchDocumentsFromStream(EVERY_DOCUMENT, matched.stream(), numberToSkip,
+          limit, batchSize, null, fieldSelector);
+    }
+
+    /** The query every document matches: what is left of a query already applied. */
+    private static final Document EVERY_DOCUMENT = new Document();
 
     /** The documents an index gives for {@code query}, in the scan's order, or null. */
     private @Nullable List<Document> candidates(Document query, boolean descending) {

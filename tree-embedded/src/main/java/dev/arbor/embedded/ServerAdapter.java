@@ -5,6 +5,7 @@ import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.Utils;
+import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.oplog.Oplog;
@@ -13,6 +14,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.Proxy;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
@@ -125,6 +127,61 @@ final class ServerAdapter {
       }
     }
     return null;
+  }
+
+  /**
+   * Whether {@link #sortByKeys} sorts by {@code orderBy}: a sort on fields (not {@code $natural},
+   * which the collections serve by the order they read in), each with a number for its direction.
+   */
+  static boolean sortsByKeys(@Nullable Document orderBy) {
+    if (orderBy == null || orderBy.isEmpty() || orderBy.containsKey("$natural")) {
+      return false;
+    }
+    for (Object direction : orderBy.values()) {
+      if (!(direction instanceof Number)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Sorts {@code documents} in place in the order the server's {@code DocumentComparator} gives
+   * for {@code orderBy} (a sort {@link #sortsByKeys} accepts), reading each document's value of
+   * each sort field once instead of at every comparison. Same order, ties included: the server's
+   * sorted stream is stable, and so is {@link List#sort}. The server's comparator splits each
+   * field's path and reads both documents' values again for every comparison, which made its
+   * sort of a tree's documents (a whole tree's read, a subtree's) about a tenth of the CPU of the
+   * store tests.
+   */
+  static void sortByKeys(List<Document> documents, Document orderBy) {
+    List<String> fields = new ArrayList<>(orderBy.keySet());
+    ValueComparator[] order = new ValueComparator[fields.size()];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = ((Number) orderBy.get(fields.get(i))).intValue() > 0 ? ValueComparator.asc()
+          : ValueComparator.desc();
+    }
+    record Keyed(Object[] values, Document document) {}
+    List<Keyed> keyed = new ArrayList<>(documents.size());
+    for (Document d : documents) {
+      Object[] values = new Object[order.length];
+      for (int i = 0; i < values.length; i++) {
+        values[i] = Utils.getSubdocumentValueCollectionAware(d, fields.get(i));
+      }
+      keyed.add(new Keyed(values, d));
+    }
+    keyed.sort((a, b) -> {
+      for (int i = 0; i < order.length; i++) {
+        int cmp = order[i].compare(a.values()[i], b.values()[i]);
+        if (cmp != 0) {
+          return cmp;
+        }
+      }
+      return 0;
+    });
+    for (int i = 0; i < keyed.size(); i++) {
+      documents.set(i, keyed.get(i).document());
+    }
   }
 
   /** A collection that can leave out, for a pipeline it feeds, what a filter drops. */
