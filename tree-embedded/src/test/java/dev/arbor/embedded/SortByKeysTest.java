@@ -3,6 +3,7 @@ package dev.arbor.embedded;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.longs;
@@ -21,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * (its {@code DocumentComparator} in a stable sort), ties kept in their order: documents with
  * values of mixed types (numbers of three types equal across types, strings, ObjectIds, arrays,
  * subdocuments, null, missing fields), sorted on one to three fields, dotted paths included,
- * ascending and descending.
+ * ascending and descending. Where the server's comparator is no total order (some mixes of
+ * arrays and other values) and its sort fails, this one fails too.
  */
 class SortByKeysTest {
   private static final List<Object> VALUES = Arrays.asList("a", "b", "A", "", "a,b,", 1, 1.0, 2L,
@@ -31,7 +33,8 @@ class SortByKeysTest {
 
   @Test
   void theSameOrderAsTheServersSort() {
-    qt().withExamples(400).forAll(longs().all()).checkAssert(seed -> {
+    int[] ordered = {0};
+    qt().withExamples(2_000).forAll(longs().all()).checkAssert(seed -> {
       Random r = new Random(seed);
       List<Document> documents = new ArrayList<>();
       int n = r.nextInt(40);
@@ -53,16 +56,27 @@ class SortByKeysTest {
         };
         orderBy.put(FIELDS.get(r.nextInt(FIELDS.size())), direction);
       }
-      List<Document> expected = documents.stream().sorted(new DocumentComparator(orderBy))
-          .toList();
       List<Document> sorted = new ArrayList<>(documents);
+      List<Document> expected;
+      try {
+        expected = documents.stream().sorted(new DocumentComparator(orderBy)).toList();
+      } catch (IllegalArgumentException e) {
+        // The server's comparator is no total order on some mixes of arrays and other types;
+        // its sort then fails, and so must this one, on the same comparisons.
+        assertThrows(IllegalArgumentException.class,
+            () -> ServerAdapter.sortByKeys(sorted, orderBy), () -> "sorted by " + orderBy);
+        return;
+      }
       ServerAdapter.sortByKeys(sorted, orderBy);
+      ordered[0]++;
       assertEquals(expected.size(), sorted.size());
       for (int i = 0; i < expected.size(); i++) {
         assertSame(expected.get(i), sorted.get(i), () -> "sorted by " + orderBy + ": " + sorted
             + ", the server's sort: " + expected);
       }
     });
+    // most examples are sorted by both, not refused by both
+    assertTrue(ordered[0] >= 1_900, "examples sorted: " + ordered[0]);
   }
 
   @Test
