@@ -191,7 +191,8 @@ final class Script {
         int size = f.subtreeSize[root];
         List<Action> restore = new ArrayList<>();
         if (size <= REINSERT_LIMIT) {
-          // Re-insert in preorder: the root where it was, then each node as its parent's last child.
+          // Re-insert in preorder: the root where it was, then each node as its parent's last
+          // child.
           restore.add(insert(f.id(root), f.positionOf(root), f.entries.get(root).attributes()));
           for (int i = root + 1; i < root + size; i++) {
             Node e = f.entries.get(i);

@@ -62,8 +62,8 @@ public final class Errors {
   }
 
   /**
-   * What is said after an error when the heap ran nearly full during the command (the command line watches the collector):
-   * an embedded server that runs out of heap only closes its connections.
+   * What is said after an error when the heap ran nearly full during the command (the command line
+   * watches the collector): an embedded server that runs out of heap only closes its connections.
    */
   public static String heapRanFull(long maxHeap) {
     return "this JVM's heap, at most " + Text.bytes(maxHeap) + " (java -Xmx), ran nearly full"

@@ -1,8 +1,8 @@
 package dev.arbor.core;
 
 /**
- * Thrown by {@link TreeStore#delete(String, Deletion)} with {@link Deletion#LEAF_ONLY} when the node
- * has children; nothing is deleted.
+ * Thrown by {@link TreeStore#delete(String, Deletion)} with {@link Deletion#LEAF_ONLY} when the
+ * node has children; nothing is deleted.
  */
 public class NodeHasChildrenException extends TreeException {
   private static final long serialVersionUID = 1L;

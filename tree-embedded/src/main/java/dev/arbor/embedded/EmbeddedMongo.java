@@ -71,21 +71,21 @@ import org.jspecify.annotations.Nullable;
  * <p>mongo-java-server itself keeps only unique indexes (the {@code _id} index among them) and
  * ignores the others. This server keeps every non-unique index created with {@code createIndex}
  * or {@code createIndexes} in effect, in both modes, for one kind of query: an equality on a
- * string, an ObjectId or a number, {@code {f: v}} or {@code {f: {$eq: v}}}, or an {@code {f: {$in: [v1,
- * ...]}}} of strings, ObjectIds and numbers, on the index's first key (or on its first keys together: {@code
- * {tree: "t", parent: "p"}} on {@code {tree: 1, parent: 1, rank: 1}}), found at the top level of
- * the filter or inside a top-level {@code $and}, whatever the filter's other conditions. A field
- * that holds an array is indexed by each of its elements, as on MongoDB. Such a query reads only
- * the documents the index names, then applies the whole filter to each as a scan would: same
- * documents, same order. This holds for {@code find}, {@code count}, {@code distinct}, updates,
- * deletes, {@code findAndModify}, the leading {@code $match} of an aggregation and the lookups of
- * {@code $graphLookup}. Every other query scans the collection as before: an equality on a number
- * (1, 1.0 and 1L are equal), on null (which matches a missing field), on a document or a boolean;
- * a regular expression or a range; a dotted path; an {@code $or}; a key that is not the index's
- * first; and, on a collection of more than 1 000 documents, a query that the best index narrows
- * to no fewer than half of them. The indexes live in memory; with a data directory the file keeps
- * their descriptions and each start rebuilds them from the documents (a pass over the collection).
- * Sort, skip and limit still sort the matching documents in memory.
+ * string, an ObjectId or a number, {@code {f: v}} or {@code {f: {$eq: v}}}, or an {@code {f: {$in:
+ * [v1, ...]}}} of strings, ObjectIds and numbers, on the index's first key (or on its first keys
+ * together: {@code {tree: "t", parent: "p"}} on {@code {tree: 1, parent: 1, rank: 1}}), found at
+ * the top level of the filter or inside a top-level {@code $and}, whatever the filter's other
+ * conditions. A field that holds an array is indexed by each of its elements, as on MongoDB. Such a
+ * query reads only the documents the index names, then applies the whole filter to each as a scan
+ * would: same documents, same order. This holds for {@code find}, {@code count}, {@code distinct},
+ * updates, deletes, {@code findAndModify}, the leading {@code $match} of an aggregation and the
+ * lookups of {@code $graphLookup}. Every other query scans the collection as before: an equality on
+ * a number (1, 1.0 and 1L are equal), on null (which matches a missing field), on a document or a
+ * boolean; a regular expression or a range; a dotted path; an {@code $or}; a key that is not the
+ * index's first; and, on a collection of more than 1 000 documents, a query that the best index
+ * narrows to no fewer than half of them. The indexes live in memory; with a data directory the file
+ * keeps their descriptions and each start rebuilds them from the documents (a pass over the
+ * collection). Sort, skip and limit still sort the matching documents in memory.
  *
  * <p>Likewise, an {@code _id} equality beside other conditions ({@code {_id: k, owner: t}}, as
  * the lock protocol's fenced writes filter, or inside a top-level {@code $and}), which

@@ -19,8 +19,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A non-unique secondary index of the embedded server, kept in memory: per key field, a hash map
- * from each string, ObjectId and number the documents hold there (the value itself, or the elements of an
- * array value, at any depth of nested arrays) to the positions of those documents. It answers
+ * from each string, ObjectId and number the documents hold there (the value itself, or the elements
+ * of an array value, at any depth of nested arrays) to the positions of those documents. It answers
  * the equalities {@link Equalities} reads from a query on a leading prefix of its keys (for
  * {@code {tree: 1, parent: 1, rank: 1}}: {@code tree}, or {@code tree} and {@code parent}, ...)
  * with a superset of the documents that match; the collection ({@link IndexedQueries}) applies

@@ -18,9 +18,9 @@ import org.jspecify.annotations.Nullable;
  * without secondary indexes. Otherwise the hash index that gives the fewest candidates wins, in
  * whatever order the indexes were created, provided that it narrows a collection of more than
  * {@value #SMALL} documents to at most half of them ({@code {tree: "t"}} alone, on a collection of
- * one tree, is answered as fast by the scan). The collection then reads the candidates in its natural order, the order of its scan,
- * and applies the whole query to each, as to the documents of the scan: an index changes which
- * documents are read, never the result, its order included.
+ * one tree, is answered as fast by the scan). The collection then reads the candidates in its
+ * natural order, the order of its scan, and applies the whole query to each, as to the documents of
+ * the scan: an index changes which documents are read, never the result, its order included.
  *
  * <p>Where no equality narrows enough, a string range on the first key field of an index whose
  * keys are kept in order ({@link Ranges}, {@link HashIndex#rangeCost}) is served the same way.

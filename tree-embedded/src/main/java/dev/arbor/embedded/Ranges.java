@@ -13,9 +13,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Read where {@link Equalities} reads its conditions (keys of the query and of the documents
  * of a top-level {@code $and}, plain field names), from the operators {@code $gt}, {@code $gte},
  * {@code $lt}, {@code $lte} with a string value of an operator document, such as {@code {path:
- * {$gte: ",a,", $lt: ",a-"}}} (its other operators only narrow further). In the server's matcher ({@code
- * DefaultQueryMatcher}) such a comparison holds only between two strings, compared by {@code
- * String.compareTo}, which is the order of the index's keys; for a value that is an array it
+ * {$gte: ",a,", $lt: ",a-"}}} (its other operators only narrow further). In the server's matcher
+ * ({@code DefaultQueryMatcher}) such a comparison holds only between two strings, compared by
+ * {@code String.compareTo}, which is the order of the index's keys; for a value that is an array it
  * holds if it holds for an element, and two bounds may then hold for two different elements, so
  * an index uses the interval of several bounds only on a field that never held an array (see
  * {@link HashIndex#rangeCost}).

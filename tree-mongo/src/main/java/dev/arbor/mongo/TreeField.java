@@ -33,9 +33,9 @@ import java.util.Set;
  * as the manual shows opens as it is. The last two are Arbor's own additions, named so that they
  * take no ordinary domain word: with the defaults, a node attribute called {@code rank}, {@code
  * depth}, {@code order}, {@code level}, {@code position} or {@code sort} is an attribute like any
- * other, in every pattern. (Snapshots of Arbor before 0.1.0 named them {@code rank} and {@code depth}:
- * open a collection they wrote with {@code withFieldName(TreeField.RANK, "rank")}, or {@code
- * (TreeField.DEPTH, "depth")} for nested sets.)
+ * other, in every pattern. (Snapshots of Arbor before 0.1.0 named them {@code rank} and {@code
+ * depth}: open a collection they wrote with {@code withFieldName(TreeField.RANK, "rank")}, or
+ * {@code (TreeField.DEPTH, "depth")} for nested sets.)
  */
 public enum TreeField {
   /** The parent's id; null (or, in the manual's nested sets, {@code 0}) for a root. */

@@ -35,12 +35,13 @@ import org.bson.Document;
  * </table>
  *
  * <p>Each layout's class documentation ({@code ParentReferenceLayout} …) shows its document
- * shape, its indexes and its costs; the {@code tree-bench} module measures them side by side. The round trips above are the pattern's
- * own; making changes all-or-nothing adds a constant: with the lock and journal (the default), one
- * round trip for a change whose plan is one update command (fence, journal and release travel with
- * the steps; three when it deletes), one more when the lock must be taken before planning, and
- * one per isolated read (none for a read that is one query by {@code _id}); with transactions
- * ({@link TreeOptions#withTransactions}), the transaction's commands.
+ * shape, its indexes and its costs; the {@code tree-bench} module measures them side by side. The
+ * round trips above are the pattern's own; making changes all-or-nothing adds a constant: with the
+ * lock and journal (the default), one round trip for a change whose plan is one update command
+ * (fence, journal and release travel with the steps; three when it deletes), one more when the lock
+ * must be taken before planning, and one per isolated read (none for a read that is one query by
+ * {@code _id}); with transactions ({@link TreeOptions#withTransactions}), the transaction's
+ * commands.
  *
  * <h2>Documents Arbor adds</h2>
  *
@@ -265,9 +266,9 @@ public enum TreePattern {
 
   /**
    * The attribute names stores of this pattern keep for themselves, sorted: {@code _id}, the
-   * pattern's structural fields (see the table in docs/patterns.md), {@code arborOp}, the mark a change
-   * leaves on the documents it writes, and {@code arborLock} and {@code arborJournal}, the fields
-   * of the lock and journal documents.
+   * pattern's structural fields (see the table in docs/patterns.md), {@code arborOp}, the mark a
+   * change leaves on the documents it writes, and {@code arborLock} and {@code arborJournal}, the
+   * fields of the lock and journal documents.
    */
   public Set<String> reservedNames() {
     return reservedNames(TreeOptions.defaults());

@@ -27,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  *   <li>{@link #graphLookup}: {@code $graphLookup} honours {@code startWith}. Probed with a literal
- *       {@code startWith} (a random id) that matches no document: a correct server finds nothing; a server that
+ *       {@code startWith} (a random id) that matches no document: a correct server finds nothing; a
+ * server that
  *       starts from the input document's {@code connectFromField} instead (mongo-java-server) finds
  *       the input document. Stores that walk the tree fall back to a level-by-level {@code $in}
  *       walk when this is false.

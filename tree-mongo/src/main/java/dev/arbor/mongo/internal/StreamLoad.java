@@ -430,9 +430,10 @@ public final class StreamLoad {
   /**
    * Sends the batch in hand: the documents go in insert commands of at most {@link
    * Encoded#MAX_BATCH} bytes (an id that exists already is refused by the server's unique {@code
-   * _id} index, and the sink names it), then the late updates. The open nodes' documents still waiting for a late field stay in hand for a later
-   * batch while they are few (at most an eighth of a batch: a bushy tree's open path), so that
-   * they go in complete; beyond that they are sent with placeholders, completed later.
+   * _id} index, and the sink names it), then the late updates. The open nodes' documents still
+   * waiting for a late field stay in hand for a later batch while they are few (at most an eighth
+   * of a batch: a bushy tree's open path), so that they go in complete; beyond that they are sent
+   * with placeholders, completed later.
    */
   public void flush() {
     List<Slot> carried = carried();

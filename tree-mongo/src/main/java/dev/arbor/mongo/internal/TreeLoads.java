@@ -43,9 +43,9 @@ final class TreeLoads {
 
   /**
    * Loads a whole tree into the empty store: documents computed in one pass, inserted in ordered
-   * batches of {@value MongoTreeStore#LOAD_BATCH}, each fenced, under the lock, with a journal whose only step
-   * is the undo (delete every document the load inserted): a load interrupted half-way is rolled
-   * back by the next access.
+   * batches of {@value MongoTreeStore#LOAD_BATCH}, each fenced, under the lock, with a journal
+   * whose only step is the undo (delete every document the load inserted): a load interrupted
+   * half-way is rolled back by the next access.
    */
   public void load(Tree tree) {
     requireNonNull(tree, "tree");

@@ -51,9 +51,9 @@ public final class Queries {
   /**
    * Whether a server error is {@code $graphLookup} passing its memory limit (100 MB before
    * MongoDB 8.2, whatever {@code allowDiskUse} says; it holds whole documents), or refused where
-   * it cannot run (inside a transaction on a sharded collection: OperationNotSupportedInTransaction,
-   * or 3904801, "Cannot run $graphLookup with a sharded foreign collection in a transaction"):
-   * the stores then walk the tree level by level instead.
+   * it cannot run (inside a transaction on a sharded collection:
+   * OperationNotSupportedInTransaction, or 3904801, "Cannot run $graphLookup with a sharded foreign
+   * collection in a transaction"): the stores then walk the tree level by level instead.
    */
   public static boolean graphLookupOutOfMemory(com.mongodb.MongoServerException e) {
     return e.getCode() == 40099 || e.getCode() == 292 // QueryExceededMemoryLimitNoDiskUseAllowed

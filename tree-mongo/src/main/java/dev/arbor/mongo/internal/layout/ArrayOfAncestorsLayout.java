@@ -53,8 +53,8 @@ import org.jspecify.annotations.Nullable;
  * { _id: "Books",   ancestors: [],                                    parent: null,        arborRank: 0 }
  * }</pre>
  *
- * <p>Beyond the manual: {@code arborRank}, the sibling order (see {@link Ranks}). Authoritative fields:
- * {@code parent} and {@code arborRank}; {@code ancestors} is derived from the parent chain.
+ * <p>Beyond the manual: {@code arborRank}, the sibling order (see {@link Ranks}). Authoritative
+ * fields: {@code parent} and {@code arborRank}; {@code ancestors} is derived from the parent chain.
  *
  * <p>Indexes: {@code {ancestors: 1}} (multikey: descendants, subtree moves and deletes), {@code
  * {parent: 1, arborRank: 1}} (children in order, roots, neighbour ranks).

@@ -55,11 +55,12 @@ import org.jspecify.annotations.Nullable;
  * { _id: "Books",     children: ["Programming"], arborRank: 0 }     <- a root
  * }</pre>
  *
- * <p>Sibling order is the order of the {@code children} array. Beyond the manual: {@code arborRank} on
- * roots only, the order of the roots (see {@link Ranks}); a node is a root exactly when it has a
+ * <p>Sibling order is the order of the {@code children} array. Beyond the manual: {@code arborRank}
+ * on roots only, the order of the roots (see {@link Ranks}); a node is a root exactly when it has a
  * {@code arborRank}. Authoritative fields: {@code children} and the roots' {@code arborRank}.
  *
- * <p>Indexes: {@code {children: 1}} (multikey: a node's parent), {@code {arborRank: 1}} sparse (roots).
+ * <p>Indexes: {@code {children: 1}} (multikey: a node's parent), {@code {arborRank: 1}} sparse
+ * (roots).
  *
  * <p>Recursive reads use one {@code $graphLookup} where the server runs it correctly (probed, see
  * {@link ServerCapabilities}); elsewhere a level-by-level {@code $in} walk.
@@ -73,7 +74,8 @@ import org.jspecify.annotations.Nullable;
  * totals.
  *
  * <table>
- * <caption>round trips (rt) with $graphLookup / with the walk; n = subtree size, d = depth</caption>
+ * <caption>round trips (rt) with $graphLookup / with the walk; n = subtree size, d =
+ * depth</caption>
  * <tr><th>operation<th>rt<th>read<th>written
  * <tr><td>children<td>1<td>1<td>0
  * <tr><td>roots<td>1<td>roots<td>0

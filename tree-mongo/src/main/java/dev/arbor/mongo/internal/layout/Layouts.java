@@ -38,11 +38,11 @@ import org.jspecify.annotations.Nullable;
  * the pattern's fields it has. It is laid out in the patterns it fits best, and of those in the
  * ones with the most fields present: an array-of-ancestors document also fits parent references
  * ({@code parent}), and a nested-sets document too, but they fit their own pattern better. The
- * manual's hand-written collections, without Arbor's {@code arborRank} and {@code arborDepth}, are told apart
- * the same way. A collection is laid out in the patterns most of its sampled documents are laid
- * out in. Attributes can blur this (a parent-references node with an attribute {@code path} that
- * looks like a materialized path fits both); such a document counts for every pattern it fits
- * best, and a store accepts a collection whose layout includes its own pattern.
+ * manual's hand-written collections, without Arbor's {@code arborRank} and {@code arborDepth}, are
+ * told apart the same way. A collection is laid out in the patterns most of its sampled documents
+ * are laid out in. Attributes can blur this (a parent-references node with an attribute {@code
+ * path} that looks like a materialized path fits both); such a document counts for every pattern it
+ * fits best, and a store accepts a collection whose layout includes its own pattern.
  */
 public final class Layouts {
   /** Node documents read to recognise a collection's layout. */

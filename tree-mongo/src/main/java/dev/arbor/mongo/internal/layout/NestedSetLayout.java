@@ -60,10 +60,10 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  *
  * <p>The numbers of the whole forest are {@code 1 .. 2N} without gaps; roots follow one another.
- * Sibling order is the order of {@code left}. Beyond the manual: {@code arborDepth} (for depth-limited
- * reads and {@link #findNode}); a root's {@code parent} is null (the manual writes 0). Authoritative
- * fields: {@code left} and {@code right}; {@code parent} and {@code arborDepth} are derived from the
- * nesting of the intervals.
+ * Sibling order is the order of {@code left}. Beyond the manual: {@code arborDepth} (for
+ * depth-limited reads and {@link #findNode}); a root's {@code parent} is null (the manual writes
+ * 0). Authoritative fields: {@code left} and {@code right}; {@code parent} and {@code arborDepth}
+ * are derived from the nesting of the intervals.
  *
  * <p>Indexes: {@code {left: 1, right: 1}} (descendants and ancestors by interval, shifts of {@code
  * left}), {@code {right: 1}} (shifts of {@code right}), {@code {parent: 1, left: 1}} (children in
@@ -78,7 +78,8 @@ import org.jspecify.annotations.Nullable;
  * totals.
  *
  * <table>
- * <caption>round trips (rt) and documents read / written; n = subtree size, N = forest size</caption>
+ * <caption>round trips (rt) and documents read / written; n = subtree size, N = forest
+ * size</caption>
  * <tr><th>operation<th>rt<th>read<th>written
  * <tr><td>find, depth<td>1<td>1<td>0
  * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
@@ -427,8 +428,8 @@ final class NestedSetLayout implements Layout {
 
   /**
    * Intervals are authoritative: when they are distinct and nest, repair renumbers them {@code
-   * 1..2N} in their order (closing gaps) and rewrites {@code parent} and {@code arborDepth} from the
-   * nesting (the manual's root {@code parent: 0} becomes null). Overlapping or repeated numbers
+   * 1..2N} in their order (closing gaps) and rewrites {@code parent} and {@code arborDepth} from
+   * the nesting (the manual's root {@code parent: 0} becomes null). Overlapping or repeated numbers
    * are left for {@code check()} to report.
    */
   @Override

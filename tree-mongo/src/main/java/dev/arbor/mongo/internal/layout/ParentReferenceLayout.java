@@ -50,11 +50,11 @@ import org.jspecify.annotations.Nullable;
  * { _id: "Books",   parent: null,        arborRank: 0 }
  * }</pre>
  *
- * <p>Beyond the manual: {@code arborRank}, the sibling order (see {@link Ranks}). Authoritative fields:
- * {@code parent} and {@code arborRank}; nothing is derived.
+ * <p>Beyond the manual: {@code arborRank}, the sibling order (see {@link Ranks}). Authoritative
+ * fields: {@code parent} and {@code arborRank}; nothing is derived.
  *
- * <p>Index: {@code {parent: 1, arborRank: 1}} (children in order, roots, neighbour ranks, the {@code
- * $graphLookup} and level walks).
+ * <p>Index: {@code {parent: 1, arborRank: 1}} (children in order, roots, neighbour ranks, the
+ * {@code $graphLookup} and level walks).
  *
  * <p>Recursive reads use one {@code $graphLookup} where the server runs it correctly (probed, see
  * {@link ServerCapabilities}); elsewhere a level-by-level {@code $in} walk.
@@ -68,7 +68,8 @@ import org.jspecify.annotations.Nullable;
  * totals.
  *
  * <table>
- * <caption>round trips (rt) with $graphLookup / with the walk; n = subtree size, d = depth</caption>
+ * <caption>round trips (rt) with $graphLookup / with the walk; n = subtree size, d =
+ * depth</caption>
  * <tr><th>operation<th>rt<th>read<th>written
  * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
  * <tr><td>ancestors, depth<td>1 / d+1<td>d+1<td>0

@@ -26,8 +26,8 @@ import org.jspecify.annotations.Nullable;
  * writer), the store's changes run in lanes for {@link Lanes#CONTENDED_MILLIS}; then the lock
  * document is read again before the next try.
  *
- * <p><b>A change in a lane</b>: its footprint is read, its marks claimed (head first: a mark met is waited
- * for, or taken over if its lease expired), the gate passed (the tree's version raised: the
+ * <p><b>A change in a lane</b>: its footprint is read, its marks claimed (head first: a mark met is
+ * waited for, or taken over if its lease expired), the gate passed (the tree's version raised: the
  * change's version), the footprint read again under the marks, the change planned under them,
  * and its plan sent by {@link LaneProgram}. A conflict releases every mark before waiting, so two
  * changes never wait for each other.

@@ -83,8 +83,8 @@ public final class Loads {
   }
 
   /**
-   * Inserts one batch of a load, marked by the caller, in one insert command led by the next insert fence of
-   * this load; the lease is renewed first when a third of it has passed.
+   * Inserts one batch of a load, marked by the caller, in one insert command led by the next insert
+   * fence of this load; the lease is renewed first when a third of it has passed.
    */
   public void loadBatch(TreeLock.Hold h, List<BsonDocument> documents) {
     h.renewIfDue();

@@ -20,11 +20,12 @@ import org.jspecify.annotations.Nullable;
  * them, the stream first waits, as every read does, until no change is in flight, and notes the
  * version; when the last entry has been read it reads the lock document again. If a change took
  * effect in between (or one is in flight), the entries delivered may mix the tree before and
- * after it (or a change in a lane is still in flight): the stream then throws {@link dev.arbor.core.TreeChangedException} instead of
- * ending, and the caller reads again (an empty stream, which delivered nothing, retries by
- * itself). A stream that ends normally delivered exactly the tree at the version noted first.
- * A structure the walk cannot follow (a cycle) throws {@link dev.arbor.core.TreeException}, or
- * {@code TreeChangedException} if a change took effect meanwhile.
+ * after it (or a change in a lane is still in flight): the stream then throws {@link
+ * dev.arbor.core.TreeChangedException} instead of ending, and the caller reads again (an empty
+ * stream, which delivered nothing, retries by itself). A stream that ends normally delivered
+ * exactly the tree at the version noted first. A structure the walk cannot follow (a cycle) throws
+ * {@link dev.arbor.core.TreeException}, or {@code TreeChangedException} if a change took effect
+ * meanwhile.
  */
 public final class StreamedEntries implements PreorderCursor {
   private final MongoTreeStore store;
