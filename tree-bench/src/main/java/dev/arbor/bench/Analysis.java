@@ -102,7 +102,8 @@ final class Analysis {
    * @param roundTrips exponent of the round trips
    * @param documents exponent of the documents returned plus written
    */
-  record Growth(TreePattern pattern, TreeSource shape, String name, double latency, double roundTrips,
+  record Growth(TreePattern pattern, TreeSource shape, String name, double latency,
+      double roundTrips,
       double documents) {}
 
   /** The growth of every pattern, shape and name; empty with fewer than two sizes. */

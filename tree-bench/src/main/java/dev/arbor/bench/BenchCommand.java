@@ -112,9 +112,10 @@ public final class BenchCommand implements Callable<Integer> {
   private double cellSeconds;
 
   @Option(names = "--isolated-reads", paramLabel = "BOOL", defaultValue = "true",
-      arity = "1", description = "Whether the measured stores isolate their reads by the lock document,"
-          + " the library's default (default: ${DEFAULT-VALUE}); false measures the patterns' own"
-          + " queries. Reads are also timed with the other setting, for the overhead tables.")
+      arity = "1", description = "Whether the measured stores isolate their reads by the lock"
+          + " document, the library's default (default: ${DEFAULT-VALUE}); false measures the"
+          + " patterns' own queries. Reads are also timed with the other setting, for the"
+          + " overhead tables.")
   private boolean isolatedReads;
 
   @Option(names = "--transactions", description = "Open the stores with the benchmark's client"

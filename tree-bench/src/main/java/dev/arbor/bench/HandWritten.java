@@ -71,7 +71,8 @@ final class HandWritten {
     return switch (pattern) {
       case PARENT_REFERENCES -> switch (read.kind()) {
         case CHILDREN -> "find({parent: id})";
-        case ANCESTORS -> graphLookup ? "$graphLookup on parent" : "findOne({_id}).parent, per level";
+        case ANCESTORS -> graphLookup ? "$graphLookup on parent"
+            : "findOne({_id}).parent, per level";
         case DESCENDANTS -> graphLookup ? "$graphLookup on parent"
             : "find({parent: {$in: level}}), per level";
       };
@@ -91,7 +92,8 @@ final class HandWritten {
       case MATERIALIZED_PATHS -> switch (read.kind()) {
         case CHILDREN -> "findOne({_id}).path; find({path: path + id + ','})";
         case ANCESTORS -> "findOne({_id}).path, split";
-        case DESCENDANTS -> limited ? "find({path: /,id,([^,]*,){0,k-1}$/})" : "find({path: /,id,/})";
+        case DESCENDANTS -> limited ? "find({path: /,id,([^,]*,){0,k-1}$/})"
+            : "find({path: /,id,/})";
       };
       case NESTED_SETS -> switch (read.kind()) {
         case CHILDREN -> "find({parent: id})";
@@ -251,7 +253,8 @@ final class HandWritten {
         break;
       }
       List<String> next = new ArrayList<>();
-      for (Document d : collection.find(in(ID, frontier)).projection(Projections.include("children"))) {
+      for (Document d : collection.find(in(ID, frontier))
+          .projection(Projections.include("children"))) {
         next.addAll(d.getList("children", String.class, List.of()));
       }
       frontier = next;

@@ -48,10 +48,11 @@ final class Report {
   record Code(String text) implements Block {}
 
   static final String EMBEDDED_NOTE = "The embedded server (mongo-java-server) has no explain,"
-      + " and its secondary indexes serve only equalities and $in on strings, ObjectIds and numbers, and"
-      + " string ranges on an index's first key: every other query scans the whole collection, so on it most latencies grow with the tree and"
-      + " mostly count queries. Read the round trips and documents first: they are what each pattern costs on"
-      + " any server. Run with --uri against a real MongoDB for latencies that mean something.";
+      + " and its secondary indexes serve only equalities and $in on strings, ObjectIds and"
+      + " numbers, and string ranges on an index's first key: every other query scans the whole"
+      + " collection, so on it most latencies grow with the tree and mostly count queries. Read"
+      + " the round trips and documents first: they are what each pattern costs on any server."
+      + " Run with --uri against a real MongoDB for latencies that mean something.";
 
   private final Analysis analysis;
   private final Results results;
@@ -101,7 +102,8 @@ final class Report {
         ? "tree " + file.label() + " (" + Format.count(file.size()) + " nodes)"
         : s.shapes().size() + " shapes x sizes " + String.join(", ", sizes);
     return results.measured().size() + " patterns x " + trees + "; seed " + s.seed() + ", "
-        + s.warmup() + " warm-up + up to " + s.repeat() + " timed runs per measurement; " + results.server() + "; "
+        + s.warmup() + " warm-up + up to " + s.repeat() + " timed runs per measurement; "
+            + results.server() + "; "
         + Format.duration(results.elapsedSeconds()) + ", started "
         + DateTimeFormatter.ISO_LOCAL_DATE_TIME.format(
             results.started().atOffset(ZoneOffset.UTC).withNano(0)) + "Z";

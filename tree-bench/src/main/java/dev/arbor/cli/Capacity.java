@@ -69,7 +69,8 @@ final class Capacity {
       long free = usableSpace.applyAsLong(dir);
       long limit = free / DISK_SHARE;
       return bytes <= limit ? null
-          : "more than the data directory " + dir + " can take: a quarter of the " + Text.bytes(free)
+          : "more than the data directory " + dir + " can take: a quarter of the "
+              + Text.bytes(free)
               + " free on its disk (" + Text.bytes(limit) + ")";
     }
     long heap = maxHeap.getAsLong();

@@ -31,7 +31,10 @@ final class Patterns implements ITypeConverter<TreePattern>, Iterable<String> {
     require(db, collection, pattern, dev.arbor.mongo.TreeOptions.defaults());
   }
 
-  /** As {@link #require(MongoDatabase, String, TreePattern)}, with the field names of {@code options}. */
+  /**
+   * As {@link #require(MongoDatabase, String, TreePattern)}, with the field names of {@code
+   * options}.
+   */
   static void require(MongoDatabase db, String collection, TreePattern pattern,
       dev.arbor.mongo.TreeOptions options) {
     Optional<TreePattern> seen = TreePattern.recognise(db.getCollection(collection), options);

@@ -123,7 +123,9 @@ public final class ServerConnection implements AutoCloseable {
     return meter;
   }
 
-  /** The settings of the client (its URI and timeout) without the meter, for clients of one's own. */
+  /**
+   * The settings of the client (its URI and timeout) without the meter, for clients of one's own.
+   */
   public MongoClientSettings settings() {
     return settings;
   }
@@ -161,7 +163,9 @@ public final class ServerConnection implements AutoCloseable {
     return embedded == null ? Optional.empty() : embedded.dataDir();
   }
 
-  /** Saves what the embedded server holds to its data directory in one atomic step, if it has one. */
+  /**
+   * Saves what the embedded server holds to its data directory in one atomic step, if it has one.
+   */
   public void checkpoint() {
     if (embedded != null && embedded.dataDir().isPresent()) {
       DataDirectories.checkpoint(embedded);

@@ -79,7 +79,8 @@ public final class Tree {
         i++;
       } else if (c == '(') {
         if (last == null) {
-          throw new IllegalArgumentException("'(' without a node before it at " + i + ": " + outline);
+          throw new IllegalArgumentException("'(' without a node before it at " + i + ": "
+              + outline);
         }
         parents.push(last);
         last = null;

@@ -48,7 +48,9 @@ final class DataFileSaver {
     save(-1);
   }
 
-  /** {@link #save()} if more than {@code unsaved} bytes are still unsaved once the server is held. */
+  /**
+   * {@link #save()} if more than {@code unsaved} bytes are still unsaved once the server is held.
+   */
   private void save(long unsaved) {
     gate.writeLock().lock();
     try {

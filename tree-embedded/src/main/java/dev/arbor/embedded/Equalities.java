@@ -53,7 +53,9 @@ final class Equalities {
     return walk(query, out, 0) ? out : null;
   }
 
-  /** Whether {@code value} is of a type whose matcher equality a hash key ({@link #key}) reproduces. */
+  /**
+   * Whether {@code value} is of a type whose matcher equality a hash key ({@link #key}) reproduces.
+   */
   static boolean exact(@Nullable Object value) {
     return value instanceof String || value instanceof ObjectId || value instanceof Integer
         || value instanceof Long || value instanceof Double;

@@ -294,7 +294,8 @@ public final class TreeOptions {
   ServerCapabilities capabilities(com.mongodb.client.MongoCollection<org.bson.Document> c) {
     return ServerCapabilities.probing(c).client(client).isolatedReads(isolatedReads)
         .lease(leaseMillis, waitMillis).listeners(listeners).scope(scopeField, scopeValue)
-        .maxChildren(maxChildren == UNSET ? DEFAULT_MAX_CHILDREN : maxChildren).names(names).idType(idType);
+        .maxChildren(maxChildren == UNSET ? DEFAULT_MAX_CHILDREN : maxChildren).names(names)
+            .idType(idType);
   }
 
   @Override

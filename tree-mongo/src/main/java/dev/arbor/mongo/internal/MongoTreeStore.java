@@ -174,7 +174,8 @@ public final class MongoTreeStore implements MongoTree {
       fields.add(scope.field());
     }
     this.documents = new NodeDocuments(Set.copyOf(fields), collection.getCodecRegistry());
-    this.layout = Layouts.layout(pattern, new LayoutContext(names, ids, scope, new Ranks(names.rank),
+    this.layout = Layouts.layout(pattern,
+        new LayoutContext(names, ids, scope, new Ranks(names.rank),
         documents, capabilities, collectionName, Walker.of(scope, ids, capabilities)));
     // Lanes where a change can hold only what it touches (see LaneProtocol); nested sets
     // renumber everything to the right of a change and keep the tree's lock. A store with lanes
@@ -616,7 +617,9 @@ public final class MongoTreeStore implements MongoTree {
     new TreeLoads(this).load(tree);
   }
 
-  /** Loads entries in preorder into the empty store: see {@link TreeLoads#load(java.util.Iterator)}. */
+  /**
+   * Loads entries in preorder into the empty store: see {@link TreeLoads#load(java.util.Iterator)}.
+   */
   @Override
   public long load(java.util.Iterator<? extends Node> entries) {
     return new TreeLoads(this).load(entries);
@@ -635,7 +638,9 @@ public final class MongoTreeStore implements MongoTree {
     return new TreeLoads(this).graft(parentId, entries);
   }
 
-  /** Grafts {@code tree} node by node, as the contract's default does (in a caller's transaction). */
+  /**
+   * Grafts {@code tree} node by node, as the contract's default does (in a caller's transaction).
+   */
   long graftOneByOne(@Nullable String parentId, Tree tree) {
     return MongoTree.super.graft(parentId, tree);
   }

@@ -196,13 +196,15 @@ public final class StreamLoad {
     Bson group = switch (pattern) {
       case MATERIALIZED_PATHS -> eq(store.names.path,
           parent == null ? null : prefix.toString());
-      case CHILD_REFERENCES -> exists(store.names.rank); // the roots, and any stale rank: all before
+      // the roots, and any stale rank: all before
+      case CHILD_REFERENCES -> exists(store.names.rank);
       default -> eq(store.names.parent, parent);
     };
     Document last = r.find(and(MongoTreeStore.NODES, group))
         .projection(Queries.fields(store.names.rank)).sort(Sorts.descending(store.names.rank))
         .limit(1).first();
-    return last != null && last.get(store.names.rank) instanceof Number n ? n.longValue() + Ranks.GAP
+    return last != null && last.get(store.names.rank) instanceof Number n
+        ? n.longValue() + Ranks.GAP
         : 0;
   }
 

@@ -62,7 +62,8 @@ final class TreeLoads {
           c.insert(d);
         }
       });
-      store.tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), o.version()));
+      store.tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(),
+          o.version()));
       return;
     }
     TreeLock.Hold h;
@@ -90,8 +91,10 @@ final class TreeLoads {
         // Marked and encoded once: the driver sends the bytes as they are.
         d.put(Step.MARK, mark);
         BsonDocument b = store.scope == null ? (store.ids.isString() ? encoder.encode(d)
-            : store.ids.document(d.toBsonDocument(BsonDocument.class, store.collection.getCodecRegistry())))
-            : store.scope.stored(d.toBsonDocument(BsonDocument.class, store.collection.getCodecRegistry()));
+            : store.ids.document(d.toBsonDocument(BsonDocument.class,
+                store.collection.getCodecRegistry())))
+            : store.scope.stored(d.toBsonDocument(BsonDocument.class,
+                store.collection.getCodecRegistry()));
         int size = Encoded.size(b);
         if (!batch.isEmpty() && (batch.size() >= store.loadBatchSize
             || bytes + size > Encoded.MAX_BATCH)) {
@@ -109,7 +112,8 @@ final class TreeLoads {
       store.lock.endLoad(h);
       store.layoutSeen();
       store.remember(new TreeLock.Quiet(h.epoch, h.version + 1));
-      store.tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(), h.version));
+      store.tell(new TreeEvent(TreeEvent.Kind.LOAD, null, null, null, null, tree.size(),
+          h.version));
     } catch (dev.arbor.core.LockLostException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -133,7 +137,8 @@ final class TreeLoads {
       store.checkAttributes(e.id(), e.attributes());
     }
     store.layout.checkLoad(tree);
-    NodeTooLargeException tooLarge = Fits.check(store.pattern(), tree, store.collection.getCodecRegistry());
+    NodeTooLargeException tooLarge = Fits.check(store.pattern(), tree,
+        store.collection.getCodecRegistry());
     if (tooLarge != null) {
       throw tooLarge;
     }

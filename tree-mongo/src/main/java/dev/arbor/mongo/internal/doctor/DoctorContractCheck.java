@@ -48,12 +48,14 @@ public final class DoctorContractCheck {
 
   /** The script on a store given the doctor's client: Arbor's own transactions. */
   public DoctorVerdict transactions(TreePattern pattern) {
-    return script(pattern, c -> pattern.open(c, TreeOptions.defaults().withTransactions(scratch.client())), false);
+    return script(pattern,
+        c -> pattern.open(c, TreeOptions.defaults().withTransactions(scratch.client())), false);
   }
 
   /** The script with each change in a transaction of a session of the caller's. */
   public DoctorVerdict callersSession(TreePattern pattern) {
-    return script(pattern, c -> pattern.open(c, TreeOptions.defaults().withTransactions(scratch.client())), true);
+    return script(pattern,
+        c -> pattern.open(c, TreeOptions.defaults().withTransactions(scratch.client())), true);
   }
 
   /**

@@ -160,7 +160,8 @@ final class ArrayOfAncestorsLayout implements Layout {
     }
     long rank = ranks.rankFor(c, group(parentField, t.parent), position, t.anchorRank, id);
     List<String> oldAncestors = ancestorsOf(docs.get(id));
-    c.set(id, Updates.combine(Updates.set(parentField, t.parent), Updates.set(ancestorsField, t.ancestors),
+    c.set(id, Updates.combine(Updates.set(parentField, t.parent),
+        Updates.set(ancestorsField, t.ancestors),
         Updates.set(rankField, rank)));
     if (!oldAncestors.equals(t.ancestors)) {
       if (context.capabilities().pipelineUpdates()) {
@@ -212,7 +213,8 @@ final class ArrayOfAncestorsLayout implements Layout {
     if (!children.isEmpty()) {
       c.updateMany(eq(ancestorsField, id), Updates.pull(ancestorsField, id));
       List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
-      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children), new java.util.HashSet<>(children), parentField,
+      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children),
+          new java.util.HashSet<>(children), parentField,
           parent);
     }
     deleteAll(c, List.of(id));
@@ -262,7 +264,8 @@ final class ArrayOfAncestorsLayout implements Layout {
 
   @Override
   public ChildGroup childGroup() {
-    return new ChildGroup(fields(parentField, rankField, ancestorsField), d -> eq(parentField, d.getString(ID)),
+    return new ChildGroup(fields(parentField, rankField, ancestorsField),
+        d -> eq(parentField, d.getString(ID)),
         rankField, d -> parentOf(d), d -> ancestorsOf(d).size());
   }
 
@@ -398,7 +401,8 @@ final class ArrayOfAncestorsLayout implements Layout {
         List<String> chain = new ArrayList<>(stack);
         stack.add(e.id());
         long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
-        return context.newDocument(e.id(), new Document(parentField, parent).append(ancestorsField, chain)
+        return context.newDocument(e.id(), new Document(parentField, parent)
+            .append(ancestorsField, chain)
             .append(rankField, rank), e.attributes());
       }
     };
@@ -407,7 +411,8 @@ final class ArrayOfAncestorsLayout implements Layout {
   @Override
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
+    for (Document d : r.find(NODES)
+        .projection(withAttributes ? null : fields(parentField, rankField))) {
       rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }

@@ -155,7 +155,8 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public @Nullable String layoutProblem(Document d) {
-    return d.get(childrenField) instanceof List ? null : "children is not an array: " + d.get(childrenField);
+    return d.get(childrenField) instanceof List ? null : "children is not an array: "
+        + d.get(childrenField);
   }
 
   @Override
@@ -267,7 +268,8 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       }
       c.set(parent.getString(ID), Updates.set(childrenField, regrouped));
     } else if (!children.isEmpty()) {
-      RankPlans.planRegroup(c, rankField, lifted(rootIds(c), id, children), Set.of(), rankField, null);
+      RankPlans.planRegroup(c, rankField, lifted(rootIds(c), id, children), Set.of(), rankField,
+          null);
     }
     deleteAll(c, List.of(id));
   }
@@ -527,7 +529,8 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     for (Document d : byId.values()) {
       String id = d.getString(ID);
       Object children = d.get(childrenField);
-      if (!(children instanceof List<?> list) || !list.stream().allMatch(c -> c instanceof String)) {
+      if (!(children instanceof List<?> list)
+          || !list.stream().allMatch(c -> c instanceof String)) {
         problems.add(new Problem(id, "children is missing or not an array of ids: " + children));
         continue;
       }
@@ -599,7 +602,8 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     if (children.size() >= context.capabilities().maxChildren()) {
       throw new dev.arbor.core.TreeException("Cannot add '" + id + "' to the children of '"
           + parent + "': it has " + children.size() + " children, the most"
-          + " TreeOptions.withMaxChildren allows (" + context.capabilities().maxChildren() + "); " + WIDER);
+          + " TreeOptions.withMaxChildren allows ("
+          + context.capabilities().maxChildren() + "); " + WIDER);
     }
     org.bson.BsonArray array = new org.bson.BsonArray();
     for (String child : children) {

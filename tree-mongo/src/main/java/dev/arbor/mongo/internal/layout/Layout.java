@@ -248,7 +248,8 @@ public interface Layout {
    * siblings, a child's parent from its document (read with the same projection), and the node's
    * depth from its document (-1 if the pattern does not store it).
    */
-  public record ChildGroup(@Nullable Bson projection, Function<Document, Bson> children, String order,
+  public record ChildGroup(@Nullable Bson projection, Function<Document, Bson> children,
+      String order,
       Function<Document, String> parent, ToIntFunction<Document> depth) {}
 
   /** How this pattern finds children; child references, which override the reads, return null. */

@@ -161,7 +161,8 @@ public final class Layouts {
     NodeIds ids = NodeIds.of(collection);
     return collection.find(scope == null ? ids.filter(MongoTreeStore.NODES.toBsonDocument(
             BsonDocument.class, collection.getCodecRegistry()))
-            : scope.filter(MongoTreeStore.NODES, collection.getCodecRegistry())).collation(Reads.SIMPLE).limit(SAMPLE)
+            : scope.filter(MongoTreeStore.NODES, collection.getCodecRegistry()))
+                .collation(Reads.SIMPLE).limit(SAMPLE)
         .into(new ArrayList<>());
   }
 

@@ -265,15 +265,19 @@ public final class MaterializedPathLayout implements Layout {
 
   @Override
   public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(pathField, rankField));
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position,
+        fields(pathField, rankField));
     String path = targetPath(position, docs);
-    long rank = ranks.rankFor(c, group(pathField, path), position, anchorRank(position, docs), null);
-    c.insert(context.newDocument(id, new Document(pathField, path).append(rankField, rank), attributes));
+    long rank = ranks.rankFor(c, group(pathField, path), position, anchorRank(position, docs),
+        null);
+    c.insert(context.newDocument(id, new Document(pathField, path).append(rankField, rank),
+        attributes));
   }
 
   @Override
   public void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, fields(pathField, rankField));
+    Map<String, Document> docs = subjectAndAnchor(c, id, false, position,
+        fields(pathField, rankField));
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -289,7 +293,8 @@ public final class MaterializedPathLayout implements Layout {
       if (context.capabilities().pipelineUpdates()) {
         // path = newPrefix + path[cut bytes:]
         Document rest = new Document("$substrBytes", List.of("$" + pathField, cut,
-            new Document("$subtract", List.of(new Document("$strLenBytes", "$" + pathField), cut))));
+            new Document("$subtract",
+                List.of(new Document("$strLenBytes", "$" + pathField), cut))));
         Document rewritten = new Document("$concat",
             List.of(new Document("$literal", newPrefix), rest));
         c.updateMany(startsWith(oldPrefix),
@@ -345,7 +350,8 @@ public final class MaterializedPathLayout implements Layout {
       }
       List<String> siblings = ids(c.find(group(pathField, path)).projection(fields(ID))
           .sort(Sorts.ascending(rankField)));
-      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children), Set.of(), pathField, null);
+      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children), Set.of(), pathField,
+          null);
     }
     deleteAll(c, List.of(id));
   }
@@ -361,7 +367,8 @@ public final class MaterializedPathLayout implements Layout {
       Bson filter = below(childPath(pathIn(x), id), maxDepth);
       for (Document d : r.find(filter).projection(projection)) {
         Row row = row(d);
-        rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
+        rows.add(withAttributes
+            ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
             : row);
       }
     }
@@ -407,7 +414,8 @@ public final class MaterializedPathLayout implements Layout {
       return Optional.empty();
     }
     List<String> ancestors = pathOf(d);
-    return Optional.of(new Node(id, ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
+    return Optional.of(new Node(id,
+        ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
         ancestors.size(), context.attributesOf(d)));
   }
 
@@ -506,7 +514,8 @@ public final class MaterializedPathLayout implements Layout {
         lengths.add(prefix.length());
         prefix.append(prefix.length() == 0 ? "," : "").append(escape(e.id())).append(',');
         long rank = nextRank.merge(parent, Ranks.GAP, Long::sum) - Ranks.GAP;
-        return context.newDocument(e.id(), new Document(pathField, path).append(rankField, rank), e.attributes());
+        return context.newDocument(e.id(), new Document(pathField, path).append(rankField, rank),
+            e.attributes());
       }
     };
   }
@@ -514,9 +523,11 @@ public final class MaterializedPathLayout implements Layout {
   @Override
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(pathField, rankField))) {
+    for (Document d : r.find(NODES)
+        .projection(withAttributes ? null : fields(pathField, rankField))) {
       Row row = row(d);
-      rows.add(withAttributes ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
+      rows.add(withAttributes
+          ? new Row(row.id(), row.parent(), row.order(), context.attributesOf(d))
           : row);
     }
     return new Forest(rows);
@@ -584,7 +595,8 @@ public final class MaterializedPathLayout implements Layout {
 
   private Row row(Document d) {
     List<String> ancestors = pathOf(d);
-    return new Row(d.getString(ID), ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
+    return new Row(d.getString(ID),
+        ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
         ranks.of(d), Map.of());
   }
 

@@ -341,7 +341,8 @@ final class NestedSetLayout implements Layout {
         if (left >= right || (up != null && right > num(up, rightField))
             || !java.util.Objects.equals(parent, d.get(parentField))) {
           throw new dev.arbor.core.TreeException("node '" + id + "' (left " + left
-              + ", right " + right + ", parent " + d.get(parentField) + ") does not nest where its interval puts it"
+              + ", right " + right + ", parent " + d.get(parentField)
+                  + ") does not nest where its interval puts it"
               + (up == null ? " (a root)" : " (under '" + parent + "')")
               + ": check() lists the problems, repair() renumbers derivable intervals");
         }
@@ -392,7 +393,8 @@ final class NestedSetLayout implements Layout {
   @Override
   public boolean descends(Reads r, String id, String ancestorId) {
     Document[] docs = r.requireBoth(id, ancestorId, structure);
-    return num(docs[1], leftField) < num(docs[0], leftField) && num(docs[0], rightField) < num(docs[1], rightField);
+    return num(docs[1], leftField) < num(docs[0], leftField)
+        && num(docs[0], rightField) < num(docs[1], rightField);
   }
 
   @Override
@@ -438,7 +440,8 @@ final class NestedSetLayout implements Layout {
     for (Document d : docs) {
       if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)
           || num(d, leftField) >= num(d, rightField)
-          || byNumber.put(num(d, leftField), d) != null || byNumber.put(num(d, rightField), d) != null) {
+          || byNumber.put(num(d, leftField), d) != null
+              || byNumber.put(num(d, rightField), d) != null) {
         return; // not derivable without guessing
       }
     }
@@ -461,11 +464,13 @@ final class NestedSetLayout implements Layout {
       String parent = open.isEmpty() ? null : open.peek().getString(ID);
       long left = renumber.get(num(d, leftField));
       long right = renumber.get(num(d, rightField));
-      if (left != num(d, leftField) || right != num(d, rightField) || !Objects.equals(parent, d.get(parentField))
+      if (left != num(d, leftField) || right != num(d, rightField)
+          || !Objects.equals(parent, d.get(parentField))
           || !(d.get(depthField) instanceof Number) || num(d, depthField) != open.size()) {
         long depth = open.size();
         writes.add(() -> c.set(d.get(ID), Updates.combine(Updates.set(leftField, left),
-            Updates.set(rightField, right), Updates.set(parentField, parent), Updates.set(depthField, depth))));
+            Updates.set(rightField, right), Updates.set(parentField, parent),
+                Updates.set(depthField, depth))));
       }
       open.push(d);
     }
@@ -550,7 +555,8 @@ final class NestedSetLayout implements Layout {
       if (r.first()) {
         return new Target(1, null, null, 0);
       }
-      Document last = c.find(NODES).projection(fields(rightField)).sort(Sorts.descending(rightField))
+      Document last = c.find(NODES).projection(fields(rightField))
+          .sort(Sorts.descending(rightField))
           .limit(1).first();
       return new Target(last == null ? 1 : num(last, rightField) + 1, null, null, 0);
     }

@@ -188,11 +188,13 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
 
   @Override
   public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, fields(parentField, rankField));
+    Map<String, Document> docs = subjectAndAnchor(c, id, true, position,
+        fields(parentField, rankField));
     String parent = targetParent(position, docs);
     long rank = ranks.rankFor(c, group(parentField, parent), position, anchorRank(position, docs),
         null);
-    c.insert(context.newDocument(id, new Document(parentField, parent).append(rankField, rank), attributes));
+    c.insert(context.newDocument(id, new Document(parentField, parent).append(rankField, rank),
+        attributes));
   }
 
   @Override
@@ -249,14 +251,16 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     List<String> children = childIds(c, id);
     if (!children.isEmpty()) {
       List<String> siblings = parent == null ? rootIds(c) : childIds(c, parent);
-      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children), new HashSet<>(children), parentField, parent);
+      RankPlans.planRegroup(c, rankField, lifted(siblings, id, children), new HashSet<>(children),
+          parentField, parent);
     }
     deleteAll(c, List.of(id));
   }
 
   @Override
   public ChildGroup childGroup() {
-    return new ChildGroup(fields(parentField, rankField), d -> eq(parentField, d.getString(ID)), rankField,
+    return new ChildGroup(fields(parentField, rankField), d -> eq(parentField, d.getString(ID)),
+        rankField,
         d -> parentOf(d), d -> -1);
   }
 
@@ -427,7 +431,8 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     for (int depth = 1; depth <= maxDepth && !level.isEmpty(); depth++) {
       List<String> next = new ArrayList<>();
       for (List<String> slice : slices(level)) {
-        for (Document d : r.find(in(parentField, slice)).projection(fields(parentField, rankField))) {
+        for (Document d : r.find(in(parentField, slice))
+            .projection(fields(parentField, rankField))) {
           if (seen.add(d.getString(ID))) {
             rows.add(row(d));
             next.add(d.getString(ID));
@@ -445,7 +450,8 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
     List<Document> docs = new ArrayList<>(tree.size());
     for (Node e : tree.entries()) {
       long rank = nextRank.merge(e.parentId(), Ranks.GAP, Long::sum) - Ranks.GAP;
-      docs.add(context.newDocument(e.id(), new Document(parentField, e.parentId()).append(rankField, rank),
+      docs.add(context.newDocument(e.id(), new Document(parentField, e.parentId())
+          .append(rankField, rank),
           e.attributes()));
     }
     return docs;
@@ -454,7 +460,8 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
   @Override
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
-    for (Document d : r.find(NODES).projection(withAttributes ? null : fields(parentField, rankField))) {
+    for (Document d : r.find(NODES)
+        .projection(withAttributes ? null : fields(parentField, rankField))) {
       rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }

@@ -86,7 +86,8 @@ public final class Validators {
         required.addAll(List.of(names.parent, names.ancestors, names.rank));
       }
       case MATERIALIZED_PATHS -> {
-        properties.append(names.path, type(List.of("string", "null"))).append(names.rank, type("number"));
+        properties.append(names.path, type(List.of("string", "null")))
+            .append(names.rank, type("number"));
         required.addAll(List.of(names.path, names.rank));
       }
       case NESTED_SETS -> {

@@ -20,7 +20,8 @@ public final class CallersTransactionProtocol implements Protocol {
    * @param outside the protocol of the view's calls outside a transaction (the store's, with the
    *     view's session)
    */
-  public CallersTransactionProtocol(Transactions transactions, ClientSession session, Protocol outside,
+  public CallersTransactionProtocol(Transactions transactions, ClientSession session,
+      Protocol outside,
       boolean isolatedReads) {
     this.transactions = transactions;
     this.session = session;

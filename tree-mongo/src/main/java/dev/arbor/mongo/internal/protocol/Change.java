@@ -119,7 +119,9 @@ public final class Change extends Reads {
     steps.add(new Step.Update(filter(filter), ids.update(bson(update)), false, false));
   }
 
-  /** Plans an update, with an aggregation pipeline, of the first document {@code filter} selects. */
+  /**
+   * Plans an update, with an aggregation pipeline, of the first document {@code filter} selects.
+   */
   public void updateOne(Bson filter, List<? extends Bson> pipeline) {
     steps.add(new Step.Update(filter(filter), pipeline(pipeline), false, false));
   }

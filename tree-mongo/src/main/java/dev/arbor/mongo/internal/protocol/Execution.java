@@ -120,7 +120,8 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
             commitPoint, journaled, hold);
   }
 
-  public Execution(TreeLock facade, String token, String origin, TreeLock.@Nullable Quiet claim, long v,
+  public Execution(TreeLock facade, String token, String origin, TreeLock.@Nullable Quiet claim,
+      long v,
       String what, List<Step> steps, List<TreeLock.Statement> program, int commitPoint,
       boolean journaled, TreeLock.@Nullable Hold hold) {
     this.facade = facade;

@@ -135,7 +135,8 @@ final class LaneProgram {
       if (lane.committed) {
         // Nothing ran: the change is withdrawn before anyone could see it.
         lanes.raw.updateOne(lane.headFilter(), Updates.combine(Updates.unset(Lanes.J),
-            Updates.unset(Lanes.V)), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
+            Updates.unset(Lanes.V)), new com.mongodb.client.model.UpdateOptions()
+                .collation(Reads.SIMPLE));
         lane.committed = false;
       }
       throw new TreeException("Tree '" + lanes.lock.tree + "': the server refused '" + what
@@ -624,12 +625,14 @@ final class LaneProgram {
         deadline), Updates.combine(Lanes.bump(lane.token, null),
         Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token))), 0));
     batch.add(new TreeLock.Statement(new UpdateOneModel<>(Fences.before(lane.headFilter(),
-        deadline), Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));
+        deadline), Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions()
+            .collation(Reads.SIMPLE)), 0));
     List<String> others = lane.marked.subList(1, lane.marked.size());
     if (!others.isEmpty()) {
       batch.add(new TreeLock.Statement(new UpdateManyModel<>(Fences.before(lanes.key(and(
           in("_id", others), eq(Lanes.T, lane.token))), deadline),
-          Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE)), 0));
+          Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions()
+              .collation(Reads.SIMPLE)), 0));
     }
     return batch;
   }

@@ -54,12 +54,14 @@ final class LaneTakeover {
     String headId = m.isString("h") ? m.getString("h").getValue() : met.id();
     BsonDocument hm = m;
     if (!headId.equals(met.id())) {
-      Document head = lanes.data.find(lanes.key(eq("_id", headId))).projection(Projections.include(Lanes.FIELD))
+      Document head = lanes.data.find(lanes.key(eq("_id", headId)))
+          .projection(Projections.include(Lanes.FIELD))
           .collation(Reads.SIMPLE).first();
       hm = head == null ? null : Lanes.markOf(head);
       if (hm == null || !t.equals(Lanes.str(hm, "t"))) {
         // its head was released or taken over and cleared: a leftover
-        lanes.raw.updateOne(lanes.key(and(eq("_id", met.id()), eq(Lanes.T, t), exists(Lanes.H))), Updates.unset(Lanes.FIELD),
+        lanes.raw.updateOne(lanes.key(and(eq("_id", met.id()), eq(Lanes.T, t), exists(Lanes.H))),
+            Updates.unset(Lanes.FIELD),
             new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
         return true;
       }
@@ -77,7 +79,8 @@ final class LaneTakeover {
         new BsonString("$$NOW"), new BsonDateTime(r + l)))));
     BsonDocument after = lanes.raw.findOneAndUpdate(lanes.key(and(eq("_id", headId), eq(Lanes.T, t),
             Filters.lt(Lanes.R, new BsonDateTime(r + 1)), eq(Lanes.L, l), expired)),
-        Updates.combine(Updates.set(Lanes.O, me), Updates.currentDate(Lanes.R), Updates.set(Lanes.L, lease)),
+        Updates.combine(Updates.set(Lanes.O, me), Updates.currentDate(Lanes.R),
+            Updates.set(Lanes.L, lease)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(Lanes.FIELD)).collation(Reads.SIMPLE));
     if (after == null) {
@@ -87,9 +90,9 @@ final class LaneTakeover {
     Lanes.Lane heir = lanes.new Lane(t, me, headId, lease);
     heir.renewedAt(mark.getDateTime("r").getValue());
     lanes.takeovers.incrementAndGet();
-    lanes.tree.log.warn("Tree '{}': took the lock over from a change in a subtree whose lease of {} ms"
-        + " expired while doing: {}", lanes.lock.tree, l, mark.isString("w")
-        ? mark.getString("w").getValue() : "?");
+    lanes.tree.log.warn("Tree '{}': took the lock over from a change in a subtree whose lease"
+        + " of {} ms expired while doing: {}", lanes.lock.tree, l,
+        mark.isString("w") ? mark.getString("w").getValue() : "?");
     finish(heir, mark);
     return true;
   }
@@ -123,8 +126,8 @@ final class LaneTakeover {
         steps.add(Step.decode(s.asDocument()));
       }
       String what = mark.isString("w") ? mark.getString("w").getValue() : "a change";
-      lanes.tree.log.info("Tree '{}': completing the journal of '{}' (change {}), left by a lane that"
-          + " stopped", lanes.lock.tree, what, v);
+      lanes.tree.log.info("Tree '{}': completing the journal of '{}' (change {}), left by a lane"
+          + " that stopped", lanes.lock.tree, what, v);
       heir.version = v;
       try {
         lanes.programs.replay(heir, steps);
@@ -141,7 +144,8 @@ final class LaneTakeover {
     lanes.raw.updateOne(lanes.lock.lockKey(), Updates.combine(Lanes.bump(heir.token, null),
         Updates.unset(LockDocument.IN_FLIGHT + "." + heir.token)));
     lanes.raw.updateMany(Fences.before(lanes.key(eq(Lanes.T, heir.token)), heir.deadline()),
-        Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
+        Updates.unset(Lanes.FIELD), new com.mongodb.client.model.UpdateOptions()
+            .collation(Reads.SIMPLE));
   }
 
   /**
@@ -161,15 +165,16 @@ final class LaneTakeover {
         .append("lane", new BsonDocument("t", new BsonString(lane.token))
             .append("h", new BsonString(lane.head)));
     try {
-      lanes.raw.updateOne(lanes.lock.lockKey(), Updates.combine(Updates.set(LockDocument.STUCK, stuck),
+      lanes.raw.updateOne(lanes.lock.lockKey(),
+          Updates.combine(Updates.set(LockDocument.STUCK, stuck),
           Updates.inc(LockDocument.VERSION, 1L)));
     } catch (MongoException e) {
       // the lane's marks and journal stay: whoever meets them after its lease replays it and
       // records this again
     }
     lanes.tree.log.error("Tree '{}' is stuck: step {} of {} of '{}', in a lane, was refused by the"
-        + " server: {}; repair() completes it once the cause is removed", lanes.lock.tree, r.step + 1,
-        steps, what, r.cause.getMessage());
+        + " server: {}; repair() completes it once the cause is removed", lanes.lock.tree,
+        r.step + 1, steps, what, r.cause.getMessage());
     return lanes.lock.stuck(stuck);
   }
 
@@ -185,7 +190,8 @@ final class LaneTakeover {
     String t = lane.getString("t").getValue();
     String headId = lane.getString("h").getValue();
     String me = LockDocument.newToken();
-    BsonDocument after = lanes.raw.findOneAndUpdate(lanes.key(and(eq("_id", headId), eq(Lanes.T, t))),
+    BsonDocument after = lanes.raw.findOneAndUpdate(
+        lanes.key(and(eq("_id", headId), eq(Lanes.T, t))),
         Updates.combine(Updates.set(Lanes.O, me), Updates.currentDate(Lanes.R)),
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER)
             .projection(Projections.include(Lanes.FIELD)).collation(Reads.SIMPLE));
@@ -195,8 +201,8 @@ final class LaneTakeover {
     BsonDocument mark = after.getDocument(Lanes.FIELD);
     // the lease the mark holds (its takeover renewed it, keeping its length), which another
     // process may have set shorter than this store's
-    Lanes.Lane heir = lanes.new Lane(t, me, headId, mark.isNumber("l") ? mark.getNumber("l").longValue()
-        : lanes.lock.leaseMillis);
+    Lanes.Lane heir = lanes.new Lane(t, me, headId,
+        mark.isNumber("l") ? mark.getNumber("l").longValue() : lanes.lock.leaseMillis);
     heir.renewedAt(mark.getDateTime("r").getValue());
     lanes.takeovers.incrementAndGet();
     finish(heir, mark);

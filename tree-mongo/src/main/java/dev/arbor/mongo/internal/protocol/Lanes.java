@@ -217,7 +217,10 @@ public final class Lanes {
 
   // ------------------------------------------------------------------ the lanes' log
 
-  /** How many raises of the version by lanes the lock document keeps ({@link LockDocument#LANE_LOG}). */
+  /**
+   * How many raises of the version by lanes the lock document keeps ({@link
+   * LockDocument#LANE_LOG}).
+   */
   public static final int LOG = 16;
 
   /** The most marks a gate's entry names, and their most characters; beyond, it names none. */
@@ -544,7 +547,8 @@ public final class Lanes {
               Updates.unset(LockDocument.IN_FLIGHT + "." + lane.token)));
         }
         raw.updateMany(Fences.before(key(and(in("_id", lane.marked), eq(T, lane.token))),
-            lane.deadline()), Updates.unset(FIELD), new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));
+            lane.deadline()), Updates.unset(FIELD), new com.mongodb.client.model.UpdateOptions()
+                .collation(Reads.SIMPLE));
         return;
       } catch (MongoException e) {
         if (!MongoErrors.transientError(e)) {
@@ -566,7 +570,9 @@ public final class Lanes {
     return takeover.stuck(lane, what, r, steps);
   }
 
-  /** Completes the journal of the lane a stuck tree names: see {@link LaneTakeover#completeStuck}. */
+  /**
+   * Completes the journal of the lane a stuck tree names: see {@link LaneTakeover#completeStuck}.
+   */
   void completeStuck(BsonDocument lane) {
     takeover.completeStuck(lane);
   }

@@ -24,7 +24,8 @@ public final class OrderedExecution extends Execution {
   /** Whether the batch being built is one of deletes, bounded by the lone fence's deadline. */
   private boolean bounding;
 
-  public OrderedExecution(TreeLock facade, String token, String origin, TreeLock.@Nullable Quiet claim,
+  public OrderedExecution(TreeLock facade, String token, String origin,
+      TreeLock.@Nullable Quiet claim,
       long v, String what, List<Step> steps, List<TreeLock.Statement> program, int commitPoint,
       boolean journaled, TreeLock.@Nullable Hold hold) {
     super(facade, token, origin, claim, v, what, steps, program, commitPoint, journaled, hold);

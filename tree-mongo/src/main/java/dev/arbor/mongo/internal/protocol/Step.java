@@ -67,7 +67,8 @@ public sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
    * mark also names the change's {@code token} when it is not null (a change of one step, which
    * has no journal: its mark is how its writer tells afterwards whether it was applied).
    */
-  public WriteModel<BsonDocument> model(long v, int s, @org.jspecify.annotations.Nullable String token);
+  public WriteModel<BsonDocument> model(long v, int s,
+      @org.jspecify.annotations.Nullable String token);
 
   /**
    * Inserts one document, sent as an upsert ({@code $setOnInsert} filtered by {@code _id}) so that

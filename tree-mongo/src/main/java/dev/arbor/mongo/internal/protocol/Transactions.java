@@ -37,7 +37,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Transactions {
   private static final class LoggerHolder {
-    public static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Transactions.class);
+    public static final org.slf4j.Logger LOG =
+        org.slf4j.LoggerFactory.getLogger(Transactions.class);
   }
 
   /** The most steps a change makes in one transaction; larger plans use the lock and journal. */
@@ -124,7 +125,8 @@ public final class Transactions {
       }
       throw e;
     } catch (MongoCommandException e) {
-      if (e.getErrorCode() == 20 || e.getErrorCode() == 263) { // IllegalOperation, OperationNotSupportedInTransaction
+      // IllegalOperation, OperationNotSupportedInTransaction
+      if (e.getErrorCode() == 20 || e.getErrorCode() == 263) {
         return false;
       }
       throw e;
@@ -256,7 +258,8 @@ public final class Transactions {
       List<Step> steps) {
     long n = 0;
     for (Step s : steps) {
-      boolean multi = s instanceof Step.Update u ? u.multi() : s instanceof Step.Delete d && d.multi();
+      boolean multi = s instanceof Step.Update u ? u.multi()
+          : s instanceof Step.Delete d && d.multi();
       if (!multi) {
         n++;
       } else {

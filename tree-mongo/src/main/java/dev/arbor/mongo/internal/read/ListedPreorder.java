@@ -33,7 +33,8 @@ public final class ListedPreorder extends Preorder {
 
   private final Links links;
 
-  public ListedPreorder(Reads reads, Links links, Function<Document, Map<String, Object>> attributes) {
+  public ListedPreorder(Reads reads, Links links,
+      Function<Document, Map<String, Object>> attributes) {
     super(reads, links.roots(), links.order(), attributes);
     this.links = links;
   }

@@ -27,7 +27,8 @@ import org.bson.Document;
  * repair that completes an interrupted change, then rewrites the derived fields in one change.
  */
 public final class TreeCheck {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
   private final MongoTreeStore store;
 
   public TreeCheck(MongoTreeStore store) {
@@ -64,7 +65,8 @@ public final class TreeCheck {
         byId.put(s, byId.isEmpty() ? d : slim(d, structure, shared));
       }
     }
-    Problem layout = Layouts.problem(store.pattern(), byId.values(), store.collectionName, store.names);
+    Problem layout = Layouts.problem(store.pattern(), byId.values(), store.collectionName,
+        store.names);
     if (layout != null) { // the pattern's own checks would only list its missing fields
       problems.add(0, layout);
       return problems;
