@@ -41,11 +41,13 @@ class AnalysisTest {
     Analysis.Ranked nested = ranked(TreePattern.NESTED_SETS, 3_000, 1.8, 500).withReason(2, 1,
         "");
     assertEquals("nested-sets: 500 documents written per op at 10 000 nodes, vs 0.2 for"
-        + " materialized-paths; 1.8 round trips", Analysis.reason(nested, best, false, 10_000, Settings.RankBy.COUNTS));
+        + " materialized-paths; 1.8 round trips",
+            Analysis.reason(nested, best, false, 10_000, Settings.RankBy.COUNTS));
     Analysis.Ranked walker = ranked(TreePattern.PARENT_REFERENCES, 600, 9, 0.2).withReason(2, 1,
         "");
     assertEquals("materialized-paths: 1.5 round trips per op at 10 000 nodes, vs 9 for the"
-        + " runner-up parent-references", Analysis.reason(best, walker, true, 10_000, Settings.RankBy.COUNTS));
+        + " runner-up parent-references",
+            Analysis.reason(best, walker, true, 10_000, Settings.RankBy.COUNTS));
     Analysis.Ranked close = ranked(TreePattern.ARRAY_OF_ANCESTORS, 400, 1.4, 0.2);
     assertEquals("array-of-ancestors: tied with materialized-paths on time (their intervals"
         + " overlap) (1.4 vs 1.5 round trips, 0.2 vs 0.2 documents written per op at 1 000 nodes)",

@@ -61,10 +61,12 @@ class ExplainerTest {
   void repliesCountDocumentsReturnedAndWritten() {
     assertEquals(2, CommandMeter.returned(BsonDocument.parse(
         "{cursor: {id: 0, firstBatch: [{_id: 'a'}, {_id: 'b'}]}, ok: 1}")));
-    assertEquals(1, CommandMeter.returned(BsonDocument.parse("{cursor: {nextBatch: [{}]}, ok: 1}")));
+    assertEquals(1,
+        CommandMeter.returned(BsonDocument.parse("{cursor: {nextBatch: [{}]}, ok: 1}")));
     assertEquals(0, CommandMeter.returned(BsonDocument.parse("{n: 3, ok: 1}")));
     assertEquals(3, CommandMeter.written("delete", BsonDocument.parse("{n: 3, ok: 1}")));
-    assertEquals(2, CommandMeter.written("update", BsonDocument.parse("{n: 5, nModified: 2, ok: 1}")));
+    assertEquals(2,
+        CommandMeter.written("update", BsonDocument.parse("{n: 5, nModified: 2, ok: 1}")));
     assertEquals(3, CommandMeter.written("update", BsonDocument.parse(
         "{n: 1, nModified: 1, upserted: [{index: 0, _id: 'x'}, {index: 1, _id: 'y'}], ok: 1}")));
     assertEquals(0, CommandMeter.written("find", BsonDocument.parse("{n: 3, ok: 1}")));

@@ -22,8 +22,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code arbor import --data-dir} run as a real process and killed ({@code SIGKILL}) at several
  * moments: while reading the file, while loading beside the collection, while creating the
- * indexes, while renaming over it, while saving, and between saving and exiting. Each time, the next {@code export} and {@code
- * check} find the tree as it was before the import or as the import made it, never anything else.
+ * indexes, while renaming over it, while saving, and between saving and exiting. Each time, the
+ * next {@code export} and {@code check} find the tree as it was before the import or as the import
+ * made it, never anything else.
  */
 class DataDirKillTest {
   private static final String[] WHERE = {"-c", "tree", "-p", "parent-references"};
@@ -72,7 +73,8 @@ class DataDirKillTest {
 
   /**
    * Runs {@code arbor import FILE --replace} in a new JVM on the test class path and kills it
-   * once its progress reaches {@code phase} (one of several separated by |), after {@code delayMillis}.
+   * once its progress reaches {@code phase} (one of several separated by |), after {@code
+   * delayMillis}.
    *
    * @return the line after which it was killed
    */

@@ -53,11 +53,13 @@ class SecondaryIndexPropertiesTest {
   private static final ObjectId OID2 = new ObjectId("5f0000000000000000000002");
   /** Field values: served types, and types the index must leave alone. */
   private static final List<Object> VALUES = Arrays.asList("a", "b", "c", "A", "", 1, 1.0, 2L,
-      0, -0.0, 0L, 9007199254740993L, Double.NaN, List.of(1.0, "a"), null, List.of("a", "b"), List.of("b"), List.of(List.of("a")), List.of(), List.of("c", 1),
+      0, -0.0, 0L, 9007199254740993L, Double.NaN, List.of(1.0, "a"), null, List.of("a", "b"),
+          List.of("b"), List.of(List.of("a")), List.of(), List.of("c", 1),
       new Document("x", "a"), OID1, OID2, List.of(OID1), true, "a.b");
   /** Query values. */
   private static final List<Object> QUERY_VALUES = Arrays.asList("a", "b", "c", "A", "", 1, 1.0,
-      0, 0L, -0.0, 2L, 9007199254740993L, 9007199254740992.0, Double.NaN, null, OID1, OID2, List.of("a", "b"), List.of("a"), new Document("x", "a"), true,
+      0, 0L, -0.0, 2L, 9007199254740993L, 9007199254740992.0, Double.NaN, null, OID1, OID2,
+          List.of("a", "b"), List.of("a"), new Document("x", "a"), true,
       Pattern.compile("^a"));
   /** Indexed and unindexed fields. */
   private static final List<String> FIELDS = List.of("p", "s", "q", "arr", "z", "d");

@@ -61,7 +61,8 @@ class AbortedGraftLateInsertTest {
             }
             throw new MongoCommandException(new BsonDocument("ok", new org.bson.BsonInt32(0))
                 .append("code", new org.bson.BsonInt32(2)).append("errmsg",
-                    new org.bson.BsonString("injected: refused")), new ServerAddress("127.0.0.1", 1));
+                    new org.bson.BsonString("injected: refused")),
+                        new ServerAddress("127.0.0.1", 1));
           }
           return TreeLock.BULK.send(coll, batch);
         }

@@ -5,10 +5,10 @@ import dev.arbor.mongo.internal.ServerCapabilities;
 import org.bson.Document;
 
 /**
- * {@link TreePattern#ARRAY_OF_ANCESTORS} with pipeline updates forced on, as on MongoDB 4.2 and later:
- * mongo-java-server has none, so every step is sent document by document and its pipeline run by
- * {@link PipelineEmulator}, with MongoDB's documented semantics. The whole contract (hostile ids,
- * deep chains) and the stored-layout oracle then check the plans a real server would run.
+ * {@link TreePattern#ARRAY_OF_ANCESTORS} with pipeline updates forced on, as on MongoDB 4.2 and
+ * later: mongo-java-server has none, so every step is sent document by document and its pipeline
+ * run by {@link PipelineEmulator}, with MongoDB's documented semantics. The whole contract (hostile
+ * ids, deep chains) and the stored-layout oracle then check the plans a real server would run.
  */
 class ArrayOfAncestorsPipelineContractTest extends MongoStoreContract {
   @Override

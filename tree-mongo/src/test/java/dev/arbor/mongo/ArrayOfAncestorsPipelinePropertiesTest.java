@@ -5,8 +5,8 @@ import dev.arbor.mongo.internal.ServerCapabilities;
 import org.bson.Document;
 
 /**
- * The property test for {@link TreePattern#ARRAY_OF_ANCESTORS} with pipeline updates forced on, each
- * pipeline run by {@link PipelineEmulator} (see {@link ArrayOfAncestorsPipelineContractTest}).
+ * The property test for {@link TreePattern#ARRAY_OF_ANCESTORS} with pipeline updates forced on,
+ * each pipeline run by {@link PipelineEmulator} (see {@link ArrayOfAncestorsPipelineContractTest}).
  */
 class ArrayOfAncestorsPipelinePropertiesTest extends MongoStoreProperties {
   @Override

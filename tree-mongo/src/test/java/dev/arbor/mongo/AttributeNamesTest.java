@@ -33,7 +33,8 @@ class AttributeNamesTest {
       assertEquals(Optional.of("reserved by this pattern for the tree structure (reserved: "
           + String.join(", ", pattern.reservedNames()) + ")"),
           pattern.nameRefusal(name, true));
-      assertEquals(Optional.empty(), pattern.nameRefusal(name, false), "nested: only MongoDB's rule");
+      assertEquals(Optional.empty(), pattern.nameRefusal(name, false),
+          "nested: only MongoDB's rule");
     }
     Set<String> others = new java.util.TreeSet<>();
     for (TreePattern other : TreePattern.values()) {

@@ -43,10 +43,10 @@ import org.junit.jupiter.api.Test;
  * what the call then says to docs/guarantees.md, "What a call's outcome means": a call that
  * returns made its change; a {@link ChangeInterruptedException} says truly what became of it
  * ({@code NOT_APPLIED}: the tree before; {@code COMMITTED}: the tree after, once the next access
- * completes it; {@code UNKNOWN}: either); nothing else is thrown for a valid call — no domain error, no raw driver
- * exception, no {@link LockLostException} where nobody else holds the lock. Whatever the call
- * says, the stored tree is then the tree before or the tree after (never a mix), {@code check()}
- * finds nothing, and the next writer gets the tree within a few leases.
+ * completes it; {@code UNKNOWN}: either); nothing else is thrown for a valid call — no domain
+ * error, no raw driver exception, no {@link LockLostException} where nobody else holds the lock.
+ * Whatever the call says, the stored tree is then the tree before or the tree after (never a mix),
+ * {@code check()} finds nothing, and the next writer gets the tree within a few leases.
  *
  * <p>The matrix: every pattern × every change (insert, move of a subtree, delete of a subtree,
  * delete lifting the children, update of attributes, load, graft) × a store that claims

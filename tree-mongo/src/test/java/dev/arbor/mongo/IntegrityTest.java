@@ -179,7 +179,8 @@ class IntegrityTest {
       c.insertOne(Document.parse(line));
     }
     TreeStore store = TreePattern.NESTED_SETS.open(c);
-    for (java.util.function.Consumer<TreeStore> read : List.<java.util.function.Consumer<TreeStore>>of(
+    for (java.util.function.Consumer<TreeStore> read
+        : List.<java.util.function.Consumer<TreeStore>>of(
         TreeStore::snapshot, s -> s.find("Books"), s -> s.find("Programming"),
         s -> s.children("Books"), s -> s.subtree("Books", 3), s -> s.ancestors("dbm"),
         s -> s.descendants("Books"), TreeStore::roots)) {

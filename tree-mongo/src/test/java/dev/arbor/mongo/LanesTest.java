@@ -475,8 +475,8 @@ class LanesTest {
 
   /**
    * A stream that runs while a lane is half-way through its writes (its journal and first step
-   * sent, its second step held) never ends as if it had read one tree: it delivers the tree before or after the
-   * move, or throws {@link dev.arbor.core.TreeChangedException}.
+   * sent, its second step held) never ends as if it had read one tree: it delivers the tree before
+   * or after the move, or throws {@link dev.arbor.core.TreeChangedException}.
    */
   @ParameterizedTest
   @EnumSource(value = TreePattern.class, names = {"NESTED_SETS", "PARENT_REFERENCES"},
@@ -495,7 +495,8 @@ class LanesTest {
       return TreeLock.BULK.send(collection, batch);
     };
     MongoTreeStore a = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .lease(30_000, 20_000).sender(secondHeld).batchStatements(1).subtreeLocks(true).optimisticChanges(false));
+        .lease(30_000, 20_000).sender(secondHeld).batchStatements(1).subtreeLocks(true)
+            .optimisticChanges(false));
     MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
     CompletableFuture<Class<?>> runA = CompletableFuture.supplyAsync(
         () -> outcome(() -> a.move("a", Position.lastChildOf("j"))));

@@ -5,8 +5,9 @@ import dev.arbor.mongo.internal.ServerCapabilities;
 import org.bson.Document;
 
 /**
- * The property test for {@link TreePattern#MATERIALIZED_PATHS} with pipeline updates forced on, each
- * pipeline run by {@link PipelineEmulator} (see {@link MaterializedPathsPipelineContractTest}).
+ * The property test for {@link TreePattern#MATERIALIZED_PATHS} with pipeline updates forced on,
+ * each pipeline run by {@link PipelineEmulator} (see {@link
+ * MaterializedPathsPipelineContractTest}).
  */
 class MaterializedPathsPipelinePropertiesTest extends MongoStoreProperties {
   @Override

@@ -65,7 +65,8 @@ class MongoDb8ContainerTest {
     @Override
     protected TreeStore newStore() {
       freshCollection(); // starts the client
-      return pattern().open(freshCollection(), TreeOptions.defaults().withTransactions(client)); // transactions: a replica set
+      // transactions: a replica set
+      return pattern().open(freshCollection(), TreeOptions.defaults().withTransactions(client));
     }
   }
 

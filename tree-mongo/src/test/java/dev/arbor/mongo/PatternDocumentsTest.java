@@ -69,10 +69,12 @@ class PatternDocumentsTest {
   void loadGivesTheSameDocumentsAsInserts(TreePattern pattern) {
     TreeStore inserted = open(pattern);
     Fixtures.insertAll(inserted, Fixtures.categories());
-    List<Document> byInserts = collection.find(MongoTreeStore.NODES).sort(new Document("_id", 1)).into(new ArrayList<>());
+    List<Document> byInserts = collection.find(MongoTreeStore.NODES).sort(new Document("_id", 1))
+        .into(new ArrayList<>());
     TreeStore loaded = open(pattern);
     loaded.load(Fixtures.categories());
-    List<Document> byLoad = collection.find(MongoTreeStore.NODES).sort(new Document("_id", 1)).into(new ArrayList<>());
+    List<Document> byLoad = collection.find(MongoTreeStore.NODES).sort(new Document("_id", 1))
+        .into(new ArrayList<>());
     for (Document d : byInserts) {
       d.keySet().removeAll(EXTRA);
     }

@@ -29,8 +29,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Figures of the change protocol for docs/guarantees.md, measured, not asserted: round trips per call
- * (counted by a command listener, single caller, steady state), and under contention (three
+ * Figures of the change protocol for docs/guarantees.md, measured, not asserted: round trips per
+ * call (counted by a command listener, single caller, steady state), and under contention (three
  * writers and a reader on one tree) the reader's waits and each writer's share. Runs only when
  * asked: {@code mvn -B -q -pl tree-core,tree-mongo test -Dtest=ProtocolFigures
  * -Darbor.figures=true -Dsurefire.failIfNoSpecifiedTests=false}.

@@ -202,7 +202,8 @@ class TruthfulOutcomesTest {
   void aWriteConcernErrorAloneIsResentNotAnIndexOutOfBounds(TreePattern pattern,
       boolean ordered) {
     everyAnswerLostOnce(pattern, ordered, new LosingAnswers(() -> new MongoBulkWriteException(
-        BulkWriteResult.acknowledged(0, 0, 0, 0, List.of(), List.of()), List.of(), new WriteConcernError(64,
+        BulkWriteResult.acknowledged(0, 0, 0, 0, List.of(), List.of()), List.of(),
+            new WriteConcernError(64,
             "WriteConcernFailed", "injected: waiting for replication timed out",
             new BsonDocument()), ADDRESS, Set.of())), false);
   }
