@@ -379,38 +379,28 @@ final class H2ServerAdapter extends H2Backend {
     }
 
     /**
-     * A sorted scan that asks for batches holds only the sort keys and positions of the matching
-     * documents, sorted (the server's sort is stable, and so is this one), and reads each
+     * A sorted scan that asks for batches holds only the sort values ({@link
+     * ServerAdapter.SortKeys}) and positions of the matching documents, sorted in the server's
+     * order (the server's sort is stable, and so is this one), and reads each
      * document again as its batch is taken (a document deleted meanwhile is left out, one changed
      * so that it no longer matches too). The server's own sort holds every matching document.
      */
     @Override
     protected QueryResult matchDocuments(Document query, @Nullable Document orderBy,
         int numberToSkip, int limit, int batchSize, @Nullable Document fieldSelector) {
-      Comparator<Document> order = orderBy == null ? null : deriveComparator(orderBy);
-      if (order == null || batchSize <= 0) {
+      if (!ServerAdapter.sortsByKeys(orderBy) || batchSize <= 0) {
         return super.matchDocuments(query, orderBy, numberToSkip, limit, batchSize,
             fieldSelector);
       }
-      List<String> tops = new ArrayList<>();
-      for (String key : orderBy.keySet()) {
-        int dot = key.indexOf('.');
-        tops.add(dot < 0 ? key : key.substring(0, dot));
-      }
+      ServerAdapter.SortKeys keys = new ServerAdapter.SortKeys(orderBy);
       List<Keyed> keyed = new ArrayList<>();
       streamAllDocumentsWithPosition().forEach(dp -> {
         Document d = dp.getDocument();
         if (documentMatchesQuery(d, query)) {
-          Document key = new Document();
-          for (String top : tops) {
-            if (d.containsKey(top)) {
-              key.put(top, d.get(top));
-            }
-          }
-          keyed.add(new Keyed(key, dp.getPosition()));
+          keyed.add(new Keyed(keys.of(d), dp.getPosition()));
         }
       });
-      keyed.sort((a, b) -> order.compare(a.key(), b.key()));
+      keyed.sort((a, b) -> keys.compare(a.values(), b.values()));
       Stream<Document> matched = keyed.stream().skip(Math.max(0, numberToSkip))
           .limit(limit > 0 ? limit : Long.MAX_VALUE)
           .map(k -> getDocument(k.position()))
@@ -418,8 +408,8 @@ final class H2ServerAdapter extends H2Backend {
       return streamed(matched, batchSize, fieldSelector);
     }
 
-    /** The sort key of a matching document and where it is. */
-    private record Keyed(Document key, Object position) {}
+    /** The sort values of a matching document and where it is. */
+    private record Keyed(Object[] values, Object position) {}
 
     /** The first batch of {@code matched} and a cursor over the rest, read as it is taken. */
     private QueryResult streamed(Stream<Document> matched, int batchSize,

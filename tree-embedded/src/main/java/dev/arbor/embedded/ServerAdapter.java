@@ -148,39 +148,62 @@ final class ServerAdapter {
   /**
    * Sorts {@code documents} in place in the order the server's {@code DocumentComparator} gives
    * for {@code orderBy} (a sort {@link #sortsByKeys} accepts), reading each document's value of
-   * each sort field once instead of at every comparison. Same order, ties included: the server's
-   * sorted stream is stable, and so is {@link List#sort}. The server's comparator splits each
-   * field's path and reads both documents' values again for every comparison, which made its
-   * sort of a tree's documents (a whole tree's read, a subtree's) about a tenth of the CPU of the
-   * store tests.
+   * each sort field once ({@link SortKeys}) instead of at every comparison. Same order, ties
+   * included: the server's sorted stream is stable, and so is {@link List#sort}. The server's
+   * comparator splits each field's path and reads both documents' values again for every
+   * comparison, which made its sort of a tree's documents (a whole tree's read, a subtree's)
+   * about a tenth of the CPU of the store tests.
    */
   static void sortByKeys(List<Document> documents, Document orderBy) {
-    List<String> fields = new ArrayList<>(orderBy.keySet());
-    ValueComparator[] order = new ValueComparator[fields.size()];
-    for (int i = 0; i < order.length; i++) {
-      order[i] = ((Number) orderBy.get(fields.get(i))).intValue() > 0 ? ValueComparator.asc()
-          : ValueComparator.desc();
-    }
+    SortKeys keys = new SortKeys(orderBy);
     record Keyed(Object[] values, Document document) {}
     List<Keyed> keyed = new ArrayList<>(documents.size());
     for (Document d : documents) {
+      keyed.add(new Keyed(keys.of(d), d));
+    }
+    keyed.sort((a, b) -> keys.compare(a.values(), b.values()));
+    for (int i = 0; i < keyed.size(); i++) {
+      documents.set(i, keyed.get(i).document());
+    }
+  }
+
+  /**
+   * A sort on fields ({@link #sortsByKeys}) as values read once: a document's sort values
+   * ({@link #of}) and their order ({@link #compare}), which is the order the server's {@code
+   * DocumentComparator} gives the documents (the same value of each field, by {@code
+   * Utils.getSubdocumentValueCollectionAware}, compared by the same {@code ValueComparator}).
+   */
+  static final class SortKeys {
+    private final List<String> fields;
+    private final ValueComparator[] order;
+
+    SortKeys(Document orderBy) {
+      this.fields = new ArrayList<>(orderBy.keySet());
+      this.order = new ValueComparator[fields.size()];
+      for (int i = 0; i < order.length; i++) {
+        order[i] = ((Number) orderBy.get(fields.get(i))).intValue() > 0 ? ValueComparator.asc()
+            : ValueComparator.desc();
+      }
+    }
+
+    /** The values {@code d} is sorted by, one for each sort field. */
+    Object[] of(Document d) {
       Object[] values = new Object[order.length];
       for (int i = 0; i < values.length; i++) {
         values[i] = Utils.getSubdocumentValueCollectionAware(d, fields.get(i));
       }
-      keyed.add(new Keyed(values, d));
+      return values;
     }
-    keyed.sort((a, b) -> {
+
+    /** Compares the sort values of two documents, as the server compares the documents. */
+    int compare(Object[] a, Object[] b) {
       for (int i = 0; i < order.length; i++) {
-        int cmp = order[i].compare(a.values()[i], b.values()[i]);
+        int cmp = order[i].compare(a[i], b[i]);
         if (cmp != 0) {
           return cmp;
         }
       }
       return 0;
-    });
-    for (int i = 0; i < keyed.size(); i++) {
-      documents.set(i, keyed.get(i).document());
     }
   }
 

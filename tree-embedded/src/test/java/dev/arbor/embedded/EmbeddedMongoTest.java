@@ -12,6 +12,7 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Sorts;
 import dev.arbor.embedded.internal.DataDirectories;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -119,6 +120,16 @@ class EmbeddedMongoTest {
       List<Document> expected = query.apply(memory);
       assertEquals(1_200, expected.size());
       assertEquals(expected, query.apply(file));
+      // A sorted scan in batches: the file's server holds sort values and positions only
+      // (H2ServerAdapter.matchDocuments), in the in-memory server's order.
+      java.util.function.Function<EmbeddedMongo, List<Document>> sorted = m -> collection(m)
+          .find(Filters.exists("pad")).sort(Sorts.orderBy(Sorts.descending("even"),
+              Sorts.ascending("i"))).projection(new Document("i", 1)).skip(3).limit(1_600)
+          .batchSize(40).into(new ArrayList<>());
+      List<Document> bySort = sorted.apply(memory);
+      assertEquals(List.of(6, 8, 2_998, 1), List.of(bySort.get(0).get("i"),
+          bySort.get(1).get("i"), bySort.get(1_496).get("i"), bySort.get(1_497).get("i")));
+      assertEquals(bySort, sorted.apply(file));
 
       try (com.mongodb.client.MongoCursor<Document> early = collection(file).find()
           .batchSize(10).iterator()) {
