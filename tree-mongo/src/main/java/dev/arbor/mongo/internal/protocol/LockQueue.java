@@ -89,9 +89,13 @@ final class LockQueue {
           queue = true; // taken, or callers wait: join the line
         } else {
           // Its answer lost: the lock document tells whether the acquisition landed.
-          TreeLock.Hold h = afterUncertain(e, token, what, null, start);
-          if (h != null) {
-            return h;
+          Take take = afterUncertain(e, token, what, null, start);
+          if (take.hold() != null) {
+            return take.hold();
+          }
+          if (take.landed()) {
+            unregister(token);
+            token = LockDocument.newToken(); // see the line's loop below
           }
         }
       }
@@ -119,15 +123,23 @@ final class LockQueue {
           pause(attempt, start, s);
           continue;
         }
-        TreeLock.Hold h;
+        Take take;
         try {
-          h = takeOver(s, token, what, now);
+          take = takeOver(s, token, what, now);
         } catch (MongoException e) {
-          h = afterUncertain(e, token, what, s, start);
+          take = afterUncertain(e, token, what, s, start);
         }
-        if (h != null) {
+        if (take.hold() != null) {
           waited(start, what);
-          return h;
+          return take.hold();
+        }
+        if (take.landed()) {
+          // This token held the lock and was taken over while it completed another's journal:
+          // the caller who took it over took this token's next insert fence, so a hold under
+          // it would meet that fence at its first insert command and wait for itself. The next
+          // turn is taken under a new token (its place in the line went with the takeover).
+          unregister(token);
+          token = LockDocument.newToken();
         }
       }
     } catch (RuntimeException e) {
@@ -141,10 +153,10 @@ final class LockQueue {
    * if it names {@code token}, the acquisition landed and this caller holds the lock (finishing
    * the journal of the holder it took over from {@code from}, if any).
    *
-   * @return the hold, or null to try again
+   * @return the hold, or none to try again (landed: under a new token, see {@link Take})
    * @throws ChangeInterruptedException ({@code NOT_APPLIED}) once the lock wait has run out
    */
-  private TreeLock.@Nullable Hold afterUncertain(MongoException e, String token, String what,
+  private Take afterUncertain(MongoException e, String token, String what,
       TreeLock.@Nullable State from, long start) {
     if (!MongoErrors.transientError(e)) {
       throw e;
@@ -154,11 +166,11 @@ final class LockQueue {
       now = lock.read();
     } catch (MongoException again) {
       retryPause(again, start, what);
-      return null;
+      return Take.LOST; // it may have landed: the token is spent (see Take)
     }
     if (!token.equals(now.owner)) {
       retryPause(e, start, what);
-      return null;
+      return Take.LOST; // it may have landed and been taken over since: the token is spent
     }
     TreeLock.Hold h = hold(token, now.epoch, now.version, what,
         now.lease > 0 ? now.lease : lock.leaseMillis); // a takeover's may have grown
@@ -166,14 +178,14 @@ final class LockQueue {
       try {
         if (!facade.replay.replay(h, from.op)) {
           h.close();
-          return null;
+          return Take.LOST;
         }
       } catch (RuntimeException failed) {
         h.close();
         throw failed;
       }
     }
-    return h;
+    return new Take(h, true);
   }
 
   /** Pauses before an acquisition's command is sent again; nothing of the change is written. */
@@ -187,10 +199,10 @@ final class LockQueue {
    * Takes the lock from the state {@code s} (free, or held by an expired holder) with a
    * compare-and-set on its version; replays the journal the previous holder left.
    *
-   * @return the hold, or null if the state changed meanwhile
+   * @return the hold; or none if the state changed meanwhile, or {@link Take#LOST} if this
+   *     caller took the lock and was taken over during the replay
    */
-  private TreeLock.@Nullable Hold takeOver(TreeLock.State s, String token, String what,
-      long now) {
+  private Take takeOver(TreeLock.State s, String token, String what, long now) {
     List<Bson> updates = new ArrayList<>();
     updates.add(Updates.inc(LockDocument.VERSION, 1L));
     updates.add(Updates.unset(LockDocument.WAITING + "." + token));
@@ -218,7 +230,7 @@ final class LockQueue {
         new FindOneAndUpdateOptions().returnDocument(ReturnDocument.BEFORE)
             .projection(Projections.include(TreeLock.STATE)));
     if (before == null) {
-      return null;
+      return Take.NONE;
     }
     TreeLock.State previous = new TreeLock.State(before);
     TreeLock.Hold h = hold(token, previous.epoch, previous.version + 1, what, lease);
@@ -234,9 +246,9 @@ final class LockQueue {
       }
       if (previous.op >= 0 && !facade.replay.replay(h, previous.op)) {
         h.close(); // another caller took this one over during the replay, and completed it
-        return null;
+        return Take.LOST;
       }
-      return h;
+      return new Take(h, true);
     } catch (RuntimeException e) {
       h.close();
       throw e;
@@ -331,10 +343,22 @@ final class LockQueue {
     if (!s.expired(now)) {
       return false;
     }
-    TreeLock.Hold h = takeOver(s, LockDocument.newToken(), "recover", now);
+    TreeLock.Hold h = takeOver(s, LockDocument.newToken(), "recover", now).hold();
     if (h != null) {
       release(h);
     }
     return true;
+  }
+
+  /**
+   * What a try to take the lock gave: the hold, or none; {@code landed} when the lock document
+   * named the token at some point (a hold was had, or may have been, and was taken over since).
+   * A token that landed is not used for another try: whoever took it over took its next insert
+   * fence ({@link Fences#revokeInserts}), which a later hold under the same token would meet
+   * (RetakenLockTest).
+   */
+  private record Take(TreeLock.@Nullable Hold hold, boolean landed) {
+    static final Take NONE = new Take(null, false);
+    static final Take LOST = new Take(null, true);
   }
 }
