@@ -207,6 +207,46 @@ class LateInsertCommandTest {
   }
 
   /**
+   * The same stalled lane taken over by a caller whose own lease is the default, 30 s: it waits
+   * out the stalled lane's insert command, whose time limit is within that lane's lease (600 ms),
+   * and goes on. Before, it waited nine tenths of its own lease, grown from 30 s, as if the
+   * stalled command had had that time limit: 27 s, and in {@code ConcurrencyTest} (a reader
+   * with the default lease, writers with 100 ms) 28 s for a case of about 1.5 s.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void aCallerWithALongerLeaseWaitsOutOnlyTheStalledLanesOwnTimeLimit(TreePattern pattern)
+      throws Exception {
+    MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+    Tree fixture = Tree.parse("a(b(c d) e)");
+    pattern.open(c).load(fixture);
+    SideBySide sender = new SideBySide();
+    MongoTreeStore holder = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(LEASE, 20_000).sender(sender).subtreeLocks(true).optimisticChanges(false)
+        .keepAlive(false));
+    CompletableFuture<Void> insert = CompletableFuture.runAsync(() -> {
+      try {
+        holder.insert("z", Position.lastChildOf("c"));
+      } catch (ChangeInterruptedException e) {
+        // told what became of it; the tree below says the rest
+      }
+    });
+    assertTrue(sender.started.await(10, TimeUnit.SECONDS), "the lane's insert command started");
+    TreeStore other = pattern.open(c, ServerCapabilities.probing(c)
+        .subtreeLocks(true).optimisticChanges(false)); // the default lease, 30 s
+    long start = System.nanoTime();
+    other.delete("c");
+    long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    insert.get(20, TimeUnit.SECONDS);
+    assertTrue(took < 10_000, pattern + ": the delete took " + took + " ms");
+    InMemoryTreeStore expected = new InMemoryTreeStore();
+    expected.load(fixture);
+    expected.delete("c");
+    assertEquals(expected.snapshot(), other.snapshot());
+    assertEquals(List.of(), other.check());
+  }
+
+  /**
    * A load's insert command whose answer was lost, sent again and answered, and whose first
    * sending reaches the server after the load ended and its first tree was deleted: the load's
    * insert fence must still stop it. Before, a load deleted all its insert fences as it ended,

@@ -93,7 +93,7 @@ final class LaneTakeover {
     lanes.tree.log.warn("Tree '{}': took the lock over from a change in a subtree whose lease"
         + " of {} ms expired while doing: {}", lanes.lock.tree, l,
         mark.isString("w") ? mark.getString("w").getValue() : "?");
-    finish(heir, mark);
+    finish(heir, mark, l);
     return true;
   }
 
@@ -101,15 +101,18 @@ final class LaneTakeover {
    * Completes a lane taken over: stops its insert commands, replays its journal if it was
    * committed, and clears its marks. An insert command that passed its insert fence before the
    * revocation may still be running on a server that runs commands side by side: it stops at its
-   * time limit, within the lane's lease ({@code heir}'s is the one the mark held), which is
-   * waited out first ({@link Fences#awaitStartedInserts}; {@code LateInsertCommandTest}).
+   * time limit, within the lease the mark held when it was taken over ({@code stoppedLease}),
+   * which is waited out first ({@link Fences#awaitStartedInserts}; {@code
+   * LateInsertCommandTest}). Not the heir's lease: that one is grown from the taker's own
+   * configured lease, and waiting it out held a taker with the default lease of 30 s
+   * for 27 s behind a lane of 100 ms.
    */
-  private void finish(Lanes.Lane heir, BsonDocument mark) {
+  private void finish(Lanes.Lane heir, BsonDocument mark, long stoppedLease) {
     heir.keepAlive();
     try {
       int next = revokeInserts(heir.token, heir.owner);
       if (next > 0) {
-        lanes.tree.fences.awaitStartedInserts(heir.leaseMillis);
+        lanes.tree.fences.awaitStartedInserts(stoppedLease);
       }
       heir.insertFences = next + 1;
       complete(heir, mark);
@@ -205,7 +208,7 @@ final class LaneTakeover {
         mark.isNumber("l") ? mark.getNumber("l").longValue() : lanes.lock.leaseMillis);
     heir.renewedAt(mark.getDateTime("r").getValue());
     lanes.takeovers.incrementAndGet();
-    finish(heir, mark);
+    finish(heir, mark, heir.leaseMillis);
   }
 
   /**
