@@ -169,18 +169,31 @@ class LateInsertCommandTest {
         .filter(a -> a.get()[0] != TreePattern.NESTED_SETS);
   }
 
+  private static final String LANE_FIXTURE = "a(b(c d) e)";
+
+  /**
+   * Loads {@link #LANE_FIXTURE} into {@code c} (on the server that stops at the first error) and
+   * opens a holder of lanes there that sends through {@code sender}, paused: nothing renews its
+   * lease.
+   */
+  private static MongoTreeStore pausedLaneHolder(TreePattern pattern,
+      MongoCollection<Document> c, SideBySide sender) {
+    pattern.open(c).load(Tree.parse(LANE_FIXTURE));
+    MongoTreeStore holder = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(LEASE, 20_000).sender(sender).subtreeLocks(true).optimisticChanges(false)
+        .keepAlive(false));
+    assertTrue(holder.lock.ordered(), "the server's behaviour");
+    return holder;
+  }
+
   @ParameterizedTest
   @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
   void aStalledLanesInsertStillRunningLandsBeforeTheCallerWhoTookItOverGoesOn(
       TreePattern pattern) throws Exception {
     MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
-    Tree fixture = Tree.parse("a(b(c d) e)");
-    pattern.open(c).load(fixture);
+    Tree fixture = Tree.parse(LANE_FIXTURE);
     SideBySide sender = new SideBySide();
-    MongoTreeStore holder = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .lease(LEASE, 20_000).sender(sender).subtreeLocks(true).optimisticChanges(false)
-        .keepAlive(false)); // a paused process: nothing renews its lease
-    assertTrue(holder.lock.ordered(), "the server's behaviour");
+    MongoTreeStore holder = pausedLaneHolder(pattern, c, sender);
     CompletableFuture<ChangeInterruptedException.Outcome> insert = CompletableFuture.supplyAsync(
         () -> {
           try {
@@ -218,12 +231,9 @@ class LateInsertCommandTest {
   void aCallerWithALongerLeaseWaitsOutOnlyTheStalledLanesOwnTimeLimit(TreePattern pattern)
       throws Exception {
     MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
-    Tree fixture = Tree.parse("a(b(c d) e)");
-    pattern.open(c).load(fixture);
+    Tree fixture = Tree.parse(LANE_FIXTURE);
     SideBySide sender = new SideBySide();
-    MongoTreeStore holder = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-        .lease(LEASE, 20_000).sender(sender).subtreeLocks(true).optimisticChanges(false)
-        .keepAlive(false));
+    MongoTreeStore holder = pausedLaneHolder(pattern, c, sender);
     CompletableFuture<Void> insert = CompletableFuture.runAsync(() -> {
       try {
         holder.insert("z", Position.lastChildOf("c"));
