@@ -4,26 +4,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
 import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.Position;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.internal.MongoTreeStore;
 import dev.arbor.mongo.internal.ServerCapabilities;
 import dev.arbor.mongo.internal.protocol.LeaseScheduler;
-import dev.arbor.mongo.internal.protocol.TreeLock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.bson.BsonDocument;
 import org.bson.Document;
-import org.bson.conversions.Bson;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.parallel.Execution;
@@ -50,43 +44,6 @@ class RetakenLockTest {
   private static final long LEASE = 300;
   /** The lock wait of the caller taken over: its change must end well within it. */
   private static final long WAIT = 8_000;
-
-  /** Holds the first command it is given until {@link #go}; then sends everything. */
-  private static final class HeldFirst implements TreeLock.Sender {
-    final CountDownLatch held = new CountDownLatch(1);
-    final CountDownLatch go = new CountDownLatch(1);
-
-    private void holdTheFirst() {
-      if (held.getCount() > 0) {
-        held.countDown();
-        try {
-          go.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    }
-
-    @Override
-    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
-      holdTheFirst();
-      return TreeLock.BULK.send(collection, batch);
-    }
-
-    @Override
-    public BsonDocument fence(MongoCollection<BsonDocument> collection, Bson filter,
-        Bson update) {
-      holdTheFirst();
-      return TreeLock.BULK.fence(collection, filter, update);
-    }
-
-    @Override
-    public BsonDocument exchange(MongoCollection<BsonDocument> collection, Bson filter,
-        Bson update, FindOneAndUpdateOptions options) {
-      holdTheFirst();
-      return TreeLock.BULK.exchange(collection, filter, update, options);
-    }
-  }
 
   /** The JVM's renewals, skipped while {@link #paused} (a paused process renews nothing). */
   private static final class PausableRenewals implements LeaseScheduler {
@@ -122,7 +79,8 @@ class RetakenLockTest {
     assertThrows(StepwiseSender.Crash.class, () -> stopped.delete("d"));
     // The first caller takes it over and is held in its replay, its lease not renewed (a paused
     // process), until the second caller has taken it over in turn and done its own change.
-    HeldFirst held = new HeldFirst();
+    // its first command held until go
+    FailThenPauseSender held = new FailThenPauseSender(batch -> true, null);
     PausableRenewals renewals = new PausableRenewals();
     MongoTreeStore first = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
         .lease(LEASE, WAIT).subtreeLocks(false).renewals(renewals).sender(held));
@@ -136,7 +94,7 @@ class RetakenLockTest {
         first.insert("y", Position.lastChildOf("i"));
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       });
-      assertTrue(held.held.await(30, TimeUnit.SECONDS), "the first caller never replayed");
+      assertTrue(held.reached.await(30, TimeUnit.SECONDS), "the first caller never replayed");
       second.move("h", Position.lastChildOf("c"));
       assertTrue(log.lines.stream().anyMatch(l -> l.contains("took the lock over")
           && l.contains("doing: insert 'y'")), pattern + ": " + log.lines);
