@@ -58,13 +58,14 @@ final class HashIndex<P> extends Index<P> {
   private final UnaryOperator<P> positionOf;
   private final AtomicLong served = new AtomicLong();
   /**
-   * The strings held in the first key field, in order, each with the number of documents that
-   * hold it, or null: an index that serves no ranges ({@link #rangeCost}). Keys only, the very
-   * strings of the documents; their positions are those of {@code maps}.
+   * Per key field, the strings held there, in order, each with the number of documents that hold
+   * it (null for a field that is no plain name), or null: an index that serves no ranges ({@link
+   * #rangeCost}). Keys only, the very strings of the documents; their positions are those of
+   * {@code maps}.
    */
-  private final java.util.@Nullable TreeMap<String, int[]> sorted;
-  /** Whether a document ever held an array in the first key field (sticky, as MongoDB's). */
-  private boolean multikey;
+  private final @Nullable List<java.util.@Nullable TreeMap<String, int[]>> sorted;
+  /** Per key field, whether a document ever held an array there (sticky, as MongoDB's). */
+  private final boolean[] multikey;
 
   /**
    * An empty index; the collection fills it from its documents when added to it.
@@ -90,53 +91,106 @@ final class HashIndex<P> extends Index<P> {
       maps.add(new HashMap<>());
     }
     this.positionOf = positionOf;
-    this.sorted = ordered && plain(fields.get(0)) ? new java.util.TreeMap<>() : null;
+    this.multikey = new boolean[fields.size()];
+    if (ordered) {
+      this.sorted = new ArrayList<>();
+      for (String field : fields) {
+        sorted.add(plain(field) ? new java.util.TreeMap<>() : null);
+      }
+    } else {
+      this.sorted = null;
+    }
+  }
+
+  /**
+   * The key field whose range this index serves for {@code eq} and {@code ranges}, as MongoDB's
+   * index bounds do: the first field with a range in {@code ranges} after a prefix of fields that
+   * each have an equality in {@code eq} ({@code {tree: 0, path: {$gte: ",a,", $lt: ",a-"}}} on
+   * {@code {tree: 1, path: 1}}); -1 if none, or if that field held an array and the range has more
+   * than one bound (two bounds may then hold for two elements).
+   */
+  private int rangeField(Map<String, Set<Object>> eq, Map<String, Ranges.Range> ranges) {
+    if (sorted == null) {
+      return -1;
+    }
+    for (int i = 0; i < fields.size() && sorted.get(i) != null; i++) {
+      Ranges.Range r = ranges.get(fields.get(i));
+      if (r != null) {
+        return multikey[i] && r.bounds() > 1 ? -1 : i;
+      }
+      if (!eq.containsKey(fields.get(i))) {
+        return -1;
+      }
+    }
+    return -1;
   }
 
   /**
    * An upper bound of the number of candidates this index gives for the string ranges {@code
-   * ranges} ({@link Ranges}), or -1 if it cannot serve them: it keeps no order, its first key
-   * field has no range, or that field held an array and the range has more than one bound.
+   * ranges} ({@link Ranges}) after the equalities {@code eq} of the fields before it, or -1 if it
+   * cannot serve them: it keeps no order, or no field has a range after a prefix of equalities
+   * ({@link #rangeField}).
    */
-  synchronized long rangeCost(Map<String, Ranges.Range> ranges) {
-    Ranges.Range r = sorted == null ? null : ranges.get(fields.get(0));
-    if (r == null || multikey && r.bounds() > 1) {
+  synchronized long rangeCost(Map<String, Set<Object>> eq, Map<String, Ranges.Range> ranges) {
+    int field = rangeField(eq, ranges);
+    if (field < 0) {
       return -1;
     }
     long n = 0;
-    for (String key : keysIn(r)) {
-      n += size(0, Set.of(compact(key)));
+    for (String key : keysIn(field, ranges.get(fields.get(field)))) {
+      n += size(field, Set.of(compact(key)));
     }
     return n;
   }
 
-  /** The positions of the documents holding a string of the first key field's range. */
-  synchronized List<P> rangeCandidates(Map<String, Ranges.Range> ranges) {
-    Ranges.Range r = sorted == null ? null : ranges.get(fields.get(0));
-    if (r == null || multikey && r.bounds() > 1) {
+  /**
+   * The positions of the documents holding a string of the range of the field {@link
+   * #rangeField} names and, in each field before it, one of the values of its equality.
+   */
+  @SuppressWarnings("unchecked")
+  synchronized List<P> rangeCandidates(Map<String, Set<Object>> eq,
+      Map<String, Ranges.Range> ranges) {
+    int field = rangeField(eq, ranges);
+    if (field < 0) {
       throw new IllegalArgumentException("index " + getName() + " cannot serve " + ranges);
     }
+    Map<String, Set<Object>> compacted = field == 0 ? eq : compacted(eq);
     List<P> out = new ArrayList<>();
-    for (String key : keysIn(r)) {
-      Object p = maps.get(0).get(compact(key));
+    for (String key : keysIn(field, ranges.get(fields.get(field)))) {
+      Object p = maps.get(field).get(compact(key));
       if (p instanceof Positions<?> s) {
-        @SuppressWarnings("unchecked")
-        Positions<P> positions = (Positions<P>) s;
-        out.addAll(positions);
-      } else if (p != null) {
-        @SuppressWarnings("unchecked")
-        P one = (P) p;
-        out.add(one);
+        for (P one : (Positions<P>) s) {
+          if (field == 0 || holdsPrefix(one, field, compacted)) {
+            out.add(one);
+          }
+        }
+      } else if (p != null && (field == 0 || holdsPrefix((P) p, field, compacted))) {
+        out.add((P) p);
       }
     }
     return out;
   }
 
-  private java.util.Set<String> keysIn(Ranges.Range r) {
+  /** Whether the document at {@code p} holds one of the values of {@code eq} in each field before
+   * {@code field} (an index of several fields keeps its entries). */
+  private boolean holdsPrefix(P p, int field, Map<String, Set<Object>> eq) {
+    Object[] entry = entries.get(p);
+    if (entry == null) {
+      return false;
+    }
+    for (int i = 0; i < field; i++) {
+      if (!holdsOne(entry[i], eq.get(fields.get(i)))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private java.util.Set<String> keysIn(int field, Ranges.Range r) {
     if (r.empty()) {
       return Set.of();
     }
-    java.util.NavigableMap<String, int[]> m = sorted;
+    java.util.NavigableMap<String, int[]> m = sorted.get(field);
     if (r.low() != null) {
       m = m.tailMap(r.low(), r.lowIncluded());
     }
@@ -146,20 +200,30 @@ final class HashIndex<P> extends Index<P> {
     return m.keySet();
   }
 
+  /** Counts the strings of each ordered key field of {@code document} in order. */
+  private void order(Document document, int delta) {
+    for (int i = 0; i < fields.size(); i++) {
+      if (sorted.get(i) != null) {
+        order(i, document.get(fields.get(i)), delta, 0);
+      }
+    }
+  }
+
   /** Counts the strings of {@code value} (itself, or the elements of an array) in order. */
-  private void order(@Nullable Object value, int delta, int depth) {
+  private void order(int field, @Nullable Object value, int delta, int depth) {
+    java.util.TreeMap<String, int[]> keys = sorted.get(field);
     if (value instanceof String s) {
-      int[] n = sorted.computeIfAbsent(s, k -> new int[1]);
+      int[] n = keys.computeIfAbsent(s, k -> new int[1]);
       n[0] += delta;
       if (n[0] <= 0) {
-        sorted.remove(s);
+        keys.remove(s);
       }
     } else if (value instanceof Collection<?> c && depth < 200) {
       if (depth == 0 && delta > 0) {
-        multikey = true;
+        multikey[field] = true;
       }
       for (Object e : c) {
-        order(e, delta, depth + 1);
+        order(field, e, delta, depth + 1);
       }
     }
   }
@@ -304,7 +368,7 @@ final class HashIndex<P> extends Index<P> {
       unindex(p);
     }
     if (sorted != null) {
-      order(document.get(fields.get(0)), 1, 0);
+      order(document, 1);
     }
     Object[] entry = new Object[fields.size()];
     boolean indexed = false;
@@ -405,7 +469,7 @@ final class HashIndex<P> extends Index<P> {
   synchronized void forget(P position, @Nullable Document document) {
     P p = positionOf.apply(position);
     if (sorted != null && document != null) {
-      order(document.get(fields.get(0)), -1, 0);
+      order(document, -1);
     }
     if (entries != null) {
       unindex(p);
@@ -447,7 +511,7 @@ final class HashIndex<P> extends Index<P> {
 
   /**
    * Whether {@link #forget} needs the removed document: it keeps no entries to read, or it keeps
-   * the strings of its first key field in order.
+   * the strings of its key fields in order.
    */
   boolean forgetsByValues() {
     return entries == null || sorted != null;
@@ -512,9 +576,13 @@ final class HashIndex<P> extends Index<P> {
     }
     maps.forEach(Map::clear);
     if (sorted != null) {
-      sorted.clear();
+      sorted.forEach(m -> {
+        if (m != null) {
+          m.clear();
+        }
+      });
     }
-    multikey = false;
+    java.util.Arrays.fill(multikey, false);
     count = 0;
   }
 

@@ -22,8 +22,10 @@ import org.jspecify.annotations.Nullable;
  * natural order, the order of its scan, and applies the whole query to each, as to the documents of
  * the scan: an index changes which documents are read, never the result, its order included.
  *
- * <p>Where no equality narrows enough, a string range on the first key field of an index whose
- * keys are kept in order ({@link Ranges}, {@link HashIndex#rangeCost}) is served the same way.
+ * <p>A string range on a key field of an index whose keys are kept in order, after a prefix of
+ * fields with equalities ({@code {tree: 0, path: {$gte: ",a,", $lt: ",a-"}}} on {@code {tree: 1,
+ * path: 1}}, as MongoDB's index bounds; {@link Ranges}, {@link HashIndex#rangeCost}) is served
+ * the same way, where it gives fewer candidates than the equalities alone.
  *
  * <p>The aggregations: the server runs a pipeline over all the documents of the collection, even
  * when its first stage is a {@code $match}. For an {@code aggregate} command whose first stage is
@@ -77,10 +79,19 @@ final class IndexedQueries {
    * @param count the number of documents in the collection
    */
   static <P> @Nullable List<P> candidates(List<Index<P>> indexes, Document query, long count) {
+    return candidates(indexes, query, count, Long.MAX_VALUE);
+  }
+
+  /**
+   * As {@link #candidates(List, Document, long)}, but null also where a hash index would give
+   * more than {@code bound} candidates (the union of an {@code $or} beside a smaller one).
+   */
+  private static <P> @Nullable List<P> candidates(List<Index<P>> indexes, Document query,
+      long count, long bound) {
     if (query.isEmpty()) {
       return null;
     }
-    List<P> union = union(indexes, query, count);
+    List<P> union = union(indexes, query, count, bound);
     if (union != null) {
       return union;
     }
@@ -108,74 +119,103 @@ final class IndexedQueries {
         }
       }
     }
-    if (best != null && (count <= SMALL || least <= count / 2)) {
-      best.countServed();
-      return best.candidates(eq);
-    }
-    return byRange(indexes, query, count);
-  }
-
-  /**
-   * The positions an index with its keys in order gives for the string ranges of {@code query}
-   * ({@link Ranges}: {@code {path: {$gte: ",a,", $lt: ",a-"}}}, MongoDB's index bounds of a
-   * materialized path's subtree), under the same rule as an equality's; null if none serves them.
-   */
-  private static <P> @Nullable List<P> byRange(List<Index<P>> indexes, Document query,
-      long count) {
     Map<String, Ranges.Range> ranges = Ranges.of(query);
-    if (ranges.isEmpty()) {
-      return null;
-    }
-    HashIndex<P> best = null;
-    long least = Long.MAX_VALUE;
-    for (Index<P> index : indexes) {
-      if (index instanceof HashIndex<P> h) {
-        long cost = h.rangeCost(ranges);
-        if (cost >= 0 && cost < least) {
-          best = h;
-          least = cost;
+    HashIndex<P> ranged = null;
+    long rangeLeast = Long.MAX_VALUE;
+    if (!ranges.isEmpty()) {
+      for (Index<P> index : indexes) {
+        if (index instanceof HashIndex<P> h) {
+          long cost = h.rangeCost(eq, ranges);
+          if (cost >= 0 && cost < rangeLeast) {
+            ranged = h;
+            rangeLeast = cost;
+          }
         }
       }
     }
-    if (best == null || count > SMALL && least > count / 2) {
-      return null;
+    boolean byRange = ranged != null && rangeLeast < least;
+    long cost = byRange ? rangeLeast : least;
+    if (byRange || best != null) {
+      if (count > SMALL && cost > count / 2 || cost > bound) {
+        return null;
+      }
+      (byRange ? ranged : best).countServed();
+      return byRange ? ranged.rangeCandidates(eq, ranges) : best.candidates(eq);
     }
-    best.countServed();
-    return best.rangeCandidates(ranges);
+    return null;
   }
 
   /**
    * For a query with an {@code $or} ({@code {$or: [{_id: {$in: [k, a]}}, {parent: k}]}}, also as
    * a conjunct of a top-level {@code $and} beside equalities, as a scoped tree sends it: {@code
-   * {tenant: "t", $and: [{$or: [...]}]}}), the union of the positions each clause's index gives
-   * ({@link #byId} or a hash index) with the query's top-level fields added to the clause, when
-   * every clause has one; else null. The server's own choice scans for an {@code $or}. Each
-   * clause's candidates hold every document that matches it and the query's other conditions, so
-   * the union holds every document the query matches; the collection applies the whole query to
-   * each candidate, and a position found twice is read once.
+   * {tenant: "t", $and: [{$or: [...]}]}}, or of an {@code $and} inside one, as a fenced step
+   * sends it: {@code {$and: [{$and: [{$or: [{_id: k}, {ancestors: k}]}, guard]}, deadline]}}),
+   * the union of the positions each clause's index gives ({@link #byId} or a hash index) with the
+   * plain fields the query requires beside it added to the clause, when every clause has one;
+   * else null. Of several such {@code $or}s (a step's guard is one too), the one whose union is
+   * the smallest. The server's own choice scans for an {@code $or}.
+   * Every document the query matches matches each {@code $or} reached through {@code $and}s, so
+   * each clause's candidates hold every document that matches it and the query's other
+   * conditions, and the union holds every document the query matches; the collection applies the
+   * whole query to each candidate, and a position found twice is read once.
    */
   private static <P> @Nullable List<P> union(List<Index<P>> indexes, Document query,
-      long count) {
-    List<?> clauses = null;
+      long count, long bound) {
+    List<List<?>> ors = new java.util.ArrayList<>();
     Document common = new Document();
+    if (!conjuncts(query, ors, common, 0)) {
+      return null;
+    }
+    List<P> least = null;
+    for (List<?> clauses : ors) {
+      List<P> union = union(indexes, clauses, common, count,
+          least == null ? bound : least.size() - 1L);
+      if (union != null) {
+        least = union; // smaller than the one before, by its bound
+      }
+    }
+    return least;
+  }
+
+  /**
+   * Collects the {@code $or}s and the plain fields that {@code query} requires of every document
+   * it matches: its own, and those of the documents of its {@code $and}s, recursively (up to a
+   * depth of 4); false if an {@code $or} or {@code $and} is malformed (left to the scan, which
+   * reports it).
+   */
+  private static boolean conjuncts(Document query, List<List<?>> ors, Document common,
+      int depth) {
     for (Map.Entry<String, Object> e : query.entrySet()) {
       if (e.getKey().equals("$or")) {
-        clauses = e.getValue() instanceof List<?> l ? l : null;
-        if (clauses == null) {
-          return null;
+        if (!(e.getValue() instanceof List<?> l)) {
+          return false;
         }
-      } else if (e.getKey().equals("$and") && e.getValue() instanceof List<?> all) {
-        for (Object o : all) {
-          if (clauses == null && o instanceof Document d && d.size() == 1
-              && d.get("$or") instanceof List<?> l) {
-            clauses = l; // the other conjuncts only narrow the answer: left to the collection
+        ors.add(l);
+      } else if (e.getKey().equals("$and")) {
+        if (!(e.getValue() instanceof List<?> all)) {
+          return false;
+        }
+        if (depth < 4) {
+          for (Object o : all) {
+            if (o instanceof Document d && !conjuncts(d, ors, common, depth + 1)) {
+              return false;
+            }
           }
         }
       } else if (!e.getKey().startsWith("$")) {
-        common.put(e.getKey(), e.getValue());
+        common.putIfAbsent(e.getKey(), e.getValue()); // one condition of a field: a superset
       }
     }
-    if (clauses == null || clauses.isEmpty() || clauses.size() > 8) {
+    return true;
+  }
+
+  /**
+   * The union of the candidates of {@code clauses}, each narrowed by {@code common}, or null (a
+   * clause no index serves, or more than {@code bound} candidates).
+   */
+  private static <P> @Nullable List<P> union(List<Index<P>> indexes, List<?> clauses,
+      Document common, long count, long bound) {
+    if (clauses.isEmpty() || clauses.size() > 8) {
       return null;
     }
     java.util.LinkedHashSet<P> union = new java.util.LinkedHashSet<>();
@@ -187,12 +227,15 @@ final class IndexedQueries {
       narrowed.putAll(d); // a field in both keeps the clause's condition: still a superset
       List<P> part = byId(indexes, narrowed);
       if (part == null) {
-        part = candidates(indexes, narrowed, count);
+        part = candidates(indexes, narrowed, count, bound - union.size());
       }
       if (part == null) {
         return null;
       }
       union.addAll(part);
+      if (union.size() > bound) {
+        return null;
+      }
     }
     return new java.util.ArrayList<>(union);
   }

@@ -65,13 +65,23 @@ class SecondaryIndexTest {
           new Document("parent", "n5").append("$and", List.of(new Document("$or", List.of(
               new Document("rank", 41), new Document("rank", 42), new Document("_id", "n43"))))),
           new Document("rank", new Document("$gte", 0)).append("$and", List.of(new Document(
-              "$or", List.of(new Document("_id", "n5"), new Document("parent", "n5"))))));
+              "$or", List.of(new Document("_id", "n5"), new Document("parent", "n5"))))),
+          // an $or inside an $and inside the top-level $and, beside another $or no index
+          // serves and an $expr (as a fenced step sends it: the subtree, the step's guard, the
+          // lease's deadline): the served one is used
+          new Document("$and", List.of(new Document("$and", List.of(
+              new Document("$or", List.of(new Document("rank", new Document("$not",
+                  new Document("$gte", 100))), new Document("rank", 100))),
+              new Document("$or", List.of(new Document("_id", "n5"),
+                  new Document("parent", "n5"))))),
+              new Document("$expr", new Document("$lt", List.of("$rank", 45))))));
       List<List<String>> expected = List.of(
           ids("n5", "n9", "n41", "n42", "n43", "n44", "n45", "n46", "n47", "n48"),
           ids("n17", "n18", "n19", "n20", "n21", "n22", "n23", "n24", "n19999"),
           ids("n5", "n7"),
           ids("n41", "n42", "n43"),
-          ids("n5", "n41", "n42", "n43", "n44", "n45", "n46", "n47", "n48"));
+          ids("n5", "n41", "n42", "n43", "n44", "n45", "n46", "n47", "n48"),
+          ids("n5", "n41", "n42", "n43", "n44"));
       for (int i = 0; i < queries.size(); i++) {
         long before = served(mongo, "or");
         List<String> found = new ArrayList<>();
@@ -79,7 +89,7 @@ class SecondaryIndexTest {
         assertEquals(expected.get(i), found, "query " + i);
         // one use of the hash index per clause it serves (the _id index is not counted); the
         // third has a clause no index serves ({rank: 7}): the scan answers it
-        assertEquals(List.of(1L, 2L, 0L, 2L, 1L).get(i), served(mongo, "or") - before,
+        assertEquals(List.of(1L, 2L, 0L, 2L, 1L, 1L).get(i), served(mongo, "or") - before,
             "query " + i);
       }
       @SuppressWarnings({"unchecked", "rawtypes"})
@@ -242,6 +252,51 @@ class SecondaryIndexTest {
       assertEquals(before, served(mongo, "paths"));
       assertEquals(1, c.countDocuments(Filters.gte("path", ",y,")));
       assertEquals(before + 1, served(mongo, "paths"));
+    }
+  }
+
+  /**
+   * A scoped tree's subtree, {@code {tree: t, path: [",n0,n1,", ",n0,n1-")}} on {@code {tree: 1,
+   * path: 1, rank: 1}}: the equality of the first key field, then the range of the second, as
+   * MongoDB's index bounds; the candidates are the subtree's documents in that tree, not the tree
+   * (which the equality alone gives), after updates and deletes; the answers are the scan's.
+   */
+  @Test
+  void inMemoryARangeAfterAnEqualityPrefixIsReadFromTheIndex() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
+      MongoCollection<Document> c = collection(mongo, "scoped");
+      List<Document> docs = new ArrayList<>();
+      for (int i = 0; i < 4_000; i++) {
+        // four trees (i % 4), each with ten subtrees ,n0,n<i / 4 % 10>,
+        docs.add(new Document("_id", "x" + i).append("tree", i % 4)
+            .append("path", ",n0,n" + (i / 4 % 10) + ",").append("rank", i));
+      }
+      c.insertMany(docs);
+      c.createIndex(Indexes.ascending("tree", "path", "rank"));
+      Bson subtree = Filters.and(Filters.eq("tree", 1), Filters.gte("path", ",n0,n1,"),
+          Filters.lt("path", ",n0,n1-"));
+      assertEquals(100, c.countDocuments(subtree));
+      assertEquals(1, served(mongo, "scoped"));
+      c.updateMany(Filters.and(Filters.eq("tree", 1), Filters.eq("path", ",n0,n2,")),
+          Updates.set("path", ",n0,n1,n2,"));
+      c.deleteMany(Filters.in("_id", List.of("x5", "x45", "x4"))); // x4: tree 0
+      assertEquals(198, c.find(subtree).into(new ArrayList<>()).size());
+      assertEquals(100, c.countDocuments(Filters.and(Filters.eq("tree", 2),
+          Filters.gte("path", ",n0,n2,"), Filters.lt("path", ",n0,n2-"))));
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      List<de.bwaldvogel.mongo.backend.Index<Object>> indexes = (List) mongo.backend()
+          .resolveDatabase("d").resolveCollection("scoped", true).getIndexes();
+      assertEquals(198, IndexedQueries.candidates(indexes, new de.bwaldvogel.mongo.bson.Document(
+          "tree", 1).append("$and", List.of(
+              new de.bwaldvogel.mongo.bson.Document("path",
+                  new de.bwaldvogel.mongo.bson.Document("$gte", ",n0,n1,")),
+              new de.bwaldvogel.mongo.bson.Document("path",
+                  new de.bwaldvogel.mongo.bson.Document("$lt", ",n0,n1-")))), 3_997).size());
+      // a range without the equality of the first key field is left to the scan
+      long before = served(mongo, "scoped");
+      assertEquals(497, c.countDocuments(Filters.and(Filters.gte("path", ",n0,n1,"),
+          Filters.lt("path", ",n0,n1-"))));
+      assertEquals(before, served(mongo, "scoped"));
     }
   }
 
