@@ -34,7 +34,8 @@ import org.bson.Document;
  *
  * <p>Every subtree has {@code nodes} nodes; every writer makes changes (insert a leaf under a
  * random node of its subtree, move it under another, delete it) for the same time, on a store of
- * its own (as separate processes would). Reports changes per second and the time the writers
+ * its own (as separate processes would), after a warm-up of its own in the same configuration
+ * (as JMH's warm-up iterations: the JIT has compiled what the configuration runs). Reports changes per second and the time the writers
  * spent waiting for locks, and checks every tree written: {@code check()} finds nothing and the
  * tree is the one loaded (each writer's changes undo each other).
  *
@@ -111,9 +112,21 @@ final class ScopeBench {
     return separate == 0 ? 0 : disjoint / separate;
   }
 
-  /** Runs the four configurations for each pattern. */
+  /** Runs the four configurations for each pattern, with no warm-up. */
   static List<Figures> run(List<TreePattern> patterns, double seconds, int writers, int nodes,
       String uri) throws InterruptedException {
+    return run(patterns, 0, seconds, writers, nodes, uri, f -> { });
+  }
+
+  /**
+   * Runs the four configurations for each pattern, each measured for {@code seconds} after its
+   * writers made changes unmeasured for {@code warmup} seconds (the JIT compiles the code each
+   * configuration runs, as a long-running application's would be); tells {@code done} the figures
+   * of each configuration as it ends.
+   */
+  static List<Figures> run(List<TreePattern> patterns, double warmup, double seconds, int writers,
+      int nodes, String uri, java.util.function.Consumer<Figures> done)
+      throws InterruptedException {
     List<Figures> out = new ArrayList<>();
     try (ServerConnection server = ServerConnection.open(uri, null, new CommandMeter())) {
       MongoDatabase db = server.client().getDatabase("arbor_scope_bench_" + System.nanoTime());
@@ -121,8 +134,10 @@ final class ScopeBench {
         int n = 0;
         for (TreePattern pattern : patterns) {
           for (Layout layout : Layout.values()) {
-            out.add(measure(pattern, db.getCollection("c" + n++), layout,
-                layout == Layout.BASELINE ? 1 : writers, seconds, nodes, server.meter()));
+            Figures f = measure(pattern, db.getCollection("c" + n++), layout,
+                layout == Layout.BASELINE ? 1 : writers, warmup, seconds, nodes, server.meter());
+            out.add(f);
+            done.accept(f);
           }
         }
       } finally {
@@ -132,9 +147,12 @@ final class ScopeBench {
     return out;
   }
 
-  /** {@code writers} writers working as {@code layout} says, in a fresh collection. */
+  /**
+   * {@code writers} writers working as {@code layout} says, in a fresh collection: unmeasured for
+   * {@code warmup} seconds, then measured for {@code seconds}.
+   */
   static Figures measure(TreePattern pattern, MongoCollection<Document> collection,
-      Layout layout, int writers, double seconds, int nodes, CommandMeter meter)
+      Layout layout, int writers, double warmup, double seconds, int nodes, CommandMeter meter)
       throws InterruptedException {
     int trees = layout == Layout.SEPARATE_TREES ? writers : 1;
     int subtrees = layout == Layout.SHARED_SUBTREE || layout == Layout.DISJOINT_SUBTREES
@@ -161,6 +179,15 @@ final class ScopeBench {
     java.util.concurrent.atomic.AtomicReference<RuntimeException> firstFailure =
         new java.util.concurrent.atomic.AtomicReference<>();
     CountDownLatch start = new CountDownLatch(1);
+    long warmEnd = System.nanoTime() + (long) (warmup * 1e9); // before the latch opens
+    // the last writer to end its warm-up starts the measured time for all
+    AtomicLong sent = new AtomicLong();
+    AtomicLong t0 = new AtomicLong();
+    java.util.concurrent.CyclicBarrier measured = new java.util.concurrent.CyclicBarrier(writers,
+        () -> {
+          sent.set(meter.roundTrips());
+          t0.set(System.nanoTime());
+        });
     List<Thread> threads = new ArrayList<>();
     for (int w = 0; w < writers; w++) {
       // Each writer has a store of its own on its tree, as separate processes would.
@@ -172,43 +199,60 @@ final class ScopeBench {
         Random random = new Random(writer);
         try {
           start.await();
-        } catch (InterruptedException e) {
-          return;
-        }
-        long before = waitedMillis(mx);
-        long end = System.nanoTime() + (long) (seconds * 1e9);
-        for (int i = 0; System.nanoTime() < end; i++) {
-          String id = "w" + writer + "-" + i;
-          try {
-            store.insert(id, Position.lastChildOf(subtree + random.nextInt(nodes)));
-            store.move(id, Position.firstChildOf(subtree + random.nextInt(nodes)));
-            store.delete(id);
-            changes.addAndGet(3);
-          } catch (RuntimeException e) {
-            if (failures.getAndIncrement() == 0) {
-              firstFailure.compareAndSet(null, e);
+          int i = 0;
+          while (System.nanoTime() < warmEnd) {
+            change(store, "w" + writer + "-" + i++, subtree, random, nodes, failures,
+                firstFailure);
+          }
+          measured.await();
+          long before = waitedMillis(mx);
+          long end = t0.get() + (long) (seconds * 1e9);
+          while (System.nanoTime() < end) {
+            if (change(store, "w" + writer + "-" + i++, subtree, random, nodes, failures,
+                firstFailure)) {
+              changes.addAndGet(3);
             }
           }
+          waited.addAndGet(waitedMillis(mx) - before);
+        } catch (InterruptedException | java.util.concurrent.BrokenBarrierException e) {
+          Thread.currentThread().interrupt();
         }
-        waited.addAndGet(waitedMillis(mx) - before);
       }, "scope-bench-" + w);
       threads.add(t);
       t.start();
     }
-    long sent = meter.roundTrips();
-    long t0 = System.nanoTime();
     start.countDown();
     for (Thread t : threads) {
       t.join();
     }
-    double elapsed = (System.nanoTime() - t0) / 1e9;
-    long roundTrips = meter.roundTrips() - sent;
+    double elapsed = (System.nanoTime() - t0.get()) / 1e9;
+    long roundTrips = meter.roundTrips() - sent.get();
     boolean intact = true;
     for (int t = 0; t < trees; t++) {
       intact &= stores.get(t).check().isEmpty() && stores.get(t).snapshot().equals(loaded.get(t));
     }
     return new Figures(pattern, layout, trees, writers, changes.get(), elapsed, waited.get(),
         roundTrips, failures.get(), firstFailure.get(), intact);
+  }
+
+  /**
+   * One writer's three changes (insert a leaf {@code id} under a random node of its subtree, move
+   * it under another, delete it); whether all three returned, else the failure is counted.
+   */
+  private static boolean change(TreeStore store, String id, String subtree, Random random,
+      int nodes, AtomicLong failures,
+      java.util.concurrent.atomic.AtomicReference<RuntimeException> firstFailure) {
+    try {
+      store.insert(id, Position.lastChildOf(subtree + random.nextInt(nodes)));
+      store.move(id, Position.firstChildOf(subtree + random.nextInt(nodes)));
+      store.delete(id);
+      return true;
+    } catch (RuntimeException e) {
+      if (failures.getAndIncrement() == 0) {
+        firstFailure.compareAndSet(null, e);
+      }
+      return false;
+    }
   }
 
   /** The time the current thread has spent sleeping or parked, in ms (0 if not measured). */

@@ -15,8 +15,9 @@ import picocli.CommandLine.Spec;
  * {@code arbor scope}: writers in disjoint subtrees of one tree against writers in separate trees
  * of one collection and in one shared subtree ({@link ScopeBench}): changes per second and the
  * time the writers waited for locks, for one writer (the baseline), then {@code --writers} in one
- * shared subtree, in disjoint subtrees of one tree, and in a tree each; then, per pattern, the
- * throughput of disjoint subtrees over that of separate trees.
+ * shared subtree, in disjoint subtrees of one tree, and in a tree each, each measured after a
+ * warm-up ({@code --warmup}) and printed as it ends; then, per pattern, the throughput of
+ * disjoint subtrees over that of separate trees.
  *
  * <p>Exit status: 0 when the run completed, 1 when the server could not be used, 2 for an
  * invalid option value (one line on standard error).
@@ -41,6 +42,11 @@ public final class ScopeCommand implements Callable<Integer> {
       description = "How long every writer makes changes, per configuration (default:"
           + " ${DEFAULT-VALUE}).")
   private double seconds;
+
+  @Option(names = "--warmup", paramLabel = "S", defaultValue = "1",
+      description = "How long every writer makes changes before they are measured, per"
+          + " configuration (default: ${DEFAULT-VALUE}; 0: none).")
+  private double warmup;
 
   @Option(names = "--writers", paramLabel = "N", defaultValue = "4",
       description = "Writers of the shared, disjoint and separate configurations (default:"
@@ -67,9 +73,9 @@ public final class ScopeCommand implements Callable<Integer> {
     try {
       chosen = Names.parse("pattern", patterns, TreePattern.values(),
           List.of(TreePattern.values()));
-      if (writers < 1 || nodes < 1 || !(seconds > 0)) {
-        throw new IllegalArgumentException("--writers and --nodes must be at least 1 and"
-            + " --seconds positive");
+      if (writers < 1 || nodes < 1 || !(seconds > 0) || !(warmup >= 0)) {
+        throw new IllegalArgumentException("--writers and --nodes must be at least 1,"
+            + " --seconds positive and --warmup at least 0");
       }
     } catch (IllegalArgumentException e) {
       err.println("arbor scope: " + Text.oneLine(e.getMessage()));
@@ -78,7 +84,10 @@ public final class ScopeCommand implements Callable<Integer> {
     }
     List<ScopeBench.Figures> figures;
     try {
-      figures = ScopeBench.run(chosen, seconds, writers, nodes, uri);
+      figures = ScopeBench.run(chosen, warmup, seconds, writers, nodes, uri, f -> {
+        out.println(f); // as each configuration ends: a run of all patterns takes minutes
+        out.flush();
+      });
     } catch (ServerConnection.MalformedUri e) {
       err.println("arbor scope: malformed MongoDB URI (--uri or ARBOR_MONGO_URI): "
           + e.getMessage());
@@ -88,9 +97,6 @@ public final class ScopeCommand implements Callable<Integer> {
       err.println("arbor scope: " + Text.oneLine(e.getMessage()));
       err.flush();
       return 1;
-    }
-    for (ScopeBench.Figures f : figures) {
-      out.println(f);
     }
     for (TreePattern p : chosen) {
       out.printf(java.util.Locale.ROOT, "%-18s disjoint subtrees / separate trees: %.2f%n", p,

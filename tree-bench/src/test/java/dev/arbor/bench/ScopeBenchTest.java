@@ -14,9 +14,14 @@ import org.junit.jupiter.api.Test;
 class ScopeBenchTest {
   @Test
   void measuresTheBaselineOneTreeAndATreePerWriter() throws Exception {
+    List<ScopeBench.Figures> told = new java.util.ArrayList<>();
     List<ScopeBench.Figures> figures = ScopeBench.run(List.of(TreePattern.PARENT_REFERENCES),
-        0.5, 2, 30, null);
+        0.2, 0.5, 2, 30, null, told::add);
     assertEquals(4, figures.size());
+    assertEquals(figures, told); // each as it ended
+    for (ScopeBench.Figures f : figures) {
+      assertTrue(f.seconds() >= 0.5 && f.seconds() < 0.7 + 2, f.toString()); // measured only
+    }
     assertEquals(List.of(ScopeBench.Layout.values()), figures.stream()
         .map(ScopeBench.Figures::layout).toList());
     assertEquals(List.of(1, 1, 1, 2), figures.stream().map(ScopeBench.Figures::trees).toList());
@@ -35,7 +40,8 @@ class ScopeBenchTest {
   void theHelpNamesEveryOptionAndAnUnknownPatternIsOneLine() {
     ScaleBenchTest.Cli help = ScaleBenchTest.Cli.run("scope", "--help");
     assertEquals(0, help.exit(), help.err());
-    for (String option : List.of("--patterns", "--seconds", "--writers", "--nodes", "--uri")) {
+    for (String option : List.of("--patterns", "--seconds", "--warmup", "--writers", "--nodes",
+        "--uri")) {
       assertTrue(help.out().contains(option + "="), option + " in\n" + help.out());
     }
     ScaleBenchTest.Cli bad = ScaleBenchTest.Cli.run("scope", "--patterns", "trees");
@@ -43,6 +49,10 @@ class ScopeBenchTest {
     assertTrue(bad.err().strip().startsWith("arbor scope: unknown pattern 'trees' (valid: "),
         bad.err());
     assertEquals(1, bad.err().strip().lines().count(), bad.err());
+    ScaleBenchTest.Cli negative = ScaleBenchTest.Cli.run("scope", "--warmup", "-1");
+    assertEquals(2, negative.exit(), negative.err());
+    assertEquals("arbor scope: --writers and --nodes must be at least 1, --seconds positive and"
+        + " --warmup at least 0", negative.err().strip());
   }
 
   @Test
