@@ -79,10 +79,16 @@ import org.jspecify.annotations.Nullable;
  * query reads only the documents the index names, then applies the whole filter to each as a scan
  * would: same documents, same order. This holds for {@code find}, {@code count}, {@code distinct},
  * updates, deletes, {@code findAndModify}, the leading {@code $match} of an aggregation and the
- * lookups of {@code $graphLookup}. Every other query scans the collection as before: an equality on
- * a number (1, 1.0 and 1L are equal), on null (which matches a missing field), on a document or a
- * boolean; a regular expression or a range; a dotted path; an {@code $or}; a key that is not the
- * index's first; and, on a collection of more than 1 000 documents, a query that the best index
+ * lookups of {@code $graphLookup}. In memory, an index also serves a string range ({@code $gt},
+ * {@code $gte}, {@code $lt}, {@code $lte}) on its first key, or on the key after a prefix of keys
+ * with equalities ({@code {tree: "t", path: {$gte: ",a,", $lt: ",a-"}}} on {@code {tree: 1, path:
+ * 1, rank: 1}}, a scoped materialized path's subtree), as MongoDB's index bounds do. An {@code
+ * $or} whose every clause an index (or the {@code _id} index) serves, at the top level or inside
+ * {@code $and}s ({@code {$and: [{$or: [{_id: k}, {ancestors: k}]}, ...]}}), reads the union of
+ * their documents. Every other query scans the collection as before: an equality on null (which
+ * matches a missing field), on a document or a boolean; a regular expression; a dotted path; an
+ * {@code $or} with a clause no index serves; a key that is not the index's first (nor after
+ * equalities); and, on a collection of more than 1 000 documents, a query that the best index
  * narrows to no fewer than half of them. The indexes live in memory; with a data directory the file
  * keeps their descriptions and each start rebuilds them from the documents (a pass over the
  * collection). Sort, skip and limit still sort the matching documents in memory.
