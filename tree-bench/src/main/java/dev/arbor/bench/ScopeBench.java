@@ -35,9 +35,10 @@ import org.bson.Document;
  * <p>Every subtree has {@code nodes} nodes; every writer makes changes (insert a leaf under a
  * random node of its subtree, move it under another, delete it) for the same time, on a store of
  * its own (as separate processes would), after a warm-up of its own in the same configuration
- * (as JMH's warm-up iterations: the JIT has compiled what the configuration runs). Reports changes per second and the time the writers
- * spent waiting for locks, and checks every tree written: {@code check()} finds nothing and the
- * tree is the one loaded (each writer's changes undo each other).
+ * (as JMH's warm-up iterations: the JIT has compiled what the configuration runs). Reports
+ * changes per second and the time the writers spent waiting for locks, and checks every tree
+ * written: {@code check()} finds nothing and the tree is the one loaded (each writer's changes
+ * undo each other).
  *
  * <p>The lock wait is measured from outside Arbor: a caller that finds a tree locked (or a mark
  * of another change in its way) sleeps between polls, and the JVM's thread contention monitoring
@@ -182,7 +183,7 @@ final class ScopeBench {
     long warmEnd = System.nanoTime() + (long) (warmup * 1e9); // before the latch opens
     // the last writer to end its warm-up starts the measured time for all
     AtomicLong sent = new AtomicLong();
-    AtomicLong t0 = new AtomicLong();
+    AtomicLong t0 = new AtomicLong(Long.MIN_VALUE); // until the measured time starts
     java.util.concurrent.CyclicBarrier measured = new java.util.concurrent.CyclicBarrier(writers,
         () -> {
           sent.set(meter.roundTrips());
@@ -197,6 +198,7 @@ final class ScopeBench {
       int writer = w;
       Thread t = new Thread(() -> {
         Random random = new Random(writer);
+        boolean passed = false;
         try {
           start.await();
           int i = 0;
@@ -205,6 +207,7 @@ final class ScopeBench {
                 firstFailure);
           }
           measured.await();
+          passed = true;
           long before = waitedMillis(mx);
           long end = t0.get() + (long) (seconds * 1e9);
           while (System.nanoTime() < end) {
@@ -216,6 +219,10 @@ final class ScopeBench {
           waited.addAndGet(waitedMillis(mx) - before);
         } catch (InterruptedException | java.util.concurrent.BrokenBarrierException e) {
           Thread.currentThread().interrupt();
+        } finally {
+          if (!passed) {
+            measured.reset(); // a writer stopped in its warm-up (an Error): the others end too
+          }
         }
       }, "scope-bench-" + w);
       threads.add(t);
@@ -225,7 +232,9 @@ final class ScopeBench {
     for (Thread t : threads) {
       t.join();
     }
-    double elapsed = (System.nanoTime() - t0.get()) / 1e9;
+    // no measured time if a writer stopped in its warm-up (the barrier never opened)
+    double elapsed = t0.get() == Long.MIN_VALUE ? seconds
+        : (System.nanoTime() - t0.get()) / 1e9;
     long roundTrips = meter.roundTrips() - sent.get();
     boolean intact = true;
     for (int t = 0; t < trees; t++) {
