@@ -155,7 +155,7 @@ class LinearizabilityProcessesTest {
       reading.get(1, TimeUnit.MINUTES);
       busy.set(false);
       TreeStore after = pattern.open(direct);
-      assertEquals(List.of(), after.check());
+      assertEquals(List.of(), after.check(), pattern + ", round " + round + ": check()");
       String verdict = Linearizability.check(initial, history.calls(), after.snapshot());
       assertNull(verdict, pattern + ", round " + round);
     } finally {
