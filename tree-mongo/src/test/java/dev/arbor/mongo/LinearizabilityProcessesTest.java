@@ -137,9 +137,11 @@ class LinearizabilityProcessesTest {
         }
         return null;
       });
+      List<List<String>> saidAll = new ArrayList<>();
       for (int w = 0; w < WRITERS; w++) {
         Process p = writers.get(w);
         List<String> said = new ArrayList<>();
+        saidAll.add(said);
         for (String line = outs.get(w).readLine(); line != null; line = outs.get(w).readLine()) {
           said.add(line);
           if (line.startsWith("call ")) {
@@ -155,7 +157,21 @@ class LinearizabilityProcessesTest {
       reading.get(1, TimeUnit.MINUTES);
       busy.set(false);
       TreeStore after = pattern.open(direct);
-      assertEquals(List.of(), after.check(), pattern + ", round " + round + ": check()");
+      List<?> problems = after.check();
+      if (!problems.isEmpty()) {
+        // what the writers were told, for the next one to read: the test ends here
+        java.nio.file.Path report = java.nio.file.Path.of("target", "linearizability-failures",
+            pattern + "-round" + round + "-" + System.currentTimeMillis() + ".txt");
+        java.nio.file.Files.createDirectories(report.getParent());
+        StringBuilder b = new StringBuilder(pattern + ", round " + round + ", lease " + lease
+            + " ms\nplans: " + changes + "\nwriters said: " + saidAll + "\ncalls:\n");
+        history.calls().forEach(c -> b.append(c).append('\n'));
+        b.append("check():\n");
+        problems.forEach(x -> b.append(x).append('\n'));
+        java.nio.file.Files.writeString(report, b);
+        assertEquals(List.of(), problems, pattern + ", round " + round + ": check() (calls in "
+            + report.toAbsolutePath() + ")");
+      }
       String verdict = Linearizability.check(initial, history.calls(), after.snapshot());
       assertNull(verdict, pattern + ", round " + round);
     } finally {
