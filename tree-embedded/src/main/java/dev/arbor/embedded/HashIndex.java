@@ -160,26 +160,29 @@ final class HashIndex<P> extends Index<P> {
       Object p = maps.get(field).get(compact(key));
       if (p instanceof Positions<?> s) {
         for (P one : (Positions<P>) s) {
-          if (field == 0 || holdsPrefix(one, field, compacted)) {
+          if (field == 0 || holdsEach(one, field, -1, compacted)) {
             out.add(one);
           }
         }
-      } else if (p != null && (field == 0 || holdsPrefix((P) p, field, compacted))) {
+      } else if (p != null && (field == 0 || holdsEach((P) p, field, -1, compacted))) {
         out.add((P) p);
       }
     }
     return out;
   }
 
-  /** Whether the document at {@code p} holds one of the values of {@code eq} in each field before
-   * {@code field} (an index of several fields keeps its entries). */
-  private boolean holdsPrefix(P p, int field, Map<String, Set<Object>> eq) {
+  /**
+   * Whether the document at {@code p} holds, in each of the first {@code n} key fields but {@code
+   * skip} (-1: none), one of that field's values in {@code eq} (compacted); only for an index of
+   * several fields, which keeps its entries.
+   */
+  private boolean holdsEach(P p, int n, int skip, Map<String, Set<Object>> eq) {
     Object[] entry = entries.get(p);
     if (entry == null) {
       return false;
     }
-    for (int i = 0; i < field; i++) {
-      if (!holdsOne(entry[i], eq.get(fields.get(i)))) {
+    for (int i = 0; i < n; i++) {
+      if (i != skip && !holdsOne(entry[i], eq.get(fields.get(i)))) {
         return false;
       }
     }
@@ -312,12 +315,7 @@ final class HashIndex<P> extends Index<P> {
     }
     List<P> out = new ArrayList<>(union.size());
     for (P p : union) {
-      Object[] entry = entries.get(p);
-      boolean holds = entry != null;
-      for (int i = 0; holds && i < n; i++) {
-        holds = i == narrowest || holdsOne(entry[i], eq.get(fields.get(i)));
-      }
-      if (holds) {
+      if (holdsEach(p, n, narrowest, eq)) {
         out.add(p);
       }
     }
