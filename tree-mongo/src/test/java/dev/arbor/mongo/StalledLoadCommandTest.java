@@ -147,4 +147,92 @@ class StalledLoadCommandTest {
     assertEquals(expected.snapshot(), other.snapshot(), "nothing of the undone load stays");
     assertEquals(List.of(), other.check());
   }
+
+  /**
+   * A load's insert command timed out, too small to be halved: the loader renews its lease for
+   * longer so that the command sent again has a longer time limit. When that renewal never
+   * reached the server, the lock document still named the shorter lease, and the caller who took
+   * the paused loader over waited out only that lease's time limit; the loader had already
+   * taken the longer one for its command sent again (it set it before the renewal was
+   * answered), which was still running when the load was undone, and its documents stayed in
+   * the tree. A command's time limit now grows only once the longer lease is stored.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aLongerLeaseThatNeverReachedTheServerLengthensNoCommand(TreePattern pattern)
+      throws Exception {
+    MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+    UnrecordedGrowth sender = new UnrecordedGrowth();
+    MongoTreeStore loader = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(GROWING_LEASE, 20_000).sender(sender).subtreeLocks(false).loadBatchSize(2)
+        .keepAlive(false)); // a paused process: nothing renews its lease
+    assertTrue(loader.lock.ordered(), "the server's behaviour");
+    Tree tree = Tree.parse("a(b(c d) e(f g)) h(i j(k))");
+    CompletableFuture<Void> load = CompletableFuture.runAsync(() -> loader.load(tree));
+    assertTrue(sender.started.await(10, TimeUnit.SECONDS), "the command sent again started");
+    TreeStore other = pattern.open(c, ServerCapabilities.probing(c).lease(GROWING_LEASE, 20_000)
+        .subtreeLocks(false));
+    other.insert("z", Position.lastRoot()); // takes the paused loader over, undoes its load
+    ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+        ExecutionException.class, () -> load.get(30, TimeUnit.SECONDS));
+    assertInstanceOf(LockLostException.class, e.getCause(), e::toString);
+    assertTrue(sender.growthLost, "the longer lease's renewal was lost");
+    InMemoryTreeStore expected = new InMemoryTreeStore();
+    expected.insert("z", Position.lastRoot());
+    assertEquals(expected.snapshot(), other.snapshot(), "nothing of the undone load stays");
+    assertEquals(List.of(), other.check());
+  }
+
+  private static final long GROWING_LEASE = 1_000;
+
+  /**
+   * The load's first insert command times out before it reaches the server; the renewal for a
+   * longer lease that follows is lost on its way; the command sent again is paused before it
+   * starts (the holder's pause), then runs side by side with the caller who takes the loader
+   * over, for longer than the recorded lease's time limit and within the longer one.
+   */
+  private static final class UnrecordedGrowth implements TreeLock.Sender {
+    final CountDownLatch started = new CountDownLatch(1);
+    volatile boolean growthLost;
+    private int inserts;
+    private boolean timedOut;
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> collection, TreeLock.Batch batch) {
+      List<TreeLock.Statement> all = batch.statements();
+      boolean insert = all.get(0).model() instanceof InsertOneModel;
+      if (!insert && timedOut && !growthLost && all.size() == 1) {
+        growthLost = true;
+        throw new com.mongodb.MongoSocketWriteException("injected: the renewal for a longer"
+            + " lease was lost on its way", new com.mongodb.ServerAddress(),
+            new java.io.IOException("injected"));
+      }
+      if (!insert || all.size() < 3) {
+        return TreeLock.BULK.send(collection, batch);
+      }
+      int sending = inserts++;
+      if (sending == 0) {
+        timedOut = true;
+        throw new MongoOperationTimeoutException("injected: the command ran out of its time"
+            + " limit before it reached the server");
+      }
+      if (sending != 1) {
+        return TreeLock.BULK.send(collection, batch);
+      }
+      Long limit = collection.getTimeout(TimeUnit.MILLISECONDS);
+      TruthfulOutcomesTest.pause(700);
+      long start = System.nanoTime();
+      BulkWriteResult first = TreeLock.BULK.send(collection,
+          new TreeLock.Batch(new ArrayList<>(all.subList(0, 2))));
+      started.countDown();
+      TruthfulOutcomesTest.pause(1_500);
+      if (limit == null || TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) >= limit) {
+        throw new MongoOperationTimeoutException("the command ran out of its time limit");
+      }
+      BulkWriteResult rest = TreeLock.BULK.send(collection.withTimeout(0, TimeUnit.MILLISECONDS),
+          new TreeLock.Batch(new ArrayList<>(all.subList(2, all.size()))));
+      return BulkWriteResult.acknowledged(first.getInsertedCount() + rest.getInsertedCount(), 0,
+          0, 0, List.of(), List.of());
+    }
+  }
 }

@@ -332,23 +332,31 @@ public final class Loads {
   /**
    * One of the load's smallest commands ran out of its time limit (a busy machine, a slow
    * server): renews the lease for twice as long, in a command of its own, so that the command
-   * sent again has a time limit to match. (The lock document keeps the longer lease for the rest
-   * of the load; a caller who takes a stopped loader over waits out an insert command's time limit
-   * under it, {@link Fences#awaitStartedInserts}.)
+   * sent again has a time limit to match, once that renewal is answered (a renewal whose answer
+   * was lost leaves the time limit as it was: the lock document may still name the shorter
+   * lease). (The lock document keeps the longer lease for the rest of the load; a caller who
+   * takes a stopped loader over waits out an insert command's time limit under it, {@link
+   * Fences#awaitStartedInserts}.)
    *
    * @throws LockLostException if this holder no longer holds the lock
    */
   private void outgrewLease(TreeLock.Hold h) {
-    long grown = lock.grown(h.loadLease);
+    long grown = lock.grown(Math.max(h.loadLease, h.askedLease));
     if (grown == h.loadLease) {
       return;
     }
+    h.askedLease = grown;
     facade.log.debug("Tree '{}': a command of '{}' ran out of its time limit under a lease of {}"
         + " ms; renewing it for {} ms", lock.tree, h.what, h.loadLease, grown);
-    h.loadLease = grown;
     try {
+      // (this command itself is fenced: it changes nothing once another caller took the lock)
       facade.sender.send(fences.timed(grown), new TreeLock.Batch(List.of(
           new TreeLock.Statement(fences.fence(h.token, null, grown), 0))));
+      // Only now: a caller who takes this loader over waits out the time limit of the lease the
+      // lock document names, so no command may carry a longer one before it is stored (a
+      // renewal lost on its way left the shorter lease there, and a command sent again with the
+      // longer limit ran on after the load was undone: StalledLoadCommandTest).
+      h.loadLease = grown;
       h.renewed();
     } catch (MongoBulkWriteException e) {
       if (!e.getWriteErrors().isEmpty() && MongoErrors.duplicateId(e.getWriteErrors().get(0))) {

@@ -312,6 +312,13 @@ public final class TreeLock {
      * a lease of its own.
      */
     long loadLease;
+    /**
+     * The longest lease a load under this hold asked the lock document for, in ms: at least
+     * {@link #loadLease}, longer while a renewal for a longer lease is unanswered (it may or may
+     * not be stored; the next growth doubles it again, so that a renewal slower than its own
+     * time limit still gets through).
+     */
+    long askedLease;
 
     public Hold(String token, String epoch, long version, String what, Lease lease,
         long leaseMillis) {
@@ -322,6 +329,7 @@ public final class TreeLock {
       this.lease = lease;
       this.leaseMillis = leaseMillis;
       this.loadLease = leaseMillis;
+      this.askedLease = leaseMillis;
     }
 
     /** Renews the lease if a third of it has passed since the last renewal. */
