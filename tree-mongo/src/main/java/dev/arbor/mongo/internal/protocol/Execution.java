@@ -599,7 +599,18 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     Boolean applied = !stepSent ? Boolean.FALSE
         : Boolean.TRUE.equals(stepApplied) ? Boolean.TRUE
         : stepApplied != null && !(steps.get(0) instanceof Step.Insert) ? Boolean.FALSE
-        : appliedAlone();
+        : null;
+    if (applied == null) {
+      if (steps.get(0) instanceof Step.Delete && deadline != 0 && facade.ordered()) {
+        // A delete command whose answer was lost may still be running on MongoDB until its time
+        // limit, counted from a start before its deadline (MongoDB reads $$NOW once, as a
+        // command starts): its document tells only once that has passed. (An update or an
+        // insert as an upsert is led by a fence that renewed the lease as it started: the lock
+        // could not be taken over before it ended.)
+        facade.fences.awaitStartedCommands(deadline - lock.read().renewed, leaseMillis);
+      }
+      applied = appliedAlone();
+    }
     if (committed || Boolean.TRUE.equals(applied)) {
       // committed: the batch with the single step was acknowledged whole, so the step ran
       // inside the lease (on a server that goes on after errors, the batch's closing deadline

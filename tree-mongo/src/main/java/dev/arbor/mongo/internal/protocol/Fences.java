@@ -242,6 +242,21 @@ public final class Fences {
     }
   }
 
+  /**
+   * On a server that runs commands side by side (MongoDB), waits until the commands of a holder
+   * whose lease ended {@code deadlineFromNow} ms from now (negative: that long ago, by the
+   * server's clock) can no longer run: MongoDB reads {@code $$NOW} once, as a command starts, so
+   * a command bounded by that deadline that started before it may run on until its time limit.
+   */
+  void awaitStartedCommands(long deadlineFromNow, long leaseMillis) {
+    if (probe.ordered()) {
+      long wait = deadlineFromNow + limitMillis(leaseMillis);
+      if (wait > 0) {
+        lock.sleep(wait);
+      }
+    }
+  }
+
   /** The time limit of a batch under a lease of {@code leaseMillis} ms. */
   private static long limitMillis(long leaseMillis) {
     return Math.max(1, leaseMillis - Math.max(1, leaseMillis / 10));

@@ -175,11 +175,17 @@ final class LaneProgram {
    *
    * @throws Late if its closing statement ran past the deadline
    */
-  private BulkWriteResult sendClosed(List<TreeLock.Statement> statements, long deadline) {
+  private BulkWriteResult sendClosed(Lanes.Lane lane, List<TreeLock.Statement> statements,
+      long deadline) {
     List<TreeLock.Statement> batch = new ArrayList<>(statements);
     batch.add(closing(deadline));
     try {
-      return lanes.tree.sender.send(lanes.raw, new TreeLock.Batch(batch));
+      // On MongoDB, with a time limit within the lane's lease: MongoDB reads $$NOW once, as a
+      // command starts, so the deadline bounds when the command starts, not when its statements
+      // run; the limit bounds the rest, and whoever takes the lane over waits it out from the
+      // lane's deadline (LaneTakeover.resolve; FrozenNowLaneTest).
+      return lanes.tree.sender.send(lanes.tree.fences.timed(lane.leaseMillis),
+          new TreeLock.Batch(batch));
     } catch (MongoBulkWriteException e) {
       boolean late = false;
       for (BulkWriteError error : e.getWriteErrors()) {
@@ -213,7 +219,7 @@ final class LaneProgram {
       long matched;
       lane.commitSent = true;
       try {
-        matched = sendClosed(batch, deadline).getMatchedCount();
+        matched = sendClosed(lane, batch, deadline).getMatchedCount();
       } catch (Late late) {
         // The journal's statement ran in time if it matched (its closing did not), or an
         // earlier sending whose answer was lost stored it: the change is committed either way,
@@ -235,6 +241,7 @@ final class LaneProgram {
           return;
         }
         doubt = true;
+        outgrown(lane, e);
         lanes.lock.pause();
         continue;
       }
@@ -308,6 +315,10 @@ final class LaneProgram {
     } catch (Late late) {
       // an atomic step whose lane was taken over: applied in time, or not at all (a sending
       // whose answer matched nothing is the step not applied: see sendSteps)
+      if (late.matched != 0) {
+        // a sending in doubt that started within the lease may still run until its time limit
+        lanes.tree.fences.awaitStartedInserts(lane.leaseMillis);
+      }
       if (late.matched == 0 || !appliedAlone(lane, steps.get(0), lane.token)) {
         lane.stop();
         throw lost(what);
@@ -318,7 +329,7 @@ final class LaneProgram {
     for (int attempt = 0; ; attempt++) {
       try {
         long deadline = lane.deadline();
-        sendClosed(releaseStatements(lane, deadline), deadline);
+        sendClosed(lane, releaseStatements(lane, deadline), deadline);
         lane.stop();
         return deleted;
       } catch (Late late) {
@@ -333,6 +344,7 @@ final class LaneProgram {
         if (!MongoErrors.transientError(e) || attempt > 20) {
           throw e;
         }
+        outgrown(lane, e);
         lanes.lock.pause();
         if (!holds(lane)) {
           lane.stop();
@@ -396,6 +408,7 @@ final class LaneProgram {
           if (!MongoErrors.transientError(e) || attempt > 20) {
             throw e;
           }
+          outgrown(lane, e);
           if (!journaled && appliedAlone(lane, steps.get(0), origin)) {
             break; // its one step landed; the answer was lost
           }
@@ -413,6 +426,22 @@ final class LaneProgram {
 
   /** What {@link #sendSteps} did: the documents deleted; whether the release landed with them. */
   private record Sent(long deleted, boolean released) {}
+
+  /**
+   * After a command of the lane ran out of its time limit (a busy machine, a slow server): renews
+   * the lane's lease for longer, so that the command sent again has a longer limit. A lane taken
+   * over meanwhile is left as it is: the command sent again tells.
+   */
+  private void outgrown(Lanes.Lane lane, MongoException e) {
+    if (!MongoErrors.timedOut(e)) {
+      return;
+    }
+    try {
+      lanes.renewLonger(lane);
+    } catch (MongoException again) {
+      // not known: the command sent again tells
+    }
+  }
 
   /** Whether the lane's head still carries its mark (else it was released or taken over). */
   private boolean holds(Lanes.Lane lane) {
@@ -451,7 +480,7 @@ final class LaneProgram {
       batch.addAll(releaseStatements(lane, deadline));
     }
     try {
-      return sendClosed(batch, deadline).getDeletedCount();
+      return sendClosed(lane, batch, deadline).getDeletedCount();
     } catch (MongoBulkWriteException e) {
       // a step the server refuses (a unique index, a validator, a document too large)
       int index = e.getWriteErrors().isEmpty() ? -1 : e.getWriteErrors().get(0).getIndex();

@@ -93,7 +93,9 @@ final class LaneTakeover {
     lanes.tree.log.warn("Tree '{}': took the lock over from a change in a subtree whose lease"
         + " of {} ms expired while doing: {}", lanes.lock.tree, l,
         mark.isString("w") ? mark.getString("w").getValue() : "?");
-    finish(heir, mark, l);
+    // The stopped lane's commands that started before its deadline may still run until their
+    // time limit on MongoDB (which reads $$NOW once per command): waited out from that deadline.
+    finish(heir, mark, l, r + l - mark.getDateTime("r").getValue());
     return true;
   }
 
@@ -107,12 +109,15 @@ final class LaneTakeover {
    * configured lease, and waiting it out held a taker with the default lease of 30 s
    * for 27 s behind a lane of 100 ms.
    */
-  private void finish(Lanes.Lane heir, BsonDocument mark, long stoppedLease) {
+  private void finish(Lanes.Lane heir, BsonDocument mark, long stoppedLease,
+      long deadlineFromNow) {
     heir.keepAlive();
     try {
       int next = revokeInserts(heir.token, heir.owner);
       if (next > 0) {
         lanes.tree.fences.awaitStartedInserts(stoppedLease);
+      } else {
+        lanes.tree.fences.awaitStartedCommands(deadlineFromNow, stoppedLease);
       }
       heir.insertFences = next + 1;
       complete(heir, mark);
@@ -208,7 +213,7 @@ final class LaneTakeover {
         mark.isNumber("l") ? mark.getNumber("l").longValue() : lanes.lock.leaseMillis);
     heir.renewedAt(mark.getDateTime("r").getValue());
     lanes.takeovers.incrementAndGet();
-    finish(heir, mark, heir.leaseMillis);
+    finish(heir, mark, heir.leaseMillis, 0); // its writer stopped when its step was refused
   }
 
   /**

@@ -242,6 +242,12 @@ final class LockQueue {
         // a stalled holder's insert commands cannot start now, nor still run once waited out
         if (facade.fences.revokeInserts(previous.owner, token)) {
           facade.fences.awaitStartedInserts(previous.lease);
+        } else if (facade.ordered()) {
+          // MongoDB reads $$NOW once, as a command starts: a delete command bounded by the
+          // holder's deadline that started before it may run on until its time limit, which is
+          // waited out from that deadline (this take renewed the lease: the server's time now)
+          facade.fences.awaitStartedCommands(
+              previous.renewed + previous.lease - lock.read().renewed, previous.lease);
         }
       }
       if (previous.op >= 0 && !facade.replay.replay(h, previous.op)) {
