@@ -43,6 +43,10 @@ import org.jspecify.annotations.Nullable;
  * turn, so that others may run between two of them). A statement that started in time runs to
  * its end, which MongoDB may interrupt; so here a command can only run later than on MongoDB, not
  * earlier.
+ *
+ * <p><b>{@code $$NOW}.</b> While the switch is on, an update or delete command reads {@code $$NOW}
+ * once, as it arrives, for all its statements, as MongoDB does ({@link #frozenNow}): a statement
+ * bounded by a deadline through {@code $$NOW} is then bounded only by when its command started.
  */
 final class OrderedWrites {
   /**
@@ -81,6 +85,10 @@ final class OrderedWrites {
     }
     Limit limit = new Limit(System.nanoTime(), message.getDocument().get("maxTimeMS")
         instanceof Number n ? n.longValue() : 0);
+    Document frozen = frozenNow(message.getDocument(), java.time.Instant.now());
+    if (frozen != message.getDocument()) {
+      message = alone(message, frozen);
+    }
     Function<MongoMessage, Document> timed = m -> {
       synchronized (running) {
         return limit.expired() ? limit.error() : server.apply(m);
@@ -88,6 +96,76 @@ final class OrderedWrites {
     };
     Document answer = answer(message, timed);
     return answer != null ? answer : timed.apply(message);
+  }
+
+  /**
+   * {@code command} with {@code $$NOW} read once, as it arrives, if it is an update or a delete:
+   * MongoDB applies one {@code $$NOW} to every statement of a write command (its {@code
+   * performUpdates} and {@code performDeletes} generate "the runtime constants" once: "these
+   * constants are applied to each update in the batch"), where mongo-java-server reads the clock
+   * at each evaluation. Replaced in each statement's filter and in a pipeline update, never inside
+   * a {@code $literal} (a value, not a variable), nor in an update's operators (values too).
+   *
+   * @return {@code command} itself when there is nothing to replace
+   */
+  static Document frozenNow(Document command, java.time.Instant now) {
+    if (command.isEmpty()) {
+      return command;
+    }
+    String name = command.keySet().iterator().next();
+    String list = name.equalsIgnoreCase("update") ? "updates"
+        : name.equalsIgnoreCase("delete") ? "deletes" : null;
+    if (list == null || !(command.get(list) instanceof List<?> statements)) {
+      return command;
+    }
+    List<Object> replaced = new ArrayList<>(statements.size());
+    boolean changed = false;
+    for (Object statement : statements) {
+      if (!(statement instanceof Document d)) {
+        replaced.add(statement);
+        continue;
+      }
+      Document out = new Document();
+      for (String key : d.keySet()) {
+        Object v = d.get(key);
+        out.put(key, key.equals("q") || (key.equals("u") && v instanceof List<?>)
+            ? replaceNow(v, now) : v);
+      }
+      changed |= !out.equals(d);
+      replaced.add(out);
+    }
+    if (!changed) {
+      return command;
+    }
+    Document copy = new Document();
+    for (String key : command.keySet()) {
+      copy.put(key, key.equals(list) ? replaced : command.get(key));
+    }
+    return copy;
+  }
+
+  private static Object replaceNow(Object v, java.time.Instant now) {
+    if ("$$NOW".equals(v)) {
+      return now;
+    }
+    if (v instanceof Document d) {
+      if (d.containsKey("$literal")) {
+        return d;
+      }
+      Document out = new Document();
+      for (String key : d.keySet()) {
+        out.put(key, replaceNow(d.get(key), now));
+      }
+      return out;
+    }
+    if (v instanceof List<?> l) {
+      List<Object> out = new ArrayList<>(l.size());
+      for (Object x : l) {
+        out.add(replaceNow(x, now));
+      }
+      return out;
+    }
+    return v;
   }
 
   /** A command's time limit: {@code millis} from {@code arrived} (nano time); 0: none. */

@@ -3,6 +3,7 @@ package dev.arbor.embedded;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -165,5 +166,53 @@ class OrderedWritesTest {
       int ran = c.find(Filters.eq("_id", 1)).first().getInteger("n", 0);
       assertTrue(ran < 50_000, "ran " + ran);
     }
+  }
+
+  /**
+   * With the switch on, an update or delete command reads {@code $$NOW} once for all its
+   * statements, as MongoDB does: in each filter and pipeline update, not inside a {@code $literal}
+   * nor in an update's operators, whose values are data.
+   */
+  @org.junit.jupiter.api.Test
+  void aWriteCommandReadsNowOnce() {
+    java.time.Instant now = java.time.Instant.ofEpochMilli(1_000);
+    de.bwaldvogel.mongo.bson.Document expr = new de.bwaldvogel.mongo.bson.Document("$expr",
+        new de.bwaldvogel.mongo.bson.Document("$lt", List.of("$$NOW", 5)));
+    de.bwaldvogel.mongo.bson.Document literal = new de.bwaldvogel.mongo.bson.Document("$literal",
+        "$$NOW");
+    de.bwaldvogel.mongo.bson.Document update = new de.bwaldvogel.mongo.bson.Document();
+    update.put("update", "c");
+    update.put("updates", List.of(
+        statement(expr, new de.bwaldvogel.mongo.bson.Document("$set",
+            new de.bwaldvogel.mongo.bson.Document("a", "$$NOW"))),
+        statement(expr, List.of(new de.bwaldvogel.mongo.bson.Document("$set",
+            new de.bwaldvogel.mongo.bson.Document("b", "$$NOW").append("c", literal))))));
+    de.bwaldvogel.mongo.bson.Document frozen = OrderedWrites.frozenNow(update, now);
+    List<?> statements = (List<?>) frozen.get("updates");
+    de.bwaldvogel.mongo.bson.Document first = (de.bwaldvogel.mongo.bson.Document) statements.get(0);
+    de.bwaldvogel.mongo.bson.Document second =
+        (de.bwaldvogel.mongo.bson.Document) statements.get(1);
+    assertEquals(List.of(now, 5), ((de.bwaldvogel.mongo.bson.Document) ((de.bwaldvogel.mongo.bson
+        .Document) first.get("q")).get("$expr")).get("$lt"));
+    assertEquals("$$NOW", ((de.bwaldvogel.mongo.bson.Document) ((de.bwaldvogel.mongo.bson.Document)
+        first.get("u")).get("$set")).get("a"), "an operator's value is data");
+    de.bwaldvogel.mongo.bson.Document set = (de.bwaldvogel.mongo.bson.Document)
+        ((de.bwaldvogel.mongo.bson.Document) ((List<?>) second.get("u")).get(0)).get("$set");
+    assertEquals(now, set.get("b"));
+    assertEquals(literal, set.get("c"));
+    de.bwaldvogel.mongo.bson.Document delete = new de.bwaldvogel.mongo.bson.Document();
+    delete.put("delete", "c");
+    delete.put("deletes", List.of(new de.bwaldvogel.mongo.bson.Document("q", expr)
+        .append("limit", 0)));
+    assertEquals(List.of(now, 5), ((de.bwaldvogel.mongo.bson.Document) ((de.bwaldvogel.mongo.bson
+        .Document) ((de.bwaldvogel.mongo.bson.Document) ((List<?>) OrderedWrites.frozenNow(delete,
+        now).get("deletes")).get(0)).get("q")).get("$expr")).get("$lt"));
+    de.bwaldvogel.mongo.bson.Document find = new de.bwaldvogel.mongo.bson.Document("find", "c");
+    assertSame(find, OrderedWrites.frozenNow(find, now), "other commands as they are");
+  }
+
+  private static de.bwaldvogel.mongo.bson.Document statement(de.bwaldvogel.mongo.bson.Document q,
+      Object u) {
+    return new de.bwaldvogel.mongo.bson.Document("q", q).append("u", u);
   }
 }
