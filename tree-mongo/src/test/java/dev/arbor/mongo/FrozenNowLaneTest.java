@@ -73,16 +73,7 @@ class FrozenNowLaneTest {
         .lease(LEASE, 20_000).optimisticChanges(false));
     other.move("q", Position.lastChildOf("x"));
     sender.go.countDown();
-    ExecutionException told = org.junit.jupiter.api.Assertions.assertThrows(
-        ExecutionException.class, () -> move.get(30, TimeUnit.SECONDS),
-        "the move did not land: it cannot return");
-    // told that it did not apply, or that it may not have: both true of a move that did not land
-    assertTrue(told.getCause() instanceof dev.arbor.core.LockLostException
-        || told.getCause() instanceof dev.arbor.core.ChangeInterruptedException, told::toString);
-    InMemoryTreeStore expected = new InMemoryTreeStore();
-    expected.load(Tree.parse("a(p(x(q)))"));
-    assertEquals(List.of(), other.check(), "no cycle");
-    assertEquals(expected.snapshot(), other.snapshot());
+    assertDidNotLand(move, other, "a(p(x(q)))");
   }
 
   /**
@@ -109,14 +100,23 @@ class FrozenNowLaneTest {
         .lease(LEASE, 20_000).subtreeLocks(false));
     other.insert("y", Position.lastChildOf("x")); // takes the paused deleter over
     sender.go.countDown();
+    assertDidNotLand(delete, other, "a(x(y))");
+  }
+
+  /**
+   * The held change did not land: its caller was told so, or that it may not have been applied
+   * (both true of a change that did not land), and the tree is {@code tree}, whole.
+   */
+  private static void assertDidNotLand(CompletableFuture<Void> change, TreeStore other,
+      String tree) {
     ExecutionException told = org.junit.jupiter.api.Assertions.assertThrows(
-        ExecutionException.class, () -> delete.get(30, TimeUnit.SECONDS),
-        "the delete did not land: it cannot return");
+        ExecutionException.class, () -> change.get(30, TimeUnit.SECONDS),
+        "the change did not land: it cannot return");
     assertTrue(told.getCause() instanceof dev.arbor.core.LockLostException
         || told.getCause() instanceof dev.arbor.core.ChangeInterruptedException, told::toString);
     InMemoryTreeStore expected = new InMemoryTreeStore();
-    expected.load(Tree.parse("a(x(y))"));
-    assertEquals(List.of(), other.check(), "no orphan");
+    expected.load(Tree.parse(tree));
+    assertEquals(List.of(), other.check(), "no cycle, no orphan");
     assertEquals(expected.snapshot(), other.snapshot());
   }
 

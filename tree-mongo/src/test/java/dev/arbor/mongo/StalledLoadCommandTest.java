@@ -104,10 +104,7 @@ class StalledLoadCommandTest {
         ExecutionException.class, () -> load.get(20, TimeUnit.SECONDS));
     assertInstanceOf(LockLostException.class, e.getCause(), e::toString);
     assertTrue(sender.split, "the load sent its command in two parts");
-    InMemoryTreeStore expected = new InMemoryTreeStore();
-    expected.insert("z", Position.lastRoot());
-    assertEquals(expected.snapshot(), other.snapshot(), "nothing of the undone load stays");
-    assertEquals(List.of(), other.check());
+    assertOnlyTheTakersNode(other);
   }
   /**
    * A load's insert command that ran out of its time limit is sent again in two halves, behind
@@ -142,10 +139,7 @@ class StalledLoadCommandTest {
     ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
         ExecutionException.class, () -> load.get(20, TimeUnit.SECONDS));
     assertInstanceOf(LockLostException.class, e.getCause(), e::toString);
-    InMemoryTreeStore expected = new InMemoryTreeStore();
-    expected.insert("z", Position.lastRoot());
-    assertEquals(expected.snapshot(), other.snapshot(), "nothing of the undone load stays");
-    assertEquals(List.of(), other.check());
+    assertOnlyTheTakersNode(other);
   }
 
   /**
@@ -177,13 +171,18 @@ class StalledLoadCommandTest {
         ExecutionException.class, () -> load.get(30, TimeUnit.SECONDS));
     assertInstanceOf(LockLostException.class, e.getCause(), e::toString);
     assertTrue(sender.growthLost, "the longer lease's renewal was lost");
+    assertOnlyTheTakersNode(other);
+  }
+
+  private static final long GROWING_LEASE = 1_000;
+
+  /** The tree holds the node {@code z} the taker inserted, and nothing of the undone load. */
+  private static void assertOnlyTheTakersNode(TreeStore other) {
     InMemoryTreeStore expected = new InMemoryTreeStore();
     expected.insert("z", Position.lastRoot());
     assertEquals(expected.snapshot(), other.snapshot(), "nothing of the undone load stays");
     assertEquals(List.of(), other.check());
   }
-
-  private static final long GROWING_LEASE = 1_000;
 
   /**
    * The load's first insert command times out before it reaches the server; the renewal for a
