@@ -6,6 +6,7 @@ import de.bwaldvogel.mongo.wire.message.MessageHeader;
 import de.bwaldvogel.mongo.wire.message.MongoMessage;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -85,7 +86,7 @@ final class OrderedWrites {
     }
     Limit limit = new Limit(System.nanoTime(), message.getDocument().get("maxTimeMS")
         instanceof Number n ? n.longValue() : 0);
-    Document frozen = frozenNow(message.getDocument(), java.time.Instant.now());
+    Document frozen = frozenNow(message.getDocument(), Instant.now());
     if (frozen != message.getDocument()) {
       message = alone(message, frozen);
     }
@@ -108,7 +109,7 @@ final class OrderedWrites {
    *
    * @return {@code command} itself when there is nothing to replace
    */
-  static Document frozenNow(Document command, java.time.Instant now) {
+  static Document frozenNow(Document command, Instant now) {
     if (command.isEmpty()) {
       return command;
     }
@@ -144,7 +145,7 @@ final class OrderedWrites {
     return copy;
   }
 
-  private static Object replaceNow(Object v, java.time.Instant now) {
+  private static Object replaceNow(Object v, Instant now) {
     if ("$$NOW".equals(v)) {
       return now;
     }

@@ -63,23 +63,32 @@ class StalledLoadCommandTest {
       split = true;
       Long limit = collection.getTimeout(TimeUnit.MILLISECONDS);
       assertTrue(limit != null && limit >= RUNS, "the command's time limit: " + limit);
-      TruthfulOutcomesTest.pause(BEFORE);
-      int half = all.size() / 2;
-      long start = System.nanoTime();
-      BulkWriteResult first = TreeLock.BULK.send(collection,
-          new TreeLock.Batch(new ArrayList<>(all.subList(0, half))));
-      started.countDown();
-      TruthfulOutcomesTest.pause(RUNS);
-      // The server goes on with the same command (its insert fence was passed before), unless
-      // its time limit ran out.
-      if (TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) >= limit) {
-        throw new MongoOperationTimeoutException("the command ran out of its time limit");
-      }
-      BulkWriteResult rest = TreeLock.BULK.send(collection.withTimeout(0, TimeUnit.MILLISECONDS),
-          new TreeLock.Batch(new ArrayList<>(all.subList(half, all.size()))));
-      return BulkWriteResult.acknowledged(first.getInsertedCount() + rest.getInsertedCount(), 0,
-          0, 0, List.of(), List.of());
+      return runsOn(collection, all, all.size() / 2, BEFORE, RUNS, started);
     }
+  }
+
+  /**
+   * Plays a server that runs an insert command side by side with others: after the holder's
+   * pause of {@code before} ms the command starts and its first {@code part} statements land
+   * ({@code started} counts down); {@code runs} ms later the server goes on with the same
+   * command (its insert fence was passed before), unless its time limit ran out by then.
+   */
+  private static BulkWriteResult runsOn(MongoCollection<BsonDocument> collection,
+      List<TreeLock.Statement> all, int part, long before, long runs, CountDownLatch started) {
+    Long limit = collection.getTimeout(TimeUnit.MILLISECONDS);
+    TruthfulOutcomesTest.pause(before);
+    long start = System.nanoTime();
+    BulkWriteResult first = TreeLock.BULK.send(collection,
+        new TreeLock.Batch(new ArrayList<>(all.subList(0, part))));
+    started.countDown();
+    TruthfulOutcomesTest.pause(runs);
+    if (limit == null || TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) >= limit) {
+      throw new MongoOperationTimeoutException("the command ran out of its time limit");
+    }
+    BulkWriteResult rest = TreeLock.BULK.send(collection.withTimeout(0, TimeUnit.MILLISECONDS),
+        new TreeLock.Batch(new ArrayList<>(all.subList(part, all.size()))));
+    return BulkWriteResult.acknowledged(first.getInsertedCount() + rest.getInsertedCount(), 0,
+        0, 0, List.of(), List.of());
   }
 
   @ParameterizedTest
@@ -218,20 +227,7 @@ class StalledLoadCommandTest {
       if (sending != 1) {
         return TreeLock.BULK.send(collection, batch);
       }
-      Long limit = collection.getTimeout(TimeUnit.MILLISECONDS);
-      TruthfulOutcomesTest.pause(700);
-      long start = System.nanoTime();
-      BulkWriteResult first = TreeLock.BULK.send(collection,
-          new TreeLock.Batch(new ArrayList<>(all.subList(0, 2))));
-      started.countDown();
-      TruthfulOutcomesTest.pause(1_500);
-      if (limit == null || TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) >= limit) {
-        throw new MongoOperationTimeoutException("the command ran out of its time limit");
-      }
-      BulkWriteResult rest = TreeLock.BULK.send(collection.withTimeout(0, TimeUnit.MILLISECONDS),
-          new TreeLock.Batch(new ArrayList<>(all.subList(2, all.size()))));
-      return BulkWriteResult.acknowledged(first.getInsertedCount() + rest.getInsertedCount(), 0,
-          0, 0, List.of(), List.of());
+      return runsOn(collection, all, 2, 700, 1_500, started);
     }
   }
 }

@@ -237,9 +237,7 @@ public final class Fences {
    * command) there is nothing to wait for.
    */
   void awaitStartedInserts(long leaseMillis) {
-    if (probe.ordered()) {
-      lock.sleep(limitMillis(leaseMillis));
-    }
+    awaitStartedCommands(0, leaseMillis); // started at the latest now
   }
 
   /**
@@ -247,6 +245,7 @@ public final class Fences {
    * whose lease ended {@code deadlineFromNow} ms from now (negative: that long ago, by the
    * server's clock) can no longer run: MongoDB reads {@code $$NOW} once, as a command starts, so
    * a command bounded by that deadline that started before it may run on until its time limit.
+   * {@link #LONG_PAST}: nothing of the holder can still run.
    */
   void awaitStartedCommands(long deadlineFromNow, long leaseMillis) {
     if (probe.ordered()) {
@@ -256,6 +255,9 @@ public final class Fences {
       }
     }
   }
+
+  /** A deadline so long past ({@link #awaitStartedCommands}) that nothing waits for it. */
+  static final long LONG_PAST = Long.MIN_VALUE / 2;
 
   /** The time limit of a batch under a lease of {@code leaseMillis} ms. */
   private static long limitMillis(long leaseMillis) {

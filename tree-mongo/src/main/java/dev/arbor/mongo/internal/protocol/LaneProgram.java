@@ -316,8 +316,9 @@ final class LaneProgram {
       // an atomic step whose lane was taken over: applied in time, or not at all (a sending
       // whose answer matched nothing is the step not applied: see sendSteps)
       if (late.matched != 0) {
-        // a sending in doubt that started within the lease may still run until its time limit
-        lanes.tree.fences.awaitStartedInserts(lane.leaseMillis);
+        // a sending in doubt that started within the lease (which has ended by now: the lane
+        // was taken over) may still run until its time limit
+        lanes.tree.fences.awaitStartedCommands(0, lane.leaseMillis);
       }
       if (late.matched == 0 || !appliedAlone(lane, steps.get(0), lane.token)) {
         lane.stop();

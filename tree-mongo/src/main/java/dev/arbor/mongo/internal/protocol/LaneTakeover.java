@@ -213,7 +213,8 @@ final class LaneTakeover {
         mark.isNumber("l") ? mark.getNumber("l").longValue() : lanes.lock.leaseMillis);
     heir.renewedAt(mark.getDateTime("r").getValue());
     lanes.takeovers.incrementAndGet();
-    finish(heir, mark, heir.leaseMillis, 0); // its writer stopped when its step was refused
+    // its writer stopped when its step was refused: none of its commands still runs
+    finish(heir, mark, heir.leaseMillis, Fences.LONG_PAST);
   }
 
   /**
