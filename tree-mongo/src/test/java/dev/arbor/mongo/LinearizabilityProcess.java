@@ -84,7 +84,7 @@ public final class LinearizabilityProcess {
         capabilities = capabilities.sender(network);
       }
       TreeStore store = pattern.open(c, capabilities);
-      store.children("n0");
+      store.roots(); // a first read: the store is warmed up
       out.println("ready");
       BufferedReader in = new BufferedReader(new InputStreamReader(System.in,
           StandardCharsets.UTF_8));

@@ -42,7 +42,14 @@ import org.junit.jupiter.params.provider.EnumSource;
  * {@code -Darbor.linearizability.everyKind=true} has the writers make every kind of change
  * (node data, deletes that lift children or refuse a node with children, grafts), as {@link
  * LinearizabilityTest#everyKindOfChangeWithShortLeases} does in one process; {@code
- * -Darbor.linearizability.patterns=PARENT_REFERENCES,...} runs only those patterns.
+ * -Darbor.linearizability.patterns=PARENT_REFERENCES,...} runs only those patterns; {@code
+ * -Darbor.linearizability.processWriters=N} and {@code -Darbor.linearizability.processChanges=N}
+ * set the writers and each one's changes (3 and 5); {@code
+ * -Darbor.linearizability.processSubtrees=true} gives each writer but the last a subtree of its
+ * own (of 500 nodes, under one root) and has the last one change nodes of one subtree with
+ * anchors in another (its moves cross the others' subtrees), as {@link
+ * LinearizabilityTest#writersInDisjointAndOverlappingSubtreesWithShortLeases} does in one
+ * process (nested sets, which keep the tree's lock, run the random tree).
  */
 class LinearizabilityProcessesTest {
   static final int WRITERS = 3;
@@ -61,7 +68,14 @@ class LinearizabilityProcessesTest {
   }
 
   private void runRound(TreePattern pattern, int round, long lease) throws Exception {
-    Tree initial = LinearizabilityTest.randomTree(LinearizabilityTest.NODES, 101 + round);
+    int writerCount = Integer.getInteger("arbor.linearizability.processWriters", WRITERS);
+    int changeCount = Integer.getInteger("arbor.linearizability.processChanges", CHANGES);
+    // in subtrees: writers 0 … W-2 each in a subtree of its own, the last writer crossing them
+    boolean subtrees = Boolean.getBoolean("arbor.linearizability.processSubtrees")
+        && pattern != TreePattern.NESTED_SETS;
+    int per = LinearizabilityTest.NODES / 4;
+    Tree initial = subtrees ? subtreesTree(writerCount - 1, per, round)
+        : LinearizabilityTest.randomTree(LinearizabilityTest.NODES, 101 + round);
     MongoCollection<Document> direct = MongoTestServer.get().freshCollection();
     String name = direct.getNamespace().getCollectionName();
     String db = direct.getNamespace().getDatabaseName();
@@ -78,12 +92,19 @@ class LinearizabilityProcessesTest {
     AtomicBoolean busy = new AtomicBoolean(true);
     ExecutorService pool = Executors.newCachedThreadPool();
     try (MongoClient readerClient = MongoClients.create(MongoTestServer.settings(uri))) {
-      for (int w = 0; w < WRITERS; w++) {
+      for (int w = 0; w < writerCount; w++) {
         List<String> mine = new ArrayList<>();
-        for (int m = 0; m < CHANGES; m++) {
+        for (int m = 0; m < changeCount; m++) {
           int kind = m == 0 ? 0 : plan.nextInt(100);
           String x = "n" + (1 + plan.nextInt(LinearizabilityTest.NODES - 1));
           String anchor = "n" + plan.nextInt(LinearizabilityTest.NODES);
+          if (subtrees) {
+            int from = w < writerCount - 1 ? w : plan.nextInt(writerCount - 1);
+            int to = w < writerCount - 1 ? w
+                : (from + 1 + plan.nextInt(Math.max(1, writerCount - 2))) % (writerCount - 1);
+            x = "s" + from + "-" + (1 + plan.nextInt(per - 1));
+            anchor = "s" + to + "-" + plan.nextInt(per);
+          }
           int p = plan.nextInt(3);
           String id = "p" + w + "-" + m;
           mine.add(!everyKind ? (kind < 60 ? "move|" + x + "|" + anchor + "|" + p
@@ -112,9 +133,12 @@ class LinearizabilityProcessesTest {
             StandardCharsets.UTF_8));
         String ready = out.readLine();
         if (!"ready".equals(ready)) {
+          // a writer that said something else ended or will: what it wrote to its error stream
+          boolean ended = p.waitFor(10, TimeUnit.SECONDS);
+          String err = ended
+              ? new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8) : "";
           p.destroyForcibly().waitFor();
-          throw new AssertionError("a writer did not start: " + ready + " "
-              + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+          throw new AssertionError("a writer did not start: " + ready + " " + err);
         }
         outs.add(out);
       }
@@ -132,13 +156,13 @@ class LinearizabilityProcessesTest {
       Future<?> reading = pool.submit(() -> {
         Thread.sleep(Math.max(0, (go - Linearizability.History.wallClock()) / 1_000_000));
         while (writing.get()) {
-          history.call(WRITERS, "snapshot", reader, TreeStore::snapshot);
+          history.call(writerCount, "snapshot", reader, TreeStore::snapshot);
           Thread.sleep(20);
         }
         return null;
       });
       List<List<String>> saidAll = new ArrayList<>();
-      for (int w = 0; w < WRITERS; w++) {
+      for (int w = 0; w < writerCount; w++) {
         Process p = writers.get(w);
         List<String> said = new ArrayList<>();
         saidAll.add(said);
@@ -151,7 +175,7 @@ class LinearizabilityProcessesTest {
         assertTrue(p.waitFor(5, TimeUnit.MINUTES), "writer " + w + " did not end");
         assertEquals(0, p.exitValue(), "writer " + w + ": " + said + " "
             + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
-        assertEquals(CHANGES + 1, said.size(), "writer " + w + " said " + said);
+        assertEquals(changeCount + 1, said.size(), "writer " + w + " said " + said);
       }
       writing.set(false);
       reading.get(1, TimeUnit.MINUTES);
@@ -179,6 +203,23 @@ class LinearizabilityProcessesTest {
       pool.shutdownNow();
       writers.forEach(Process::destroyForcibly);
     }
+  }
+
+  /**
+   * A root {@code r} with {@code count} subtrees {@code s0-0} … under it, each a random tree of
+   * {@code per} nodes {@code s<k>-<i>}.
+   */
+  private static Tree subtreesTree(int count, int per, int round) {
+    Tree.Builder b = Tree.builder();
+    b.add("r", null);
+    for (int k = 0; k < count; k++) {
+      Random random = new Random(31L * (round + 1) + k);
+      b.add("s" + k + "-0", "r");
+      for (int i = 1; i < per; i++) {
+        b.add("s" + k + "-" + i, "s" + k + "-" + random.nextInt(i));
+      }
+    }
+    return b.build();
   }
 
   /** The call a writer's line reports (see {@link LinearizabilityProcess}). */
