@@ -104,6 +104,67 @@ class FrozenNowLaneTest {
   }
 
   /**
+   * The wait above is for deletes alone: a holder of the tree's lock stopped in a move (its
+   * update batch led by a fence, which a taker's take of the lock makes fail) sent no command
+   * bounded through {@code $$NOW}, and the caller who takes it over goes on once its lease ended,
+   * without waiting out a time limit (before, it waited nine tenths of a lease more, for every
+   * holder stopped on MongoDB); a holder stopped in a delete is still waited out.
+   */
+  @Test
+  void aTakerWaitsOutTheTimeLimitOfAHolderStoppedInADeleteOnly() throws Exception {
+    for (boolean deleting : new boolean[] {false, true}) {
+      MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+      TreeStore loader = TreePattern.PARENT_REFERENCES.open(c);
+      loader.ensureIndexes();
+      loader.load(Tree.parse("a(p(x) q)"));
+      HeldOnTheServer sender = new HeldOnTheServer(
+          deleting ? HeldOnTheServer::deletesX : HeldOnTheServer::writesXUnderQ, 0);
+      MongoTreeStore holder = (MongoTreeStore) TreePattern.PARENT_REFERENCES.open(c,
+          ServerCapabilities.probing(c).lease(LEASE, 20_000).sender(sender).subtreeLocks(false)
+              .keepAlive(false));
+      assertTrue(holder.lock.ordered(), "the server's behaviour");
+      CompletableFuture<Void> change = CompletableFuture.runAsync(() -> {
+        if (deleting) {
+          holder.delete("x");
+        } else {
+          holder.move("x", Position.lastChildOf("q"));
+        }
+      });
+      assertTrue(sender.started.await(10, TimeUnit.SECONDS), "the holder's command started");
+      List<Long> waits = new java.util.concurrent.CopyOnWriteArrayList<>();
+      TreeStore other = TreePattern.PARENT_REFERENCES.open(c, ServerCapabilities.probing(c)
+          .lease(LEASE, 20_000).subtreeLocks(false).timing(new CommandWaits(waits)));
+      other.insert("y", Position.lastChildOf("a")); // takes the stopped holder over
+      sender.go.countDown();
+      assertDidNotLand(change, other, "a(p(x) q y)");
+      if (deleting) {
+        assertEquals(1, waits.size(), "the taker waited out the deleter's time limit");
+      } else {
+        assertEquals(List.of(), waits, "no time limit waited out for a holder that sent no"
+            + " delete");
+      }
+    }
+  }
+
+  /** The real clock, recording the waits for a stopped holder's commands. */
+  private record CommandWaits(List<Long> waits)
+      implements dev.arbor.mongo.internal.protocol.Timing {
+    @Override
+    public long nanoTime() {
+      return System.nanoTime();
+    }
+
+    @Override
+    public void sleep(long millis) throws InterruptedException {
+      if (StackWalker.getInstance().walk(f -> f.anyMatch(
+          x -> x.getMethodName().equals("awaitStartedCommands")))) {
+        waits.add(millis);
+      }
+      Thread.sleep(millis);
+    }
+  }
+
+  /**
    * The held change did not land: its caller was told so, or that it may not have been applied
    * (both true of a change that did not land), and the tree is {@code tree}, whole.
    */
@@ -174,6 +235,14 @@ class FrozenNowLaneTest {
       return first instanceof DeleteOneModel<BsonDocument> d
           && String.valueOf(d.getFilter()).contains("\"x\"")
           && String.valueOf(d.getFilter()).contains("$$NOW");
+    }
+
+    /** A batch that writes {@code x} under {@code q}, however bounded. */
+    static boolean writesXUnderQ(TreeLock.Batch batch) {
+      return batch.statements().stream().anyMatch(s -> s.model()
+          instanceof UpdateOneModel<BsonDocument> u && u.getUpdate() != null
+          && String.valueOf(u.getUpdate()).contains("\"q\"")
+          && String.valueOf(u.getFilter()).contains("\"x\""));
     }
 
     static boolean movesXUnderQ(TreeLock.Batch batch) {

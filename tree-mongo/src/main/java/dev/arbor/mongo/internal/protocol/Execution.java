@@ -226,13 +226,25 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * @return the program index to go on from
    */
   int loneFence(int next, long start) {
+    return loneFence(next, start, false);
+  }
+
+  /**
+   * {@link #loneFence(int, long)}; {@code deletes}: a batch of deletes follows, which the fence
+   * records in the lock document ({@link LockDocument#DELETING}) before any is sent.
+   */
+  int loneFence(int next, long start, boolean deletes) {
     UpdateOneModel<BsonDocument> m = (UpdateOneModel<BsonDocument>) (next == 0
         ? program.get(0).model() : fencing.fence(token, null, leaseMillis));
+    org.bson.conversions.Bson update = deletes
+        ? com.mongodb.client.model.Updates.combine(m.getUpdate(),
+            com.mongodb.client.model.Updates.set(LockDocument.DELETING, token))
+        : m.getUpdate();
     for (;;) {
       try {
         fencedAt = lock.timing.nanoTime();
         BsonDocument after = facade.sender.fence(fencing.timed(leaseMillis), m.getFilter(),
-            m.getUpdate());
+            update);
         TreeLock.State s = new TreeLock.State(after);
         deadline = s.renewed + (s.lease > 0 ? s.lease : leaseMillis);
         if (hold != null) {

@@ -58,6 +58,13 @@ public final class LockDocument {
    * release.
    */
   static final String LANE_LOG = TreeLock.STATE + ".laneLog";
+  /**
+   * The token of the holder whose lone fence went before a batch of deletes on a server that
+   * reads {@code $$NOW} once per command (MongoDB): a caller who takes that holder over waits
+   * out its time limit from its deadline ({@link Fences#awaitStartedCommands}); cleared by the
+   * release. A holder that sent no delete command leaves nothing to wait for.
+   */
+  static final String DELETING = TreeLock.STATE + ".deleting";
 
   /** The tree's collection, every command bounded by {@link #commandLimit}. */
   public final MongoCollection<BsonDocument> raw;
@@ -189,7 +196,7 @@ public final class LockDocument {
   static Bson releaseUpdate() {
     return Updates.combine(Updates.set(OWNER, null), Updates.set(WHAT, null),
         Updates.inc(VERSION, 1L), Updates.unset(OP), Updates.unset(OP_TOKEN),
-        Updates.unset(TreeLock.JOURNAL));
+        Updates.unset(DELETING), Updates.unset(TreeLock.JOURNAL));
   }
 
   /** Frees the lock if {@code token} holds it. */

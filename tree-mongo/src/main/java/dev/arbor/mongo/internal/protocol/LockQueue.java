@@ -242,10 +242,11 @@ final class LockQueue {
         // a stalled holder's insert commands cannot start now, nor still run once waited out
         if (facade.fences.revokeInserts(previous.owner, token)) {
           facade.fences.awaitStartedInserts(previous.lease);
-        } else if (facade.ordered()) {
+        } else if (facade.ordered() && previous.owner.equals(previous.deleting)) {
           // MongoDB reads $$NOW once, as a command starts: a delete command bounded by the
           // holder's deadline that started before it may run on until its time limit, which is
-          // waited out from that deadline (this take renewed the lease: the server's time now)
+          // waited out from that deadline (this take renewed the lease: the server's time now).
+          // Only a holder whose fence recorded deletes can have sent one.
           facade.fences.awaitStartedCommands(
               previous.renewed + previous.lease - lock.read().renewed, previous.lease);
         }

@@ -38,10 +38,10 @@ public final class OrderedExecution extends Execution {
   @Override
   public int beforeBatch(int next, int kind, long start) {
     if (next == 0 && program.size() > 1 && Fences.kind(program.get(1)) == 2) {
-      return loneFence(0, start);
+      return loneFence(0, start, true);
     }
     if (kind == 2 && !freshFence()) {
-      return loneFence(next, start);
+      return loneFence(next, start, true);
     }
     return next;
   }

@@ -37,6 +37,7 @@ import org.jspecify.annotations.Nullable;
  *                lease: 30000, renewed: ISODate(…),   the holder's lease, by the server's clock
  *                what: "move 'x' to after(y)",
  *                op: 41, opt: "9b1e…",      the version and token whose journal is pending
+ *                deleting: "9b1e…",         the holder sent deletes bounded by $$NOW (MongoDB)
  *                done: ["7c2a…", …],        tokens of the last 64 journals another completed
  *                                           or (on MongoDB) their writer released
  *                waiting: { "<token>": {at: ISODate(…), r: false, l: 30000}, … },   in arrival order
@@ -182,6 +183,8 @@ public final class TreeLock {
     public final @Nullable BsonDocument stuck;
     public final Map<String, Waiter> waiting = new LinkedHashMap<>();
     final @Nullable String opToken;
+    /** The holder that sent, or may have sent, delete commands ({@link LockDocument#DELETING}). */
+    final @Nullable String deleting;
     /** Whether the lock document names lanes in flight ({@link Lanes}). */
     public final boolean lanes;
     /** The lanes in flight the lock document names: token to the id of the lane's head. */
@@ -203,6 +206,7 @@ public final class TreeLock {
       what = s.isString("what") ? s.getString("what").getValue() : null;
       op = s.isNumber("op") ? s.getNumber("op").longValue() : -1;
       opToken = s.isString("opt") ? s.getString("opt").getValue() : null;
+      deleting = s.isString("deleting") ? s.getString("deleting").getValue() : null;
       if (s.isDocument("inflight")) {
         for (Map.Entry<String, BsonValue> e : s.getDocument("inflight").entrySet()) {
           inFlight.put(e.getKey(), e.getValue().isString() ? e.getValue().asString().getValue()
