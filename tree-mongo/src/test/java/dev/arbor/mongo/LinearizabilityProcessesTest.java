@@ -212,6 +212,10 @@ class LinearizabilityProcessesTest {
         history.calls().forEach(c -> b.append(c).append('\n'));
         b.append("check():\n");
         problems.forEach(x -> b.append(x).append('\n'));
+        b.append("documents:\n");
+        for (Document d : direct.find()) {
+          b.append(d.toJson()).append('\n');
+        }
         java.nio.file.Files.writeString(report, b);
         assertEquals(List.of(), problems, pattern + ", round " + round + ": check() (calls in "
             + report.toAbsolutePath() + ")");
