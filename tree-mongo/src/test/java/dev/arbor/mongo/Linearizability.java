@@ -245,9 +245,17 @@ final class Linearizability {
     return out;
   }
 
+  /**
+   * The most states a check explores before it gives up ({@code
+   * -Darbor.linearizability.maxExplored=N}; each holds a tree, so a stress run of many writers
+   * may want fewer than the default 2 000 000).
+   */
+  private static final long MAX_EXPLORED = Long.getLong("arbor.linearizability.maxExplored",
+      2_000_000);
+
   private boolean search(BitSet done, Tree state) {
     explored++;
-    if (explored > 2_000_000) {
+    if (explored > MAX_EXPLORED) {
       throw new IllegalStateException("history too large to check");
     }
     boolean allRequired = true;
