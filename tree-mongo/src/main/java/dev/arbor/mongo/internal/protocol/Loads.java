@@ -53,7 +53,29 @@ public final class Loads {
     String origin = undoOf(h.token);
     BsonDocument header = Journal.header(h.version, h.what, origin)
         .append("parts", new BsonInt32(0)).append("steps", new BsonArray(List.of(undo.encode())));
-    sendFenced(h, List.of(fences.fence(h.token, Journal.pending(header, h.version, origin))));
+    // Stored only while no journal is pending: a sending of this fence whose answer was lost may
+    // reach the server after the fence sent again, even after a graft's commit replaced the undo
+    // with the graft's own journal; matched by its owner alone, it stored the undo again, and a
+    // caller who took the graft over then undid a graft that had been committed, leaving its
+    // first steps (LateUndoJournalTest; LinearizabilityProcessesTest found it on nested sets).
+    com.mongodb.client.model.UpdateOneModel<BsonDocument> fence =
+        (com.mongodb.client.model.UpdateOneModel<BsonDocument>) fences.fence(h.token,
+            Journal.pending(header, h.version, origin));
+    WriteModel<BsonDocument> once = new com.mongodb.client.model.UpdateOneModel<>(
+        and(fence.getFilter(), eq(LockDocument.OP, null)), fence.getUpdate(), fence.getOptions());
+    try {
+      sendFenced(h, List.of(once));
+    } catch (MongoBulkWriteException e) {
+      // an earlier sending stored it (the pending journal is this undo), or the lock was lost
+      TreeLock.State s = lock.read();
+      if (!h.token.equals(s.owner)) {
+        throw lock.lostTo(h.what, s);
+      }
+      if (s.op != h.version || !origin.equals(s.opToken)) {
+        throw e;
+      }
+      h.renewed();
+    }
   }
 
   /**
