@@ -1,22 +1,14 @@
 package dev.arbor.mongo;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import com.mongodb.MongoException;
 import com.mongodb.MongoSocketWriteException;
 import com.mongodb.ServerAddress;
 import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.UpdateOneModel;
-import dev.arbor.core.ChangeInterruptedException;
-import dev.arbor.core.InMemoryTreeStore;
 import dev.arbor.core.Position;
-import dev.arbor.core.Tree;
 import dev.arbor.mongo.internal.MongoTreeStore;
-import dev.arbor.mongo.internal.ServerCapabilities;
 import dev.arbor.mongo.internal.protocol.TreeLock;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.bson.BsonDocument;
@@ -37,8 +29,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * network, found it). The undo is now stored only while no journal is pending.
  */
 class LateUndoJournalTest {
-  private static final Tree FIXTURE = Tree.parse("a(b(c d) e) f(g)");
-  private static final long LEASE = 150;
+  private static final long LEASE = LostGraftCommitTest.LEASE;
 
   /** Patterns whose graft commits with a journal of its own (steps on existing documents). */
   @ParameterizedTest
@@ -92,35 +83,8 @@ class LateUndoJournalTest {
           return d;
         }
       };
-      MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-          .lease(LEASE, 20_000).keepAlive(false).sender(sender));
-      store.load(FIXTURE);
-      other.set((MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-          .lease(LEASE, 20_000)));
-      armed.set(true);
-      Tree grafted = Tree.parse("p(q r)");
-      ChangeInterruptedException.Outcome outcome = null;
-      boolean returned = false;
-      try {
-        store.graft("c", grafted);
-        returned = true;
-      } catch (ChangeInterruptedException e) {
-        outcome = e.outcome();
-      }
-      assertTrue(delivered.get(), "the undo arrived late, after the commit (ordered " + ordered
-          + ")");
-      Tree stored = pattern.open(c).snapshot();
-      assertEquals(List.of(), pattern.open(c).check(), "ordered " + ordered);
-      InMemoryTreeStore expected = new InMemoryTreeStore();
-      expected.load(FIXTURE);
-      expected.insert("x", Position.lastChildOf("f"));
-      if (stored.contains("p")) {
-        expected.graft("c", grafted);
-      }
-      assertEquals(expected.snapshot(), stored, "ordered " + ordered);
-      assertTrue(stored.contains("p") || !returned && outcome
-          != ChangeInterruptedException.Outcome.COMMITTED, "the graft was undone, yet it "
-          + (returned ? "returned" : "said " + outcome) + " (ordered " + ordered + ")");
+      LostGraftCommitTest.graftTakenOver(pattern, c, sender, other, armed, delivered::get,
+          "the undo arrived late, after the commit", ordered);
     }
   }
 }

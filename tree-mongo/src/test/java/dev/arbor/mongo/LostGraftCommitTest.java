@@ -35,7 +35,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class LostGraftCommitTest {
   private static final Tree FIXTURE = Tree.parse("a(b(c d) e) f(g)");
-  private static final long LEASE = 150;
+  static final long LEASE = 150;
 
   @ParameterizedTest
   @EnumSource(TreePattern.class)
@@ -78,34 +78,48 @@ class LostGraftCommitTest {
           return TreeLock.Sender.super.fence(coll, filter, update);
         }
       };
-      MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-          .lease(LEASE, 20_000).keepAlive(false).sender(sender));
-      store.load(FIXTURE);
-      other.set((MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
-          .lease(LEASE, 20_000)));
-      armed.set(true);
-      Tree grafted = Tree.parse("p(q r)");
-      ChangeInterruptedException.Outcome outcome = null;
-      boolean returned = false;
-      try {
-        store.graft("c", grafted);
-        returned = true;
-      } catch (ChangeInterruptedException e) {
-        outcome = e.outcome();
-      }
-      assertTrue(lost.get(), "the graft's commit was lost (ordered " + ordered + ")");
-      Tree stored = pattern.open(c).snapshot();
-      InMemoryTreeStore expected = new InMemoryTreeStore();
-      expected.load(FIXTURE);
-      expected.insert("x", Position.lastChildOf("f"));
-      if (stored.contains("p")) {
-        expected.graft("c", grafted);
-      }
-      assertEquals(expected.snapshot(), stored, "ordered " + ordered);
-      assertEquals(List.of(), pattern.open(c).check());
-      assertTrue(stored.contains("p") || !returned && outcome
-          != ChangeInterruptedException.Outcome.COMMITTED, "the graft was undone, yet it "
-          + (returned ? "returned" : "said " + outcome) + " (ordered " + ordered + ")");
+      graftTakenOver(pattern, c, sender, other, armed, lost::get,
+          "the graft's commit was lost", ordered);
     }
+  }
+
+  /**
+   * Loads the fixture with a store whose commands go through {@code sender} (nothing renews its
+   * lease in the background), arms the sender, grafts {@code p(q r)} under {@code c}, which
+   * {@code other} takes over once the sender's fault has struck ({@code struck}: {@code what}),
+   * and checks the outcome: the tree is the fixture, {@code x} inserted by {@code other} and the
+   * graft if it landed, and a graft that did not land was not told applied.
+   */
+  static void graftTakenOver(TreePattern pattern, MongoCollection<Document> c,
+      TreeLock.Sender sender, AtomicReference<MongoTreeStore> other, AtomicBoolean armed,
+      java.util.function.BooleanSupplier struck, String what, boolean ordered) {
+    MongoTreeStore store = (MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(LEASE, 20_000).keepAlive(false).sender(sender));
+    store.load(FIXTURE);
+    other.set((MongoTreeStore) pattern.open(c, ServerCapabilities.probing(c)
+        .lease(LEASE, 20_000)));
+    armed.set(true);
+    Tree grafted = Tree.parse("p(q r)");
+    ChangeInterruptedException.Outcome outcome = null;
+    boolean returned = false;
+    try {
+      store.graft("c", grafted);
+      returned = true;
+    } catch (ChangeInterruptedException e) {
+      outcome = e.outcome();
+    }
+    assertTrue(struck.getAsBoolean(), what + " (ordered " + ordered + ")");
+    Tree stored = pattern.open(c).snapshot();
+    InMemoryTreeStore expected = new InMemoryTreeStore();
+    expected.load(FIXTURE);
+    expected.insert("x", Position.lastChildOf("f"));
+    if (stored.contains("p")) {
+      expected.graft("c", grafted);
+    }
+    assertEquals(expected.snapshot(), stored, "ordered " + ordered);
+    assertEquals(List.of(), pattern.open(c).check(), "ordered " + ordered);
+    assertTrue(stored.contains("p") || !returned && outcome
+        != ChangeInterruptedException.Outcome.COMMITTED, "the graft was undone, yet it "
+        + (returned ? "returned" : "said " + outcome) + " (ordered " + ordered + ")");
   }
 }
