@@ -54,10 +54,7 @@ class FrozenNowLaneTest {
    */
   @Test
   void aLanesCommandThatStartedInTimeDoesNotRunOnPastTheLane() throws Exception {
-    MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
-    TreeStore loader = TreePattern.PARENT_REFERENCES.open(c);
-    loader.ensureIndexes();
-    loader.load(Tree.parse("a(p(x) q)"));
+    MongoCollection<Document> c = loaded("a(p(x) q)");
     HeldOnTheServer sender = new HeldOnTheServer();
     MongoTreeStore mover = (MongoTreeStore) TreePattern.PARENT_REFERENCES.open(c,
         ServerCapabilities.probing(c).lease(LEASE, 20_000).sender(sender)
@@ -85,10 +82,7 @@ class FrozenNowLaneTest {
    */
   @Test
   void aHoldersDeleteThatStartedInTimeDoesNotRunOnPastTheLock() throws Exception {
-    MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
-    TreeStore loader = TreePattern.PARENT_REFERENCES.open(c);
-    loader.ensureIndexes();
-    loader.load(Tree.parse("a(x)"));
+    MongoCollection<Document> c = loaded("a(x)");
     HeldOnTheServer sender = new HeldOnTheServer(HeldOnTheServer::deletesX, 500);
     MongoTreeStore deleter = (MongoTreeStore) TreePattern.PARENT_REFERENCES.open(c,
         ServerCapabilities.probing(c).lease(LEASE, 20_000).sender(sender).subtreeLocks(false)
@@ -113,10 +107,7 @@ class FrozenNowLaneTest {
   @Test
   void aTakerWaitsOutTheTimeLimitOfAHolderStoppedInADeleteOnly() throws Exception {
     for (boolean deleting : new boolean[] {false, true}) {
-      MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
-      TreeStore loader = TreePattern.PARENT_REFERENCES.open(c);
-      loader.ensureIndexes();
-      loader.load(Tree.parse("a(p(x) q)"));
+      MongoCollection<Document> c = loaded("a(p(x) q)");
       HeldOnTheServer sender = new HeldOnTheServer(
           deleting ? HeldOnTheServer::deletesX : HeldOnTheServer::writesXUnderQ, 0);
       MongoTreeStore holder = (MongoTreeStore) TreePattern.PARENT_REFERENCES.open(c,
@@ -162,6 +153,15 @@ class FrozenNowLaneTest {
       }
       Thread.sleep(millis);
     }
+  }
+
+  /** A fresh collection of the server that reads {@code $$NOW} once, holding {@code tree}. */
+  private static MongoCollection<Document> loaded(String tree) {
+    MongoCollection<Document> c = MongoTestServer.ordered().freshCollection();
+    TreeStore loader = TreePattern.PARENT_REFERENCES.open(c);
+    loader.ensureIndexes();
+    loader.load(Tree.parse(tree));
+    return c;
   }
 
   /**

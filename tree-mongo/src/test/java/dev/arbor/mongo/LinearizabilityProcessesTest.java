@@ -58,9 +58,7 @@ class LinearizabilityProcessesTest {
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void writerProcessesWithShortLeasesAreLinearizable(TreePattern pattern) throws Exception {
-    String only = System.getProperty("arbor.linearizability.patterns");
-    org.junit.jupiter.api.Assumptions.assumeTrue(only == null
-        || List.of(only.split(",")).contains(pattern.name()), "not among " + only);
+    assumeSelected(pattern);
     int rounds = Integer.getInteger("arbor.linearizability.processRounds", 1);
     for (int round = 0; round < rounds; round++) {
       runRound(pattern, round, Long.getLong("arbor.linearizability.lease", 100),
@@ -79,10 +77,15 @@ class LinearizabilityProcessesTest {
   @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
   void writerProcessesInSubtreesWithCrossingMovesAreLinearizable(TreePattern pattern)
       throws Exception {
+    assumeSelected(pattern);
+    runRound(pattern, 0, Long.getLong("arbor.linearizability.lease", 100), true);
+  }
+
+  /** Skips {@code pattern} unless {@code -Darbor.linearizability.patterns} is unset or names it. */
+  private static void assumeSelected(TreePattern pattern) {
     String only = System.getProperty("arbor.linearizability.patterns");
     org.junit.jupiter.api.Assumptions.assumeTrue(only == null
         || List.of(only.split(",")).contains(pattern.name()), "not among " + only);
-    runRound(pattern, 0, Long.getLong("arbor.linearizability.lease", 100), true);
   }
 
   /**

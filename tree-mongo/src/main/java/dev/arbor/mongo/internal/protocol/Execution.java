@@ -26,6 +26,7 @@ import org.bson.BsonInt32;
 import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
+import org.bson.conversions.Bson;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -236,9 +237,8 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
   int loneFence(int next, long start, boolean deletes) {
     UpdateOneModel<BsonDocument> m = (UpdateOneModel<BsonDocument>) (next == 0
         ? program.get(0).model() : fencing.fence(token, null, leaseMillis));
-    org.bson.conversions.Bson update = deletes
-        ? com.mongodb.client.model.Updates.combine(m.getUpdate(),
-            com.mongodb.client.model.Updates.set(LockDocument.DELETING, token))
+    Bson update = deletes
+        ? Updates.combine(m.getUpdate(), Updates.set(LockDocument.DELETING, token))
         : m.getUpdate();
     for (;;) {
       try {

@@ -9,6 +9,7 @@ import com.mongodb.MongoException;
 import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.ChangeInterruptedException.Outcome;
 import dev.arbor.core.ChangeInterruptedException;
@@ -58,10 +59,9 @@ public final class Loads {
     // with the graft's own journal; matched by its owner alone, it stored the undo again, and a
     // caller who took the graft over then undid a graft that had been committed, leaving its
     // first steps (LateUndoJournalTest; LinearizabilityProcessesTest found it on nested sets).
-    com.mongodb.client.model.UpdateOneModel<BsonDocument> fence =
-        (com.mongodb.client.model.UpdateOneModel<BsonDocument>) fences.fence(h.token,
-            Journal.pending(header, h.version, origin));
-    WriteModel<BsonDocument> once = new com.mongodb.client.model.UpdateOneModel<>(
+    UpdateOneModel<BsonDocument> fence = (UpdateOneModel<BsonDocument>) fences.fence(h.token,
+        Journal.pending(header, h.version, origin));
+    WriteModel<BsonDocument> once = new UpdateOneModel<>(
         and(fence.getFilter(), eq(LockDocument.OP, null)), fence.getUpdate(), fence.getOptions());
     try {
       sendFenced(h, List.of(once));
@@ -74,7 +74,8 @@ public final class Loads {
       if (s.op != h.version || !origin.equals(s.opToken)) {
         throw e;
       }
-      h.renewed();
+      // stored by an earlier sending, whose renewal is not known to be recent: the background
+      // renewal goes on as it was
     }
   }
 
