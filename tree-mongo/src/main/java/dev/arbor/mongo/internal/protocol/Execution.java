@@ -81,6 +81,11 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    */
   boolean freeOnFailure;
   /**
+   * Whether the program ends with the {@linkplain Fences#completion completion} of a stored
+   * journal (a replay) rather than the release.
+   */
+  boolean completes;
+  /**
    * The lease this execution renews its hold for, in ms: the hold's, doubled ({@link
    * LockDocument#grown}) each time a batch arrived after it while this caller still held the lock.
    */
@@ -439,6 +444,10 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       if (at > commitPoint && journaled) {
         committed = true;
       }
+      if (completes && at == program.size() - 1 && MongoErrors.duplicateKey(error.getCode())
+          && completionStored()) {
+        return -1; // an earlier sending, whose answer was lost, completed the journal
+      }
       if (closingFence(at)) {
         // The closing fence of a batch on a server that goes on after errors: the batch ran
         // past the lease (its late statements changed nothing) or the lock was lost.
@@ -556,6 +565,15 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
         .first();
     return d != null && new TreeLock.State(d).owner != null
         && new TreeLock.State(d).owner.equals(token);
+  }
+
+  /**
+   * Whether this caller still holds the lock and the journal this program completes is no
+   * longer pending: while it holds the lock, only its completion clears that journal.
+   */
+  private boolean completionStored() {
+    TreeLock.State s = lock.read();
+    return token.equals(s.owner) && !(s.op == v && origin.equals(s.opToken));
   }
 
   private boolean replaying() {

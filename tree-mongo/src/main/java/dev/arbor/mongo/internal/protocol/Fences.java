@@ -73,10 +73,32 @@ public final class Fences {
     return fence(token, more, Updates.currentDate(LockDocument.RENEWED));
   }
 
-  /** A fence that renews the lease for {@code leaseMillis} ms from now. */
+  /**
+   * A fence that renews the lease for at least {@code leaseMillis} ms from now. The lease only
+   * grows within a hold ({@code $max}): a fence that arrives late (its answer was lost and it was
+   * sent again), or the fence of a later execution that began from the hold's first lease, must
+   * not shorten a lease that a command still in flight was given its time limit by, else a caller
+   * would take the lock over while that command may still run.
+   */
   WriteModel<BsonDocument> fence(String token, @Nullable Bson more, long leaseMillis) {
     return fence(token, more, Updates.combine(Updates.currentDate(LockDocument.RENEWED),
-        Updates.set(LockDocument.LEASE, leaseMillis)));
+        Updates.max(LockDocument.LEASE, leaseMillis)));
+  }
+
+  /**
+   * The fence that ends a replay: clears the journal of change {@code op}, written by {@code
+   * origin}, and records it completed ({@link Journal#completedFor}), but only while that journal
+   * is still the pending one. A sending of it that arrives late (its answer was lost and it was
+   * sent again) would otherwise clear the journal this caller committed next, and the caller who
+   * takes it over would find nothing to complete (LateJournalCompletionTest). It fails with a
+   * duplicate key once the journal is cleared; {@link Execution} tells that from a lost lock.
+   */
+  WriteModel<BsonDocument> completion(String token, long op, String origin) {
+    Bson update = Updates.combine(Updates.currentDate(LockDocument.RENEWED),
+        Journal.completedFor(origin));
+    return new UpdateOneModel<>(and(lock.lockKey(), eq(LockDocument.OWNER, token),
+        eq(LockDocument.OP, op), eq(LockDocument.OP_TOKEN, origin)), update,
+        new UpdateOptions().upsert(true));
   }
 
   private WriteModel<BsonDocument> fence(String token, @Nullable Bson more, Bson renewal) {

@@ -485,13 +485,15 @@ public final class Lanes {
 
   /**
    * Renews the lane's lease for longer ({@link LockDocument#grown}): a command of it arrived
-   * after its lease while it still held the lane (a busy machine, a slow server).
+   * after its lease while it still held the lane (a busy machine, a slow server). Only ever
+   * longer ({@code $max}): a renewal sent again arrives late only with a lease no longer than one
+   * a command of the lane may have been given its time limit by since.
    *
    * @return whether this owner still holds the lane
    */
   boolean renewLonger(Lane lane) {
     long grown = lock.grown(lane.leaseMillis);
-    if (!renew(lane, Updates.combine(Updates.currentDate(R), Updates.set(L, grown)))) {
+    if (!renew(lane, Updates.combine(Updates.currentDate(R), Updates.max(L, grown)))) {
       return false;
     }
     lane.leaseMillis = grown;

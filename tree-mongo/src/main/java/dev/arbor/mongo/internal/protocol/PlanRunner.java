@@ -97,12 +97,13 @@ final class PlanRunner {
     // meets its lead's duplicate key, the lock being free already, and neither the lock's version
     // nor its pending journal tells the writer whether its change landed. So that release records
     // the writer's token among those done, as a replay does.
-    program.add(new TreeLock.Statement(fences.fence(token, !release
-        ? Journal.completedFor(origin) : journaled && orderedServer
-        ? Journal.releasedBy(origin) : LockDocument.releaseUpdate()), 0));
+    program.add(new TreeLock.Statement(!release ? fences.completion(token, v, origin)
+        : fences.fence(token, journaled && orderedServer
+            ? Journal.releasedBy(origin) : LockDocument.releaseUpdate()), 0));
     Execution x = Execution.of(facade, token, origin, claim, v, what, steps, program,
         commitPoint, journaled, hold);
     x.freeOnFailure = journal && !alwaysJournal;
+    x.completes = !release;
     long deleted;
     try {
       deleted = x.execute();
