@@ -69,7 +69,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
   /** Whether the single step of a change without journal ran, when its answer said so. */
   @Nullable Boolean stepApplied;
   /** Whether a command carrying the single step of a change without journal was sent. */
-  private boolean stepSent;
+  boolean stepSent;
   /**
    * The most statements in the next batch: halved each time a batch runs out of its time (the
    * lease), so that a holder on a slow server or a busy machine still gets through.
@@ -576,142 +576,17 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     return token.equals(s.owner) && !(s.op == v && origin.equals(s.opToken));
   }
 
-  private boolean replaying() {
+  boolean replaying() {
     return claim == null && hold != null && hold.version != v;
   }
 
   /**
-   * A fence or the claim met a duplicate key: the lock document no longer names this caller's
-   * token. What became of the change is decided from the lock document (the pending journal's
-   * version and token, the tokens of journals completed by others) and, for a change of one
-   * step, from the mark of the document it writes; never from the version alone, which another
-   * change may share with a claim that did not land.
+   * A fence or the claim met a duplicate key: what became of the change ({@link Settlement}).
+   *
+   * @return the program index to go on from (never: it throws what became of the change)
    */
   int settleLost() {
-    if (claim != null && !leadAcked && uncertain && closedTheClaim()) {
-      throw new TreeLock.ClaimRefused(); // no sending of the claim landed, and none can now
-    }
-    if (journaled) {
-      TreeLock.State s = lock.read();
-      if (s.op == v && origin.equals(s.opToken)) {
-        if (!replaying()) {
-          facade.replay.awaitCompletion(v, origin, what);
-        }
-        // A replay taken over in turn: the caller who took it over completes the journal, and
-        // the wait for that is the one of the caller that started this replay (awaitCompletion
-        // or the acquisition that took over), not a new one nested in it.
-        throw new Completed();
-      }
-      if (s.done.contains(origin)) {
-        throw new Completed(); // its commit went through; the caller who took over completed it
-      }
-      if (committed) {
-        // Its journal was stored and is no longer pending: a journal is only ever cleared by
-        // completing it (or stuck, which the read above would have shown as pending).
-        throw new Completed();
-      }
-      if (uncertain && !neverLanded(s)) {
-        // The answer to a command that carried its commit was lost: that command may have
-        // landed, and the change been completed since, beyond what the lock document still
-        // records (its last 64 done). Neither planned again nor said not applied.
-        throw new ChangeInterruptedException("Could not tell whether '" + what + "' on tree '"
-            + lock.tree + "' was applied: the answer to its commit was lost and the lock"
-            + " document no longer tells; read the tree", Outcome.UNKNOWN, null);
-      }
-      if (claim != null && !leadAcked) {
-        throw new TreeLock.ClaimRefused(); // the claim never landed: nothing was written
-      }
-      throw lock.lostTo(what, s);
-    }
-    // What the answer to its command said, else (and for an insert told refused, to be sure)
-    // what its document says.
-    // A step never sent was not applied, whatever a later change wrote over its document since.
-    Boolean applied = !stepSent ? Boolean.FALSE
-        : Boolean.TRUE.equals(stepApplied) ? Boolean.TRUE
-        : stepApplied != null && !(steps.get(0) instanceof Step.Insert) ? Boolean.FALSE
-        : null;
-    if (applied == null) {
-      if (steps.get(0) instanceof Step.Delete && deadline != 0 && facade.ordered()) {
-        // A delete command whose answer was lost may still be running on MongoDB until its time
-        // limit, counted from a start before its deadline (MongoDB reads $$NOW once, as a
-        // command starts): its document tells only once that has passed. (An update or an
-        // insert as an upsert is led by a fence that renewed the lease as it started: the lock
-        // could not be taken over before it ended.)
-        facade.fences.awaitStartedCommands(deadline - lock.read().renewed, leaseMillis);
-      }
-      applied = appliedAlone();
-    }
-    if (committed || Boolean.TRUE.equals(applied)) {
-      // committed: the batch with the single step was acknowledged whole, so the step ran
-      // inside the lease (on a server that goes on after errors, the batch's closing deadline
-      // fence matched after it).
-      throw new Completed();
-    }
-    if (applied == null) {
-      throw new ChangeInterruptedException("Could not tell whether '" + what + "' on tree '"
-          + lock.tree + "' was applied: the lock was taken over and a later change rewrote the"
-          + " document it writes; read the tree", Outcome.UNKNOWN, null);
-    }
-    if (claim != null && !leadAcked) {
-      throw new TreeLock.ClaimRefused(); // nothing was written: plan again under the lock
-    }
-    throw lock.lostTo(what, lock.read());
-  }
-
-  /**
-   * Makes sure that no sending of this change's claim whose answer was lost lands from now on: a
-   * claim matches the free lock at the version it claims whenever it arrives (nothing bounds it
-   * in time), so a sending delivered late could take the lock with this change, its journal and
-   * its first steps after this caller concluded that it never landed and planned the change
-   * again (LateClaimTest: a leaf delete told {@code NodeNotFoundException}, its node gone).
-   * Raises that version while the lock is still free at it.
-   *
-   * @return true if it was (no sending had landed, and none can now); false if the lock moved
-   *     on since (a sending may have landed: the lock document, read next, tells)
-   */
-  private boolean closedTheClaim() {
-    TreeLock.Quiet k = claim;
-    return k != null && lock.raw.updateOne(and(lock.lockKey(), eq(LockDocument.EPOCH, k.epoch()),
-            eq(LockDocument.VERSION, k.version()), eq(LockDocument.OWNER, null)),
-        Updates.inc(LockDocument.VERSION, 1L)).getModifiedCount() == 1;
-  }
-
-  /**
-   * Whether the lock document {@code s} proves that no command carrying this journaled change's
-   * commit landed, though one's answer was lost: on a server that stops at the first error, every
-   * journal that landed is, until {@value LockDocument#DONE_KEPT} more are recorded, either
-   * pending under its version or among those done (completed by another caller, or released by
-   * its writer: {@link Journal#releasedBy}); and each recorded since raised the version at least
-   * once. (On a server that goes on after errors a writer's release does not record it.)
-   */
-  private boolean neverLanded(TreeLock.State s) {
-    return facade.ordered() && s.keepsDoneSince(v) && s.op != v
-        && !s.done.contains(origin);
-  }
-
-  /**
-   * Whether the single step of an unjournaled change is in the tree: true if the document
-   * bears its mark (with this change's token), false if it bears an earlier one, null if a
-   * later change rewrote (or deleted) it since.
-   */
-  private @Nullable Boolean appliedAlone() {
-    Step step = steps.get(0);
-    BsonDocument filter = step instanceof Step.Insert i ? i.key()
-        : step instanceof Step.Update u ? u.filter() : ((Step.Delete) step).filter();
-    BsonDocument d = lock.raw.find(filter).first();
-    if (step instanceof Step.Delete) {
-      return d == null ? null : Boolean.FALSE;
-    }
-    if (d == null) {
-      return step instanceof Step.Insert ? Boolean.FALSE : null;
-    }
-    BsonDocument mark = d.isDocument(Step.MARK) ? d.getDocument(Step.MARK) : new BsonDocument();
-    long marked = Step.markVersion(d);
-    if (marked == v && mark.isString("t")) {
-      return origin.equals(mark.getString("t").getValue()) ? Boolean.TRUE
-          : uncertain ? null : Boolean.FALSE;
-    }
-    return marked > v ? null : Boolean.FALSE;
+    return new Settlement(this).settle();
   }
 
   /** A step the server refuses. */
