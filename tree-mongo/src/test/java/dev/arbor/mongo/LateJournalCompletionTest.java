@@ -170,8 +170,9 @@ class LateJournalCompletionTest {
             // refused: the journal it completed is no longer pending
           }
         }
-        TruthfulOutcomesTest.pause(2 * LEASE + 200); // past its lease, grown by the takeover
-        other.insert("x", Position.lastChildOf("f")); // takes over
+        // this caller pauses (its thread is here) and the other takes the lock over once its
+        // lease, grown by its own takeover, has run out
+        other.insert("x", Position.lastChildOf("f"));
       }
 
       @Override
