@@ -80,11 +80,6 @@ class LateJournalCompletionTest {
         .containsKey(TreeLock.JOURNAL);
   }
 
-  private static Bson firstUpdate(TreeLock.Batch batch) {
-    return batch.statements().get(0).model() instanceof UpdateOneModel<BsonDocument> u
-        ? u.getUpdate() : new BsonDocument();
-  }
-
   private static boolean carriesCompletion(TreeLock.Batch batch) {
     return batch.statements().stream().anyMatch(s -> s.model()
         instanceof UpdateOneModel<BsonDocument> u && u.getUpdate() != null
@@ -121,7 +116,7 @@ class LateJournalCompletionTest {
 
       @Override
       public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
-        if (!done.get() && commit(firstUpdate(batch))) {
+        if (!done.get() && commit(LandedHookSender.firstUpdate(batch))) {
           TreeLock.BULK.send(coll, new TreeLock.Batch(batch.statements().subList(0, 1)));
           stop();
         }
@@ -156,9 +151,10 @@ class LateJournalCompletionTest {
     TreeStore other = pattern.open(c, capabilities(c));
     AtomicReference<TreeLock.Batch> late = new AtomicReference<>();
     AtomicBoolean delivered = new AtomicBoolean();
-    TreeLock.Sender sender = new TreeLock.Sender() {
+    TreeLock.Sender sender = new LandedHookSender() {
       /** After this caller's own commit: the completion's first sending arrives, then a pause. */
-      private void afterCommit(MongoCollection<BsonDocument> coll, Bson update) {
+      @Override
+      void landed(MongoCollection<BsonDocument> coll, Bson update) {
         if (late.get() == null || delivered.get() || !commit(update)) {
           return;
         }
@@ -176,7 +172,7 @@ class LateJournalCompletionTest {
       }
 
       @Override
-      public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
+      void before(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
         if (late.get() == null && carriesCompletion(batch)) {
           late.set(batch);
           if (landed) {
@@ -187,16 +183,6 @@ class LateJournalCompletionTest {
           throw new MongoSocketWriteException("injected: the connection was cut after the"
               + " command left", new ServerAddress("127.0.0.1", 1), null);
         }
-        BulkWriteResult r = TreeLock.BULK.send(coll, batch);
-        afterCommit(coll, firstUpdate(batch));
-        return r;
-      }
-
-      @Override
-      public BsonDocument fence(MongoCollection<BsonDocument> coll, Bson filter, Bson update) {
-        BsonDocument d = TreeLock.Sender.super.fence(coll, filter, update);
-        afterCommit(coll, update);
-        return d;
       }
     };
     TreeStore caller = pattern.open(c, capabilities(c).sender(sender));

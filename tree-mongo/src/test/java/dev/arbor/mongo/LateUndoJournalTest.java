@@ -3,9 +3,7 @@ package dev.arbor.mongo;
 import com.mongodb.MongoException;
 import com.mongodb.MongoSocketWriteException;
 import com.mongodb.ServerAddress;
-import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.UpdateOneModel;
 import dev.arbor.core.Position;
 import dev.arbor.mongo.internal.MongoTreeStore;
 import dev.arbor.mongo.internal.protocol.TreeLock;
@@ -41,9 +39,10 @@ class LateUndoJournalTest {
       AtomicReference<TreeLock.Batch> lateUndo = new AtomicReference<>();
       AtomicBoolean delivered = new AtomicBoolean();
       AtomicReference<MongoTreeStore> other = new AtomicReference<>();
-      TreeLock.Sender sender = new TreeLock.Sender() {
+      TreeLock.Sender sender = new LandedHookSender() {
         /** After the graft's commit landed: the undo's first sending arrives, then a pause. */
-        private void afterCommit(MongoCollection<BsonDocument> coll, Bson update) {
+        @Override
+        void landed(MongoCollection<BsonDocument> coll, Bson update) {
           String json = update.toBsonDocument().toJson();
           if (!armed.get() || lateUndo.get() == null || delivered.get()
               || !json.contains("\"arborJournal\"") || json.contains("/undo")) {
@@ -60,27 +59,13 @@ class LateUndoJournalTest {
         }
 
         @Override
-        public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
-          Bson first = batch.statements().get(0).model() instanceof UpdateOneModel<BsonDocument> u
-              ? u.getUpdate() : null;
-          if (armed.get() && first != null && lateUndo.get() == null
-              && first.toBsonDocument().toJson().contains("/undo")) {
+        void before(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
+          if (armed.get() && lateUndo.get() == null && LandedHookSender.firstUpdate(batch)
+              .toBsonDocument().toJson().contains("/undo")) {
             lateUndo.set(batch); // its answer is lost; the command arrives later
             throw new MongoSocketWriteException("injected: the connection was cut after the"
                 + " command left", new ServerAddress("127.0.0.1", 1), null);
           }
-          BulkWriteResult r = TreeLock.BULK.send(coll, batch);
-          if (first != null) {
-            afterCommit(coll, first);
-          }
-          return r;
-        }
-
-        @Override
-        public BsonDocument fence(MongoCollection<BsonDocument> coll, Bson filter, Bson update) {
-          BsonDocument d = TreeLock.Sender.super.fence(coll, filter, update);
-          afterCommit(coll, update);
-          return d;
         }
       };
       LostGraftCommitTest.graftTakenOver(pattern, c, sender, other, armed, delivered::get,
