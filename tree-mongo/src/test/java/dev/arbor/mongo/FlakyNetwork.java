@@ -22,9 +22,10 @@ import org.jspecify.annotations.Nullable;
  * gates and renewals), about one in {@code 1/p} is lost on its way (an I/O error, never sent),
  * as many have their answer lost (sent, then an I/O error), and as many arrive late (an I/O error
  * at once, the command sent 0 to 300 ms later from another thread, as a connection cut after the
- * command left and a server still reading it would); one in ten waits up to 150 ms first (a
- * paused process). Seeded, so that a failing round can be run again, though the threads'
- * interleaving is not.
+ * command left and a server still reading it would; {@code -Darbor.flaky.lateMillis=N} for up to
+ * N ms instead: a few ms land most late commands within the same hold of the lock, after the
+ * holder's next commands); one in ten waits up to 150 ms first (a paused process). Seeded, so
+ * that a failing round can be run again, though the threads' interleaving is not.
  */
 final class FlakyNetwork implements TreeLock.Sender {
   private static final ServerAddress ADDRESS = new ServerAddress("127.0.0.1", 1);
@@ -58,6 +59,10 @@ final class FlakyNetwork implements TreeLock.Sender {
     return deliver(() -> TreeLock.Sender.super.exchange(collection, filter, update, options));
   }
 
+  /** How late a late command arrives at most, in ms: {@code -Darbor.flaky.lateMillis}. */
+  private static final int LATE_MILLIS = Math.max(1, Integer.getInteger("arbor.flaky.lateMillis",
+      300));
+
   /** The kinds of fault injected: {@code -Darbor.flaky.kinds=lost,answer,late,pause} (all). */
   private static final String KINDS = System.getProperty("arbor.flaky.kinds",
       "lost,answer,late,pause");
@@ -69,7 +74,7 @@ final class FlakyNetwork implements TreeLock.Sender {
     synchronized (random) {
       r = random.nextDouble();
       pause = random.nextInt(10) == 0 ? random.nextInt(150) : 0;
-      delay = random.nextInt(300);
+      delay = random.nextInt(LATE_MILLIS);
     }
     if (r < p && !KINDS.contains("lost") || r >= p && r < 2 * p && !KINDS.contains("answer")
         || r >= 2 * p && r < 3 * p && !KINDS.contains("late")) {

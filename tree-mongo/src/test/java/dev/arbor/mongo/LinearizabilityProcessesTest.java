@@ -289,7 +289,7 @@ class LinearizabilityProcessesTest {
       // each writer behind a FlakyNetwork of its own, seeded by its round and number
       command.add("-Darbor.flaky=" + flaky);
       command.add("-Darbor.flaky.seed=" + seed);
-      for (String k : List.of("arbor.flaky.kinds")) {
+      for (String k : List.of("arbor.flaky.kinds", "arbor.flaky.lateMillis")) {
         if (System.getProperty(k) != null) {
           command.add("-D" + k + "=" + System.getProperty(k));
         }
