@@ -67,6 +67,36 @@ class LateJournalCompletionTest {
     }
   }
 
+  /**
+   * A journal left pending by an earlier build, whose lock document names no writer's token for
+   * it: the replay's completion still clears it and records its writer done, so that the holder,
+   * once it goes on, is told its change applied.
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = {"NESTED_SETS", "PARENT_REFERENCES"})
+  void aJournalAnEarlierBuildLeftPendingIsCompleted(TreePattern pattern) {
+    for (boolean ordered : new boolean[] {false, true}) {
+      String where = pattern + ", ordered " + ordered;
+      MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
+      pattern.open(c).load(FIXTURE);
+      StoppedHolder h = StoppedHolder.deleting(pattern, c, "b", where);
+      c.updateOne(new Document("_id", new Document("arbor", "lock")),
+          new Document("$unset", new Document(TreeLock.STATE + ".opt", "")));
+      try {
+        pattern.open(c, capabilities(c)).delete("a"); // takes over, completes the journal
+      } finally {
+        h.resume();
+      }
+      assertTrue(!(h.outcome.get() instanceof RuntimeException), "the holder's delete, completed"
+          + " by the caller who took it over: " + h.outcome.get() + ", " + where);
+      InMemoryTreeStore expected = new InMemoryTreeStore();
+      expected.load(FIXTURE);
+      expected.delete("a");
+      assertEquals(expected.snapshot(), pattern.open(c).snapshot(), where);
+      assertEquals(List.of(), pattern.open(c).check(), where);
+    }
+  }
+
   /** Whether {@code update} is the fence that ends a replay: it clears the journal, keeps the lock. */
   static boolean completion(Bson update) {
     BsonDocument d = update.toBsonDocument();
@@ -96,58 +126,7 @@ class LateJournalCompletionTest {
     String where = pattern + ", ordered " + ordered + (landed ? ", landed" : "");
     MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
     pattern.open(c).load(FIXTURE);
-    CountDownLatch stopped = new CountDownLatch(1);
-    CountDownLatch resume = new CountDownLatch(1);
-    TreeLock.Sender crashing = new TreeLock.Sender() {
-      private final AtomicBoolean done = new AtomicBoolean();
-
-      /** After the commit landed: the holder stops, its answer lost. */
-      private void stop() {
-        done.set(true);
-        stopped.countDown();
-        try {
-          resume.await(60, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        throw new MongoSocketReadException("injected: the holder stopped",
-            new ServerAddress("127.0.0.1", 1));
-      }
-
-      @Override
-      public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
-        if (!done.get() && commit(LandedHookSender.firstUpdate(batch))) {
-          TreeLock.BULK.send(coll, new TreeLock.Batch(batch.statements().subList(0, 1)));
-          stop();
-        }
-        return TreeLock.BULK.send(coll, batch);
-      }
-
-      @Override
-      public BsonDocument fence(MongoCollection<BsonDocument> coll, Bson filter, Bson update) {
-        BsonDocument d = TreeLock.Sender.super.fence(coll, filter, update);
-        if (!done.get() && commit(update)) {
-          stop();
-        }
-        return d;
-      }
-    };
-    TreeStore holder = pattern.open(c, capabilities(c).sender(crashing));
-    AtomicReference<Object> holderOutcome = new AtomicReference<>();
-    Thread h = new Thread(() -> {
-      try {
-        holderOutcome.set(holder.delete("b"));
-      } catch (RuntimeException e) {
-        holderOutcome.set(e);
-      }
-    });
-    h.start();
-    try {
-      assertTrue(stopped.await(20, TimeUnit.SECONDS), "the holder committed: " + where);
-    } catch (InterruptedException e) {
-      throw new AssertionError(e);
-    }
-
+    StoppedHolder h = StoppedHolder.deleting(pattern, c, "b", where);
     TreeStore other = pattern.open(c, capabilities(c));
     AtomicReference<TreeLock.Batch> late = new AtomicReference<>();
     AtomicBoolean delivered = new AtomicBoolean();
@@ -194,16 +173,11 @@ class LateJournalCompletionTest {
     } catch (ChangeInterruptedException e) {
       outcome = e.outcome();
     } finally {
-      resume.countDown();
-    }
-    try {
-      h.join(30_000);
-    } catch (InterruptedException e) {
-      throw new AssertionError(e);
+      h.resume();
     }
     assertTrue(late.get() != null, "the replay's completion was lost: " + where);
     assertTrue(delivered.get(), "the caller committed after it: " + where);
-    if (holderOutcome.get() instanceof ChangeInterruptedException e) {
+    if (h.outcome.get() instanceof ChangeInterruptedException e) {
       assertNotEquals(Outcome.NOT_APPLIED, e.outcome(), "the holder's delete: " + where);
     }
     Tree stored = pattern.open(c).snapshot();
@@ -219,6 +193,85 @@ class LateJournalCompletionTest {
     }
     expected.insert("x", Position.lastChildOf("f"));
     assertEquals(expected.snapshot(), stored, where);
+  }
+
+  /**
+   * A holder that deletes a node and stops right after its commit landed (its answer lost),
+   * leaving its journal pending, until {@link #resume}.
+   */
+  private static final class StoppedHolder {
+    final CountDownLatch stopped = new CountDownLatch(1);
+    final CountDownLatch resume = new CountDownLatch(1);
+    /** What the delete returned, or the exception it ended with. */
+    final AtomicReference<Object> outcome = new AtomicReference<>();
+    private Thread thread;
+
+    static StoppedHolder deleting(TreePattern pattern, MongoCollection<Document> c, String id,
+        String where) {
+      StoppedHolder h = new StoppedHolder();
+      TreeStore holder = pattern.open(c, capabilities(c).sender(h.sender()));
+      h.thread = new Thread(() -> {
+        try {
+          h.outcome.set(holder.delete(id));
+        } catch (RuntimeException e) {
+          h.outcome.set(e);
+        }
+      });
+      h.thread.start();
+      try {
+        assertTrue(h.stopped.await(20, TimeUnit.SECONDS), "the holder committed: " + where);
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+      return h;
+    }
+
+    /** Lets the holder go on, and waits until its delete ended. */
+    void resume() {
+      resume.countDown();
+      try {
+        thread.join(30_000);
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+    }
+
+    private TreeLock.Sender sender() {
+      return new TreeLock.Sender() {
+        private final AtomicBoolean done = new AtomicBoolean();
+
+        /** After the commit landed: the holder stops, its answer lost. */
+        private void stop() {
+          done.set(true);
+          stopped.countDown();
+          try {
+            resume.await(60, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          throw new MongoSocketReadException("injected: the holder stopped",
+              new ServerAddress("127.0.0.1", 1));
+        }
+
+        @Override
+        public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
+          if (!done.get() && commit(LandedHookSender.firstUpdate(batch))) {
+            TreeLock.BULK.send(coll, new TreeLock.Batch(batch.statements().subList(0, 1)));
+            stop();
+          }
+          return TreeLock.BULK.send(coll, batch);
+        }
+
+        @Override
+        public BsonDocument fence(MongoCollection<BsonDocument> coll, Bson filter, Bson update) {
+          BsonDocument d = TreeLock.Sender.super.fence(coll, filter, update);
+          if (!done.get() && commit(update)) {
+            stop();
+          }
+          return d;
+        }
+      };
+    }
   }
 
   private static ServerCapabilities capabilities(MongoCollection<Document> c) {

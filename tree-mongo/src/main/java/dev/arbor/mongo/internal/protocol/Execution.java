@@ -573,7 +573,8 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    */
   private boolean completionStored() {
     TreeLock.State s = lock.read();
-    return token.equals(s.owner) && !(s.op == v && origin.equals(s.opToken));
+    return token.equals(s.owner)
+        && !(s.op == v && (s.opToken == null || origin.equals(s.opToken)));
   }
 
   boolean replaying() {

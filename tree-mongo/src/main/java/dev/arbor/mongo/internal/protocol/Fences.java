@@ -96,8 +96,9 @@ public final class Fences {
   WriteModel<BsonDocument> completion(String token, long op, String origin) {
     Bson update = Updates.combine(Updates.currentDate(LockDocument.RENEWED),
         Journal.completedFor(origin));
+    // (a journal an earlier build left pending names no writer's token)
     return new UpdateOneModel<>(and(lock.lockKey(), eq(LockDocument.OWNER, token),
-        eq(LockDocument.OP, op), eq(LockDocument.OP_TOKEN, origin)), update,
+        eq(LockDocument.OP, op), in(LockDocument.OP_TOKEN, origin, BsonNull.VALUE)), update,
         new UpdateOptions().upsert(true));
   }
 
