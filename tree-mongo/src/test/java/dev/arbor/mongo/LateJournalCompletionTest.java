@@ -8,7 +8,6 @@ import com.mongodb.MongoException;
 import com.mongodb.MongoSocketReadException;
 import com.mongodb.MongoSocketWriteException;
 import com.mongodb.ServerAddress;
-import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.UpdateOneModel;
 import dev.arbor.core.ChangeInterruptedException;
@@ -20,8 +19,6 @@ import dev.arbor.core.TreeStore;
 import dev.arbor.mongo.internal.ServerCapabilities;
 import dev.arbor.mongo.internal.protocol.TreeLock;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.bson.BsonDocument;
@@ -79,7 +76,7 @@ class LateJournalCompletionTest {
       String where = pattern + ", ordered " + ordered;
       MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
       pattern.open(c).load(FIXTURE);
-      StoppedHolder h = StoppedHolder.deleting(pattern, c, "b", where);
+      StoppedHolder h = StoppedHolder.deleting(pattern, c, capabilities(c), "b", where);
       c.updateOne(new Document("_id", new Document("arbor", "lock")),
           new Document("$unset", new Document(TreeLock.STATE + ".opt", "")));
       try {
@@ -106,8 +103,7 @@ class LateJournalCompletionTest {
 
   /** Whether {@code update} stores a pending journal (a change's commit). */
   static boolean commit(Bson update) {
-    return update.toBsonDocument().getDocument("$set", new BsonDocument())
-        .containsKey(TreeLock.JOURNAL);
+    return StoppedHolder.commits(update);
   }
 
   private static boolean carriesCompletion(TreeLock.Batch batch) {
@@ -126,7 +122,7 @@ class LateJournalCompletionTest {
     String where = pattern + ", ordered " + ordered + (landed ? ", landed" : "");
     MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
     pattern.open(c).load(FIXTURE);
-    StoppedHolder h = StoppedHolder.deleting(pattern, c, "b", where);
+    StoppedHolder h = StoppedHolder.deleting(pattern, c, capabilities(c), "b", where);
     TreeStore other = pattern.open(c, capabilities(c));
     AtomicReference<TreeLock.Batch> late = new AtomicReference<>();
     AtomicBoolean delivered = new AtomicBoolean();
@@ -193,85 +189,6 @@ class LateJournalCompletionTest {
     }
     expected.insert("x", Position.lastChildOf("f"));
     assertEquals(expected.snapshot(), stored, where);
-  }
-
-  /**
-   * A holder that deletes a node and stops right after its commit landed (its answer lost),
-   * leaving its journal pending, until {@link #resume}.
-   */
-  private static final class StoppedHolder {
-    final CountDownLatch stopped = new CountDownLatch(1);
-    final CountDownLatch resume = new CountDownLatch(1);
-    /** What the delete returned, or the exception it ended with. */
-    final AtomicReference<Object> outcome = new AtomicReference<>();
-    private Thread thread;
-
-    static StoppedHolder deleting(TreePattern pattern, MongoCollection<Document> c, String id,
-        String where) {
-      StoppedHolder h = new StoppedHolder();
-      TreeStore holder = pattern.open(c, capabilities(c).sender(h.sender()));
-      h.thread = new Thread(() -> {
-        try {
-          h.outcome.set(holder.delete(id));
-        } catch (RuntimeException e) {
-          h.outcome.set(e);
-        }
-      });
-      h.thread.start();
-      try {
-        assertTrue(h.stopped.await(20, TimeUnit.SECONDS), "the holder committed: " + where);
-      } catch (InterruptedException e) {
-        throw new AssertionError(e);
-      }
-      return h;
-    }
-
-    /** Lets the holder go on, and waits until its delete ended. */
-    void resume() {
-      resume.countDown();
-      try {
-        thread.join(30_000);
-      } catch (InterruptedException e) {
-        throw new AssertionError(e);
-      }
-    }
-
-    private TreeLock.Sender sender() {
-      return new TreeLock.Sender() {
-        private final AtomicBoolean done = new AtomicBoolean();
-
-        /** After the commit landed: the holder stops, its answer lost. */
-        private void stop() {
-          done.set(true);
-          stopped.countDown();
-          try {
-            resume.await(60, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          throw new MongoSocketReadException("injected: the holder stopped",
-              new ServerAddress("127.0.0.1", 1));
-        }
-
-        @Override
-        public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
-          if (!done.get() && commit(LandedHookSender.firstUpdate(batch))) {
-            TreeLock.BULK.send(coll, new TreeLock.Batch(batch.statements().subList(0, 1)));
-            stop();
-          }
-          return TreeLock.BULK.send(coll, batch);
-        }
-
-        @Override
-        public BsonDocument fence(MongoCollection<BsonDocument> coll, Bson filter, Bson update) {
-          BsonDocument d = TreeLock.Sender.super.fence(coll, filter, update);
-          if (!done.get() && commit(update)) {
-            stop();
-          }
-          return d;
-        }
-      };
-    }
   }
 
   private static ServerCapabilities capabilities(MongoCollection<Document> c) {

@@ -1,0 +1,218 @@
+package dev.arbor.mongo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.MongoException;
+import com.mongodb.MongoSocketWriteException;
+import com.mongodb.ServerAddress;
+import com.mongodb.bulk.BulkWriteResult;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import dev.arbor.core.ChangeInterruptedException;
+import dev.arbor.core.ChangeInterruptedException.Outcome;
+import dev.arbor.core.InMemoryTreeStore;
+import dev.arbor.core.Position;
+import dev.arbor.core.Tree;
+import dev.arbor.core.TreeStore;
+import dev.arbor.mongo.internal.ServerCapabilities;
+import dev.arbor.mongo.internal.protocol.TreeLock;
+import java.util.List;
+import java.util.function.Supplier;
+import org.bson.BsonDocument;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Every command of a change, lost on its way and delivered late at every later point of the
+ * same change, after which another caller takes the change over: a systematic sweep of the kind
+ * of fault that {@code LinearizabilityProcessesTest} found three times (a late undo journal, a
+ * late replay's completion, a late lease), each a command whose sending reached the server after
+ * its writer had sent it again and gone on.
+ *
+ * <p>The scene: holder H deletes {@code b} and stops right after its commit; caller A deletes
+ * {@code a}, which first takes H over (it completes H's journal: under the tree's lock, or as
+ * the heir of H's lane). A's command number k is lost on its way (an I/O error) and reaches the
+ * server right after A's command number k + d (or after A's delete returned); then A pauses,
+ * and caller B inserts {@code x} under the root, taking A over once A's lease has run out. For
+ * every k and d: H's delete is in the tree, A's outcome is the truth (returned or {@code
+ * COMMITTED}: {@code a} is gone; {@code NOT_APPLIED}: {@code a} is there), B's insert is in the
+ * tree, the tree is the reference with exactly those changes, and {@code check()} finds nothing.
+ *
+ * <p>By default nested sets and parent references (the tree's lock and lanes) on the embedded
+ * server, every change in line (no optimistic claim: H's change in a lane on parent references),
+ * each command delivered 1, 2, 4, 8, ... commands later; {@code -Darbor.lateDelivery.all=true}
+ * sweeps every later point, every pattern on both server behaviours, with optimistic changes and
+ * without.
+ */
+class LateDeliveryTest {
+  private static final Tree FIXTURE = Tree.parse("r(a(b(c d) e) f(g) h)");
+  private static final long LEASE = 30;
+  private static final boolean ALL = Boolean.getBoolean("arbor.lateDelivery.all");
+
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void everyCommandDeliveredLateAtEveryLaterPointLeavesEveryOutcomeTrue(TreePattern pattern) {
+    boolean all = ALL;
+    org.junit.jupiter.api.Assumptions.assumeTrue(all || pattern == TreePattern.NESTED_SETS
+        || pattern == TreePattern.PARENT_REFERENCES, "-Darbor.lateDelivery.all=true");
+    for (boolean ordered : all ? new boolean[] {false, true} : new boolean[] {false}) {
+      for (boolean optimistic : all ? new boolean[] {false, true} : new boolean[] {false}) {
+        sweep(pattern, ordered, optimistic);
+      }
+    }
+  }
+
+  /** Every command k of A, delivered after every d more (until A ends first). */
+  private static void sweep(TreePattern pattern, boolean ordered, boolean optimistic) {
+    int swept = 0;
+    for (int k = 0; ; k++) {
+      boolean reached = false;
+      // every later point with -Darbor.lateDelivery.all=true, else 1, 2, 4, 8, ... commands later
+      for (int d = 1; ; d += ALL ? 1 : d) {
+        Run r = run(pattern, ordered, optimistic, k, d);
+        swept++;
+        reached |= r.lost;
+        if (!r.lost || !r.deliveredInTheChange) {
+          break; // no command k, or A ended before k + d: later points are the same
+        }
+      }
+      if (!reached) {
+        break;
+      }
+    }
+    assertTrue(swept > 5, "the sweep ran: " + swept);
+    System.out.println("LateDeliveryTest: " + pattern + ", ordered " + ordered + ", optimistic "
+        + optimistic + ": " + swept + " runs");
+  }
+
+  /** What one run of the scene did. */
+  private record Run(boolean lost, boolean deliveredInTheChange) {}
+
+  private static Run run(TreePattern pattern, boolean ordered, boolean optimistic, int k,
+      int d) {
+    String where = pattern + ", ordered " + ordered + ", optimistic " + optimistic + ", command "
+        + k + " delivered after " + d + " more";
+    MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
+    pattern.open(c).load(FIXTURE);
+    StoppedHolder h = StoppedHolder.deleting(pattern, c, capabilities(c, optimistic), "b",
+        where);
+    TreeStore b = pattern.open(c, capabilities(c, optimistic));
+    LateSender sender = new LateSender(k, d, b);
+    TreeStore a = pattern.open(c, capabilities(c, optimistic).sender(sender));
+    Outcome outcome = null;
+    boolean returned = false;
+    try {
+      try {
+        a.delete("a");
+        returned = true;
+      } catch (ChangeInterruptedException e) {
+        outcome = e.outcome();
+      }
+      if (sender.lost != null && !sender.delivered) {
+        sender.deliver(); // after the change ended
+      }
+    } finally {
+      h.resume();
+    }
+    if (!sender.bInserted) {
+      b.insert("x", Position.lastChildOf("r"));
+    }
+    Tree stored = pattern.open(c).snapshot();
+    assertEquals(List.of(), pattern.open(c).check(), where);
+    assertFalse(stored.contains("b"), "the holder's committed delete: " + where);
+    if (h.outcome.get() instanceof ChangeInterruptedException e) {
+      assertNotEquals(Outcome.NOT_APPLIED, e.outcome(), "the holder's delete: " + where);
+    }
+    boolean gone = !stored.contains("a");
+    assertTrue(gone || !returned && outcome != Outcome.COMMITTED, "the delete of a "
+        + (returned ? "returned" : "said " + outcome) + ", yet a is in the tree: " + where);
+    assertTrue(!gone || outcome != Outcome.NOT_APPLIED, "the delete of a said NOT_APPLIED, yet"
+        + " a is gone: " + where);
+    InMemoryTreeStore expected = new InMemoryTreeStore();
+    expected.load(FIXTURE);
+    expected.delete("b");
+    if (gone) {
+      expected.delete("a");
+    }
+    expected.insert("x", Position.lastChildOf("r"));
+    assertEquals(expected.snapshot(), stored, where);
+    return new Run(sender.lost != null, sender.deliveredInTheChange);
+  }
+
+  /**
+   * Loses command {@code k} of its caller on its way and delivers it right after command {@code
+   * k + d} landed; then the other caller takes over (it waits out this caller's lease: this
+   * caller is held in its sender meanwhile).
+   */
+  private static final class LateSender implements TreeLock.Sender {
+    private final int k;
+    private final int d;
+    private final TreeStore other;
+    private int sent;
+    @Nullable Supplier<?> lost;
+    boolean delivered;
+    boolean deliveredInTheChange;
+    boolean bInserted;
+
+    LateSender(int k, int d, TreeStore other) {
+      this.k = k;
+      this.d = d;
+      this.other = other;
+    }
+
+    private <T> T command(Supplier<T> command) {
+      int n = sent++;
+      if (n == k) {
+        lost = command;
+        throw new MongoSocketWriteException("injected: the connection was cut after the command"
+            + " left", new ServerAddress("127.0.0.1", 1), null);
+      }
+      T answer = command.get();
+      if (lost != null && !delivered && n == k + d) {
+        deliveredInTheChange = true;
+        deliver();
+      }
+      return answer;
+    }
+
+    /** Delivers the lost command, then has the other caller take over. */
+    void deliver() {
+      delivered = true;
+      try {
+        lost.get();
+      } catch (MongoException e) {
+        // refused late: a fence taken, a key met
+      }
+      other.insert("x", Position.lastChildOf("r"));
+      bInserted = true;
+    }
+
+    @Override
+    public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
+      return command(() -> TreeLock.BULK.send(coll, batch));
+    }
+
+    @Override
+    public BsonDocument fence(MongoCollection<BsonDocument> coll, Bson filter, Bson update) {
+      return command(() -> TreeLock.Sender.super.fence(coll, filter, update));
+    }
+
+    @Override
+    public @Nullable BsonDocument exchange(MongoCollection<BsonDocument> coll, Bson filter,
+        Bson update, FindOneAndUpdateOptions options) {
+      return command(() -> TreeLock.Sender.super.exchange(coll, filter, update, options));
+    }
+  }
+
+  private static ServerCapabilities capabilities(MongoCollection<Document> c,
+      boolean optimistic) {
+    return ServerCapabilities.probing(c).lease(LEASE, 20_000).keepAlive(false)
+        .optimisticChanges(optimistic);
+  }
+}
