@@ -43,15 +43,16 @@ import org.junit.jupiter.params.provider.EnumSource;
  * under the root, taking A over once A's lease has run out. For every k and d: H's delete is in
  * the tree, A's outcome is the truth (returned or {@code COMMITTED}: its change is in the tree;
  * {@code NOT_APPLIED}: it is not), B's insert is in the tree, the tree is the reference with
- * exactly those changes, and {@code check()} finds nothing. On the code before the late
- * completion's fix it fails (nested sets, the delete: command 2 delivered after 2 more), and on
- * the code before the late undo's (nested sets, the graft: command 3 after 3 more).
+ * exactly those changes, and {@code check()} finds nothing. Also with the order turned round:
+ * B takes A over first and A's lost command lands once B's change is done. On the code before
+ * the late completion's fix it fails (nested sets, the delete: command 2 delivered after 2
+ * more), and on the code before the late undo's (nested sets, the graft: command 3 after 3 more).
  *
- * <p>By default nested sets (the delete and the graft) and parent references (the delete) on the
- * embedded server, every change in line (no optimistic claim: H's change in a lane on parent
- * references), each command delivered 1, 2, 3, 4, 6, 9, ... commands later; {@code
- * -Darbor.lateDelivery.all=true} sweeps every later point, every pattern on both server
- * behaviours, with optimistic changes and without; {@code
+ * <p>By default nested sets (the delete and the graft, and the delete in the other order) and
+ * parent references (the delete) on the embedded server, every change in line (no optimistic
+ * claim: H's change in a lane on parent references), each command delivered 1, 2, 3, 4, 6, 9,
+ * ... commands later; {@code -Darbor.lateDelivery.all=true} sweeps every later point, every
+ * pattern, both orders, on both server behaviours, with optimistic changes and without; {@code
  * -Darbor.lateDelivery.patterns=NESTED_SETS,...} only those patterns.
  */
 class LateDeliveryTest {
@@ -73,7 +74,10 @@ class LateDeliveryTest {
         for (Scene scene : Scene.values()) {
           if (all || scene == Scene.DELETE
               || scene == Scene.GRAFT && pattern == TreePattern.NESTED_SETS) {
-            sweep(scene, pattern, ordered, optimistic);
+            sweep(scene, pattern, ordered, optimistic, false);
+          }
+          if (all || scene == Scene.DELETE && pattern == TreePattern.NESTED_SETS) {
+            sweep(scene, pattern, ordered, optimistic, true);
           }
         }
       }
@@ -136,16 +140,19 @@ class LateDeliveryTest {
     abstract boolean applied(Tree stored);
   }
 
-  /** Every command k of A, delivered after every d more (until A ends first). */
+  /**
+   * Every command k of A, delivered after every d more (until A ends first): before B takes A
+   * over or, {@code afterTakeover}, once B's change is done.
+   */
   private static void sweep(Scene scene, TreePattern pattern, boolean ordered,
-      boolean optimistic) {
+      boolean optimistic, boolean afterTakeover) {
     int swept = 0;
     for (int k = 0; ; k++) {
       boolean reached = false;
       // every later point with -Darbor.lateDelivery.all=true, else 1, 2, 3, 4, 6, 9, 13, ...
       // commands later (a change's commit comes a few commands after what precedes it)
       for (int d = 1; ; d += ALL ? 1 : Math.max(1, d / 2)) {
-        Run r = run(scene, pattern, ordered, optimistic, k, d);
+        Run r = run(scene, pattern, ordered, optimistic, afterTakeover, k, d);
         swept++;
         reached |= r.lost;
         if (!r.lost || !r.deliveredInTheChange) {
@@ -158,22 +165,24 @@ class LateDeliveryTest {
     }
     assertTrue(swept > 5, "the sweep ran: " + swept);
     System.out.println("LateDeliveryTest: " + scene + ", " + pattern + ", ordered " + ordered
-        + ", optimistic " + optimistic + ": " + swept + " runs");
+        + ", optimistic " + optimistic + (afterTakeover ? ", after the takeover" : "") + ": "
+        + swept + " runs");
   }
 
   /** What one run of the scene did. */
   private record Run(boolean lost, boolean deliveredInTheChange) {}
 
   private static Run run(Scene scene, TreePattern pattern, boolean ordered, boolean optimistic,
-      int k, int d) {
+      boolean afterTakeover, int k, int d) {
     String where = scene + ", " + pattern + ", ordered " + ordered + ", optimistic " + optimistic
-        + ", command " + k + " delivered after " + d + " more";
+        + ", command " + k + " delivered after " + d + " more"
+        + (afterTakeover ? " and after the takeover" : "");
     MongoCollection<Document> c = ResentStepTest.server(ordered).freshCollection();
     pattern.open(c).load(FIXTURE);
     StoppedHolder h = StoppedHolder.deleting(pattern, c, capabilities(c, optimistic), "b",
         where);
     TreeStore b = pattern.open(c, capabilities(c, optimistic));
-    LateSender sender = new LateSender(k, d, b);
+    LateSender sender = new LateSender(k, d, b, afterTakeover);
     TreeStore a = pattern.open(c, capabilities(c, optimistic).sender(sender));
     Outcome outcome = null;
     boolean returned = false;
@@ -218,22 +227,25 @@ class LateDeliveryTest {
   /**
    * Loses command {@code k} of its caller on its way and delivers it right after command {@code
    * k + d} landed; then the other caller takes over (it waits out this caller's lease: this
-   * caller is held in its sender meanwhile).
+   * caller is held in its sender meanwhile), or, {@code afterTakeover}, the other caller takes
+   * over first and the lost command arrives once its change is done.
    */
   private static final class LateSender implements TreeLock.Sender {
     private final int k;
     private final int d;
     private final TreeStore other;
+    private final boolean afterTakeover;
     private int sent;
     @Nullable Supplier<?> lost;
     boolean delivered;
     boolean deliveredInTheChange;
     boolean bInserted;
 
-    LateSender(int k, int d, TreeStore other) {
+    LateSender(int k, int d, TreeStore other, boolean afterTakeover) {
       this.k = k;
       this.d = d;
       this.other = other;
+      this.afterTakeover = afterTakeover;
     }
 
     private <T> T command(Supplier<T> command) {
@@ -251,16 +263,22 @@ class LateDeliveryTest {
       return answer;
     }
 
-    /** Delivers the lost command, then has the other caller take over. */
+    /** Delivers the lost command and has the other caller take over, in the order asked. */
     void deliver() {
       delivered = true;
+      if (afterTakeover) {
+        other.insert("x", Position.lastChildOf("r"));
+        bInserted = true;
+      }
       try {
         lost.get();
       } catch (MongoException e) {
         // refused late: a fence taken, a key met
       }
-      other.insert("x", Position.lastChildOf("r"));
-      bInserted = true;
+      if (!afterTakeover) {
+        other.insert("x", Position.lastChildOf("r"));
+        bInserted = true;
+      }
     }
 
     @Override
