@@ -25,6 +25,11 @@ import org.bson.conversions.Bson;
 final class StoppedHolder {
   final CountDownLatch stopped = new CountDownLatch(1);
   final CountDownLatch resume = new CountDownLatch(1);
+  /**
+   * Whether the commit the holder stopped after landed (a lane's, bounded by the lane's deadline,
+   * may have reached the server after it on a busy machine: then the change is not committed).
+   */
+  volatile boolean committed;
   /** What the delete returned, or the exception it ended with. */
   final AtomicReference<Object> outcome = new AtomicReference<>();
   private Thread thread;
@@ -88,7 +93,14 @@ final class StoppedHolder {
       @Override
       public BulkWriteResult send(MongoCollection<BsonDocument> coll, TreeLock.Batch batch) {
         if (!done.get() && commits(LandedHookSender.firstUpdate(batch))) {
-          TreeLock.BULK.send(coll, new TreeLock.Batch(batch.statements().subList(0, 1)));
+          BulkWriteResult r;
+          try {
+            r = TreeLock.BULK.send(coll, new TreeLock.Batch(batch.statements().subList(0, 1)));
+          } catch (com.mongodb.MongoBulkWriteException e) {
+            r = e.getWriteResult();
+          }
+          // a lane's journal statement matches only before the lane's deadline
+          committed = r.getMatchedCount() > 0 || r.getUpserts().size() > 0;
           stop();
         }
         return TreeLock.BULK.send(coll, batch);
@@ -98,6 +110,7 @@ final class StoppedHolder {
       public BsonDocument fence(MongoCollection<BsonDocument> coll, Bson filter, Bson update) {
         BsonDocument d = TreeLock.Sender.super.fence(coll, filter, update);
         if (!done.get() && commits(update)) {
+          committed = true;
           stop();
         }
         return d;
