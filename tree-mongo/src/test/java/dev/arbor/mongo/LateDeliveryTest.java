@@ -88,57 +88,31 @@ class LateDeliveryTest {
   /** What caller A does. */
   enum Scene {
     /** Deletes {@code a}, whose subtree held H's change: a journaled change. */
-    DELETE {
-      @Override
-      void apply(TreeStore s) {
-        s.delete("a");
-      }
-
-      @Override
-      boolean applied(Tree stored) {
-        return !stored.contains("a");
-      }
-    },
+    DELETE(s -> s.delete("a"), t -> !t.contains("a")),
     /** Moves {@code e} under {@code f}: from the subtree H's change held, into another. */
-    MOVE {
-      @Override
-      void apply(TreeStore s) {
-        s.move("e", Position.lastChildOf("f"));
-      }
-
-      @Override
-      boolean applied(Tree stored) {
-        return stored.children("f").contains("e");
-      }
-    },
+    MOVE(s -> s.move("e", Position.lastChildOf("f")), t -> t.children("f").contains("e")),
     /** Inserts {@code y} under {@code a}: one document, without a journal on most patterns. */
-    INSERT {
-      @Override
-      void apply(TreeStore s) {
-        s.insert("y", Position.lastChildOf("a"));
-      }
-
-      @Override
-      boolean applied(Tree stored) {
-        return stored.contains("y");
-      }
-    },
+    INSERT(s -> s.insert("y", Position.lastChildOf("a")), t -> t.contains("y")),
     /** Grafts {@code p(q s)} under {@code e}: an undo journal, inserts, then a commit. */
-    GRAFT {
-      @Override
-      void apply(TreeStore s) {
-        s.graft("e", Tree.parse("p(q s)"));
-      }
+    GRAFT(s -> s.graft("e", Tree.parse("p(q s)")), t -> t.contains("p"));
 
-      @Override
-      boolean applied(Tree stored) {
-        return stored.contains("p");
-      }
-    };
+    private final java.util.function.Consumer<TreeStore> change;
+    private final java.util.function.Predicate<Tree> applied;
 
-    abstract void apply(TreeStore s);
+    Scene(java.util.function.Consumer<TreeStore> change,
+        java.util.function.Predicate<Tree> applied) {
+      this.change = change;
+      this.applied = applied;
+    }
 
-    abstract boolean applied(Tree stored);
+    void apply(TreeStore s) {
+      change.accept(s);
+    }
+
+    /** Whether the change is in {@code stored}. */
+    boolean applied(Tree stored) {
+      return applied.test(stored);
+    }
   }
 
   /**
