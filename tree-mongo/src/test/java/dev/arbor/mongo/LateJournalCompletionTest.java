@@ -101,11 +101,6 @@ class LateJournalCompletionTest {
         && d.getDocument("$unset", new BsonDocument()).containsKey(TreeLock.JOURNAL);
   }
 
-  /** Whether {@code update} stores a pending journal (a change's commit). */
-  static boolean commit(Bson update) {
-    return StoppedHolder.commits(update);
-  }
-
   private static boolean carriesCompletion(TreeLock.Batch batch) {
     return batch.statements().stream().anyMatch(s -> s.model()
         instanceof UpdateOneModel<BsonDocument> u && u.getUpdate() != null
@@ -130,7 +125,7 @@ class LateJournalCompletionTest {
       /** After this caller's own commit: the completion's first sending arrives, then a pause. */
       @Override
       void landed(MongoCollection<BsonDocument> coll, Bson update) {
-        if (late.get() == null || delivered.get() || !commit(update)) {
+        if (late.get() == null || delivered.get() || !StoppedHolder.commits(update)) {
           return;
         }
         delivered.set(true);

@@ -81,11 +81,6 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    */
   boolean freeOnFailure;
   /**
-   * Whether the program ends with the {@linkplain Fences#completion completion} of a stored
-   * journal (a replay) rather than the release.
-   */
-  boolean completes;
-  /**
    * The lease this execution renews its hold for, in ms: the hold's, doubled ({@link
    * LockDocument#grown}) each time a batch arrived after it while this caller still held the lock.
    */
@@ -444,9 +439,11 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
       if (at > commitPoint && journaled) {
         committed = true;
       }
-      if (completes && at == program.size() - 1 && MongoErrors.duplicateKey(error.getCode())
+      if (replaying() && at == program.size() - 1 && MongoErrors.duplicateKey(error.getCode())
           && completionStored()) {
-        return -1; // an earlier sending, whose answer was lost, completed the journal
+        // a replay ends with its completion (Fences#completion), which an earlier sending,
+        // whose answer was lost, made
+        return -1;
       }
       if (closingFence(at)) {
         // The closing fence of a batch on a server that goes on after errors: the batch ran
@@ -577,6 +574,11 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
         && !(s.op == v && (s.opToken == null || origin.equals(s.opToken)));
   }
 
+  /**
+   * Whether this execution replays a journal stored by another holder (its program ends with the
+   * {@linkplain Fences#completion completion} of that journal, not with the release): it runs
+   * under a hold, at the stored change's version, not the hold's.
+   */
   boolean replaying() {
     return claim == null && hold != null && hold.version != v;
   }

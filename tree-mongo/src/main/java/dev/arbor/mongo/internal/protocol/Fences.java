@@ -70,7 +70,7 @@ public final class Fences {
    * {@code more}, or fails with a duplicate key.
    */
   public WriteModel<BsonDocument> fence(String token, @Nullable Bson more) {
-    return fence(token, more, Updates.currentDate(LockDocument.RENEWED));
+    return fence(token, null, more, Updates.currentDate(LockDocument.RENEWED));
   }
 
   /**
@@ -81,33 +81,43 @@ public final class Fences {
    * would take the lock over while that command may still run.
    */
   WriteModel<BsonDocument> fence(String token, @Nullable Bson more, long leaseMillis) {
-    return fence(token, more, Updates.combine(Updates.currentDate(LockDocument.RENEWED),
+    return fence(token, null, more, Updates.combine(Updates.currentDate(LockDocument.RENEWED),
         Updates.max(LockDocument.LEASE, leaseMillis)));
   }
 
   /**
-   * The fence that ends a replay: clears the journal of change {@code op}, written by {@code
-   * origin}, and records it completed ({@link Journal#completedFor}), but only while that journal
-   * is still the pending one. A sending of it that arrives late (its answer was lost and it was
-   * sent again) would otherwise clear the journal this caller committed next, and the caller who
-   * takes it over would find nothing to complete (LateJournalCompletionTest). It fails with a
-   * duplicate key once the journal is cleared; {@link Execution} tells that from a lost lock.
+   * A fence that applies {@code more} only while the lock document also matches {@code state},
+   * else fails with a duplicate key as a fence does once the lock is lost: for a fence whose
+   * effect is not idempotent within one hold. A sending of a fence whose answer was lost may
+   * reach the server after the one sent again, and after what the holder wrote next; matched by
+   * its owner alone, it would apply its effect over that (the undo journal over a graft's
+   * committed one, {@code LateUndoJournalTest}; a replay's completion over the next journal,
+   * {@code LateJournalCompletionTest}). Whoever meets the duplicate key reads the lock document to
+   * tell an earlier sending that landed from a lost lock.
    */
-  WriteModel<BsonDocument> completion(String token, long op, String origin) {
-    Bson update = Updates.combine(Updates.currentDate(LockDocument.RENEWED),
-        Journal.completedFor(origin));
-    // (a journal an earlier build left pending names no writer's token)
-    return new UpdateOneModel<>(and(lock.lockKey(), eq(LockDocument.OWNER, token),
-        eq(LockDocument.OP, op), in(LockDocument.OP_TOKEN, origin, BsonNull.VALUE)), update,
-        new UpdateOptions().upsert(true));
+  WriteModel<BsonDocument> fenceWhile(String token, Bson state, Bson more) {
+    return fence(token, state, more, Updates.currentDate(LockDocument.RENEWED));
   }
 
-  private WriteModel<BsonDocument> fence(String token, @Nullable Bson more, Bson renewal) {
+  /**
+   * The fence that ends a replay: clears the journal of change {@code op}, written by {@code
+   * origin}, and records it completed ({@link Journal#completedFor}), only while that journal is
+   * still the pending one ({@link #fenceWhile}; a journal an earlier build left pending names no
+   * writer's token).
+   */
+  WriteModel<BsonDocument> completion(String token, long op, String origin) {
+    return fenceWhile(token, and(eq(LockDocument.OP, op),
+        in(LockDocument.OP_TOKEN, origin, BsonNull.VALUE)), Journal.completedFor(origin));
+  }
+
+  private WriteModel<BsonDocument> fence(String token, @Nullable Bson state, @Nullable Bson more,
+      Bson renewal) {
     Bson update = renewal;
     if (more != null) {
       update = Updates.combine(update, more);
     }
-    return new UpdateOneModel<>(and(lock.lockKey(), eq(LockDocument.OWNER, token)), update,
+    Bson filter = and(lock.lockKey(), eq(LockDocument.OWNER, token));
+    return new UpdateOneModel<>(state == null ? filter : and(filter, state), update,
         new UpdateOptions().upsert(true));
   }
 

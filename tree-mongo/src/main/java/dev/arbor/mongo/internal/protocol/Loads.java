@@ -9,7 +9,6 @@ import com.mongodb.MongoException;
 import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
 import dev.arbor.core.ChangeInterruptedException.Outcome;
 import dev.arbor.core.ChangeInterruptedException;
@@ -54,17 +53,13 @@ public final class Loads {
     String origin = undoOf(h.token);
     BsonDocument header = Journal.header(h.version, h.what, origin)
         .append("parts", new BsonInt32(0)).append("steps", new BsonArray(List.of(undo.encode())));
-    // Stored only while no journal is pending: a sending of this fence whose answer was lost may
-    // reach the server after the fence sent again, even after a graft's commit replaced the undo
-    // with the graft's own journal; matched by its owner alone, it stored the undo again, and a
-    // caller who took the graft over then undid a graft that had been committed, leaving its
-    // first steps (LateUndoJournalTest; LinearizabilityProcessesTest found it on nested sets).
-    UpdateOneModel<BsonDocument> fence = (UpdateOneModel<BsonDocument>) fences.fence(h.token,
-        Journal.pending(header, h.version, origin));
-    WriteModel<BsonDocument> once = new UpdateOneModel<>(
-        and(fence.getFilter(), eq(LockDocument.OP, null)), fence.getUpdate(), fence.getOptions());
+    // Stored only while no journal is pending: a late sending of this fence, matched by its owner
+    // alone, stored the undo again over a graft's committed journal, and a caller who took the
+    // graft over undid a graft that had been committed, leaving its first steps
+    // (LateUndoJournalTest; LinearizabilityProcessesTest found it on nested sets).
     try {
-      sendFenced(h, List.of(once));
+      sendFenced(h, List.of(fences.fenceWhile(h.token, eq(LockDocument.OP, null),
+          Journal.pending(header, h.version, origin))));
     } catch (MongoBulkWriteException e) {
       // an earlier sending stored it (the pending journal is this undo), or the lock was lost
       TreeLock.State s = lock.read();

@@ -103,7 +103,6 @@ final class PlanRunner {
     Execution x = Execution.of(facade, token, origin, claim, v, what, steps, program,
         commitPoint, journaled, hold);
     x.freeOnFailure = journal && !alwaysJournal;
-    x.completes = !release;
     long deleted;
     try {
       deleted = x.execute();

@@ -6,7 +6,6 @@ import static com.mongodb.client.model.Filters.eq;
 import com.mongodb.client.model.Updates;
 import dev.arbor.core.ChangeInterruptedException;
 import dev.arbor.core.ChangeInterruptedException.Outcome;
-import java.util.List;
 import org.bson.BsonDocument;
 import org.jspecify.annotations.Nullable;
 
@@ -19,36 +18,11 @@ import org.jspecify.annotations.Nullable;
  * else the exception that tells the caller what became of it.
  */
 final class Settlement {
+  /** The execution whose fence met the duplicate key, and what it learnt from its answers. */
   private final Execution x;
-  private final TreeLock facade;
-  private final LockDocument lock;
-  private final TreeLock.@Nullable Quiet claim;
-  private final long v;
-  private final String origin;
-  private final String what;
-  private final List<Step> steps;
-  private final boolean journaled;
-  private final boolean committed;
-  private final boolean uncertain;
-  private final boolean leadAcked;
-  private final boolean stepSent;
-  private final @Nullable Boolean stepApplied;
 
   Settlement(Execution x) {
     this.x = x;
-    this.facade = x.facade;
-    this.lock = x.lock;
-    this.claim = x.claim;
-    this.v = x.v;
-    this.origin = x.origin;
-    this.what = x.what;
-    this.steps = x.steps;
-    this.journaled = x.journaled;
-    this.committed = x.committed;
-    this.uncertain = x.uncertain;
-    this.leadAcked = x.leadAcked;
-    this.stepSent = x.stepSent;
-    this.stepApplied = x.stepApplied;
   }
 
   /**
@@ -59,75 +33,76 @@ final class Settlement {
    * change may share with a claim that did not land.
    */
   int settle() {
-    if (claim != null && !leadAcked && uncertain && closedTheClaim()) {
+    if (x.claim != null && !x.leadAcked && x.uncertain && closedTheClaim()) {
       throw new TreeLock.ClaimRefused(); // no sending of the claim landed, and none can now
     }
-    if (journaled) {
-      TreeLock.State s = lock.read();
-      if (s.op == v && origin.equals(s.opToken)) {
+    if (x.journaled) {
+      TreeLock.State s = x.lock.read();
+      if (s.op == x.v && x.origin.equals(s.opToken)) {
         if (!x.replaying()) {
-          facade.replay.awaitCompletion(v, origin, what);
+          x.facade.replay.awaitCompletion(x.v, x.origin, x.what);
         }
         // A replay taken over in turn: the caller who took it over completes the journal, and
         // the wait for that is the one of the caller that started this replay (awaitCompletion
         // or the acquisition that took over), not a new one nested in it.
         throw new Execution.Completed();
       }
-      if (s.done.contains(origin)) {
+      if (s.done.contains(x.origin)) {
         // its commit went through; the caller who took over completed it
         throw new Execution.Completed();
       }
-      if (committed) {
+      if (x.committed) {
         // Its journal was stored and is no longer pending: a journal is only ever cleared by
         // completing it (or stuck, which the read above would have shown as pending).
         throw new Execution.Completed();
       }
-      if (uncertain && !neverLanded(s)) {
+      if (x.uncertain && !neverLanded(s)) {
         // The answer to a command that carried its commit was lost: that command may have
         // landed, and the change been completed since, beyond what the lock document still
         // records (its last 64 done). Neither planned again nor said not applied.
-        throw new ChangeInterruptedException("Could not tell whether '" + what + "' on tree '"
-            + lock.tree + "' was applied: the answer to its commit was lost and the lock"
-            + " document no longer tells; read the tree", Outcome.UNKNOWN, null);
+        throw new ChangeInterruptedException("Could not tell whether '" + x.what + "' on tree"
+            + " '" + x.lock.tree + "' was applied: the answer to its commit was lost and the"
+            + " lock document no longer tells; read the tree", Outcome.UNKNOWN, null);
       }
-      if (claim != null && !leadAcked) {
+      if (x.claim != null && !x.leadAcked) {
         throw new TreeLock.ClaimRefused(); // the claim never landed: nothing was written
       }
-      throw lock.lostTo(what, s);
+      throw x.lock.lostTo(x.what, s);
     }
     // What the answer to its command said, else (and for an insert told refused, to be sure)
     // what its document says.
     // A step never sent was not applied, whatever a later change wrote over its document since.
-    Boolean applied = !stepSent ? Boolean.FALSE
-        : Boolean.TRUE.equals(stepApplied) ? Boolean.TRUE
-        : stepApplied != null && !(steps.get(0) instanceof Step.Insert) ? Boolean.FALSE
+    Boolean applied = !x.stepSent ? Boolean.FALSE
+        : Boolean.TRUE.equals(x.stepApplied) ? Boolean.TRUE
+        : x.stepApplied != null && !(x.steps.get(0) instanceof Step.Insert) ? Boolean.FALSE
         : null;
     if (applied == null) {
-      if (steps.get(0) instanceof Step.Delete && x.deadline != 0 && facade.ordered()) {
+      if (x.steps.get(0) instanceof Step.Delete && x.deadline != 0 && x.facade.ordered()) {
         // A delete command whose answer was lost may still be running on MongoDB until its time
         // limit, counted from a start before its deadline (MongoDB reads $$NOW once, as a
         // command starts): its document tells only once that has passed. (An update or an
         // insert as an upsert is led by a fence that renewed the lease as it started: the lock
         // could not be taken over before it ended.)
-        facade.fences.awaitStartedCommands(x.deadline - lock.read().renewed, x.leaseMillis);
+        x.facade.fences.awaitStartedCommands(x.deadline - x.lock.read().renewed,
+            x.leaseMillis);
       }
       applied = appliedAlone();
     }
-    if (committed || Boolean.TRUE.equals(applied)) {
+    if (x.committed || Boolean.TRUE.equals(applied)) {
       // committed: the batch with the single step was acknowledged whole, so the step ran
       // inside the lease (on a server that goes on after errors, the batch's closing deadline
       // fence matched after it).
       throw new Execution.Completed();
     }
     if (applied == null) {
-      throw new ChangeInterruptedException("Could not tell whether '" + what + "' on tree '"
-          + lock.tree + "' was applied: the lock was taken over and a later change rewrote the"
-          + " document it writes; read the tree", Outcome.UNKNOWN, null);
+      throw new ChangeInterruptedException("Could not tell whether '" + x.what + "' on tree '"
+          + x.lock.tree + "' was applied: the lock was taken over and a later change rewrote"
+          + " the document it writes; read the tree", Outcome.UNKNOWN, null);
     }
-    if (claim != null && !leadAcked) {
+    if (x.claim != null && !x.leadAcked) {
       throw new TreeLock.ClaimRefused(); // nothing was written: plan again under the lock
     }
-    throw lock.lostTo(what, lock.read());
+    throw x.lock.lostTo(x.what, x.lock.read());
   }
 
   /**
@@ -142,9 +117,10 @@ final class Settlement {
    *     on since (a sending may have landed: the lock document, read next, tells)
    */
   private boolean closedTheClaim() {
-    TreeLock.Quiet k = claim;
-    return k != null && lock.raw.updateOne(and(lock.lockKey(), eq(LockDocument.EPOCH, k.epoch()),
-            eq(LockDocument.VERSION, k.version()), eq(LockDocument.OWNER, null)),
+    TreeLock.Quiet k = x.claim;
+    return k != null && x.lock.raw.updateOne(and(x.lock.lockKey(),
+            eq(LockDocument.EPOCH, k.epoch()), eq(LockDocument.VERSION, k.version()),
+            eq(LockDocument.OWNER, null)),
         Updates.inc(LockDocument.VERSION, 1L)).getModifiedCount() == 1;
   }
 
@@ -157,8 +133,8 @@ final class Settlement {
    * once. (On a server that goes on after errors a writer's release does not record it.)
    */
   private boolean neverLanded(TreeLock.State s) {
-    return facade.ordered() && s.keepsDoneSince(v) && s.op != v
-        && !s.done.contains(origin);
+    return x.facade.ordered() && s.keepsDoneSince(x.v) && s.op != x.v
+        && !s.done.contains(x.origin);
   }
 
   /**
@@ -167,10 +143,10 @@ final class Settlement {
    * later change rewrote (or deleted) it since.
    */
   private @Nullable Boolean appliedAlone() {
-    Step step = steps.get(0);
+    Step step = x.steps.get(0);
     BsonDocument filter = step instanceof Step.Insert i ? i.key()
         : step instanceof Step.Update u ? u.filter() : ((Step.Delete) step).filter();
-    BsonDocument d = lock.raw.find(filter).first();
+    BsonDocument d = x.lock.raw.find(filter).first();
     if (step instanceof Step.Delete) {
       return d == null ? null : Boolean.FALSE;
     }
@@ -179,10 +155,10 @@ final class Settlement {
     }
     BsonDocument mark = d.isDocument(Step.MARK) ? d.getDocument(Step.MARK) : new BsonDocument();
     long marked = Step.markVersion(d);
-    if (marked == v && mark.isString("t")) {
-      return origin.equals(mark.getString("t").getValue()) ? Boolean.TRUE
-          : uncertain ? null : Boolean.FALSE;
+    if (marked == x.v && mark.isString("t")) {
+      return x.origin.equals(mark.getString("t").getValue()) ? Boolean.TRUE
+          : x.uncertain ? null : Boolean.FALSE;
     }
-    return marked > v ? null : Boolean.FALSE;
+    return marked > x.v ? null : Boolean.FALSE;
   }
 }
