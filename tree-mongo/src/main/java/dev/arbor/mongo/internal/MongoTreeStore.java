@@ -99,7 +99,7 @@ public final class MongoTreeStore implements MongoTree {
   public final NodeIds ids;
   public final TreeLock lock;
   public final Transactions transactions;
-  public final boolean isolatedReads;
+  final boolean isolatedReads;
   /** The names of the structural fields ({@link TreeOptions#withFieldName}). */
   public final FieldNames names;
   /** Attribute checks and the mapping between nodes and documents. */
@@ -115,10 +115,10 @@ public final class MongoTreeStore implements MongoTree {
    */
   private final java.util.function.LongConsumer onSettled;
   /** Documents per load batch ({@link ServerCapabilities#loadBatchSize}; tests lower it). */
-  public final int loadBatchSize;
+  final int loadBatchSize;
   private final List<TreeListener> listeners;
   /** The caller's session of a {@link #withSession} view, or null. */
-  public final @Nullable ClientSession session;
+  final @Nullable ClientSession session;
   /** The store this is a view of, or null. */
   private final @Nullable MongoTreeStore viewOf;
   /** The fenced lock and journal with this store's session: loads and streams always use it. */
@@ -294,7 +294,7 @@ public final class MongoTreeStore implements MongoTree {
   }
 
   /** Whether this is a view whose session is in a transaction of the caller's. */
-  public boolean inCallersTransaction() {
+  boolean inCallersTransaction() {
     return session != null && protocol().inCallersTransaction();
   }
 
@@ -419,7 +419,7 @@ public final class MongoTreeStore implements MongoTree {
   }
 
   /** Whether a change must gather what the listeners are told. */
-  public boolean listening() {
+  boolean listening() {
     return !listeners.isEmpty();
   }
 
@@ -689,12 +689,12 @@ public final class MongoTreeStore implements MongoTree {
   // ------------------------------------------------------------------ attributes and documents
 
   /** @see NodeDocuments#checkAttributes */
-  public void checkAttributes(String id, Map<String, ?> attributes) {
+  void checkAttributes(String id, Map<String, ?> attributes) {
     documents.checkAttributes(id, attributes);
   }
 
   /** @see NodeDocuments#checkAttributeNames */
-  public void checkAttributeNames(String id, Map<String, ?> attributes) {
+  void checkAttributeNames(String id, Map<String, ?> attributes) {
     documents.checkAttributeNames(id, attributes);
   }
 
@@ -704,7 +704,7 @@ public final class MongoTreeStore implements MongoTree {
   }
 
   /** @see NodeDocuments#checkFilter */
-  public Bson checkFilter(Bson filter) {
+  Bson checkFilter(Bson filter) {
     return documents.checkFilter(filter);
   }
 

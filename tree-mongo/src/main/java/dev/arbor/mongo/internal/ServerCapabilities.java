@@ -141,11 +141,11 @@ public final class ServerCapabilities {
     return this;
   }
 
-  public long leaseMillis() {
+  long leaseMillis() {
     return leaseMillis;
   }
 
-  public long waitMillis() {
+  long waitMillis() {
     return waitMillis;
   }
 
@@ -599,7 +599,7 @@ public final class ServerCapabilities {
    * Whether a probe's error is the server's answer (it refused the command), rather than a
    * network error or a timeout, which say nothing about what the server can do.
    */
-  public static boolean definite(MongoException e) {
+  static boolean definite(MongoException e) {
     return (e instanceof com.mongodb.MongoCommandException
         || e instanceof com.mongodb.MongoWriteException
         || e instanceof com.mongodb.MongoBulkWriteException)

@@ -55,9 +55,9 @@ import org.jspecify.annotations.Nullable;
  * point): {@link #fixes()} gives them, to run as the commit of the load, leaving out the new
  * documents.
  */
-public final class StreamLoad {
+final class StreamLoad {
   /** Where documents go: inserted in one command per batch, and late updates of sent ones. */
-  public interface Sink {
+  interface Sink {
     /**
      * Inserts {@code documents} (whose ids are {@code ids}) in one fenced command, refusing an
      * id that exists with a {@code DuplicateNodeException} naming it. It may return before the
@@ -71,20 +71,20 @@ public final class StreamLoad {
 
   /** One new node whose subtree is still open. */
   private static final class Frame {
-    public final String id;
-    public final int depth;
-    public long nextRank;
+    final String id;
+    final int depth;
+    long nextRank;
     /** The node's document while not sent (null once it is). */
-    public @Nullable Slot slot;
+    @Nullable Slot slot;
     /** Materialized paths: the length of the prefix before this node's segment. */
     int prefixLength;
     /** Nested sets: the left number. */
-    public long left;
+    long left;
     /** Child references: its children so far, and their bytes in an array. */
-    public @Nullable List<String> children;
+    @Nullable List<String> children;
     long childBytes;
 
-    public Frame(String id, int depth) {
+    Frame(String id, int depth) {
       this.id = id;
       this.depth = depth;
     }
@@ -92,13 +92,13 @@ public final class StreamLoad {
 
   /** A document of the batch in hand: built, and encoded once final (or sent). */
   private static final class Slot {
-    public final String id;
-    public @Nullable Document doc;
-    public @Nullable BsonDocument encoded;
+    final String id;
+    @Nullable Document doc;
+    @Nullable BsonDocument encoded;
     /** The entry's attributes until it is encoded: to name one that does not encode. */
-    public @Nullable Map<String, ?> attributes;
+    @Nullable Map<String, ?> attributes;
 
-    public Slot(String id, Document doc, Map<String, ?> attributes) {
+    Slot(String id, Document doc, Map<String, ?> attributes) {
       this.id = id;
       this.doc = doc;
       this.attributes = attributes;
@@ -209,7 +209,7 @@ public final class StreamLoad {
   }
 
   /** The number of entries taken. */
-  public long count() {
+  long count() {
     return count;
   }
 
@@ -219,7 +219,7 @@ public final class StreamLoad {
    *
    * @throws TreeException if the entry is out of preorder, or cannot be stored
    */
-  public void add(Node e) {
+  void add(Node e) {
     TreeStores.checkId(e.id());
     store.ids.checkNew(e.id());
     // the names now; the values encode with the whole document, once (see encode)
@@ -437,7 +437,7 @@ public final class StreamLoad {
    * of a batch: a bushy tree's open path), so that they go in complete; beyond that they are sent
    * with placeholders, completed later.
    */
-  public void flush() {
+  void flush() {
     List<Slot> carried = carried();
     if (batch.size() > carried.size()) {
       if (!carried.isEmpty()) {
@@ -502,7 +502,7 @@ public final class StreamLoad {
   }
 
   /** The end of the stream: closes every open node and sends what is in hand. */
-  public void finish() {
+  void finish() {
     while (!path.isEmpty()) {
       close(path.pop());
     }

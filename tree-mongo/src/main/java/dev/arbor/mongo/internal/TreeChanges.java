@@ -33,11 +33,11 @@ import org.jspecify.annotations.Nullable;
 final class TreeChanges {
   private final MongoTreeStore store;
 
-  public TreeChanges(MongoTreeStore store) {
+  TreeChanges(MongoTreeStore store) {
     this.store = store;
   }
 
-  public void insert(String id, Position position,
+  void insert(String id, Position position,
       Map<String, @Nullable Object> attributes) {
     TreeStores.checkId(id);
     store.ids.checkNew(id);
@@ -62,7 +62,7 @@ final class TreeChanges {
    * One {@code $set}/{@code $unset} of the node's document, planned after a read of its {@code
    * _id} that tells whether it exists; no journal (one single-document step).
    */
-  public void update(String id, Map<String, ? extends @Nullable Object> set) {
+  void update(String id, Map<String, ? extends @Nullable Object> set) {
     TreeStores.checkId(id);
     requireNonNull(set, "set must not be null (use an empty map)");
     Map<String, Object> copy = new LinkedHashMap<>();
@@ -90,7 +90,7 @@ final class TreeChanges {
     }
   }
 
-  public void move(String id, Position position) {
+  void move(String id, Position position) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
     Told t = store.listening() ? new Told() : null;
@@ -109,7 +109,7 @@ final class TreeChanges {
     }
   }
 
-  public long delete(String id) {
+  long delete(String id) {
     TreeStores.checkId(id);
     return deleteSubtree(id, "delete '" + id + "'", false);
   }
@@ -119,7 +119,7 @@ final class TreeChanges {
    * after reading the children, in the same change); {@link Deletion#LIFT_CHILDREN} plans the
    * pattern's {@link Layout#planLift}.
    */
-  public long delete(String id, Deletion how) {
+  long delete(String id, Deletion how) {
     TreeStores.checkId(id);
     requireNonNull(how, "how");
     switch (how) {
@@ -177,9 +177,9 @@ final class TreeChanges {
 
   /** What listeners are told of a change, gathered while it is planned. */
   private static final class Told {
-    public @Nullable String oldParent;
-    public @Nullable String newParent;
-    public long nodes = 1;
+    @Nullable String oldParent;
+    @Nullable String newParent;
+    long nodes = 1;
   }
 
   /** The parent a node at {@code position} has. */

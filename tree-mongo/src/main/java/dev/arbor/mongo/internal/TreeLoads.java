@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
 final class TreeLoads {
   private final MongoTreeStore store;
 
-  public TreeLoads(MongoTreeStore store) {
+  TreeLoads(MongoTreeStore store) {
     this.store = store;
   }
 
@@ -47,7 +47,7 @@ final class TreeLoads {
    * whose only step is the undo (delete every document the load inserted): a load interrupted
    * half-way is rolled back by the next access.
    */
-  public void load(Tree tree) {
+  void load(Tree tree) {
     requireNonNull(tree, "tree");
     checkWhole(tree);
     store.requireLayout("load " + tree.size() + " nodes");
@@ -167,7 +167,7 @@ final class TreeLoads {
    * written: the store is empty again. In the caller's transaction, the entries are collected
    * and loaded as a {@link Tree}.
    */
-  public long load(java.util.Iterator<? extends Node> entries) {
+  long load(java.util.Iterator<? extends Node> entries) {
     requireNonNull(entries, "entries");
     if (store.inCallersTransaction()) {
       Tree tree = TreeStores.collect(entries);
@@ -183,7 +183,7 @@ final class TreeLoads {
    * that cannot be stored is refused before anything is written. In the caller's transaction,
    * the nodes are inserted one by one in it (all-or-nothing by the transaction).
    */
-  public long graft(@Nullable String parentId, Tree tree) {
+  long graft(@Nullable String parentId, Tree tree) {
     requireNonNull(tree, "tree");
     if (parentId != null) {
       TreeStores.checkId(parentId);
@@ -209,7 +209,7 @@ final class TreeLoads {
    * the graft undone. In the caller's transaction, the entries are collected and grafted as a
    * {@link Tree}.
    */
-  public long graft(@Nullable String parentId,
+  long graft(@Nullable String parentId,
       java.util.Iterator<? extends Node> entries) {
     requireNonNull(entries, "entries");
     if (parentId != null) {

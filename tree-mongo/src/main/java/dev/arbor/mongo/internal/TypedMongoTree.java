@@ -38,7 +38,7 @@ final class TypedMongoTree<T> implements TypedTree<T> {
   private final CodecRegistry registry;
   private final Codec<T> codec;
 
-  public TypedMongoTree(MongoTree tree, Class<T> type, CodecRegistry registry) {
+  TypedMongoTree(MongoTree tree, Class<T> type, CodecRegistry registry) {
     this.tree = requireNonNull(tree, "tree");
     this.type = requireNonNull(type, "documentClass");
     this.registry = requireNonNull(registry, "registry");

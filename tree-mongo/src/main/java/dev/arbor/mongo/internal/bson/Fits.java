@@ -152,14 +152,14 @@ public final class Fits {
 
   /** A node on the path from the root to the entry in hand. */
   private static final class Frame {
-    public final String id;
-    public final int depth;
+    final String id;
+    final int depth;
     final long structure; // ancestors array or path bytes
     final long own; // child references: the node's own bytes
     long children; // child references: children array bytes
     int fanOut;
 
-    public Frame(String id, int depth, long structure, long own) {
+    Frame(String id, int depth, long structure, long own) {
       this.id = id;
       this.depth = depth;
       this.structure = structure;
@@ -172,15 +172,15 @@ public final class Fits {
     private final TreePattern pattern;
     private final Deque<Frame> path = new ArrayDeque<>();
     /** The documents' total so far: each complete but the open ones' children arrays. */
-    public long total;
-    public long largest;
-    public @Nullable Failure failure;
+    long total;
+    long largest;
+    @Nullable Failure failure;
 
-    public Walk(TreePattern pattern) {
+    Walk(TreePattern pattern) {
       this.pattern = pattern;
     }
 
-    public void add(Node e, long attributes, long index) {
+    void add(Node e, long attributes, long index) {
       String parent = e.parentId();
       while (!path.isEmpty() && !path.peek().id.equals(parent)) {
         path.pop();

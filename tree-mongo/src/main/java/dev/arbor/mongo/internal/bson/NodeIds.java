@@ -43,7 +43,7 @@ public final class NodeIds {
       "$addToSet", "$pull", "$pullAll");
   private static final Set<String> STAGES = Set.of("$set", "$addFields");
 
-  public final NodeIdType type;
+  final NodeIdType type;
   private final Set<String> fields;
 
   public NodeIds(NodeIdType type, FieldNames names) {
@@ -65,7 +65,7 @@ public final class NodeIds {
   // ------------------------------------------------------------------ one id
 
   /** The stored value of {@code id}, or null if {@code id} is not in the canonical form. */
-  public @Nullable BsonValue parse(String id) {
+  @Nullable BsonValue parse(String id) {
     switch (type) {
       case STRING:
         return new BsonString(id);
@@ -149,7 +149,7 @@ public final class NodeIds {
   }
 
   /** The contract's string of a stored id (a decoded Java value), or null if of another type. */
-  public @Nullable String name(@Nullable Object v) {
+  @Nullable String name(@Nullable Object v) {
     switch (type) {
       case OBJECT_ID:
         return v instanceof ObjectId o ? o.toHexString() : null;
@@ -353,7 +353,7 @@ public final class NodeIds {
   // ------------------------------------------------------------------ reading
 
   /** A node document as the stores read it: typed ids in the id fields as strings. */
-  public Document decoded(Document d) {
+  Document decoded(Document d) {
     for (String f : fields) {
       Object v = d.get(f);
       if (v == null) {

@@ -11,18 +11,18 @@ import org.bson.BsonValue;
  * conditions through {@code $and}, {@code $or} and {@code $nor}, and turn the node ids a
  * condition names into the values stored.
  */
-public final class Rewrites {
+final class Rewrites {
   private static final Set<String> LOGICAL = Set.of("$and", "$or", "$nor");
 
   private Rewrites() {}
 
   /** What becomes of one condition {@code key: value} of a filter: put into {@code out}. */
-  public interface Condition {
+  interface Condition {
     public void rewrite(String key, BsonValue value, BsonDocument out);
   }
 
   /** {@code filter} with each condition rewritten, in logical operators at any depth too. */
-  public static BsonDocument conditions(BsonDocument filter, Condition condition) {
+  static BsonDocument conditions(BsonDocument filter, Condition condition) {
     BsonDocument out = new BsonDocument();
     for (var e : filter.entrySet()) {
       String k = e.getKey();
@@ -47,7 +47,7 @@ public final class Rewrites {
   }
 
   /** {@code v} with a string, or each string of an array, mapped by {@code id}. */
-  public static BsonValue strings(BsonValue v, Function<String, BsonValue> id) {
+  static BsonValue strings(BsonValue v, Function<String, BsonValue> id) {
     if (v.isString()) {
       return id.apply(v.asString().getValue());
     }

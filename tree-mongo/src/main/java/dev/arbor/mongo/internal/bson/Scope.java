@@ -138,7 +138,7 @@ public final class Scope {
   }
 
   /** A node document as the stores read it, or {@code d} itself if it is not a scoped node. */
-  public Document decoded(Document d) {
+  Document decoded(Document d) {
     if (d.get(MongoTreeStore.ID) instanceof Document key && key.containsKey(NODE)
         && !key.containsKey("arbor") && key.get(NODE) instanceof String id) {
       Document out = new Document(MongoTreeStore.ID, id);

@@ -24,7 +24,7 @@ final class DoctorComparisons {
   private DoctorComparisons() {}
 
   /** Runs {@code run} on both stores; the outcomes must be the same exception or none. */
-  public static void apply(String what, Consumer<TreeStore> run, TreeStore store,
+  static void apply(String what, Consumer<TreeStore> run, TreeStore store,
       TreeStore reference) {
     apply(what, run, run, store, reference);
   }
@@ -33,7 +33,7 @@ final class DoctorComparisons {
    * Runs {@code run} on the store and {@code onReference} on the reference; the outcomes must be
    * the same exception or none.
    */
-  public static void apply(String what, Consumer<TreeStore> run, Consumer<TreeStore> onReference,
+  static void apply(String what, Consumer<TreeStore> run, Consumer<TreeStore> onReference,
       TreeStore store, TreeStore reference) {
     Class<?> expected = outcome(onReference, reference);
     Class<?> got;
@@ -61,7 +61,7 @@ final class DoctorComparisons {
   }
 
   /** The trees are equal, {@code check()} finds nothing, and sizes and roots agree. */
-  public static void compareTrees(String after, TreeStore store, TreeStore reference) {
+  static void compareTrees(String after, TreeStore store, TreeStore reference) {
     Tree expected = reference.snapshot();
     Tree got = store.snapshot();
     if (!expected.equals(got)) {
@@ -81,7 +81,7 @@ final class DoctorComparisons {
    * The reads of each of {@code ids} the reference has agree; after {@code "every node"} also
    * {@code childNodes} and {@code subtree}.
    */
-  public static void compareReads(String after, TreeStore store, TreeStore reference,
+  static void compareReads(String after, TreeStore store, TreeStore reference,
       Collection<String> ids) {
     boolean all = after.equals("every node");
     for (String id : ids) {
@@ -103,7 +103,7 @@ final class DoctorComparisons {
   }
 
   /** One read: {@code got} must equal {@code expected}. */
-  public static void same(String after, String read, Object expected, Object got) {
+  static void same(String after, String read, Object expected, Object got) {
     if (!Objects.equals(expected, got)) {
       throw new DoctorMismatch("after " + after + ": " + read + " = " + got + ", expected "
           + expected);

@@ -38,7 +38,7 @@ public final class DoctorConcurrentWriters {
   /** Operations each writer makes at least, however long they take. */
   static final int MIN_OPS = 6;
   /** Writers of the concurrent run, each on a client of its own. */
-  public static final int WRITERS = 3;
+  static final int WRITERS = 3;
 
   private static final org.slf4j.Logger QUIET = org.slf4j.helpers.NOPLogger.NOP_LOGGER;
 

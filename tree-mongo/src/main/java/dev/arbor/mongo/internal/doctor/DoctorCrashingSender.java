@@ -28,10 +28,10 @@ import org.jspecify.annotations.Nullable;
  */
 final class DoctorCrashingSender implements TreeLock.Sender {
   /** Thrown where a holder stops dead. */
-  public static final class Crash extends RuntimeException {
+  static final class Crash extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    public Crash() {
+    Crash() {
       super("crashed half-way", null, false, false);
     }
   }
@@ -39,14 +39,14 @@ final class DoctorCrashingSender implements TreeLock.Sender {
   /** Closes the holder's client, or null: the holder stops dead instead. */
   private final @Nullable Runnable close;
   /** Whether it stops the next change; until then every batch goes through unchanged. */
-  public volatile boolean armed;
+  volatile boolean armed;
   /** Whether it stopped the holder. */
-  public volatile boolean crashed;
+  volatile boolean crashed;
   /** Where it stopped the holder, for the report: after which documents of which step. */
-  public volatile String where = "";
+  volatile String where = "";
 
   /** A sender that stops the holder by running {@code close}, or dead if it is null. */
-  public DoctorCrashingSender(@Nullable Runnable close) {
+  DoctorCrashingSender(@Nullable Runnable close) {
     this.close = close;
   }
 

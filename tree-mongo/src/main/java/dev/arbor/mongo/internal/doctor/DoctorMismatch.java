@@ -9,7 +9,7 @@ package dev.arbor.mongo.internal.doctor;
 final class DoctorMismatch extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  public DoctorMismatch(String message) {
+  DoctorMismatch(String message) {
     super(message, null, false, false);
   }
 }

@@ -29,17 +29,17 @@ public final class DoctorScratch {
   }
 
   /** The doctor's client, made with the caller's settings. */
-  public MongoClient client() {
+  MongoClient client() {
     return client;
   }
 
   /** The caller's database, which holds the scratch collection. */
-  public MongoDatabase database() {
+  MongoDatabase database() {
     return database;
   }
 
   /** The scratch collection's name. */
-  public String name() {
+  String name() {
     return name;
   }
 
@@ -49,7 +49,7 @@ public final class DoctorScratch {
   }
 
   /** The scratch collection, dropped and empty. */
-  public MongoCollection<Document> fresh() {
+  MongoCollection<Document> fresh() {
     MongoCollection<Document> c = database.getCollection(name);
     c.drop();
     return c;
@@ -61,7 +61,7 @@ public final class DoctorScratch {
   }
 
   /** The scratch collection reached through {@code own}, a client of {@link #newClient()}. */
-  public MongoCollection<Document> collection(MongoClient own) {
+  MongoCollection<Document> collection(MongoClient own) {
     return own.getDatabase(database.getName()).getCollection(name);
   }
 

@@ -19,18 +19,18 @@ final class DoctorScript {
   private DoctorScript() {}
 
   /** One operation of the script, with the ids whose reads are compared after it. */
-  public record Op(String what, Consumer<TreeStore> run, List<String> focus) {}
+  record Op(String what, Consumer<TreeStore> run, List<String> focus) {}
 
   /** An operation comparing the reads of {@code focus} after it. */
-  public static Op op(String what, Consumer<TreeStore> run, String... focus) {
+  static Op op(String what, Consumer<TreeStore> run, String... focus) {
     return new Op(what, run, List.of(focus));
   }
 
   /** The fixture's hostile id: path separators and regex metacharacters. */
-  public static final String D = "d.$,/|\\(x)";
+  static final String D = "d.$,/|\\(x)";
 
   /** The fixture: hostile ids among plain ones (path separators, regex metacharacters). */
-  public static Tree fixture() {
+  static Tree fixture() {
     return Tree.builder()
         .add("a", null, Map.of("title", "A", "n", 1))
         .add("b", "a").add("c", "b").add(D, "b").add("e", D).add("f", D)
@@ -41,7 +41,7 @@ final class DoctorScript {
   }
 
   /** The contract's operations, in order, on the {@link #fixture()}. */
-  public static List<Op> script() {
+  static List<Op> script() {
     return List.of(
         op("insert n1 firstRoot", s -> s.insert("n1", Position.firstRoot(),
             Map.of("title", "n1", "n", 1)), "n1"),

@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  */
 public record DoctorVerdict(Doctor.Status status, String detail) {
   /** Used, and every comparison passed; {@code detail} says what was run. */
-  public static DoctorVerdict passed(String detail) {
+  static DoctorVerdict passed(String detail) {
     return new DoctorVerdict(Doctor.Status.PASSED, detail);
   }
 
@@ -32,7 +32,7 @@ public record DoctorVerdict(Doctor.Status status, String detail) {
   }
 
   /** An exception's simple class name and first line (a command error: its message and code). */
-  public static String describe(Throwable e) {
+  static String describe(Throwable e) {
     String message = e.getMessage();
     if (e instanceof com.mongodb.MongoCommandException c) {
       message = c.getErrorMessage() + " (code " + c.getErrorCode() + ")";

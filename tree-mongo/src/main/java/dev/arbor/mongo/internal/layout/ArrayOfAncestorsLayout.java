@@ -100,7 +100,7 @@ final class ArrayOfAncestorsLayout implements Layout {
   private final String rankField;
   private final Ranks ranks;
 
-  public ArrayOfAncestorsLayout(LayoutContext context) {
+  ArrayOfAncestorsLayout(LayoutContext context) {
     this.context = context;
     this.parentField = context.names().parent;
     this.ancestorsField = context.names().ancestors;

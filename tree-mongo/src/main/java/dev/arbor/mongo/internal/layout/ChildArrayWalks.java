@@ -29,7 +29,7 @@ final class ChildArrayWalks {
   private final LayoutContext context;
   private final String childrenField;
 
-  public ChildArrayWalks(LayoutContext context) {
+  ChildArrayWalks(LayoutContext context) {
     this.context = context;
     this.childrenField = context.names().children;
   }
@@ -40,7 +40,7 @@ final class ChildArrayWalks {
   }
 
   /** The document among {@code docs} (read already) whose children array lists {@code id}. */
-  public @org.jspecify.annotations.Nullable Document listerOf(String id, List<Document> docs) {
+  @org.jspecify.annotations.Nullable Document listerOf(String id, List<Document> docs) {
     for (Document d : docs) {
       if (!id.equals(d.get(ID))
           && d.getList(childrenField, String.class, List.of()).contains(id)) {

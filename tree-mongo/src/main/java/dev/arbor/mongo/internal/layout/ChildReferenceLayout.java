@@ -113,7 +113,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   /** The walks up and down the {@code children} arrays. */
   private final ChildArrayWalks walks;
 
-  public ChildReferenceLayout(LayoutContext context) {
+  ChildReferenceLayout(LayoutContext context) {
     this.context = context;
     this.childrenField = context.names().children;
     this.rankField = context.names().rank;

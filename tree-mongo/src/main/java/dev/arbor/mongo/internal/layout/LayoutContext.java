@@ -35,7 +35,7 @@ public record LayoutContext(FieldNames names, NodeIds ids, @Nullable Scope scope
   }
 
   /** @see NodeDocuments#newDocument */
-  public Document newDocument(String id, Document structure, Map<String, ?> attributes) {
+  Document newDocument(String id, Document structure, Map<String, ?> attributes) {
     return NodeDocuments.newDocument(id, structure, attributes);
   }
 }

@@ -46,7 +46,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Layouts {
   /** Node documents read to recognise a collection's layout. */
-  public static final int SAMPLE = 20;
+  static final int SAMPLE = 20;
 
   private Layouts() {}
 
@@ -173,8 +173,8 @@ public final class Layouts {
    * @param nodeId the first node laid out so
    * @param fields that node's fields of the pattern seen
    */
-  public record Mismatch(TreePattern seen, String nodeId, List<String> fields) {
-    public String describe(TreePattern pattern, String collectionName, String node) {
+  record Mismatch(TreePattern seen, String nodeId, List<String> fields) {
+    String describe(TreePattern pattern, String collectionName, String node) {
       return "collection '" + collectionName + "' is laid out in the " + seen + " pattern, not "
           + pattern + " (" + node + " has " + String.join(", ", fields) + "): open it with"
           + " TreePattern." + seen + ", or convert it";

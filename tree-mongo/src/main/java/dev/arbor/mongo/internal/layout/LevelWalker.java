@@ -8,7 +8,7 @@ import dev.arbor.mongo.internal.protocol.Reads;
  * per level, each of which the store's {@link Reads} scopes and rewrites.
  */
 final class LevelWalker implements Walker {
-  public static final LevelWalker INSTANCE = new LevelWalker();
+  static final LevelWalker INSTANCE = new LevelWalker();
 
   private LevelWalker() {}
 

@@ -179,7 +179,7 @@ public final class MaterializedPathLayout implements Layout {
    *
    * @throws IllegalArgumentException if the path is malformed
    */
-  public static List<String> parse(String path) {
+  static List<String> parse(String path) {
     List<String> ids = new ArrayList<>();
     if (path == null) {
       return ids;
@@ -217,7 +217,7 @@ public final class MaterializedPathLayout implements Layout {
   public static final int MAX_REGEX_LENGTH = 8_192;
 
   /** The paths starting with {@code prefix} (which ends with a comma): an index range. */
-  public Bson startsWith(String prefix) {
+  Bson startsWith(String prefix) {
     String upper = prefix.substring(0, prefix.length() - 1) + (char) (',' + 1);
     return and(gte(pathField, prefix), lt(pathField, upper));
   }
@@ -234,7 +234,7 @@ public final class MaterializedPathLayout implements Layout {
    * compiled patterns past about 64 K units, and a bounded repeat of a group is compiled once per
    * repetition (a bound of 705 already fails).
    */
-  public Bson below(String prefix, int maxDepth) {
+  Bson below(String prefix, int maxDepth) {
     Bson filter = startsWith(prefix);
     if (maxDepth - 1 <= MAX_REGEX_DEPTH) {
       String depth = depthRegex(prefix, maxDepth - 1);

@@ -113,7 +113,7 @@ final class NestedSetLayout implements Layout {
   /** The projection of the structural fields. */
   private final Bson structure;
 
-  public NestedSetLayout(LayoutContext context) {
+  NestedSetLayout(LayoutContext context) {
     this.context = context;
     this.parentField = context.names().parent;
     this.leftField = context.names().left;
@@ -211,7 +211,7 @@ final class NestedSetLayout implements Layout {
    * The nodes of the subtree whose interval is {@code [left, right]}: {@code left} in that range,
    * a tight range of the {@code {left: 1, right: 1}} index ({@code right} follows from it).
    */
-  public Bson subtree(long left, long right) {
+  Bson subtree(long left, long right) {
     return and(gte(leftField, left), lte(leftField, right));
   }
 
@@ -601,7 +601,7 @@ final class NestedSetLayout implements Layout {
     return Layout.stringField(d, parentField);
   }
 
-  public static long num(Document d, String field) {
+  static long num(Document d, String field) {
     Object v = d.get(field);
     return v instanceof Number n ? n.longValue() : 0L;
   }

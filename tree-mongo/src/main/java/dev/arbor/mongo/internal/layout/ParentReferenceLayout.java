@@ -94,7 +94,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Choose it when writes dominate: a move writes one document whatever the subtree size; subtree
  * reads pay for it with a recursive query.
  */
-public final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
+final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
   private final LayoutContext context;
   private final String parentField;
   private final String rankField;
@@ -102,7 +102,7 @@ public final class ParentReferenceLayout implements Layout, ReferenceReads.Links
   /** The reads defined by the two walks, {@link #ancestorsOf} and {@link #subtree}. */
   private final ReferenceReads references;
 
-  public ParentReferenceLayout(LayoutContext context) {
+  ParentReferenceLayout(LayoutContext context) {
     this.context = context;
     this.parentField = context.names().parent;
     this.rankField = context.names().rank;

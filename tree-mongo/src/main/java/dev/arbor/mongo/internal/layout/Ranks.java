@@ -39,7 +39,7 @@ public final class Ranks {
   }
 
   /** The field that holds the rank. */
-  public String field() {
+  String field() {
     return field;
   }
 
@@ -115,7 +115,7 @@ public final class Ranks {
   }
 
   /** The rank of {@code d}, 0 if it has none. */
-  public long of(Document d) {
+  long of(Document d) {
     Object rank = d.get(field);
     return rank instanceof Number n ? n.longValue() : 0L;
   }

@@ -42,7 +42,7 @@ final class ReferenceReads {
   private final LayoutContext context;
   private final Links links;
 
-  public ReferenceReads(LayoutContext context, Links links) {
+  ReferenceReads(LayoutContext context, Links links) {
     this.context = context;
     this.links = links;
   }

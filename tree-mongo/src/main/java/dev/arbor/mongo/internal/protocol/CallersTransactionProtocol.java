@@ -47,7 +47,7 @@ public final class CallersTransactionProtocol implements Protocol {
   }
 
   /** The protocol of this view's calls outside a transaction. */
-  public Protocol outside() {
+  Protocol outside() {
     return outside;
   }
 }

@@ -52,7 +52,7 @@ public final class Change extends Reads {
   }
 
   /** The version of the change. */
-  public long version() {
+  long version() {
     return version;
   }
 

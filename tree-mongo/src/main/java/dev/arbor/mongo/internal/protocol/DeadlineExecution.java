@@ -13,8 +13,8 @@ import org.jspecify.annotations.Nullable;
  * the same way: a batch sent late changes nothing, and is sent again behind a new fence if this
  * caller still holds the lock. An insert command is fenced by its insert fence alone.
  */
-public final class DeadlineExecution extends Execution {
-  public DeadlineExecution(TreeLock facade, String token, String origin,
+final class DeadlineExecution extends Execution {
+  DeadlineExecution(TreeLock facade, String token, String origin,
       TreeLock.@Nullable Quiet claim, long v, String what, List<Step> steps,
       List<TreeLock.Statement> program, int commitPoint, boolean journaled,
       TreeLock.@Nullable Hold hold) {
@@ -26,7 +26,7 @@ public final class DeadlineExecution extends Execution {
    * or deletes once a third of the lease has passed since the last one.
    */
   @Override
-  public int beforeBatch(int next, int kind, long start) {
+  int beforeBatch(int next, int kind, long start) {
     if (next == 0 || (kind != 1 && !freshFence())) {
       return loneFence(next, start);
     }
@@ -35,18 +35,18 @@ public final class DeadlineExecution extends Execution {
 
   /** Nothing: the lone fence sent before the batch leads it. */
   @Override
-  public int lead(List<TreeLock.Statement> batch, List<Integer> index, int next, int kind) {
+  int lead(List<TreeLock.Statement> batch, List<Integer> index, int next, int kind) {
     return next;
   }
 
   @Override
-  public TreeLock.Statement bounded(TreeLock.Statement s) {
+  TreeLock.Statement bounded(TreeLock.Statement s) {
     return new TreeLock.Statement(Fences.withDeadline(s.model(), deadline), s.step());
   }
 
   /** Closes a batch of updates or deletes: it fails if the batch ran on past the lease. */
   @Override
-  public void close(List<TreeLock.Statement> batch, List<Integer> index, int kind) {
+  void close(List<TreeLock.Statement> batch, List<Integer> index, int kind) {
     if (kind != 1 && index.get(index.size() - 1) != program.size() - 1) {
       batch.add(new TreeLock.Statement(fencing.closing(token, deadline), 0));
       index.add(-2);
@@ -54,13 +54,13 @@ public final class DeadlineExecution extends Execution {
   }
 
   @Override
-  public boolean stepRan(MongoBulkWriteException e, List<Integer> index, int i) {
+  boolean stepRan(MongoBulkWriteException e, List<Integer> index, int i) {
     return ranAlone(e, index.indexOf(1));
   }
 
   /** The closing fence of a batch, or the release, which closes the last one. */
   @Override
-  public boolean closingFence(int at) {
+  boolean closingFence(int at) {
     return at == -2 || at == program.size() - 1;
   }
 }

@@ -41,29 +41,29 @@ import org.jspecify.annotations.Nullable;
  * OrderedProbe}): {@link OrderedExecution} on a server that stops at the first error (MongoDB),
  * {@link DeadlineExecution} on one that goes on after a failed statement (mongo-java-server).
  */
-public abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
+abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
   final TreeLock facade;
-  public final LockDocument lock;
-  public final Fences fencing;
-  public final String token;
-  public final String origin;
-  public final TreeLock.@Nullable Quiet claim;
-  public final long v;
-  public final String what;
-  public final List<Step> steps;
-  public final List<TreeLock.Statement> program;
+  final LockDocument lock;
+  final Fences fencing;
+  final String token;
+  final String origin;
+  final TreeLock.@Nullable Quiet claim;
+  final long v;
+  final String what;
+  final List<Step> steps;
+  final List<TreeLock.Statement> program;
   final int commitPoint;
-  public final boolean journaled;
-  public final TreeLock.@Nullable Hold hold;
-  public boolean committed;
+  final boolean journaled;
+  final TreeLock.@Nullable Hold hold;
+  boolean committed;
   boolean uncertain;
-  public long deleted;
+  long deleted;
   /** Insert fences used by this acquisition so far, when no hold counts them. */
   int insertFences;
   /** The ids of the insert fences this execution inserted. */
-  public final List<BsonValue> fences = new ArrayList<>();
+  final List<BsonValue> fences = new ArrayList<>();
   /** Whether a command was sent again after an I/O error (the first may still arrive). */
-  public boolean resent;
+  boolean resent;
   /** Whether the server acknowledged the lead (claim or first fence) of the program. */
   boolean leadAcked;
   /** Whether the single step of a change without journal ran, when its answer said so. */
@@ -74,7 +74,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * The most statements in the next batch: halved each time a batch runs out of its time (the
    * lease), so that a holder on a slow server or a busy machine still gets through.
    */
-  public int limit = Integer.MAX_VALUE;
+  int limit = Integer.MAX_VALUE;
   /**
    * Whether a failure before the commit point frees the lock: not for a replay nor a graft's
    * commit, which leave a journal (the stopped holder's, the graft's undo) to complete.
@@ -110,7 +110,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * @param journaled whether the change has a journal (stored by the program or already)
    * @param hold the hold this execution writes under, or null for a claim
    */
-  public static Execution of(TreeLock facade, String token, String origin,
+  static Execution of(TreeLock facade, String token, String origin,
       TreeLock.@Nullable Quiet claim, long v, String what, List<Step> steps,
       List<TreeLock.Statement> program, int commitPoint, boolean journaled,
       TreeLock.@Nullable Hold hold) {
@@ -121,7 +121,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
             commitPoint, journaled, hold);
   }
 
-  public Execution(TreeLock facade, String token, String origin, TreeLock.@Nullable Quiet claim,
+  Execution(TreeLock facade, String token, String origin, TreeLock.@Nullable Quiet claim,
       long v,
       String what, List<Step> steps, List<TreeLock.Statement> program, int commitPoint,
       boolean journaled, TreeLock.@Nullable Hold hold) {
@@ -162,10 +162,10 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
   }
 
   /** Ends an execution whose change was completed, by this caller or by another. */
-  public static final class Completed extends RuntimeException {
+  static final class Completed extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    public Completed() {
+    Completed() {
       super(null, null, false, false);
     }
   }
@@ -189,29 +189,29 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    *
    * @return the program index to go on from
    */
-  public abstract int beforeBatch(int next, int kind, long start);
+  abstract int beforeBatch(int next, int kind, long start);
 
   /**
    * Adds the statements that lead a batch of updates or deletes starting at {@code next}.
    *
    * @return the program index to go on from
    */
-  public abstract int lead(List<TreeLock.Statement> batch, List<Integer> index, int next, int kind);
+  abstract int lead(List<TreeLock.Statement> batch, List<Integer> index, int next, int kind);
 
   /** Statement {@code s} of the program (an update or a delete) as it is sent in a batch. */
-  public abstract TreeLock.Statement bounded(TreeLock.Statement s);
+  abstract TreeLock.Statement bounded(TreeLock.Statement s);
 
   /** Adds what closes a batch of statements of {@code kind}, if anything. */
-  public abstract void close(List<TreeLock.Statement> batch, List<Integer> index, int kind);
+  abstract void close(List<TreeLock.Statement> batch, List<Integer> index, int kind);
 
   /**
    * Whether the single step of a change without journal ran, from the answer to the command
    * that carried it (at {@code index.indexOf(1)}), whose statement {@code i} failed.
    */
-  public abstract boolean stepRan(MongoBulkWriteException e, List<Integer> index, int i);
+  abstract boolean stepRan(MongoBulkWriteException e, List<Integer> index, int i);
 
   /** Whether the statement at program index {@code at} (-2: none) closed its batch. */
-  public abstract boolean closingFence(int at);
+  abstract boolean closingFence(int at);
 
   /** Whether a lone fence was sent less than a third of the lease ago. */
   boolean freshFence() {
@@ -302,7 +302,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
     return step instanceof Step.Update ? r.getMatchedCount() > 0 : r.getDeletedCount() > 0;
   }
 
-  public long execute() {
+  long execute() {
     long start = lock.timing.nanoTime();
     int next = 0;
     while (next < program.size()) {
@@ -512,7 +512,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
    * A driver error the execution does not handle: what became of the change is what this caller
    * knows of it. Before its commit point nothing was written, and the lock is freed.
    */
-  public RuntimeException failed(MongoException e) {
+  RuntimeException failed(MongoException e) {
     if (committed || uncertain) {
       return interrupted(e, false);
     }
@@ -527,7 +527,7 @@ public abstract sealed class Execution permits OrderedExecution, DeadlineExecuti
   }
 
   /** The change cannot go on: says what became of it, as far as this caller can tell. */
-  public ChangeInterruptedException interrupted(RuntimeException e, boolean sentCommit) {
+  ChangeInterruptedException interrupted(RuntimeException e, boolean sentCommit) {
     Outcome outcome = committed ? Outcome.COMMITTED
         : uncertain || sentCommit ? Outcome.UNKNOWN : Outcome.NOT_APPLIED;
     return new ChangeInterruptedException("Could not complete '" + what + "' on tree '"

@@ -119,7 +119,7 @@ public final class FencedJournalProtocol implements Protocol {
    * @return the outcome, or null if the tree changed meanwhile or a change is in flight (nothing
    *     was written)
    */
-  public @Nullable Outcome optimistic(String what, Planner planner, boolean refresh) {
+  @Nullable Outcome optimistic(String what, Planner planner, boolean refresh) {
     TreeLock.Quiet k = known.get();
     if (k == null || refresh) {
       TreeLock.State s = lock.read();
@@ -188,12 +188,12 @@ public final class FencedJournalProtocol implements Protocol {
   }
 
   /** Records a quiet version seen with no lane in flight, for the next optimistic try. */
-  public void remember(TreeLock.Quiet q) {
+  void remember(TreeLock.Quiet q) {
     known.remember(q);
   }
 
   /** A read accepted by {@link #readOnce}. */
-  public record Accepted<T>(@Nullable T value) {}
+  record Accepted<T>(@Nullable T value) {}
 
   /**
    * One try of an isolated read, as {@link #read} makes it (on the last quiet version seen, the

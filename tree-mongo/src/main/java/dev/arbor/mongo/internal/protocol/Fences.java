@@ -36,11 +36,11 @@ import org.jspecify.annotations.Nullable;
  * leads an insert command, and the server-clock deadline that bounds a statement on a server that
  * goes on after a failed one; and the time limit of a fenced batch.
  */
-public final class Fences {
+final class Fences {
   private final LockDocument lock;
   private final OrderedProbe probe;
 
-  public Fences(LockDocument lock, OrderedProbe probe) {
+  Fences(LockDocument lock, OrderedProbe probe) {
     this.lock = lock;
     this.probe = probe;
   }
@@ -50,7 +50,7 @@ public final class Fences {
    * run on after the lease it was fenced with has expired (the fence renews it as the batch
    * starts).
    */
-  public MongoCollection<BsonDocument> timed() {
+  MongoCollection<BsonDocument> timed() {
     return timed(lock.leaseMillis);
   }
 
@@ -69,7 +69,7 @@ public final class Fences {
    * A fence: renews the lease (keeping its length, which the taking of the lock set) and applies
    * {@code more}, or fails with a duplicate key.
    */
-  public WriteModel<BsonDocument> fence(String token, @Nullable Bson more) {
+  WriteModel<BsonDocument> fence(String token, @Nullable Bson more) {
     return fence(token, null, more, Updates.currentDate(LockDocument.RENEWED));
   }
 
@@ -127,7 +127,7 @@ public final class Fences {
    * seen leaves it as it was until it releases), or if this token already took it (a resent
    * claim); else fails with a duplicate key.
    */
-  public WriteModel<BsonDocument> claim(TreeLock.Quiet known, String token, long v, String what,
+  WriteModel<BsonDocument> claim(TreeLock.Quiet known, String token, long v, String what,
       @Nullable Bson more) {
     Bson free = and(eq(LockDocument.EPOCH, known.epoch()),
         eq(LockDocument.VERSION, known.version()), eq(LockDocument.OWNER, null),
@@ -146,7 +146,7 @@ public final class Fences {
    * The statement that closes a batch on a server that goes on after a failed statement: it
    * fails if the batch ran on past the lease that ends at {@code deadline}, or the lock was lost.
    */
-  public WriteModel<BsonDocument> closing(String token, long deadline) {
+  WriteModel<BsonDocument> closing(String token, long deadline) {
     return new UpdateOneModel<>(before(and(lock.lockKey(),
         eq(LockDocument.OWNER, token)), deadline), Updates.currentDate(LockDocument.RENEWED),
         new UpdateOptions().upsert(true));
@@ -298,14 +298,14 @@ public final class Fences {
   }
 
   /** The kind of command the driver sends a statement in: 0 update, 1 insert, 2 delete. */
-  public static int kind(TreeLock.Statement s) {
+  static int kind(TreeLock.Statement s) {
     WriteModel<BsonDocument> m = s.model();
     return m instanceof InsertOneModel ? 1
         : m instanceof DeleteManyModel || m instanceof DeleteOneModel ? 2 : 0;
   }
 
   /** {@code filter}, matching only while the server's clock is before {@code deadline}. */
-  public static BsonDocument before(Bson filter, long deadline) {
+  static BsonDocument before(Bson filter, long deadline) {
     return new BsonDocument("$and", new BsonArray(List.of(
         filter.toBsonDocument(BsonDocument.class, com.mongodb.MongoClientSettings
             .getDefaultCodecRegistry()),

@@ -35,14 +35,14 @@ final class Journal {
   private final TreeLock facade;
   private final LockDocument lock;
 
-  public Journal(TreeLock facade, LockDocument lock) {
+  Journal(TreeLock facade, LockDocument lock) {
     this.facade = facade;
     this.lock = lock;
   }
 
   /** A journal as it is written: its header, and its parts when its steps are not inline. */
-  public record Written(BsonDocument header, List<BsonDocument> parts) {
-    public boolean inline() {
+  record Written(BsonDocument header, List<BsonDocument> parts) {
+    boolean inline() {
       return parts.isEmpty();
     }
   }
@@ -52,7 +52,7 @@ final class Journal {
    *
    * @throws TreeException if a step is larger than Arbor sends in one statement
    */
-  public Written write(long v, String what, String origin, List<Step> steps) {
+  Written write(long v, String what, String origin, List<Step> steps) {
     BsonArray encoded = new BsonArray();
     long total = 0;
     for (Step s : steps) {
@@ -77,13 +77,13 @@ final class Journal {
   }
 
   /** The header of the journal of change {@code v}, without its steps. */
-  public static BsonDocument header(long v, String what, String origin) {
+  static BsonDocument header(long v, String what, String origin) {
     return new BsonDocument("v", new BsonInt64(v)).append("what", new BsonString(what))
         .append("t", new BsonString(origin));
   }
 
   /** The update that stores {@code header} as the pending journal of change {@code v}. */
-  public static Bson pending(BsonDocument header, long v, String origin) {
+  static Bson pending(BsonDocument header, long v, String origin) {
     return Updates.combine(Updates.set(TreeLock.JOURNAL, header), Updates.set(LockDocument.OP, v),
         Updates.set(LockDocument.OP_TOKEN, origin));
   }
@@ -94,7 +94,7 @@ final class Journal {
    * release travels in the command that commits the change, and its writer, if it lost that
    * command's answer, can tell that it is done.
    */
-  public static Bson releasedBy(String origin) {
+  static Bson releasedBy(String origin) {
     return Updates.combine(LockDocument.releaseUpdate(), Updates.pushEach(LockDocument.DONE,
         List.of(origin), new PushOptions().slice(-LockDocument.DONE_KEPT)));
   }
@@ -104,7 +104,7 @@ final class Journal {
    * recording it among the last 64 completed so, so that its writer, if it lost the answer to
    * its commit, can tell that it is done.
    */
-  public static Bson completedFor(String origin) {
+  static Bson completedFor(String origin) {
     return Updates.combine(Updates.unset(LockDocument.OP), Updates.unset(LockDocument.OP_TOKEN),
         Updates.unset(TreeLock.JOURNAL), Updates.pushEach(LockDocument.DONE, List.of(origin),
             new PushOptions().slice(-LockDocument.DONE_KEPT)));
@@ -115,7 +115,7 @@ final class Journal {
    * scope field (a replay, which reads parts within the tree's scope, finds it, and a sharded
    * collection routes it).
    */
-  public WriteModel<BsonDocument> partStatement(BsonDocument part) {
+  WriteModel<BsonDocument> partStatement(BsonDocument part) {
     return new UpdateOneModel<>(lock.scoped(eq("_id", part.get("_id"))),
         new BsonDocument("$setOnInsert", new BsonDocument("steps", part.get("steps"))),
         new UpdateOptions().upsert(true));
@@ -150,7 +150,7 @@ final class Journal {
   }
 
   /** Deletes the given parts of a journal, once its change is complete. */
-  public void deleteParts(List<BsonDocument> parts) {
+  void deleteParts(List<BsonDocument> parts) {
     List<BsonValue> ids = new ArrayList<>();
     for (BsonDocument part : parts) {
       ids.add(part.get("_id"));
@@ -159,7 +159,7 @@ final class Journal {
   }
 
   /** Deletes the {@code parts} parts of the journal of change {@code op}. */
-  public void deleteParts(long op, int parts) {
+  void deleteParts(long op, int parts) {
     lock.raw.deleteMany(lock.scoped(in("_id", partIds(op, parts))));
   }
 
@@ -172,7 +172,7 @@ final class Journal {
   }
 
   /** The journal stored in the lock document, or null. */
-  public @Nullable BsonDocument stored() {
+  @Nullable BsonDocument stored() {
     BsonDocument d = lock.raw.find(lock.lockKey()).projection(Projections.include(TreeLock.JOURNAL))
         .first();
     return d == null ? null : d.getDocument(TreeLock.JOURNAL, null);
@@ -184,7 +184,7 @@ final class Journal {
    *
    * @throws TreeException if a part is missing
    */
-  public List<Step> steps(BsonDocument journal, long op) {
+  List<Step> steps(BsonDocument journal, long op) {
     List<Step> steps = new ArrayList<>();
     int parts = journal.getInt32("parts", new BsonInt32(0)).getValue();
     if (parts == 0) {

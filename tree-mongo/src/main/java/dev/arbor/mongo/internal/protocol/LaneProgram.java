@@ -39,30 +39,30 @@ final class LaneProgram {
    * The largest journal kept in a head's mark: a node document carries it beside its own fields,
    * under MongoDB's 16 MB; larger plans take the tree's lock, whose journal has room.
    */
-  public static final int MAX_JOURNAL_BYTES = 256 * 1024;
+  static final int MAX_JOURNAL_BYTES = 256 * 1024;
 
   private final Lanes lanes;
 
-  public LaneProgram(Lanes lanes) {
+  LaneProgram(Lanes lanes) {
     this.lanes = lanes;
   }
 
   /** The plan's journal does not fit in the head's mark: the change takes the tree's lock. */
-  public static final class TooLarge extends RuntimeException {
+  static final class TooLarge extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    public TooLarge() {
+    TooLarge() {
       super(null, null, false, false);
     }
   }
 
   /** A step the server refused: {@code step} (0-based) and the steps after it did not run. */
-  public static final class Refused extends RuntimeException {
+  static final class Refused extends RuntimeException {
     private static final long serialVersionUID = 1L;
-    public final MongoException cause;
-    public final int step;
+    final MongoException cause;
+    final int step;
 
-    public Refused(MongoException cause, int step) {
+    Refused(MongoException cause, int step) {
       super(cause.getMessage(), cause, false, false);
       this.cause = cause;
       this.step = step;
@@ -70,16 +70,16 @@ final class LaneProgram {
   }
 
   /** Thrown when the lane was lost after its commit point: another caller completes it. */
-  public static final class Completed extends RuntimeException {
+  static final class Completed extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    public Completed() {
+    Completed() {
       super(null, null, false, false);
     }
   }
 
   /** A batch whose closing statement ran past the lane's deadline: some of it may not have run. */
-  public static final class Late extends RuntimeException {
+  static final class Late extends RuntimeException {
     private static final long serialVersionUID = 1L;
     /**
      * The documents the batch's statements before the closing one matched, as the server
@@ -87,9 +87,9 @@ final class LaneProgram {
      * nothing, and the server ran them in order), so that a step whose only sending this was
      * never applies; -1 when not told.
      */
-    public final long matched;
+    final long matched;
 
-    public Late(long matched) {
+    Late(long matched) {
       super(null, null, false, false);
       this.matched = matched;
     }
@@ -100,7 +100,7 @@ final class LaneProgram {
    *
    * @return the documents deleted, -1 if another caller completed the change
    */
-  public long run(Lanes.Lane lane, List<Step> steps, String what) {
+  long run(Lanes.Lane lane, List<Step> steps, String what) {
     // A delete is journaled even alone: once its lane is taken over, a node found gone may have
     // been deleted by the lane that took its marks next, so only a journal tells (an update or
     // an insert carries the lane's token in its document).
@@ -151,7 +151,7 @@ final class LaneProgram {
   }
 
   /** Completes a journal left by a lane that stopped, as the caller who took it over. */
-  public void replay(Lanes.Lane heir, List<Step> steps) {
+  void replay(Lanes.Lane heir, List<Step> steps) {
     sendSteps(heir, steps, true, heir.token, false);
   }
 

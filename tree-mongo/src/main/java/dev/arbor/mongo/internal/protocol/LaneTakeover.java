@@ -42,7 +42,7 @@ final class LaneTakeover {
    *
    * @return whether anything changed (else the lane is live: back off)
    */
-  public boolean resolve(Lanes.Met met) {
+  boolean resolve(Lanes.Met met) {
     BsonDocument m = met.mark();
     if (m == null) {
       return true;
@@ -165,7 +165,7 @@ final class LaneTakeover {
    *
    * @return the exception to throw
    */
-  public TreeException stuck(Lanes.Lane lane, String what, LaneProgram.Refused r, int steps) {
+  TreeException stuck(Lanes.Lane lane, String what, LaneProgram.Refused r, int steps) {
     BsonDocument stuck = new BsonDocument("v", new BsonInt64(lane.version))
         .append("what", new BsonString(what)).append("step", new BsonInt32(r.step + 1))
         .append("steps", new BsonInt32(steps))

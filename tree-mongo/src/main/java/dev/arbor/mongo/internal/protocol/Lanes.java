@@ -76,11 +76,11 @@ public final class Lanes {
   public static final String T = FIELD + ".t";
   static final String H = FIELD + ".h";
   public static final String R = FIELD + ".r";
-  public static final String L = FIELD + ".l";
-  public static final String O = FIELD + ".o";
+  static final String L = FIELD + ".l";
+  static final String O = FIELD + ".o";
   static final String J = FIELD + ".j";
   static final String V = FIELD + ".v";
-  public static final String W = FIELD + ".w";
+  static final String W = FIELD + ".w";
 
   /**
    * How long a store's changes go straight to lanes after an optimistic change of it found the
@@ -94,9 +94,9 @@ public final class Lanes {
    */
   volatile long contendedUntil;
 
-  public final TreeLock tree;
-  public final LockDocument lock;
-  public final MongoCollection<BsonDocument> raw;
+  final TreeLock tree;
+  final LockDocument lock;
+  final MongoCollection<BsonDocument> raw;
   /** The node documents, read with ids decoded. */
   final MongoCollection<Document> data;
   /** Maps node ids in filters to their stored form. */
@@ -124,18 +124,18 @@ public final class Lanes {
   }
 
   /** One change's lane: its token, its marks (head first), and its lease. */
-  public final class Lane {
-    public final String token;
+  final class Lane {
+    final String token;
     /** The token of the lane's current owner: its writer, or a caller who took it over. */
-    public final String owner;
-    public final List<String> marked = new ArrayList<>();
-    public @Nullable String head;
+    final String owner;
+    final List<String> marked = new ArrayList<>();
+    @Nullable String head;
     /** The server's time of the last renewal, and the local time it was learnt at. */
-    public volatile long renewed;
+    volatile long renewed;
     volatile long renewedAt;
     /** The background renewal of the lane's lease, while it runs. */
     private volatile java.util.concurrent.@Nullable Future<?> renewal;
-    public long version = -1;
+    long version = -1;
     /**
      * This lane's lease, in ms: the tree's, grown ({@link LockDocument#grown}) when a command
      * arrived after it, and for a caller who took the lane over.
@@ -148,14 +148,14 @@ public final class Lanes {
     /** The number of the insert fence last sent (a command sent again keeps it). */
     int fenceSent = -1;
     /** Whether the lane's journal is stored: from then on its marks stay until it completes. */
-    public boolean committed;
+    boolean committed;
     /** Whether a command of its steps was sent. */
-    public boolean sent;
+    boolean sent;
     /** Whether its journal was sent (it may have landed unseen). */
-    public boolean commitSent;
+    boolean commitSent;
 
     /** A new lane of a change, whose marks will be claimed for {@code leaseMillis} ms. */
-    public Lane(long leaseMillis) {
+    Lane(long leaseMillis) {
       this.token = LockDocument.newToken();
       this.owner = token;
       this.leaseMillis = leaseMillis;
@@ -165,7 +165,7 @@ public final class Lanes {
      * The lane {@code token} with its head at {@code head}, as its new {@code owner} took it over
      * for {@code leaseMillis} ms.
      */
-    public Lane(String token, String owner, String head, long leaseMillis) {
+    Lane(String token, String owner, String head, long leaseMillis) {
       this.token = token;
       this.owner = owner;
       this.head = head;
@@ -173,7 +173,7 @@ public final class Lanes {
       this.leaseMillis = leaseMillis;
     }
 
-    public long deadline() {
+    long deadline() {
       return renewed + leaseMillis;
     }
 
@@ -181,7 +181,7 @@ public final class Lanes {
      * Renews the lease every third of it in the background, so that a live holder keeps its lane
      * however slow its calls (unless the lock's keepAlive is off: a test of a paused process).
      */
-    public void keepAlive() {
+    void keepAlive() {
       if (tree.keepAlive && renewal == null) {
         renewal = renewals.every(Math.max(1, lock.leaseMillis / 3), () -> {
           try {
@@ -196,7 +196,7 @@ public final class Lanes {
     }
 
     /** Stops the background renewal. */
-    public void stop() {
+    void stop() {
       java.util.concurrent.Future<?> r = renewal;
       if (r != null) {
         r.cancel(false);
@@ -221,7 +221,7 @@ public final class Lanes {
    * How many raises of the version by lanes the lock document keeps ({@link
    * LockDocument#LANE_LOG}).
    */
-  public static final int LOG = 16;
+  static final int LOG = 16;
 
   /** The most marks a gate's entry names, and their most characters; beyond, it names none. */
   private static final int LOGGED_MARKS = 16;
@@ -231,7 +231,7 @@ public final class Lanes {
    * A raise of the version by a lane, as the lock document's log keeps it: the lane's token and,
    * for its gate, the ids it marked (null for a release, or when they are too many to name).
    */
-  public record Bump(String token, boolean gate, java.util.@Nullable Set<String> marks) {
+  record Bump(String token, boolean gate, java.util.@Nullable Set<String> marks) {
     static Bump of(BsonValue v) {
       BsonDocument d = v.isDocument() ? v.asDocument() : new BsonDocument();
       String t = d.isString("t") ? d.getString("t").getValue() : "";
@@ -336,13 +336,13 @@ public final class Lanes {
    * missing}), or none because the claim of the lane's other marks reached the server after the
    * lease its head was claimed for ({@code late}: the next try claims for a longer lease).
    */
-  public record Met(String id, @Nullable BsonDocument mark, boolean missing, boolean late) {
-    public Met(String id, @Nullable BsonDocument mark, boolean missing) {
+  record Met(String id, @Nullable BsonDocument mark, boolean missing, boolean late) {
+    Met(String id, @Nullable BsonDocument mark, boolean missing) {
       this(id, mark, missing, false);
     }
   }
 
-  public Bson key(Bson filter) {
+  Bson key(Bson filter) {
     return keys.scoped(filter);
   }
 
@@ -354,7 +354,7 @@ public final class Lanes {
    * @return null if every mark is held, else what stopped the claim (the marks claimed so far
    *     stay for {@link #release})
    */
-  public @Nullable Met claim(Lane lane, List<String> ids, String what) {
+  @Nullable Met claim(Lane lane, List<String> ids, String what) {
     String head = ids.get(0);
     BsonDocument after = tree.sender.exchange(raw, key(and(eq("_id", head), eq(FIELD, null))),
         Updates.combine(Updates.set(T, lane.token), Updates.set(L, lane.leaseMillis),
@@ -431,7 +431,7 @@ public final class Lanes {
    * @return null if the lane may go on, else the lock document as read after the gate stayed
    *     shut
    */
-  public TreeLock.@Nullable State gate(Lane lane) {
+  TreeLock.@Nullable State gate(Lane lane) {
     BsonDocument after = tree.sender.exchange(raw, and(lock.lockKey(),
             eq(LockDocument.OWNER, null), eq(LockDocument.STUCK, null),
             in(LockDocument.WAITING, org.bson.BsonNull.VALUE, new BsonDocument())),
@@ -479,7 +479,7 @@ public final class Lanes {
    *
    * @return whether this owner still holds the lane
    */
-  public boolean renew(Lane lane) {
+  boolean renew(Lane lane) {
     return renew(lane, Updates.currentDate(R));
   }
 
@@ -533,7 +533,7 @@ public final class Lanes {
    * Clears the lane's marks (bounded by its lease: a lane taken over leaves its marks to the
    * caller who took it) and, if it passed the gate, raises the tree's version.
    */
-  public void release(Lane lane) {
+  void release(Lane lane) {
     lane.stop();
     if (lane.marked.isEmpty()) {
       return;
@@ -563,12 +563,12 @@ public final class Lanes {
   // ------------------------------------------------------------------ meeting a mark
 
   /** Settles a mark met: see {@link LaneTakeover#resolve}. */
-  public boolean resolve(Met met) {
+  boolean resolve(Met met) {
     return takeover.resolve(met);
   }
 
   /** Records a lane's refused step as the tree stuck: see {@link LaneTakeover#stuck}. */
-  public TreeException stuck(Lane lane, String what, LaneProgram.Refused r, int steps) {
+  TreeException stuck(Lane lane, String what, LaneProgram.Refused r, int steps) {
     return takeover.stuck(lane, what, r, steps);
   }
 
@@ -587,7 +587,7 @@ public final class Lanes {
   }
 
   /** Insert fences whose commands were answered: deleted a few dozen at a time. */
-  public void sweep(Collection<BsonValue> fences) {
+  void sweep(Collection<BsonValue> fences) {
     spentFences.add(fences);
   }
 
@@ -661,7 +661,7 @@ public final class Lanes {
    *
    * @throws ChangeInterruptedException if lanes stay past the lock wait
    */
-  public void drain(TreeLock.Hold h) {
+  void drain(TreeLock.Hold h) {
     long start = lock.timing.nanoTime();
     for (int attempt = 0; ; attempt++) {
       Met met = inFlight(tree.read());
@@ -681,7 +681,7 @@ public final class Lanes {
    * Pauses before a caller tries again; once the lock wait since {@code start} ran out, throws a
    * {@link ChangeInterruptedException} {@code NOT_APPLIED} (nothing of the call was written).
    */
-  public void pause(int attempt, long start, String what) {
+  void pause(int attempt, long start, String what) {
     if (lock.timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(lock.waitMillis)) {
       throw new ChangeInterruptedException("Tree '" + lock.tree + "': waited more than "
           + lock.waitMillis + " ms for " + what + "; nothing of this call was written",

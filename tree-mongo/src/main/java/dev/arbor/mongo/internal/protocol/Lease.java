@@ -69,7 +69,7 @@ public final class Lease implements AutoCloseable {
    *
    * @throws LockLostException if this holder no longer holds the lock
    */
-  public void renew() {
+  void renew() {
     if (!renewOnServer()) {
       throw lock.lostTo(what, lock.read());
     }

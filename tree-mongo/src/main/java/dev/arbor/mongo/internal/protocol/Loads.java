@@ -29,12 +29,12 @@ import org.bson.BsonValue;
  * takes first, so that a stalled loader's command stops before its first insert), and the fenced
  * release ({@link #endLoad}) or a graft's journal ({@link #commitLoad}) is the commit point.
  */
-public final class Loads {
+final class Loads {
   private final TreeLock facade;
   private final LockDocument lock;
   private final Fences fences;
 
-  public Loads(TreeLock facade, LockDocument lock, Fences fences) {
+  Loads(TreeLock facade, LockDocument lock, Fences fences) {
     this.facade = facade;
     this.lock = lock;
     this.fences = fences;
@@ -45,7 +45,7 @@ public final class Loads {
    * inserts (they carry its mark), so that a load interrupted half-way is undone by the next
    * access. The documents then go in with {@link #loadBatch}, one fenced batch at a time.
    */
-  public void beginLoad(TreeLock.Hold h) {
+  void beginLoad(TreeLock.Hold h) {
     BsonDocument loaded = new BsonDocument(Step.MARK + ".v", new BsonInt64(h.version));
     Scope scope = lock.scope;
     Step undo = new Step.Delete(scope == null ? loaded : scope.equality().append("$and",
@@ -104,7 +104,7 @@ public final class Loads {
    * Inserts one batch of a load, marked by the caller, in one insert command led by the next insert
    * fence of this load; the lease is renewed first when a third of it has passed.
    */
-  public void loadBatch(TreeLock.Hold h, List<BsonDocument> documents) {
+  void loadBatch(TreeLock.Hold h, List<BsonDocument> documents) {
     h.renewIfDue();
     List<WriteModel<BsonDocument>> inserts = new ArrayList<>(documents.size() + 1);
     inserts.add(fences.insertFenceStatement(h.token, h.insertFences++));
@@ -119,7 +119,7 @@ public final class Loads {
    * of a {@code children} array), in one update command led by a fence; each update must be
    * idempotent, as a command is sent again after a transient error.
    */
-  public void loadUpdates(TreeLock.Hold h, List<WriteModel<BsonDocument>> updates) {
+  void loadUpdates(TreeLock.Hold h, List<WriteModel<BsonDocument>> updates) {
     h.renewIfDue();
     List<WriteModel<BsonDocument>> writes = new ArrayList<>(updates.size() + 1);
     writes.add(fences.fence(h.token, null));
@@ -133,7 +133,7 @@ public final class Loads {
    * undo in one fenced write, the commit point, and the steps run as a change's do. Before the
    * commit point an interrupted graft is undone by the next access; after it, completed.
    */
-  public TreeLock.Result commitLoad(TreeLock.Hold h, List<Step> steps) {
+  TreeLock.Result commitLoad(TreeLock.Hold h, List<Step> steps) {
     lock.raw.deleteMany(lock.scoped(in("_id", insertFences(h))));
     try {
       return facade.plans.run(h.token, h.token, null, h.version, h.what, steps,
@@ -144,7 +144,7 @@ public final class Loads {
   }
 
   /** Completes a load: clears its journal and its insert fences, frees the lock. */
-  public void endLoad(TreeLock.Hold h) {
+  void endLoad(TreeLock.Hold h) {
     try {
       sendFenced(h, List.of(fences.fence(h.token, null)));
       deleteInsertFences(h);
@@ -219,7 +219,7 @@ public final class Loads {
    * after they were deleted, in a load told not applied; {@code AbortedGraftLateInsertTest}),
    * its documents are deleted, the lock freed.
    */
-  public void abortLoad(TreeLock.Hold h) {
+  void abortLoad(TreeLock.Hold h) {
     h.close();
     try {
       lock.raw.bulkWrite(List.of(fences.fence(h.token, null)));

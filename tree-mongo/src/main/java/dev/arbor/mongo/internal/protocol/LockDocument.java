@@ -27,13 +27,13 @@ import org.jspecify.annotations.Nullable;
  * the pace of the commands sent to it again. Every part of the protocol writes through it.
  */
 public final class LockDocument {
-  public static final String EPOCH = TreeLock.STATE + ".epoch";
+  static final String EPOCH = TreeLock.STATE + ".epoch";
   static final String VERSION = TreeLock.STATE + ".version";
   static final String OWNER = TreeLock.STATE + ".owner";
   public static final String LEASE = TreeLock.STATE + ".lease";
   static final String RENEWED = TreeLock.STATE + ".renewed";
   static final String WHAT = TreeLock.STATE + ".what";
-  public static final String OP = TreeLock.STATE + ".op";
+  static final String OP = TreeLock.STATE + ".op";
   static final String WAITING = TreeLock.STATE + ".waiting";
   static final String STUCK = TreeLock.STATE + ".stuck";
   public static final String DONE = TreeLock.STATE + ".done";
@@ -67,13 +67,13 @@ public final class LockDocument {
   static final String DELETING = TreeLock.STATE + ".deleting";
 
   /** The tree's collection, every command bounded by {@link #commandLimit}. */
-  public final MongoCollection<BsonDocument> raw;
+  final MongoCollection<BsonDocument> raw;
   public final @Nullable Scope scope;
   private final BsonDocument lockId;
   /** The tree's name in messages and logs. */
-  public final String tree;
-  public final long leaseMillis;
-  public final long waitMillis;
+  final String tree;
+  final long leaseMillis;
+  final long waitMillis;
   public final Timing timing;
 
   /**
@@ -136,24 +136,24 @@ public final class LockDocument {
   }
 
   /** {@code filter} restricted to the tree's documents (itself for an unscoped tree). */
-  public Bson scoped(Bson filter) {
+  Bson scoped(Bson filter) {
     return scope == null ? filter : and(eq(scope.field(), scope.value()), filter);
   }
 
   /** The {@code _id} of one of the tree's own documents of this kind. */
-  public BsonDocument own(String kind) {
+  BsonDocument own(String kind) {
     return scope == null ? new BsonDocument("arbor", new BsonString(kind)) : scope.ownKey(kind);
   }
 
   /** One of the tree's own documents, carrying the scope field in a scoped tree. */
-  public BsonDocument tagged(BsonDocument d) {
+  BsonDocument tagged(BsonDocument d) {
     return scope == null ? d : scope.tagged(d);
   }
 
   /**
    * Reads the lock document (creating it on first use).
    */
-  public TreeLock.State read() {
+  TreeLock.State read() {
     BsonDocument d = raw.find(lockKey()).projection(Projections.include(TreeLock.STATE)).first();
     if (d == null) {
       try {
@@ -200,7 +200,7 @@ public final class LockDocument {
   }
 
   /** Frees the lock if {@code token} holds it. */
-  public void release(String token) {
+  void release(String token) {
     raw.updateOne(and(lockKey(), eq(OWNER, token)), releaseUpdate());
   }
 
@@ -223,7 +223,7 @@ public final class LockDocument {
   }
 
   /** The tree is stuck on the journal described by {@code stuck}. */
-  public TreeException stuck(BsonDocument stuck) {
+  TreeException stuck(BsonDocument stuck) {
     return new TreeException("Tree '" + tree + "' is stuck: the change '"
         + stuck.getString("what", new BsonString("?")).getValue() + "' (version "
         + stuck.get("v") + ") stopped at step " + stuck.get("step") + " of "
@@ -250,11 +250,11 @@ public final class LockDocument {
   }
 
   /** The pause before a command is sent again: a tenth of the lease, 1 to 100 ms. */
-  public void pause() {
+  void pause() {
     sleep(Math.min(100, Math.max(1, leaseMillis / 10)));
   }
 
-  public void sleep(long millis) {
+  void sleep(long millis) {
     try {
       timing.sleep(millis);
     } catch (InterruptedException e) {

@@ -33,27 +33,27 @@ import org.jspecify.annotations.Nullable;
  */
 final class LockQueue {
   /** Lock waits longer than this are logged. */
-  public static final long LONG_WAIT_MILLIS = 1_000;
+  static final long LONG_WAIT_MILLIS = 1_000;
 
   /**
    * The longest pause between two polls of a waiting caller. Pauses start at 1 ms and double
    * while the lock stays as it was; they start again at 1 ms each time the lock changes hands,
    * so that a caller next in line notices its turn within a few ms of a short change.
    */
-  public static final long MAX_PAUSE_MILLIS = 16;
+  static final long MAX_PAUSE_MILLIS = 16;
 
   private final TreeLock facade;
   private final LockDocument lock;
   private final LeaseScheduler renewals;
 
-  public LockQueue(TreeLock facade, LockDocument lock, LeaseScheduler renewals) {
+  LockQueue(TreeLock facade, LockDocument lock, LeaseScheduler renewals) {
     this.facade = facade;
     this.lock = lock;
     this.renewals = renewals;
   }
 
   /** A new hold of the lock by {@code token}, whose lease this caller now renews. */
-  public TreeLock.Hold hold(String token, String epoch, long version, String what) {
+  TreeLock.Hold hold(String token, String epoch, long version, String what) {
     return hold(token, epoch, version, what, lock.leaseMillis);
   }
 
@@ -69,7 +69,7 @@ final class LockQueue {
    *
    * @throws TreeException if the lock is not had within the lock wait, or the tree is stuck
    */
-  public TreeLock.Hold acquire(String what) {
+  TreeLock.Hold acquire(String what) {
     String token = LockDocument.newToken();
     long start = lock.timing.nanoTime();
     for (boolean queue = false; !queue; ) {
@@ -263,7 +263,7 @@ final class LockQueue {
   }
 
   /** Joins or stays in the queue: refreshes this caller's entry and reads the lock document. */
-  public TreeLock.State poll(String token, boolean reader) {
+  TreeLock.State poll(String token, boolean reader) {
     String entry = LockDocument.WAITING + "." + token;
     BsonDocument d = lock.raw.findOneAndUpdate(lock.lockKey(), Updates.combine(
             Updates.currentDate(entry + ".at"),
@@ -275,7 +275,7 @@ final class LockQueue {
   }
 
   /** Leaves the queue. */
-  public void unregister(String token) {
+  void unregister(String token) {
     try {
       lock.raw.updateOne(lock.lockKey(), Updates.unset(LockDocument.WAITING + "." + token));
     } catch (MongoException e) {
@@ -296,7 +296,7 @@ final class LockQueue {
    * nothing of its change was written (a journal it was completing for another caller stays
    * committed, for the next access to complete).
    */
-  public void pause(int attempt, long start, TreeLock.State s) {
+  void pause(int attempt, long start, TreeLock.State s) {
     if (lock.timing.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(lock.waitMillis)) {
       throw new ChangeInterruptedException("Tree '" + lock.tree + "' stayed locked for more than "
           + lock.waitMillis + " ms (" + (s.owner == null ? "waiting for earlier callers"
@@ -308,7 +308,7 @@ final class LockQueue {
   }
 
   /** Frees the lock, clearing a journal that is not to be completed. */
-  public void release(TreeLock.Hold h) {
+  void release(TreeLock.Hold h) {
     h.close();
     lock.releaseQuietly(h.token);
   }
@@ -317,7 +317,7 @@ final class LockQueue {
    * Waits, in line as a reader, until no change is in flight, taking over an expired holder and
    * finishing its journal. The caller reads, then {@linkplain #unregister leaves the queue}.
    */
-  public TreeLock.State awaitQuiet(String token) {
+  TreeLock.State awaitQuiet(String token) {
     long start = lock.timing.nanoTime();
     long seen = -1;
     for (int attempt = 0; ; attempt++) {
@@ -346,7 +346,7 @@ final class LockQueue {
    *
    * @return whether the holder had expired (the lock changed, or someone else took it first)
    */
-  public boolean recoverExpired(TreeLock.State s, long now) {
+  boolean recoverExpired(TreeLock.State s, long now) {
     if (!s.expired(now)) {
       return false;
     }

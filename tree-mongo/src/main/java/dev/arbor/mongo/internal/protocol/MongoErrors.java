@@ -21,7 +21,7 @@ import com.mongodb.bulk.BulkWriteError;
 final class MongoErrors {
   private MongoErrors() {}
 
-  public static boolean duplicateKey(int code) {
+  static boolean duplicateKey(int code) {
     return ErrorCategory.fromErrorCode(code) == ErrorCategory.DUPLICATE_KEY;
   }
 
@@ -29,12 +29,12 @@ final class MongoErrors {
    * Whether {@code error} is a duplicate key of the {@code _id} index, not of an index of the
    * caller's (which MongoDB and the embedded server name in the message as {@code index: _id_}).
    */
-  public static boolean duplicateId(BulkWriteError error) {
+  static boolean duplicateId(BulkWriteError error) {
     return duplicateKey(error.getCode())
         && String.valueOf(error.getMessage()).contains(" index: _id_ ");
   }
 
-  public static boolean duplicateKey(MongoException e) {
+  static boolean duplicateKey(MongoException e) {
     if (e instanceof MongoWriteException w) {
       return w.getError().getCategory() == ErrorCategory.DUPLICATE_KEY;
     }
@@ -42,14 +42,14 @@ final class MongoErrors {
   }
 
   /** Whether a command ran out of its time limit (the client's or the server's). */
-  public static boolean timedOut(MongoException e) {
+  static boolean timedOut(MongoException e) {
     return e instanceof MongoOperationTimeoutException
         || e instanceof MongoExecutionTimeoutException
         || e.getCause() instanceof com.mongodb.MongoSocketReadTimeoutException;
   }
 
   /** Errors after which the same fenced batch may be sent again. */
-  public static boolean transientError(MongoException e) {
+  static boolean transientError(MongoException e) {
     return (e instanceof MongoBulkWriteException b && b.getWriteErrors().isEmpty()
         && b.getWriteConcernError() != null)
         || e instanceof MongoSocketException || e instanceof MongoTimeoutException

@@ -20,11 +20,11 @@ import org.jspecify.annotations.Nullable;
  * a closing fence) after them fails once it has passed. A delete command sent late changes
  * nothing, and is sent again behind a new fence if this caller still holds the lock.
  */
-public final class OrderedExecution extends Execution {
+final class OrderedExecution extends Execution {
   /** Whether the batch being built is one of deletes, bounded by the lone fence's deadline. */
   private boolean bounding;
 
-  public OrderedExecution(TreeLock facade, String token, String origin,
+  OrderedExecution(TreeLock facade, String token, String origin,
       TreeLock.@Nullable Quiet claim,
       long v, String what, List<Step> steps, List<TreeLock.Statement> program, int commitPoint,
       boolean journaled, TreeLock.@Nullable Hold hold) {
@@ -36,7 +36,7 @@ public final class OrderedExecution extends Execution {
    * ago: the lead itself when the deletes follow it (it would go alone anyway).
    */
   @Override
-  public int beforeBatch(int next, int kind, long start) {
+  int beforeBatch(int next, int kind, long start) {
     if (next == 0 && program.size() > 1 && Fences.kind(program.get(1)) == 2) {
       return loneFence(0, start, true);
     }
@@ -51,7 +51,7 @@ public final class OrderedExecution extends Execution {
    * fence, unless it is the release alone (itself a fence).
    */
   @Override
-  public int lead(List<TreeLock.Statement> batch, List<Integer> index, int next, int kind) {
+  int lead(List<TreeLock.Statement> batch, List<Integer> index, int next, int kind) {
     bounding = kind == 2;
     if (bounding) {
       return next; // bounded by the lone fence sent before it
@@ -79,7 +79,7 @@ public final class OrderedExecution extends Execution {
   }
 
   @Override
-  public TreeLock.Statement bounded(TreeLock.Statement s) {
+  TreeLock.Statement bounded(TreeLock.Statement s) {
     return bounding ? new TreeLock.Statement(Fences.withDeadline(s.model(), deadline), s.step())
         : s;
   }
@@ -89,7 +89,7 @@ public final class OrderedExecution extends Execution {
    * the lease. (The server stopped a batch of updates at its first failed statement.)
    */
   @Override
-  public void close(List<TreeLock.Statement> batch, List<Integer> index, int kind) {
+  void close(List<TreeLock.Statement> batch, List<Integer> index, int kind) {
     if (bounding && index.get(index.size() - 1) != program.size() - 1) {
       batch.add(new TreeLock.Statement(fencing.closing(token, deadline), 0));
       index.add(-2);
@@ -101,13 +101,13 @@ public final class OrderedExecution extends Execution {
    * delete bounded by a deadline, which its count tells.
    */
   @Override
-  public boolean stepRan(MongoBulkWriteException e, List<Integer> index, int i) {
+  boolean stepRan(MongoBulkWriteException e, List<Integer> index, int i) {
     return bounding ? ranAlone(e, index.indexOf(1)) : index.indexOf(1) < i;
   }
 
   /** The closing fence of a batch of deletes, or the release that closes one. */
   @Override
-  public boolean closingFence(int at) {
+  boolean closingFence(int at) {
     return at == -2 || (bounding && at == program.size() - 1);
   }
 }

@@ -26,16 +26,16 @@ final class OrderedProbe {
   private final LockDocument lock;
   private volatile @Nullable Boolean ordered;
 
-  public OrderedProbe(LockDocument lock) {
+  OrderedProbe(LockDocument lock) {
     this.lock = lock;
   }
 
   /** Skips the probe (tests count the round trips a MongoDB server would get). */
-  public void assume(boolean ordered) {
+  void assume(boolean ordered) {
     this.ordered = ordered;
   }
 
-  public boolean ordered() {
+  boolean ordered() {
     Boolean known = ordered;
     long start = lock.timing.nanoTime();
     while (known == null) {

@@ -23,7 +23,7 @@ final class PlanRunner {
   private final Journal journal;
   private final SpentFences spentFences;
 
-  public PlanRunner(TreeLock facade, LockDocument lock, Fences fences, Journal journal) {
+  PlanRunner(TreeLock facade, LockDocument lock, Fences fences, Journal journal) {
     this.facade = facade;
     this.lock = lock;
     this.fences = fences;
@@ -32,7 +32,7 @@ final class PlanRunner {
   }
 
   /** Whether a plan needs no journal: one step that writes one document. */
-  public static boolean atomic(List<Step> steps) {
+  static boolean atomic(List<Step> steps) {
     if (steps.size() != 1) {
       return false;
     }
@@ -41,7 +41,7 @@ final class PlanRunner {
         || (s instanceof Step.Delete d && !d.multi());
   }
 
-  public TreeLock.Result run(String token, String origin, TreeLock.@Nullable Quiet claim, long v,
+  TreeLock.Result run(String token, String origin, TreeLock.@Nullable Quiet claim, long v,
       String what, List<Step> steps, boolean journal, boolean release,
       TreeLock.@Nullable Hold hold) {
     return run(token, origin, claim, v, what, steps, journal, release, hold, false);
@@ -57,7 +57,7 @@ final class PlanRunner {
    * @param alwaysJournal whether to write a journal even for a plan that is {@linkplain #atomic
    *     atomic} (a graft's commit)
    */
-  public TreeLock.Result run(String token, String origin, TreeLock.@Nullable Quiet claim, long v,
+  TreeLock.Result run(String token, String origin, TreeLock.@Nullable Quiet claim, long v,
       String what, List<Step> steps, boolean journal, boolean release,
       TreeLock.@Nullable Hold hold, boolean alwaysJournal) {
     // A replay (journal false, release false) runs a journal that is already stored.

@@ -12,7 +12,7 @@ public final class QuietVersion {
   private final AtomicReference<TreeLock.@Nullable Quiet> known = new AtomicReference<>();
 
   /** The version last seen, or null. */
-  public TreeLock.@Nullable Quiet get() {
+  TreeLock.@Nullable Quiet get() {
     return known.get();
   }
 

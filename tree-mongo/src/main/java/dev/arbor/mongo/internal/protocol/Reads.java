@@ -106,7 +106,7 @@ public class Reads {
   }
 
   /** Reads with no session, no hook and no folding. */
-  public static Reads plain(MongoCollection<Document> collection) {
+  static Reads plain(MongoCollection<Document> collection) {
     return new Reads(collection, null, null, () -> {}, false);
   }
 
@@ -122,12 +122,12 @@ public class Reads {
   }
 
   /** The {@code _id} of the tree's lock document. */
-  public final BsonDocument lockId() {
+  final BsonDocument lockId() {
     return scope == null ? TreeLock.LOCK_ID : scope.ownKey("lock");
   }
 
   /** The session of the operation, or null. */
-  public final @Nullable ClientSession session() {
+  final @Nullable ClientSession session() {
     return session;
   }
 
@@ -377,7 +377,7 @@ public class Reads {
   }
 
   /** Whether a document with this {@code _id} exists. */
-  public final boolean exists(BsonValue id) {
+  final boolean exists(BsonValue id) {
     before();
     Bson filter = scoped(eq(MongoTreeStore.ID, id));
     return bounded(session == null ? collection.find(filter) : collection.find(session, filter))

@@ -28,7 +28,7 @@ final class Replay {
   private final LockDocument lock;
   private final Journal journal;
 
-  public Replay(TreeLock facade, LockDocument lock, Journal journal) {
+  Replay(TreeLock facade, LockDocument lock, Journal journal) {
     this.facade = facade;
     this.lock = lock;
     this.journal = journal;
@@ -40,7 +40,7 @@ final class Replay {
    * @return whether this caller completed it (else another caller took this one over during the
    *     replay, and completed it)
    */
-  public boolean replay(TreeLock.Hold h, long op) {
+  boolean replay(TreeLock.Hold h, long op) {
     BsonDocument stored = journal.stored();
     if (stored == null || !stored.isNumber("v") || stored.getNumber("v").longValue() != op) {
       lock.raw.updateOne(and(lock.lockKey(), eq(LockDocument.OWNER, h.token)), Updates.combine(
@@ -66,7 +66,7 @@ final class Replay {
    * Waits until the journal of change {@code v} is no longer pending, finishing it if its holder
    * stopped.
    */
-  public void awaitCompletion(long v, String origin, String what) {
+  void awaitCompletion(long v, String origin, String what) {
     long start = lock.timing.nanoTime();
     String token = LockDocument.newToken();
     LockQueue queue = facade.queue;
@@ -98,7 +98,7 @@ final class Replay {
    *
    * @return null when the tree is not (or no longer) stuck, else what still stops it
    */
-  public @Nullable String retryStuck() {
+  @Nullable String retryStuck() {
     TreeLock.State s = lock.read();
     if (s.stuck == null) {
       return null;

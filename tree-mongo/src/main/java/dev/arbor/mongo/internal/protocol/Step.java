@@ -77,7 +77,7 @@ public sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
    */
   public record Insert(BsonDocument document, BsonDocument key) implements Step {
     /** Inserts {@code document}, selected by its {@code _id}. */
-    public Insert(BsonDocument document) {
+    Insert(BsonDocument document) {
       this(document, new BsonDocument("_id", document.get("_id")));
     }
 
@@ -109,7 +109,7 @@ public sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
     }
 
     /** The insert as a plain insert, marked: for servers whose insert commands are fenced. */
-    public WriteModel<BsonDocument> insertModel(long v, int s,
+    WriteModel<BsonDocument> insertModel(long v, int s,
         @org.jspecify.annotations.Nullable String token) {
       BsonDocument d = document.clone();
       d.put(MARK, mark(v, s, token));
@@ -117,7 +117,7 @@ public sealed interface Step permits Step.Insert, Step.Update, Step.Delete {
     }
 
     /** The {@code _id} of the inserted document. */
-    public BsonValue id() {
+    BsonValue id() {
       return document.get("_id");
     }
   }

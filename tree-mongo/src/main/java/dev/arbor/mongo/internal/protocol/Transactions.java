@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Transactions {
   private static final class LoggerHolder {
-    public static final org.slf4j.Logger LOG =
+    static final org.slf4j.Logger LOG =
         org.slf4j.LoggerFactory.getLogger(Transactions.class);
   }
 
@@ -69,7 +69,7 @@ public final class Transactions {
    * and the driver would otherwise take the client's preference ({@code secondaryPreferred}
    * fails every read in a transaction with "Read preference in a transaction must be primary").
    */
-  public static final TransactionOptions OPTIONS = TransactionOptions.builder()
+  static final TransactionOptions OPTIONS = TransactionOptions.builder()
       .readPreference(ReadPreference.primary())
       .readConcern(ReadConcern.SNAPSHOT).writeConcern(WriteConcern.MAJORITY).build();
 
@@ -137,7 +137,7 @@ public final class Transactions {
   private static final class Busy extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    public Busy() {
+    Busy() {
       super(null, null, false, false);
     }
   }
@@ -146,7 +146,7 @@ public final class Transactions {
   private static final class TooLarge extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    public TooLarge(String why) {
+    TooLarge(String why) {
       super(why, null, false, false);
     }
   }

@@ -165,8 +165,8 @@ public final class TreeLock {
   }
 
   /** A waiting caller. */
-  public record Waiter(String token, long at, boolean reader, long lease) {
-    public boolean live(long now) {
+  record Waiter(String token, long at, boolean reader, long lease) {
+    boolean live(long now) {
       return now - at <= Math.max(lease, 1_000);
     }
   }
@@ -175,13 +175,13 @@ public final class TreeLock {
   public static final class State {
     public final String epoch;
     public final long version;
-    public final @Nullable String owner;
-    public final long lease;
-    public final long renewed;
-    public final @Nullable String what;
-    public final long op;
-    public final @Nullable BsonDocument stuck;
-    public final Map<String, Waiter> waiting = new LinkedHashMap<>();
+    final @Nullable String owner;
+    final long lease;
+    final long renewed;
+    final @Nullable String what;
+    final long op;
+    final @Nullable BsonDocument stuck;
+    final Map<String, Waiter> waiting = new LinkedHashMap<>();
     final @Nullable String opToken;
     /** The holder that sent, or may have sent, delete commands ({@link LockDocument#DELETING}). */
     final @Nullable String deleting;
@@ -190,7 +190,7 @@ public final class TreeLock {
     /** The lanes in flight the lock document names: token to the id of the lane's head. */
     final Map<String, String> inFlight = new LinkedHashMap<>();
     /** The tokens of the latest changes completed by a caller other than their writer. */
-    public final java.util.Set<String> done = new java.util.HashSet<>();
+    final java.util.Set<String> done = new java.util.HashSet<>();
     /** How many times lanes raised the version ({@link LockDocument#LANE_BUMPS}). */
     final long laneBumps;
     /** The latest raises of the version by lanes, oldest first ({@link LockDocument#LANE_LOG}). */
@@ -261,7 +261,7 @@ public final class TreeLock {
       return new Quiet(epoch, version);
     }
 
-    public boolean expired(long now) {
+    boolean expired(long now) {
       return owner != null && renewed + lease < now;
     }
 
@@ -292,10 +292,10 @@ public final class TreeLock {
    * background while the hold is open. Closing it stops the renewals.
    */
   public static final class Hold implements AutoCloseable {
-    public final String token;
+    final String token;
     public final String epoch;
     public final long version;
-    public final String what;
+    final String what;
     private final Lease lease;
     /** The insert fences this holder's load used. */
     int insertFences;
@@ -346,12 +346,12 @@ public final class TreeLock {
      *
      * @throws LockLostException if this holder no longer holds the lock
      */
-    public void renew() {
+    void renew() {
       lease.renew();
     }
 
     /** Notes a renewal made by a fence of this holder's own writes. */
-    public void renewed() {
+    void renewed() {
       lease.renewed();
     }
 
@@ -366,10 +366,10 @@ public final class TreeLock {
   public record Result(long version, long deleted) {}
 
   /** Thrown inside when an optimistic claim found the tree changed; nothing was written. */
-  public static final class ClaimRefused extends RuntimeException {
+  static final class ClaimRefused extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    public ClaimRefused() {
+    ClaimRefused() {
       super(null, null, false, false);
     }
   }
@@ -383,18 +383,18 @@ public final class TreeLock {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TreeLock.class);
 
   /** What sends the protocol's batches and fences ({@link #BULK}; tests inject faulty ones). */
-  public final Sender sender;
+  final Sender sender;
   /** The most statements in one batch (tests lower it to make changes of several batches). */
-  public final int batchStatements;
+  final int batchStatements;
   /** Journals up to this size go into the lock document; larger ones into journal documents. */
-  public final int inlineJournalBytes;
+  final int inlineJournalBytes;
   /** Where takeovers, replays, stuck changes and long waits are logged (tests record it). */
-  public final org.slf4j.Logger log;
+  final org.slf4j.Logger log;
   /**
    * Whether holds renew their leases in the background. Tests that model a paused process (whose
    * every thread stops) turn it off, so that a stalled holder's lease expires.
    */
-  public final boolean keepAlive;
+  final boolean keepAlive;
   /**
    * The lanes of the tree when its store runs changes in them ({@link LaneProtocol}), set once
    * when the store is opened: whoever takes the lock then waits for them to drain.
@@ -404,12 +404,12 @@ public final class TreeLock {
   public final AtomicLong takeovers = new AtomicLong();
 
   public final LockDocument lock;
-  public final OrderedProbe probe;
-  public final Fences fences;
-  public final LockQueue queue;
-  public final PlanRunner plans;
-  public final Replay replay;
-  public final Loads loads;
+  final OrderedProbe probe;
+  final Fences fences;
+  final LockQueue queue;
+  final PlanRunner plans;
+  final Replay replay;
+  final Loads loads;
 
   /**
    * @param raw the tree's collection, with majority write concern and primary reads
@@ -441,7 +441,7 @@ public final class TreeLock {
     this.loads = new Loads(this, lock, fences);
   }
 
-  public long leaseMillis() {
+  long leaseMillis() {
     return lock.leaseMillis;
   }
 
@@ -451,7 +451,7 @@ public final class TreeLock {
   }
 
   /** The filter of the lock document (with the scope equality for a scoped tree). */
-  public Bson lockKey() {
+  Bson lockKey() {
     return lock.lockKey();
   }
 
@@ -504,7 +504,7 @@ public final class TreeLock {
    * Waits, in line as a reader, until no change is in flight, taking over an expired holder and
    * finishing its journal. The caller reads, then {@linkplain #unregister leaves the queue}.
    */
-  public State awaitQuiet(String token) {
+  State awaitQuiet(String token) {
     return queue.awaitQuiet(token);
   }
 
@@ -540,7 +540,7 @@ public final class TreeLock {
   /**
    * Runs a plan under the hold: journal (unless it is one single-document step), steps, release.
    */
-  public Result run(Hold h, List<Step> steps) {
+  Result run(Hold h, List<Step> steps) {
     try {
       return plans.run(h.token, h.token, null, h.version, h.what, steps, true, true, h);
     } finally {
@@ -559,7 +559,7 @@ public final class TreeLock {
   }
 
   /** Whether a plan needs no journal: one step that writes one document. */
-  public static boolean atomic(List<Step> steps) {
+  static boolean atomic(List<Step> steps) {
     return PlanRunner.atomic(steps);
   }
 

@@ -39,11 +39,11 @@ public final class Forest {
     return rows.get(id);
   }
 
-  public int size() {
+  int size() {
     return rows.size();
   }
 
-  public List<String> childrenOf(String id) {
+  List<String> childrenOf(String id) {
     List<String> out = new ArrayList<>();
     for (Row r : children.getOrDefault(id, List.of())) {
       out.add(r.id());

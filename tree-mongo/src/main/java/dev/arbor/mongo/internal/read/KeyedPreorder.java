@@ -128,7 +128,7 @@ public final class KeyedPreorder extends Preorder {
   }
 
   @Override
-  public @Nullable Frame childrenOf(Document d, String id, int depth) {
+  @Nullable Frame childrenOf(Document d, String id, int depth) {
     String held = childKeys.remove(d); // the walk is past it: its key is not looked at again
     String key = held != null ? held : keys.childKey(d);
     if (leaves.remove(key)) {

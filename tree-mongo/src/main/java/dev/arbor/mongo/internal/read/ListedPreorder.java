@@ -40,7 +40,7 @@ public final class ListedPreorder extends Preorder {
   }
 
   @Override
-  public @Nullable Frame childrenOf(Document d, String id, int depth) {
+  @Nullable Frame childrenOf(Document d, String id, int depth) {
     List<String> listed = links.listed(d);
     return listed.isEmpty() ? null : byIds(id, depth, listed);
   }

@@ -32,7 +32,7 @@ public abstract class Preorder implements PreorderCursor {
   private final Bson order;
   private final Function<Document, Map<String, Object>> attributes;
   /** The open frames, the current one on top. */
-  public final Deque<Frame> stack = new ArrayDeque<>();
+  final Deque<Frame> stack = new ArrayDeque<>();
   /** The ids of the open frames' parents: a node among them again is a cycle. */
   private final Set<String> path = new HashSet<>();
   /** Documents read and not yet given out, and the most there were. */
@@ -55,7 +55,7 @@ public abstract class Preorder implements PreorderCursor {
   }
 
   /** A frame of children read already, whole (counted as held by the caller). */
-  public final Frame whole(String parent, int depth, List<Document> children) {
+  final Frame whole(String parent, int depth, List<Document> children) {
     Frame f = new Frame(parent, depth, null, List.of());
     f.exhausted = true;
     f.slice.addAll(children);
@@ -76,7 +76,7 @@ public abstract class Preorder implements PreorderCursor {
    * The frame of the children of node {@code d} (whose id is {@code id}) at {@code depth}, or
    * null if it has none.
    */
-  public abstract @Nullable Frame childrenOf(Document d, String id, int depth);
+  abstract @Nullable Frame childrenOf(Document d, String id, int depth);
 
   /** The queries sent so far (for tests). */
   public final long queries() {
@@ -89,12 +89,12 @@ public abstract class Preorder implements PreorderCursor {
   }
 
   /** The documents read and not yet given out. */
-  public final long held() {
+  final long held() {
     return held;
   }
 
   /** Counts {@code n} documents read. */
-  public final void hold(long n) {
+  final void hold(long n) {
     held += n;
     mostHeld = Math.max(mostHeld, held);
   }
@@ -157,9 +157,9 @@ public abstract class Preorder implements PreorderCursor {
    * The children of one parent (or the roots), in order: read already, whole; or read a slice at
    * a time by a cursor, or by their listed ids.
    */
-  public final class Frame {
-    public final @Nullable String parent;
-    public final int depth;
+  final class Frame {
+    final @Nullable String parent;
+    final int depth;
     private final ArrayDeque<Document> slice = new ArrayDeque<>();
     private final @Nullable Bson filter;
     private final List<String> listed;
@@ -175,7 +175,7 @@ public abstract class Preorder implements PreorderCursor {
       this.listed = listed;
     }
 
-    public @Nullable Document next() {
+    @Nullable Document next() {
       if (slice.isEmpty() && !exhausted) {
         fill();
       }
@@ -221,7 +221,7 @@ public abstract class Preorder implements PreorderCursor {
       hold(n);
     }
 
-    public void close() {
+    void close() {
       exhausted = true;
       if (cursor != null) {
         cursor.close();

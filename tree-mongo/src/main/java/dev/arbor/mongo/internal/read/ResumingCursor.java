@@ -54,17 +54,17 @@ public final class ResumingCursor implements Iterator<Document>, AutoCloseable {
   }
 
   /** The documents in hand: given out without a round trip. */
-  public int available() {
+  int available() {
     return cursor == null ? 0 : cursor.available();
   }
 
   /** Whether the server holds nothing more of this query (the last batch is in hand). */
-  public boolean drained() {
+  boolean drained() {
     return cursor != null && cursor.getServerCursor() == null;
   }
 
   /** How many times the query was sent again (for tests). */
-  public int resumed() {
+  int resumed() {
     return resumed;
   }
 
