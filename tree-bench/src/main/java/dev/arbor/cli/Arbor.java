@@ -68,6 +68,7 @@ public final class Arbor implements Callable<Integer> {
 
   private final InputStream stdin;
   private final OutputStream stdout;
+  private final Capacity capacity;
 
   @Spec
   CommandSpec spec;
@@ -76,9 +77,10 @@ public final class Arbor implements Callable<Integer> {
       description = "On an error, print its stack trace too (for bug reports).")
   boolean stacktrace;
 
-  private Arbor(InputStream stdin, OutputStream stdout) {
+  private Arbor(InputStream stdin, OutputStream stdout, Capacity capacity) {
     this.stdin = stdin;
     this.stdout = stdout;
+    this.capacity = capacity;
   }
 
   /**
@@ -105,10 +107,20 @@ public final class Arbor implements Callable<Integer> {
    */
   public static CommandLine commandLine(InputStream stdin, OutputStream stdout,
       OutputStream stderr) {
+    return commandLine(stdin, stdout, stderr, Capacity.ofThisMachine());
+  }
+
+  /**
+   * The command line as {@link #commandLine(InputStream, OutputStream, OutputStream)}, whose
+   * {@code import} checks a load against {@code capacity} (tests: a small disk or heap).
+   */
+  static CommandLine commandLine(InputStream stdin, OutputStream stdout, OutputStream stderr,
+      Capacity capacity) {
     requireNonNull(stdin, "stdin");
     requireNonNull(stdout, "stdout");
     requireNonNull(stderr, "stderr");
-    CommandLine cmd = new CommandLine(new Arbor(stdin, stdout));
+    requireNonNull(capacity, "capacity");
+    CommandLine cmd = new CommandLine(new Arbor(stdin, stdout, capacity));
     cmd.setOut(new PrintWriter(new OutputStreamWriter(stdout, UTF_8), true));
     cmd.setErr(new PrintWriter(new OutputStreamWriter(stderr, UTF_8), true));
     CommandLine.IExecutionStrategy run = cmd.getExecutionStrategy();
@@ -135,6 +147,11 @@ public final class Arbor implements Callable<Integer> {
 
   OutputStream stdout() {
     return stdout;
+  }
+
+  /** What a load may store where its connection keeps its data ({@code import}). */
+  Capacity capacity() {
+    return capacity;
   }
 
   /** {@code arbor} alone: the usage, on stderr. */

@@ -31,10 +31,16 @@ import java.util.function.ToLongFunction;
  *       --accept-size}).
  * </ul>
  *
- * <p>The limits are read through package-private seams ({@link #usableSpace}, {@link #maxHeap},
- * {@link #serverUnconfirmed}) that tests set, so that a refusal is tested without a full disk.
+ * <p>The limits are the components of an instance: {@link #ofThisMachine()} reads the file system
+ * and the JVM; a test gives its own to {@link Arbor#commandLine(java.io.InputStream,
+ * java.io.OutputStream, java.io.OutputStream, Capacity)}, so that a refusal is tested without a
+ * full disk.
+ *
+ * @param usableSpace the usable bytes of a directory's file system
+ * @param maxHeap the JVM's largest heap in bytes
+ * @param serverUnconfirmed the bytes a load into a server stores without confirmation
  */
-final class Capacity {
+record Capacity(ToLongFunction<Path> usableSpace, LongSupplier maxHeap, long serverUnconfirmed) {
   /** The share of a data directory's free disk a load may take: one in this many bytes. */
   static final int DISK_SHARE = 4;
   /** Heap per byte of BSON in the in-memory server (arrays of short strings; less for others). */
@@ -44,21 +50,38 @@ final class Capacity {
   /** The bytes of documents a load into a server stores without {@code --accept-size}. */
   static final long SERVER_UNCONFIRMED = 1L << 30;
 
-  /** Seam: the usable bytes of a directory's file system. */
-  static volatile ToLongFunction<Path> usableSpace = Capacity::usableSpaceOf;
-  /** Seam: the JVM's largest heap in bytes. */
-  static volatile LongSupplier maxHeap = () -> Runtime.getRuntime().maxMemory();
-  /** Seam: the bytes a server load stores without confirmation. */
-  static volatile long serverUnconfirmed = SERVER_UNCONFIRMED;
+  /** The limits of this machine: its file systems, this JVM's {@code -Xmx}, and 1 GB. */
+  static Capacity ofThisMachine() {
+    return new Capacity(Capacity::usableSpaceOf, () -> Runtime.getRuntime().maxMemory(),
+        SERVER_UNCONFIRMED);
+  }
 
-  private Capacity() {}
+  Capacity {
+    java.util.Objects.requireNonNull(usableSpace, "usableSpace");
+    java.util.Objects.requireNonNull(maxHeap, "maxHeap");
+  }
+
+  /** This capacity with another usable space of a directory's file system. */
+  Capacity withUsableSpace(ToLongFunction<Path> space) {
+    return new Capacity(space, maxHeap, serverUnconfirmed);
+  }
+
+  /** This capacity with another largest heap. */
+  Capacity withMaxHeap(long bytes) {
+    return new Capacity(usableSpace, () -> bytes, serverUnconfirmed);
+  }
+
+  /** This capacity with another threshold of a load into a server. */
+  Capacity withServerUnconfirmed(long bytes) {
+    return new Capacity(usableSpace, maxHeap, bytes);
+  }
 
   /**
    * Why a load of {@code nodes} nodes whose documents total {@code bytes} does not fit where
    * {@code connection} keeps its data, as a clause following "would store about N", or null if
    * it fits.
    */
-  static String excess(Connection connection, long bytes, long nodes) {
+  String excess(Connection connection, long bytes, long nodes) {
     if (!connection.embedded()) {
       long limit = serverUnconfirmed;
       return bytes <= limit ? null

@@ -164,7 +164,7 @@ final class ImportCommand extends ArborCommand {
       if (refusal.isPresent()) {
         throw refusal.get();
       }
-      String excess = Capacity.excess(connection, sizes.totalBytes(store.pattern),
+      String excess = arbor.capacity().excess(connection, sizes.totalBytes(store.pattern),
           sizes.nodes());
       if (excess != null) {
         if (!acceptSize) {

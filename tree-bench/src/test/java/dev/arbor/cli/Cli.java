@@ -33,10 +33,20 @@ final class Cli {
     return runWithStdin(new byte[0], args);
   }
 
+  /** Runs {@code arbor args} whose {@code import} sees {@code capacity} as this machine's. */
+  static Result run(Capacity capacity, String... args) {
+    return run(new byte[0], capacity, args);
+  }
+
   static Result runWithStdin(byte[] stdin, String... args) {
+    return run(stdin, Capacity.ofThisMachine(), args);
+  }
+
+  private static Result run(byte[] stdin, Capacity capacity, String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int exit = Arbor.commandLine(new ByteArrayInputStream(stdin), out, err).execute(args);
+    int exit = Arbor.commandLine(new ByteArrayInputStream(stdin), out, err, capacity)
+        .execute(args);
     return new Result(exit, out.toByteArray(), err.toString(UTF_8));
   }
 

@@ -18,10 +18,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
-import java.util.function.ToLongFunction;
 import org.bson.Document;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,8 +29,8 @@ import picocli.CommandLine;
  * {@code arbor import} sums its documents' sizes in its first pass over the file and refuses, in
  * one line and before writing anything, a load whose total the target cannot hold, naming the
  * total and the patterns that would hold the tree in linear space; {@code --accept-size} loads it
- * anyway. The limits are made small through {@link Capacity}'s seams, never the real disk. No
- * command prints a stack trace for running out of memory.
+ * anyway. The limits are made small by the {@link Capacity} each run is given, never the real
+ * disk. No command prints a stack trace for running out of memory.
  */
 class ImportSizeTest {
   /** Levels of the chain: its materialized paths total 31.7 MB, its parent references 273 KB. */
@@ -47,9 +44,7 @@ class ImportSizeTest {
   @TempDir
   Path dir;
 
-  private final ToLongFunction<Path> usableSpace = Capacity.usableSpace;
-  private final LongSupplier maxHeap = Capacity.maxHeap;
-  private final long serverUnconfirmed = Capacity.serverUnconfirmed;
+  private static final Capacity MACHINE = Capacity.ofThisMachine();
 
   /** A chain of {@value #DEPTH} nodes with ids {@code 000000, 000001, ...}. */
   @BeforeAll
@@ -63,13 +58,6 @@ class ImportSizeTest {
       w.write("}]".repeat(DEPTH));
       w.write('\n');
     }
-  }
-
-  @AfterEach
-  void restoreSeams() {
-    Capacity.usableSpace = usableSpace;
-    Capacity.maxHeap = maxHeap;
-    Capacity.serverUnconfirmed = serverUnconfirmed;
   }
 
   /** The one line of a refusal, checked for what every refusal names. */
@@ -90,12 +78,12 @@ class ImportSizeTest {
   @Test
   void aDataDirectoryTakesAQuarterOfItsFreeDisk() throws Exception {
     Path data = dir.resolve("data");
-    Capacity.usableSpace = d -> {
+    Capacity disk = MACHINE.withUsableSpace(d -> {
       assertEquals(data, d);
       return 40L << 20; // a quarter: 10 MB
-    };
+    });
     long t0 = System.nanoTime();
-    Cli.Result refused = Cli.run("import", chain.toString(), "--data-dir", data.toString(),
+    Cli.Result refused = Cli.run(disk, "import", chain.toString(), "--data-dir", data.toString(),
         "-c", "chain", "-p", "materialized-paths");
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
     String line = refusal(refused);
@@ -110,12 +98,12 @@ class ImportSizeTest {
     }
 
     // the patterns it names hold it within the limit
-    Cli.Result linear = Cli.run("import", chain.toString(), "--data-dir", data.toString(),
+    Cli.Result linear = Cli.run(disk, "import", chain.toString(), "--data-dir", data.toString(),
         "-c", "chain", "-p", "nested-sets", "-q");
     assertEquals(0, linear.exit(), linear::toString);
 
     // and --accept-size loads it anyway, saying so
-    Cli.Result accepted = Cli.run("import", chain.toString(), "--data-dir", data.toString(),
+    Cli.Result accepted = Cli.run(disk, "import", chain.toString(), "--data-dir", data.toString(),
         "-c", "paths", "-p", "materialized-paths", "--accept-size");
     assertEquals(0, accepted.exit(), accepted::toString);
     assertTrue(accepted.stderr().contains("arbor: " + chain + " as materialized-paths will store"
@@ -127,10 +115,10 @@ class ImportSizeTest {
 
   @Test
   void aServerLoadPastTheThresholdNeedsAcceptSize() {
-    Capacity.serverUnconfirmed = 10L << 20;
+    Capacity threshold = MACHINE.withServerUnconfirmed(10L << 20);
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     String name = c.getNamespace().getCollectionName();
-    String line = refusal(Cli.run(onServer("import", chain.toString(), "-c", name, "-p",
+    String line = refusal(Cli.run(threshold, onServer("import", chain.toString(), "-c", name, "-p",
         "materialized-paths")));
     assertTrue(line.contains("more than the 10 MB a load into a server stores unconfirmed; "),
         line);
@@ -139,7 +127,7 @@ class ImportSizeTest {
     assertFalse(MongoTestServer.get().database().listCollectionNames()
         .into(new java.util.ArrayList<>()).contains(name), "the collection was not created");
 
-    Cli.Result accepted = Cli.run(onServer("import", chain.toString(), "-c", name, "-p",
+    Cli.Result accepted = Cli.run(threshold, onServer("import", chain.toString(), "-c", name, "-p",
         "materialized-paths", "--accept-size"));
     assertEquals(0, accepted.exit(), accepted::toString);
     assertTrue(accepted.stderr().contains("will store about 30.3 MB of documents"),
@@ -148,7 +136,7 @@ class ImportSizeTest {
 
     // under the threshold nothing is asked
     MongoCollection<Document> small = MongoTestServer.get().freshCollection();
-    Cli.Result linear = Cli.run(onServer("import", chain.toString(), "-c",
+    Cli.Result linear = Cli.run(threshold, onServer("import", chain.toString(), "-c",
         small.getNamespace().getCollectionName(), "-p", "parent-references"));
     assertEquals(0, linear.exit(), linear::toString);
     assertFalse(linear.stderr().contains("store about"), linear::toString);
@@ -156,8 +144,8 @@ class ImportSizeTest {
 
   @Test
   void theInMemoryServerIsLimitedByTheHeap() {
-    Capacity.maxHeap = () -> 64L << 20;
-    String line = refusal(Cli.run("import", chain.toString(), "-c", "chain", "-p",
+    Capacity heap = MACHINE.withMaxHeap(64L << 20);
+    String line = refusal(Cli.run(heap, "import", chain.toString(), "-c", "chain", "-p",
         "materialized-paths"));
     // 6 x 31 741 494 + 1 536 x 3 000 bytes
     assertTrue(line.contains("which the temporary in-memory server would hold in about 186 MB"
@@ -165,19 +153,20 @@ class ImportSizeTest {
         line);
     assertTrue(line.endsWith("; run java with a larger -Xmx, give --data-dir or --uri, or add"
         + " --accept-size to load it anyway"), line);
-    Cli.Result linear = Cli.run("import", chain.toString(), "-c", "chain", "-p",
+    Cli.Result linear = Cli.run(heap, "import", chain.toString(), "-c", "chain", "-p",
         "child-references", "-q");
     assertEquals(0, linear.exit(), linear::toString);
   }
 
   @Test
   void aDocumentPastSixteenMegabytesIsStillRefusedFirst() throws IOException {
-    Capacity.serverUnconfirmed = 1; // every load is past it: the document's refusal comes first
+    // every load is past it: the document's refusal comes first
+    Capacity every = MACHINE.withServerUnconfirmed(1);
     Path deep = dir.resolve("deep.json");
     Files.writeString(deep, "[{\"id\": \"" + "a".repeat(9_000_000) + "\", \"children\": [{\"id\":"
         + " \"" + "b".repeat(9_000_000) + "\"}]}]\n");
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    Cli.Result r = Cli.run(onServer("import", deep.toString(), "-c",
+    Cli.Result r = Cli.run(every, onServer("import", deep.toString(), "-c",
         c.getNamespace().getCollectionName(), "-p", "materialized-paths"));
     assertEquals(Arbor.EXIT_FAILURE, r.exit());
     assertEquals(1, r.errLines().size());

@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -125,17 +124,11 @@ class SmallHeapDataDirTest {
    * without {@code --data-dir}, its heap seen as {@value #HEAP}, refuses it up front.
    */
   private static void refusedByTheInMemoryServer(Path file) {
-    LongSupplier maxHeap = Capacity.maxHeap;
-    Capacity.maxHeap = () -> HEAP_BYTES;
-    try {
-      Cli.Result r = Cli.run("import", file.toString(), "-c", "t", "-p", "materialized-paths",
-          "-q");
-      assertEquals(Arbor.EXIT_FAILURE, r.exit(), r::toString);
-      assertTrue(r.stderr().contains("which the temporary in-memory server would hold in about")
-          && r.stderr().contains("more than this JVM's 96 MB (java -Xmx)"), r::toString);
-    } finally {
-      Capacity.maxHeap = maxHeap;
-    }
+    Cli.Result r = Cli.run(Capacity.ofThisMachine().withMaxHeap(HEAP_BYTES), "import",
+        file.toString(), "-c", "t", "-p", "materialized-paths", "-q");
+    assertEquals(Arbor.EXIT_FAILURE, r.exit(), r::toString);
+    assertTrue(r.stderr().contains("which the temporary in-memory server would hold in about")
+        && r.stderr().contains("more than this JVM's 96 MB (java -Xmx)"), r::toString);
   }
 
   /**
