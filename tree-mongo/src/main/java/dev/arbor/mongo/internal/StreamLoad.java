@@ -63,10 +63,10 @@ final class StreamLoad {
      * id that exists with a {@code DuplicateNodeException} naming it. It may return before the
      * command is done; a failure is then thrown by a later call.
      */
-    public void insert(List<BsonDocument> documents, List<String> ids);
+    void insert(List<BsonDocument> documents, List<String> ids);
 
     /** Sends updates of documents inserted earlier, in one fenced command, as {@link #insert}. */
-    public void update(List<WriteModel<BsonDocument>> updates);
+    void update(List<WriteModel<BsonDocument>> updates);
   }
 
   /** One new node whose subtree is still open. */
@@ -138,7 +138,7 @@ final class StreamLoad {
    * @param parentDoc the document of the node grafted under, null for new roots (or a load)
    * @param load whether this is a load into an empty store (nothing to read for the base)
    */
-  public StreamLoad(MongoTreeStore store, Reads r, @Nullable Document parentDoc, boolean load,
+  StreamLoad(MongoTreeStore store, Reads r, @Nullable Document parentDoc, boolean load,
       long version, int batchSize, Sink sink) {
     this.store = store;
     this.pattern = store.pattern();
@@ -515,7 +515,7 @@ final class StreamLoad {
    * every number from the graft point on moves right by twice the nodes grafted (nested sets).
    * Empty for the other patterns, and for new roots.
    */
-  public List<Step> fixes() {
+  List<Step> fixes() {
     List<Step> steps = new ArrayList<>();
     if (parent == null || count == 0) {
       return steps;

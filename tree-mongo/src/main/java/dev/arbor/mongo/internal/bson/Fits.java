@@ -91,7 +91,7 @@ public final class Fits {
    *
    * @throws IllegalArgumentException naming the entry if the entries are not in preorder
    */
-  public static @Nullable NodeTooLargeException check(TreePattern pattern,
+  static @Nullable NodeTooLargeException check(TreePattern pattern,
       Iterator<? extends Node> entries, CodecRegistry registry) {
     return measure(entries, registry).refusal(pattern).orElse(null);
   }

@@ -18,7 +18,7 @@ final class Rewrites {
 
   /** What becomes of one condition {@code key: value} of a filter: put into {@code out}. */
   interface Condition {
-    public void rewrite(String key, BsonValue value, BsonDocument out);
+    void rewrite(String key, BsonValue value, BsonDocument out);
   }
 
   /** {@code filter} with each condition rewritten, in logical operators at any depth too. */

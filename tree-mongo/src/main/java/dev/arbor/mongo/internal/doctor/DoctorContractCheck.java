@@ -32,7 +32,7 @@ import org.bson.Document;
 public final class DoctorContractCheck {
   /** The store a script runs on, for the scratch collection. */
   private interface Opener {
-    public MongoTree open(MongoCollection<Document> collection);
+    MongoTree open(MongoCollection<Document> collection);
   }
 
   private final DoctorScratch scratch;

@@ -35,7 +35,7 @@ final class ChildArrayWalks {
   }
 
   /** The document whose {@code children} lists {@code id}, or null for a root. */
-  public Document parentDocument(Reads r, String id) {
+  Document parentDocument(Reads r, String id) {
     return r.find(eq(childrenField, id)).projection(fields(childrenField)).first();
   }
 
@@ -56,7 +56,7 @@ final class ChildArrayWalks {
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
-  public List<String> ancestorsOf(Reads r, String id) {
+  List<String> ancestorsOf(Reads r, String id) {
     TreeStores.checkId(id);
     return context.walker().run(r, new Walker.Walk<>() {
       @Override
@@ -118,7 +118,7 @@ final class ChildArrayWalks {
    *
    * @throws NodeNotFoundException if {@code id} does not exist
    */
-  public List<Row> subtree(Reads r, String id, int maxDepth) {
+  List<Row> subtree(Reads r, String id, int maxDepth) {
     TreeStores.checkId(id);
     List<Document> docs = context.walker().run(r, new Walker.Walk<>() {
       @Override

@@ -18,7 +18,7 @@ import dev.arbor.mongo.internal.protocol.Reads;
 final class GraphLookupWalker implements Walker {
   private final ServerCapabilities capabilities;
 
-  public GraphLookupWalker(ServerCapabilities capabilities) {
+  GraphLookupWalker(ServerCapabilities capabilities) {
     this.capabilities = capabilities;
   }
 

@@ -65,7 +65,7 @@ public final class Layouts {
    * How many of the pattern's fields the document has with the pattern's types, or -1 if it
    * lacks one the pattern needs.
    */
-  public static int fit(TreePattern pattern, Document d, FieldNames names) {
+  static int fit(TreePattern pattern, Document d, FieldNames names) {
     int present = 0;
     List<String> fields = fields(pattern, names);
     for (int i = 0; i < fields.size(); i++) {
@@ -106,7 +106,7 @@ public final class Layouts {
   }
 
   /** The patterns a document is laid out in (several when it fits them equally), or none. */
-  public static Set<TreePattern> of(Document d, FieldNames names) {
+  static Set<TreePattern> of(Document d, FieldNames names) {
     Set<TreePattern> best = EnumSet.noneOf(TreePattern.class);
     double bestShare = -1;
     int bestPresent = -1;
@@ -157,7 +157,7 @@ public final class Layouts {
   }
 
   /** Up to {@value #SAMPLE} node documents of one tree of the collection, in natural order. */
-  public static List<Document> sample(MongoCollection<Document> collection, @Nullable Scope scope) {
+  static List<Document> sample(MongoCollection<Document> collection, @Nullable Scope scope) {
     NodeIds ids = NodeIds.of(collection);
     return collection.find(scope == null ? ids.filter(MongoTreeStore.NODES.toBsonDocument(
             BsonDocument.class, collection.getCodecRegistry()))
@@ -185,7 +185,7 @@ public final class Layouts {
    * Whether {@code docs} read as {@code pattern} are laid out in another pattern: null if their
    * layout includes {@code pattern} or is unknown.
    */
-  public static Mismatch mismatch(TreePattern pattern, Iterable<Document> docs, FieldNames names) {
+  static Mismatch mismatch(TreePattern pattern, Iterable<Document> docs, FieldNames names) {
     Set<TreePattern> layout = of(docs, names);
     if (layout.isEmpty() || layout.contains(pattern)) {
       return null;
@@ -223,7 +223,7 @@ public final class Layouts {
    * the store's field names (typically a collection whose fields have other names than the
    * store was told), or null if some fit or there are none.
    */
-  public static String unreadable(TreePattern pattern, Iterable<Document> docs, FieldNames names,
+  static String unreadable(TreePattern pattern, Iterable<Document> docs, FieldNames names,
       String collectionName) {
     if (!docs.iterator().hasNext() || !of(docs, names).isEmpty()) {
       return null;

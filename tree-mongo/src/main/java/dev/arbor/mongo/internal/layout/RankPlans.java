@@ -29,7 +29,7 @@ final class RankPlans {
    * parentField}) to the ids in {@code moved}: the ranks of a lift, whose children join their
    * grandparent's children.
    */
-  public static void planRegroup(Change c, String rankField, List<String> order, Set<String> moved,
+  static void planRegroup(Change c, String rankField, List<String> order, Set<String> moved,
       String parentField, @Nullable Object parent) {
     long rank = 0;
     for (String each : order) {
@@ -48,7 +48,7 @@ final class RankPlans {
    * @param parentOf the parent of each document, null for a root (documents whose parent is
    *     unknown are left out)
    */
-  public static void planRankRepair(Change c, String rankField, List<Document> docs,
+  static void planRankRepair(Change c, String rankField, List<Document> docs,
       Function<Document, Object> parentOf) {
     Map<Object, List<Document>> groups = new LinkedHashMap<>();
     for (Document d : docs) {

@@ -22,13 +22,13 @@ import org.bson.Document;
  */
 final class ReferenceReads {
   /** The two walks of a reference layout. */
-  public interface Links {
+  interface Links {
     /**
      * The ancestors of {@code id}, root first.
      *
      * @throws dev.arbor.core.NodeNotFoundException if {@code id} does not exist
      */
-    public List<String> ancestorsOf(Reads r, String id);
+    List<String> ancestorsOf(Reads r, String id);
 
     /**
      * The rows below {@code id} down to {@code maxDepth} levels (at least 1), in any order; they
@@ -36,7 +36,7 @@ final class ReferenceReads {
      *
      * @throws dev.arbor.core.NodeNotFoundException if {@code id} does not exist
      */
-    public List<Row> subtree(Reads r, String id, int maxDepth);
+    List<Row> subtree(Reads r, String id, int maxDepth);
   }
 
   private final LayoutContext context;
@@ -48,7 +48,7 @@ final class ReferenceReads {
   }
 
   /** @see Layout#descendantIds */
-  public List<String> descendantIds(Reads r, String id, int maxDepth) {
+  List<String> descendantIds(Reads r, String id, int maxDepth) {
     if (maxDepth <= 0) {
       r.require(id, fields(ID));
       checkMaxDepth(maxDepth);
@@ -61,7 +61,7 @@ final class ReferenceReads {
    * The recursive read of the structure, then, if asked, the documents of the subtree by {@code
    * _id} in slices (one more query per 20 000 nodes); the top node's depth is not known.
    */
-  public Layout.Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
+  Layout.Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     rows.add(new Row(id, null, 0, Map.of()));
     if (maxDepth == 0) {
@@ -95,7 +95,7 @@ final class ReferenceReads {
   }
 
   /** @see Layout#descends */
-  public boolean descends(Reads r, String id, String ancestorId) {
+  boolean descends(Reads r, String id, String ancestorId) {
     List<String> ancestors = links.ancestorsOf(r, id);
     r.require(ancestorId, fields(ID));
     return ancestors.contains(ancestorId);

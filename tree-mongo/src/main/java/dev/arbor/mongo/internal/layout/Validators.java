@@ -32,7 +32,7 @@ public final class Validators {
    * collection of one tree ({@code scopeField} null) or of several trees told apart by {@code
    * scopeField}.
    */
-  public static Document of(TreePattern pattern, FieldNames names, @Nullable String scopeField) {
+  static Document of(TreePattern pattern, FieldNames names, @Nullable String scopeField) {
     return of(pattern, names, scopeField, NodeIdType.STRING);
   }
 

@@ -43,7 +43,7 @@ public final class Change extends Reads {
    *     writes
    * @param limitMillis the time limit of each of its reads ({@link Reads}), 0 for none
    */
-  public Change(MongoCollection<Document> collection, @Nullable Scope scope,
+  Change(MongoCollection<Document> collection, @Nullable Scope scope,
       @Nullable ClientSession session, Runnable beforeQuery, long version, long limitMillis) {
     super(collection, scope, session, beforeQuery, false, limitMillis);
     remember();
@@ -122,7 +122,7 @@ public final class Change extends Reads {
   /**
    * Plans an update, with an aggregation pipeline, of the first document {@code filter} selects.
    */
-  public void updateOne(Bson filter, List<? extends Bson> pipeline) {
+  void updateOne(Bson filter, List<? extends Bson> pipeline) {
     steps.add(new Step.Update(filter(filter), pipeline(pipeline), false, false));
   }
 

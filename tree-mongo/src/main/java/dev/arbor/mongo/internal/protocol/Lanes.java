@@ -466,7 +466,7 @@ public final class Lanes {
    *
    * @return whether this owner still holds the lane, as far as is known
    */
-  public boolean renewIfDue(Lane lane) {
+  boolean renewIfDue(Lane lane) {
     if (lane.head != null && lock.timing.nanoTime() - lane.renewedAt
         > TimeUnit.MILLISECONDS.toNanos(lock.leaseMillis) / 3) {
       return renew(lane);

@@ -58,7 +58,7 @@ public final class Lease implements AutoCloseable {
   }
 
   /** Renews the lease if a third of it has passed since the last renewal. */
-  public void renewIfDue() {
+  void renewIfDue() {
     if (due()) {
       renew();
     }

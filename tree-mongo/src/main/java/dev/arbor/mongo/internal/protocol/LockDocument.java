@@ -68,7 +68,7 @@ public final class LockDocument {
 
   /** The tree's collection, every command bounded by {@link #commandLimit}. */
   final MongoCollection<BsonDocument> raw;
-  public final @Nullable Scope scope;
+  final @Nullable Scope scope;
   private final BsonDocument lockId;
   /** The tree's name in messages and logs. */
   final String tree;

@@ -9,5 +9,5 @@ package dev.arbor.mongo.internal.protocol;
  */
 public record Outcome(long version, long deleted) {
   /** A change whose plan was empty. */
-  public static final Outcome NONE = new Outcome(-1, 0);
+  static final Outcome NONE = new Outcome(-1, 0);
 }

@@ -22,13 +22,13 @@ public final class ListedPreorder extends Preorder {
   /** How a pattern lists children in their parent. */
   public interface Links {
     /** The filter of the roots. */
-    public Bson roots();
+    Bson roots();
 
     /** The sibling order of the roots cursor. */
-    public Bson order();
+    Bson order();
 
     /** The ids of the children listed in {@code parent}, in order. */
-    public List<String> listed(Document parent);
+    List<String> listed(Document parent);
   }
 
   private final Links links;

@@ -28,7 +28,7 @@ public abstract class Preorder implements PreorderCursor {
   /** Documents per slice: each cursor's batch and each read of listed children by ids. */
   public static final int SLICE = 1_000;
 
-  public final Reads reads;
+  final Reads reads;
   private final Bson order;
   private final Function<Document, Map<String, Object>> attributes;
   /** The open frames, the current one on top. */
@@ -39,14 +39,14 @@ public abstract class Preorder implements PreorderCursor {
   private long held;
   private long mostHeld;
   /** The queries sent so far. */
-  public long queries;
+  long queries;
   private @Nullable Node next;
 
   /**
    * @param roots the filter of the roots
    * @param order the sibling order of a cursor
    */
-  public Preorder(Reads reads, Bson roots, Bson order,
+  Preorder(Reads reads, Bson roots, Bson order,
       Function<Document, Map<String, Object>> attributes) {
     this.reads = reads;
     this.order = order;
