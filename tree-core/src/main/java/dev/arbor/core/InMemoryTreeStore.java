@@ -256,9 +256,26 @@ public final class InMemoryTreeStore implements TreeStore {
     return graft(parentId, TreeStores.collect(entries));
   }
 
+  /**
+   * The same preorder as the interface's default, walked over this store's own maps: one pass,
+   * without the default's {@link #find} of every node (which walks up to the root for its depth).
+   */
   @Override
   public synchronized Tree snapshot() {
-    return TreeStore.super.snapshot();
+    Tree.Builder builder = Tree.builder();
+    java.util.ArrayDeque<String> pending = new java.util.ArrayDeque<>();
+    for (int i = roots.size() - 1; i >= 0; i--) {
+      pending.push(roots.get(i));
+    }
+    while (!pending.isEmpty()) {
+      String id = pending.pop();
+      Entry node = nodes.get(id);
+      builder.add(id, node.parent, node.attributes);
+      for (int i = node.children.size() - 1; i >= 0; i--) {
+        pending.push(node.children.get(i));
+      }
+    }
+    return builder.build();
   }
 
   // Reads the interface defines by other reads: synchronized here, so that each is atomic.

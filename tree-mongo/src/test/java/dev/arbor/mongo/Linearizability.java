@@ -32,6 +32,8 @@ final class Linearizability {
     final int process;
     final String what;
     final Function<TreeStore, @Nullable Object> op;
+    /** Whether {@link #op} only reads: it leaves the reference as it found it. */
+    final boolean reads;
     final long start;
     long end = Long.MAX_VALUE;
     /** The value returned, or the exception's class. */
@@ -39,9 +41,15 @@ final class Linearizability {
     @Nullable Throwable thrown;
 
     Call(int process, String what, Function<TreeStore, @Nullable Object> op, long start) {
+      this(process, what, op, false, start);
+    }
+
+    Call(int process, String what, Function<TreeStore, @Nullable Object> op, boolean reads,
+        long start) {
       this.process = process;
       this.what = what;
       this.op = op;
+      this.reads = reads;
       this.start = start;
     }
 
@@ -105,7 +113,21 @@ final class Linearizability {
     /** Runs and logs one call of {@code process} on {@code store}. */
     @Nullable Object call(int process, String what, TreeStore store,
         Function<TreeStore, @Nullable Object> op) {
-      Call c = new Call(process, what, op, clock.getAsLong() - origin);
+      return call(process, what, store, op, false);
+    }
+
+    /**
+     * Runs and logs one read of {@code process} on {@code store}: {@code op} only reads, so the
+     * check replays it on the state it reached without copying it.
+     */
+    @Nullable Object read(int process, String what, TreeStore store,
+        Function<TreeStore, @Nullable Object> op) {
+      return call(process, what, store, op, true);
+    }
+
+    private @Nullable Object call(int process, String what, TreeStore store,
+        Function<TreeStore, @Nullable Object> op, boolean reads) {
+      Call c = new Call(process, what, op, reads, clock.getAsLong() - origin);
       try {
         c.result = op.apply(store);
         return c.result;
@@ -254,6 +276,49 @@ final class Linearizability {
       2_000_000);
 
   private boolean search(BitSet done, Tree state) {
+    State s = new State(state);
+    boolean found = search(done, s);
+    s.loaded = null;
+    return found;
+  }
+
+  /**
+   * A state of the search: the tree, its hash computed once (it is a key of {@link #seen} at
+   * every step, and reads pass it on unchanged), and the reference loaded with it, made once
+   * for the reads replayed on it.
+   */
+  private static final class State {
+    final Tree tree;
+    private final int hash;
+    private @Nullable InMemoryTreeStore loaded;
+
+    State(Tree tree) {
+      this.tree = tree;
+      this.hash = tree.hashCode();
+    }
+
+    /** A reference holding this state, for a read (which leaves it as it is). */
+    InMemoryTreeStore forReads() {
+      if (loaded == null) {
+        loaded = new InMemoryTreeStore();
+        loaded.load(tree);
+      }
+      return loaded;
+    }
+
+    @Override
+    public boolean equals(@Nullable Object o) {
+      return o instanceof State other && hash == other.hash && tree.equals(other.tree);
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
+  }
+
+  private boolean search(BitSet done, State s) {
+    Tree state = s.tree;
     explored++;
     if (explored > MAX_EXPLORED) {
       throw new IllegalStateException("history too large to check");
@@ -272,7 +337,7 @@ final class Linearizability {
     if (allRequired && state.equals(stored)) {
       return true;
     }
-    if (!seen.add(List.of(done.clone(), state))) {
+    if (!seen.add(List.of(done.clone(), s))) {
       return false;
     }
     for (int i = 0; i < calls.size(); i++) {
@@ -280,8 +345,13 @@ final class Linearizability {
       if (done.get(i) || c.start > horizon) {
         continue;
       }
-      InMemoryTreeStore reference = new InMemoryTreeStore();
-      reference.load(state);
+      InMemoryTreeStore reference;
+      if (c.reads) {
+        reference = s.forReads();
+      } else {
+        reference = new InMemoryTreeStore();
+        reference.load(state);
+      }
       Object result = null;
       Throwable thrown = null;
       try {
@@ -293,8 +363,17 @@ final class Linearizability {
         continue;
       }
       done.set(i);
-      if (search(done, reference.snapshot())) {
-        return true;
+      if (c.reads) {
+        if (search(done, s)) {
+          return true;
+        }
+      } else {
+        State next = new State(reference.snapshot());
+        boolean found = search(done, next);
+        next.loaded = null; // seen keeps the state: not the reference that read it
+        if (found) {
+          return true;
+        }
       }
       done.clear(i);
     }

@@ -179,7 +179,7 @@ class LinearizabilityProcessesTest {
       Future<?> reading = pool.submit(() -> {
         Thread.sleep(Math.max(0, (go - Linearizability.History.wallClock()) / 1_000_000));
         while (writing.get()) {
-          history.call(writerCount, "snapshot", reader, TreeStore::snapshot);
+          history.read(writerCount, "snapshot", reader, TreeStore::snapshot);
           Thread.sleep(20);
         }
         return null;

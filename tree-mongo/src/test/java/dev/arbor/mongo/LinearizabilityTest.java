@@ -283,19 +283,19 @@ class LinearizabilityTest {
           // a subtree stand beside lanes elsewhere: LaneProtocol#read(String, ...))
           String x = initial.entries().get(reads.nextInt(initial.size())).id();
           switch (k % 6) {
-            case 0 -> history.call(WRITERS, "snapshot", reader, TreeStore::snapshot);
-            case 1 -> history.call(WRITERS, "descendants " + x, reader, s -> s.descendants(x));
-            case 2 -> history.call(WRITERS, "children " + x, reader, s -> s.children(x));
-            case 3 -> history.call(WRITERS, "descendantNodes " + x, reader,
+            case 0 -> history.read(WRITERS, "snapshot", reader, TreeStore::snapshot);
+            case 1 -> history.read(WRITERS, "descendants " + x, reader, s -> s.descendants(x));
+            case 2 -> history.read(WRITERS, "children " + x, reader, s -> s.children(x));
+            case 3 -> history.read(WRITERS, "descendantNodes " + x, reader,
                 s -> s.descendantNodes(x, Integer.MAX_VALUE));
             case 4 -> {
               if (everyKind) {
-                history.call(WRITERS, "find " + x, reader, s -> s.find(x));
+                history.read(WRITERS, "find " + x, reader, s -> s.find(x));
               } else {
-                history.call(WRITERS, "ancestors " + x, reader, s -> s.ancestors(x));
+                history.read(WRITERS, "ancestors " + x, reader, s -> s.ancestors(x));
               }
             }
-            default -> history.call(WRITERS, "subtree " + x, reader,
+            default -> history.read(WRITERS, "subtree " + x, reader,
                 s -> s.subtree(x, Integer.MAX_VALUE));
           }
           Thread.sleep(20);
