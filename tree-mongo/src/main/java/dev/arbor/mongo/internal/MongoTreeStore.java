@@ -131,6 +131,8 @@ public final class MongoTreeStore implements MongoTree {
       org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
   /** Whether {@link #requireLayout()} has seen nodes laid out in this pattern. */
   private volatile boolean layoutSeen;
+  /** The user's unique indexes, read before writes ({@link #requireLayout()}). */
+  private final UniqueIndexes uniqueIndexes;
 
   /**
    * A store of {@code pattern} over {@code collection}: checks the scope and the server's
@@ -185,6 +187,8 @@ public final class MongoTreeStore implements MongoTree {
         ? new Lanes(lock, data, scope, capabilities.renewals()) : null;
     this.lanes = capabilities.subtreeLocks() ? drained : null;
     lock.lanes = drained;
+    this.uniqueIndexes = new UniqueIndexes(primary, lock.lock.timing,
+        collection.getNamespace().getFullName(), scope == null ? null : scope.field());
     this.fenced = newFenced();
     this.protocol = choose();
   }
@@ -215,6 +219,7 @@ public final class MongoTreeStore implements MongoTree {
     this.layoutSeen = store.layoutSeen;
     this.layout = store.layout;
     this.lanes = store.lanes;
+    this.uniqueIndexes = store.uniqueIndexes;
     this.fenced = newFenced();
     this.protocol = choose();
   }
@@ -231,9 +236,14 @@ public final class MongoTreeStore implements MongoTree {
 
   @Override
   public void ensureIndexes() {
+    uniqueIndexes.require();
     List<IndexModel> indexes = layout.scopedIndexes(collection.getCodecRegistry());
     if (!indexes.isEmpty()) {
-      collection.createIndexes(indexes);
+      try {
+        collection.createIndexes(indexes);
+      } catch (com.mongodb.MongoCommandException e) {
+        throw uniqueIndexes.conflict(e);
+      }
     }
   }
 
@@ -326,9 +336,11 @@ public final class MongoTreeStore implements MongoTree {
 
   /**
    * Refuses, before anything is written, a collection whose nodes are laid out in another pattern
-   * ({@link Layouts}); one sample read until nodes of this pattern have been seen.
+   * ({@link Layouts}), one sample read until nodes of this pattern have been seen, and one with a
+   * unique index that would refuse Arbor's own documents ({@link UniqueIndexes}).
    */
   public void requireLayout() {
+    uniqueIndexes.require();
     if (!layoutSeen) {
       // bounded as a change's reads are (Reads): a stalled connection ends the change
       layoutSeen = Layouts.require(pattern(), data.withTimeout(lock.lock.commandLimitMillis(),

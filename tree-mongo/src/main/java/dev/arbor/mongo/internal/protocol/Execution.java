@@ -461,6 +461,10 @@ abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
         if (!MongoErrors.duplicateKey(error.getCode())) {
           throw e;
         }
+        String other = MongoErrors.otherIndex(error.getMessage());
+        if (other != null) {
+          return fenceRefusedByIndex(other, batch, error, e);
+        }
         return settleLost(); // the insert fence was taken: another caller took the lock over
       }
       if (i == 0 && (at == 0 || at == -1)) {
@@ -592,6 +596,38 @@ abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
     return new Settlement(this).settle();
   }
 
+  /**
+   * The insert fence that leads {@code batch} was refused by a unique index of the user's (one
+   * created after the store last read the indexes, {@code UniqueIndexes}): the lock is still
+   * this change's. A change without journal (a single insert) is undone and told not written:
+   * on a server that goes on after a failed statement its insert may have run, and is deleted
+   * (guarded by this change's version, under the lock it holds). A journaled change cannot go
+   * on: the tree is stuck with the server's message, and {@code repair()} completes it once the
+   * index is fixed.
+   */
+  private int fenceRefusedByIndex(String index, List<TreeLock.Statement> batch,
+      BulkWriteError error, MongoBulkWriteException e) {
+    if (journaled || replaying()) {
+      String why = "the collection's unique index '" + index + "' refused the insert fence of '"
+          + what + "', one of Arbor's own documents (make the index partial on its fields or"
+          + " sparse): " + error.getMessage();
+      return stick(0, why, why);
+    }
+    if (e.getWriteResult().getInsertedCount() > 0) {
+      List<BsonValue> ids = new ArrayList<>();
+      for (TreeLock.Statement s : batch) {
+        if (s.isStep() && s.model() instanceof InsertOneModel<BsonDocument> insert) {
+          ids.add(insert.getDocument().get("_id"));
+        }
+      }
+      lock.raw.deleteMany(and(com.mongodb.client.model.Filters.in("_id", ids),
+          eq(Step.MARK + ".v", v)));
+    }
+    lock.release(token);
+    throw MongoErrors.refusedByIndex(lock.tree, index, "the insert fence of '" + what
+        + "' (nothing of the change was written)", e);
+  }
+
   /** A step the server refuses. */
   private int failStep(int step, BulkWriteError error, MongoBulkWriteException e) {
     String reason = "step " + step + " of " + steps.size() + " of '" + what + "' was refused"
@@ -606,10 +642,19 @@ abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
       lock.release(token); // clears the journal: nothing of the change was written
       throw new TreeException("Tree '" + lock.tree + "': " + reason + "; nothing was written", e);
     }
+    return stick(step, reason, error.getMessage());
+  }
+
+  /**
+   * Marks the tree stuck at {@code step} (0: before the first) with the server's {@code error},
+   * frees the lock, logs {@code reason} and throws: whoever meets the mark is told, and {@code
+   * repair()} completes the change once the cause is removed.
+   */
+  private int stick(int step, String reason, String error) {
     BsonDocument stuck = new BsonDocument("v", new BsonInt64(v))
         .append("what", new BsonString(what)).append("step", new BsonInt32(step))
         .append("steps", new BsonInt32(steps.size()))
-        .append("error", new BsonString(error.getMessage()));
+        .append("error", new BsonString(error));
     lock.raw.updateOne(and(lock.lockKey(), eq(LockDocument.OWNER, token)), Updates.combine(
         Updates.set(LockDocument.STUCK, stuck), Updates.set(LockDocument.OWNER, null),
         Updates.inc(LockDocument.VERSION, 1L)));

@@ -212,6 +212,10 @@ final class Fences {
       if (!MongoErrors.duplicateKey(e)) {
         throw e;
       }
+      String index = MongoErrors.otherIndex(e.getError().getMessage());
+      if (index != null) {
+        throw MongoErrors.refusedByIndex(lock.tree, index, "the insert fence " + id.toJson(), e);
+      }
       return false;
     }
   }

@@ -34,6 +34,39 @@ final class MongoErrors {
         && String.valueOf(error.getMessage()).contains(" index: _id_ ");
   }
 
+  /**
+   * The name of the unique index, other than {@code _id}'s, that a duplicate key error names in
+   * {@code message} ({@code "… index: name_1 dup key: …"}, on MongoDB and the embedded server);
+   * null if it names {@code _id_} or no index.
+   */
+  static @org.jspecify.annotations.Nullable String otherIndex(@org.jspecify.annotations.Nullable
+      String message) {
+    if (message == null) {
+      return null;
+    }
+    int at = message.indexOf(" index: ");
+    if (at < 0) {
+      return null;
+    }
+    int from = at + " index: ".length();
+    int to = message.indexOf(' ', from);
+    String name = to < 0 ? message.substring(from) : message.substring(from, to);
+    return name.equals("_id_") || name.isEmpty() ? null : name;
+  }
+
+  /**
+   * The error for one of Arbor's own documents (a fence, the lock document) that a unique index
+   * of the user's refused: it names the index. Arbor's own documents carry none of the user's
+   * fields, so such an index lets only one of them exist.
+   */
+  static dev.arbor.core.TreeException refusedByIndex(String tree, String index, String what,
+      MongoException cause) {
+    return new dev.arbor.core.TreeException("Tree '" + tree + "': the collection's unique index '"
+        + index + "' refused " + what + ", one of Arbor's own documents, which carry none of your"
+        + " fields: make that index partial on its fields (partialFilterExpression: {<field>:"
+        + " {$exists: true}}) or sparse; the server said: " + cause.getMessage(), cause);
+  }
+
   static boolean duplicateKey(MongoException e) {
     if (e instanceof MongoWriteException w) {
       return w.getError().getCategory() == ErrorCategory.DUPLICATE_KEY;
