@@ -648,6 +648,53 @@ class LanesTest {
     assertEquals(List.of(), b.check());
   }
 
+  /**
+   * Two lanes insert the same new id under two parents at once: their footprints (the two
+   * parents) do not meet, and each planned on a tree without the id. The one whose insert
+   * command comes second must be told {@link dev.arbor.core.DuplicateNodeException}, and the node
+   * has one parent. (Found by a trial: in child references, whose insert is journaled, the
+   * second lane took the duplicate key for its own earlier sending and pushed the id into its
+   * parent's children too: the node under two parents.)
+   */
+  @ParameterizedTest
+  @EnumSource(value = TreePattern.class, names = "NESTED_SETS", mode = EnumSource.Mode.EXCLUDE)
+  void twoLanesInsertingOneNewIdUnderTwoParentsInsertItOnce(TreePattern pattern)
+      throws Exception {
+    MongoCollection<Document> c = loaded(pattern);
+    MongoTreeStore b = store(pattern, c, TreeLock.BULK, 30_000);
+    java.util.concurrent.atomic.AtomicBoolean fired = new java.util.concurrent.atomic
+        .AtomicBoolean();
+    java.util.concurrent.atomic.AtomicReference<Class<?>> second = new java.util.concurrent
+        .atomic.AtomicReference<>();
+    TreeLock.Sender first = (coll, batch) -> {
+      boolean insertsX = batch.statements().stream().anyMatch(s -> s.model()
+          instanceof com.mongodb.client.model.InsertOneModel<org.bson.BsonDocument> i
+          && new org.bson.BsonString("x").equals(i.getDocument().get("_id")));
+      if (insertsX && !fired.getAndSet(true)) {
+        // the other lane plans, inserts and returns before this command is sent
+        Thread t = new Thread(() -> second.set(outcome(
+            () -> b.insert("x", Position.lastChildOf("k")))));
+        t.start();
+        try {
+          t.join(30_000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return TreeLock.BULK.send(coll, batch);
+    };
+    MongoTreeStore a = store(pattern, c, first, 30_000);
+    Class<?> outcomeOfA = outcome(() -> a.insert("x", Position.lastChildOf("h")));
+    assertTrue(fired.get(), "the other insert ran in between");
+    assertEquals(null, second.get(), "the insert that came first returned");
+    assertEquals(dev.arbor.core.DuplicateNodeException.class, outcomeOfA);
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(Tree.parse(FIXTURE));
+    reference.insert("x", Position.lastChildOf("k"));
+    assertEquals(reference.snapshot(), a.snapshot());
+    assertEquals(List.of(), a.check());
+  }
+
   /** Waits for {@code latch}, at most 30 s (a test that fails before releasing it ends). */
   private static void await(CountDownLatch latch) {
     try {

@@ -61,11 +61,18 @@ final class LaneProgram {
     private static final long serialVersionUID = 1L;
     final MongoException cause;
     final int step;
+    /** The id of the node whose insert met another node of that id, or null. */
+    final @Nullable BsonValue duplicate;
 
     Refused(MongoException cause, int step) {
+      this(cause, step, null);
+    }
+
+    Refused(MongoException cause, int step, @Nullable BsonValue duplicate) {
       super(cause.getMessage(), cause, false, false);
       this.cause = cause;
       this.step = step;
+      this.duplicate = duplicate;
     }
   }
 
@@ -138,6 +145,9 @@ final class LaneProgram {
             Updates.unset(Lanes.V)), new com.mongodb.client.model.UpdateOptions()
                 .collation(Reads.SIMPLE));
         lane.committed = false;
+      }
+      if (r.duplicate != null) {
+        throw new DuplicateNodeException(nodeId(r.duplicate));
       }
       throw new TreeException("Tree '" + lanes.lock.tree + "': the server refused '" + what
           + "': " + r.cause.getMessage() + "; nothing was written", r.cause);
@@ -572,7 +582,18 @@ final class LaneProgram {
             }
             throw new DuplicateNodeException(nodeId(i.id()));
           }
-          // a journaled insert sent again: it landed the first time
+          // A journaled insert meets its id: sent before, it landed then (the node bears this
+          // change's version); else another change inserted a node of that id since this one
+          // was planned (two lanes inserting one new id under two parents: their marks do not
+          // meet), and this insert is refused as a duplicate: the journal, whose first step it
+          // is, is withdrawn; in a replay, the tree is stuck with the server's message.
+          Step.Insert dup = (Step.Insert) steps.get(from + error.getIndex() - 1);
+          if (lanes.raw.find(com.mongodb.client.model.Filters.and(
+              com.mongodb.client.model.Filters.eq("_id", dup.id()),
+              com.mongodb.client.model.Filters.eq(Step.MARK + ".v", lane.version)))
+              .projection(new BsonDocument("_id", new org.bson.BsonInt32(1))).first() == null) {
+            throw new Refused(e, from + error.getIndex() - 1, dup.id());
+          }
         }
         if (fenced && lane.insertFences == b + 1) {
           continue; // sent again behind the next fence
