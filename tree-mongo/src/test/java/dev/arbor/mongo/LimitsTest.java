@@ -160,6 +160,18 @@ class LimitsTest {
               .load(Tree.builder().add("b", null, huge).build()));
       assertTrue(load.getMessage().contains("attributes alone"), load.getMessage());
       assertEquals(1, store.size());
+      // An update too: refused before anything is written, not a raw driver exception (17 MB)
+      // nor a connection the server closed on a command past its limit (16 MB less 300 bytes).
+      // Found by a new user's trial.
+      for (int length : List.of(17_000_000, 16 * 1024 * 1024 - 300)) {
+        e = assertThrows(NodeTooLargeException.class,
+            () -> store.update("a", java.util.Map.of("text", "z".repeat(length))));
+        assertEquals("a", e.nodeId());
+      }
+      assertEquals(java.util.Map.of(), store.find("a").orElseThrow().attributes(), pattern
+          + ": nothing written by the refused updates");
+      store.update("a", java.util.Map.of("text", "fits"));
+      assertEquals(List.of(), store.check());
     }
   }
 

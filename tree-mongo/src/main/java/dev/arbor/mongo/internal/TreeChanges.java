@@ -13,6 +13,9 @@ import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.Position;
 import dev.arbor.core.TreeEvent;
 import dev.arbor.core.internal.TreeStores;
+import dev.arbor.mongo.NodeTooLargeException;
+import dev.arbor.mongo.internal.bson.Encoded;
+import dev.arbor.mongo.internal.bson.Fits;
 import dev.arbor.mongo.internal.protocol.Footprint;
 import dev.arbor.mongo.internal.protocol.Outcome;
 import dev.arbor.mongo.internal.protocol.Reads;
@@ -69,6 +72,7 @@ final class TreeChanges {
     set.forEach((name, value) -> copy.put(requireNonNull(name, "attribute names must not be null"),
         value));
     store.checkAttributes(id, copy);
+    refuseTooLarge(id, copy);
     List<Bson> updates = new ArrayList<>();
     copy.forEach((name, value) -> updates.add(value == null ? Updates.unset(name)
         : Updates.set(name, value)));
@@ -87,6 +91,30 @@ final class TreeChanges {
     if (t != null && o.version() >= 0) {
       store.tell(new TreeEvent(TreeEvent.Kind.UPDATE, id, t.oldParent, t.oldParent, null, 1,
           o.version()));
+    }
+  }
+
+  /**
+   * Refuses, before anything is written, an update whose values alone would make the node's
+   * document pass MongoDB's 16 MB ({@link Fits#MAX_NODE}, which leaves room for Arbor's own
+   * fields): sent, it would be a command the driver or the server cannot take. (An update that
+   * passes the limit only with the document's other fields is refused by MongoDB, and the change
+   * is told not written.)
+   */
+  private void refuseTooLarge(String id, Map<String, @Nullable Object> set) {
+    org.bson.Document values = new org.bson.Document(ID, id);
+    set.forEach((name, value) -> {
+      if (value != null) {
+        values.put(name, value);
+      }
+    });
+    int size = Encoded.size(values.toBsonDocument(org.bson.BsonDocument.class,
+        store.collection.getCodecRegistry()));
+    if (size > Fits.MAX_NODE) {
+      throw new NodeTooLargeException(id, size, "Cannot update node '" + id + "': the values"
+          + " set would make its document at least " + size + " bytes of BSON, past MongoDB's"
+          + " 16 MB limit (" + Fits.MAX_NODE + " bytes, which leaves room for Arbor's own"
+          + " fields). Nothing was written.");
     }
   }
 
