@@ -102,7 +102,7 @@ public final class Forest {
     Set<String> reachable = new HashSet<>(preorderBelow(null, Integer.MAX_VALUE));
     for (Row r : rows.values()) {
       if (!reachable.contains(r.id()) && (r.parent() == null || rows.containsKey(r.parent()))) {
-        problems.add(new Problem(r.id(), "is on a parent cycle, unreachable from any root"));
+        problems.add(new Problem(r.id(), unreachable(r.id())));
       }
     }
     for (List<Row> siblings : children.values()) {
@@ -117,10 +117,47 @@ public final class Forest {
     }
   }
 
-  /** The forest as a {@link Tree}, rows unreachable from a root left out. */
+  /**
+   * Why {@code id}, whose parent exists, is unreachable from every root: an ancestor whose
+   * parent does not exist (an orphan above it), or a cycle of parent links.
+   */
+  private String unreachable(String id) {
+    Set<String> seen = new HashSet<>();
+    Row r = rows.get(id);
+    while (r != null && r.parent() != null && seen.add(r.id())) {
+      Row up = rows.get(r.parent());
+      if (up == null) {
+        return "is unreachable from any root: its ancestor '" + r.id() + "' is an orphan"
+            + " (parent '" + r.parent() + "' does not exist)";
+      }
+      r = up;
+    }
+    return "is on a parent cycle, unreachable from any root";
+  }
+
+  /**
+   * The forest as a {@link Tree}.
+   *
+   * @throws TreeException naming a node that no root reaches (an orphan, a node below one, or a
+   *     cycle of parent links): the tree cannot be read whole; {@code check()} lists every such
+   *     node
+   */
   public Tree toTree() {
     Tree.Builder builder = Tree.builder();
-    for (String id : preorderBelow(null, Integer.MAX_VALUE)) {
+    List<String> reached = preorderBelow(null, Integer.MAX_VALUE);
+    if (reached.size() < rows.size()) {
+      Set<String> in = new HashSet<>(reached);
+      String first = rows.keySet().stream().filter(id -> !in.contains(id)).sorted().findFirst()
+          .orElseThrow();
+      Row r = rows.get(first);
+      String why = r.parent() != null && !rows.containsKey(r.parent())
+          ? "its parent '" + r.parent() + "' does not exist" : unreachable(first);
+      throw new dev.arbor.core.TreeException("Cannot read the tree whole: node '" + first
+          + "' " + (why.startsWith("is ") ? why : "is unreachable from any root: " + why) + " ("
+          + (rows.size() - reached.size()) + " of " + rows.size() + " nodes are); check() lists"
+          + " them, and repair() settles what it can");
+    }
+    for (String id : reached) {
       Row r = rows.get(id);
       builder.add(id, r.parent(), r.attributes());
     }
