@@ -486,9 +486,10 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   }
 
   /**
-   * Repair makes every {@code children} an array of existing ids, each listed once and under one
-   * parent (the first in scan order keeps it); gives every unlisted node a root rank and removes
-   * the rank of listed ones.
+   * Repair makes every {@code children} an array of existing ids, each listed once in it; gives
+   * every unlisted node a root rank and removes the rank of listed ones. A node listed by two
+   * parents is left listed by both: which one is its parent cannot be told without guessing, so
+   * it stays among the problems repair returns.
    */
   @Override
   public void planRepair(Change c, List<Document> docs) {
@@ -501,9 +502,11 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       Object children = d.get(childrenField);
       List<String> kept = new ArrayList<>();
       if (children instanceof List<?> list) {
+        Set<String> here = new HashSet<>();
         for (Object child : list) {
           if (child instanceof String s && ids.contains(s) && !s.equals(d.get(ID))
-              && listed.add(s)) {
+              && here.add(s)) {
+            listed.add(s);
             kept.add(s);
           }
         }
