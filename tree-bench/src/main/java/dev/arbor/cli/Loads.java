@@ -88,6 +88,7 @@ final class Loads {
       return n;
     } catch (RuntimeException e) {
       dropQuietly(aside, e);
+      keepTheUndo(connection, progress, e);
       throw e;
     }
   }
@@ -142,6 +143,7 @@ final class Loads {
       if (!existed && !Connection.hasNodes(target)) {
         dropQuietly(target, e); // nothing of it is left: not even its lock document
       }
+      keepTheUndo(connection, progress, e);
       throw e;
     }
     progress.phase("creating the indexes of " + where);
@@ -202,6 +204,22 @@ final class Loads {
       Node e = source.next();
       count++;
       return e;
+    }
+  }
+
+  /**
+   * After a failed load whose writes were taken back (the store undoes what it wrote, and the
+   * temporary collection of a replacement is dropped): with {@code --data-dir}, saves that, since
+   * a large load saves as it goes and its saved half would otherwise stay in the directory (a
+   * later command would undo it again, after waiting out its lease, and a temporary collection
+   * would stay for good). Elsewhere the undo is already kept.
+   */
+  private static void keepTheUndo(Connection connection, Progress progress,
+      RuntimeException cause) {
+    try {
+      connection.save(progress);
+    } catch (RuntimeException suppressed) {
+      cause.addSuppressed(suppressed);
     }
   }
 
