@@ -151,6 +151,11 @@ class IntegrityTest {
     TreeStore store = pattern.open(c);
     store.ensureIndexes();
     assertFalse(store.check().isEmpty(), "Arbor's extra fields are missing");
+    if (pattern != TreePattern.NESTED_SETS) { // whose reads name the repair (below)
+      // reads before repair() agree with each other (child references: roots() was empty)
+      assertEquals(List.of("Books"), store.roots(), pattern.toString());
+      assertEquals(List.of("Books"), store.snapshot().roots(), pattern.toString());
+    }
     if (pattern != TreePattern.CHILD_REFERENCES) { // its non-roots need no extra field
       TreeException refused = assertThrows(TreeException.class,
           () -> store.insert("x", Position.lastChildOf("Databases")));

@@ -381,7 +381,27 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public List<String> rootIds(Reads r) {
-    return ids(r.find(roots).projection(fields(ID)).sort(Sorts.ascending(rankField)));
+    List<String> ranked = ids(r.find(roots).projection(fields(ID))
+        .sort(Sorts.ascending(rankField)));
+    if (!ranked.isEmpty()) {
+      return ranked;
+    }
+    // No node has a rank: an empty tree, or a collection written in the manual's shape, whose
+    // roots are the nodes no children array lists (repair() gives them their ranks), in the
+    // order the collection returns them, as the whole-tree reads have them.
+    List<Document> docs = new ArrayList<>();
+    r.find(NODES).projection(fields(childrenField)).into(docs);
+    Set<String> listed = new HashSet<>();
+    for (Document d : docs) {
+      listed.addAll(childrenOf(d));
+    }
+    List<String> out = new ArrayList<>();
+    for (Document d : docs) {
+      if (!listed.contains(d.getString(ID))) {
+        out.add(d.getString(ID));
+      }
+    }
+    return out;
   }
 
   /** Children by {@code _id} in the order their parent lists them, in slices. */
