@@ -431,6 +431,34 @@ class IdTypesTest {
     }
   }
 
+  /**
+   * A store opened without the id type of the tree in its collection sees no node: it refuses
+   * to write into it, naming the option (before, it wrote a string-id node beside the tree of
+   * longs, which the right store then reported as a problem: found by a new user's trial). A
+   * document of another id type that is not a node of the pattern (a settings document) does
+   * not stop a tree of its own.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aStoreOfAnotherIdTypeRefusesToWriteNamingTheOption(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeStore longs = pattern.open(c, TreeOptions.defaults().withIdType(NodeIdType.LONG));
+    longs.load(Tree.parse("1(2 3)"));
+    TreeStore strings = pattern.open(c);
+    TreeException e = assertThrows(TreeException.class,
+        () -> strings.insert("x", Position.lastRoot()));
+    assertTrue(e.getMessage().contains("withIdType(NodeIdType.LONG)")
+        && e.getMessage().contains("--id-type long"), e.getMessage());
+    assertEquals(Tree.parse("1(2 3)"), longs.snapshot());
+    assertEquals(List.of(), longs.check());
+
+    MongoCollection<Document> other = MongoTestServer.get().freshCollection();
+    other.insertOne(new Document("_id", 7L).append("kind", "settings"));
+    TreeStore fresh = pattern.open(other);
+    fresh.insert("x", Position.lastRoot());
+    assertEquals(List.of("x"), fresh.roots());
+  }
+
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void anIdTypeWithAScopeIsRefusedAtOpenNamingTheOption(TreePattern pattern) {

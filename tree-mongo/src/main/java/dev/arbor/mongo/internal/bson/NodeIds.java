@@ -52,6 +52,11 @@ public final class NodeIds {
   }
 
   /** Whether ids are stored as strings (nothing to convert). */
+  /** The BSON type of the ids. */
+  public NodeIdType type() {
+    return type;
+  }
+
   public boolean isString() {
     return type == NodeIdType.STRING;
   }

@@ -259,7 +259,60 @@ public final class Layouts {
     if (unreadable != null) {
       throw new TreeException("C" + unreadable.substring(1));
     }
+    if (docs.isEmpty() && scope == null) {
+      String other = otherIdType(collection, name, names.of(pattern));
+      if (other != null) {
+        throw new TreeException(other);
+      }
+    }
     return !docs.isEmpty();
+  }
+
+  /**
+   * Why a store that sees no node (none has an {@code _id} of its id type) must not write into
+   * {@code collection}: it holds nodes (documents with a field of the pattern's {@code
+   * structural} fields) whose {@code _id} is of another type, a tree stored with
+   * another id type ({@code TreeOptions.withIdType}), which this store would neither read nor
+   * keep apart from its own; or null if it holds none. (Arbor's own documents have a document
+   * as {@code _id}.)
+   */
+  private static @Nullable String otherIdType(MongoCollection<Document> collection,
+      String name, java.util.Collection<String> structural) {
+    NodeIds ids = NodeIds.of(collection);
+    List<Document> laidOut = new ArrayList<>();
+    for (String field : structural) {
+      laidOut.add(new Document(field, new Document("$exists", true)));
+    }
+    BsonDocument d = collection.withDocumentClass(BsonDocument.class)
+        .find(new Document("$and", List.of(new Document(MongoTreeStore.ID,
+            new Document("$not", new Document("$type", "object"))),
+            new Document("$or", laidOut))))
+        .projection(new Document(MongoTreeStore.ID, 1)).limit(1).first();
+    if (d == null) {
+      return null;
+    }
+    org.bson.BsonValue id = d.get(MongoTreeStore.ID);
+    dev.arbor.mongo.NodeIdType type = switch (id.getBsonType()) {
+      case STRING -> dev.arbor.mongo.NodeIdType.STRING;
+      case OBJECT_ID -> dev.arbor.mongo.NodeIdType.OBJECT_ID;
+      case BINARY -> dev.arbor.mongo.NodeIdType.UUID;
+      case INT64, INT32 -> dev.arbor.mongo.NodeIdType.LONG;
+      default -> null;
+    };
+    if (type == ids.type()) {
+      return null; // a node this store reads, though not a canonical one: not another tree
+    }
+    String shown = id.isString() ? "'" + id.asString().getValue() + "'"
+        : id.isInt64() ? String.valueOf(id.asInt64().getValue())
+        : id.isInt32() ? String.valueOf(id.asInt32().getValue())
+        : id.isObjectId() ? id.asObjectId().getValue().toHexString() : String.valueOf(id);
+    return "Collection '" + name + "' holds nodes whose _id is a " + id.getBsonType()
+        .name().toLowerCase(java.util.Locale.ROOT) + " (" + shown + "), and none whose _id is"
+        + " of this store's id type, " + ids.type() + ": "
+        + (type == null ? "it is not a tree of ids Arbor stores"
+        : "open it with TreeOptions.withIdType(NodeIdType." + type + ") (arbor: --id-type "
+        + type.name().toLowerCase(java.util.Locale.ROOT).replace("_", "") + ")")
+        + "; nothing was written";
   }
 
   /** The layout of this pattern: its fields, its documents, its plans and its queries. */
