@@ -226,8 +226,11 @@ class LinearizabilityTest {
               : kind < 64 ? "delete" : kind < 72 ? "lift" : kind < 80 ? "leaf"
               : kind < 90 ? "graft" : "graftEntries";
           String[] nodes = chooser.nodes(w, plan);
+          // A third of the inserts use an id another writer may insert too, at the same step
+          // (one of them must be told DuplicateNodeException; a lane once let both succeed).
+          String newId = op.equals("insert") && plan.nextInt(3) == 0 ? "s" + m : "w" + w + "-" + m;
           moves.add(new String[] {nodes[0], nodes[1], String.valueOf(plan.nextInt(3)), op,
-              "w" + w + "-" + m});
+              newId});
         }
         running.add(pool.submit(() -> {
           go.await();
