@@ -35,10 +35,10 @@ final class CheckCommand extends ArborCommand {
       print(problems, out());
       long nodes = Connection.nodes(db.getCollection(store.collection));
       if (problems.isEmpty()) {
-        progress.done(where + ": sound, " + nodes + " nodes, no problem");
+        progress.done(where + ": sound, " + nodes(nodes) + ", no problem");
         return Arbor.EXIT_OK;
       }
-      progress.done(where + ": " + count(problems.size()) + " in " + nodes + " nodes");
+      progress.done(where + ": " + count(problems.size()) + " in " + nodes(nodes));
       return Arbor.EXIT_PROBLEMS;
     }
   }
@@ -49,6 +49,11 @@ final class CheckCommand extends ArborCommand {
       out.println("node " + quote(p.nodeId()) + ": " + Text.oneLine(p.message()));
     }
     out.flush();
+  }
+
+  /** {@code "1 node"}, {@code "2 nodes"}. */
+  static String nodes(long n) {
+    return n + (n == 1 ? " node" : " nodes");
   }
 
   static String count(int problems) {

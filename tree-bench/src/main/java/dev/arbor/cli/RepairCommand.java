@@ -64,11 +64,11 @@ final class RepairCommand extends ArborCommand {
       CheckCommand.print(remaining, out());
       long nodes = Connection.nodes(collection);
       if (found.isEmpty() && remaining.isEmpty()) {
-        progress.done(where + ": sound, " + nodes + " nodes, nothing to repair");
+        progress.done(where + ": sound, " + CheckCommand.nodes(nodes) + ", nothing to repair");
       } else {
         progress.done(where + ": " + CheckCommand.count(found.size()) + " found, "
-            + remaining.size() + (remaining.size() == 1 ? " remains, " : " remain, ") + nodes
-            + " nodes");
+            + remaining.size() + (remaining.size() == 1 ? " remains, " : " remain, ")
+            + CheckCommand.nodes(nodes));
       }
       return remaining.isEmpty() ? Arbor.EXIT_OK : Arbor.EXIT_PROBLEMS;
     }

@@ -78,4 +78,19 @@ class AttributeNamesTest {
         pattern.nameRefusal("x.y", true));
     assertEquals(Optional.empty(), pattern.nameRefusal("x$", false));
   }
+
+  /**
+   * A value with no codec is refused naming the attribute, the node and the value's class, not
+   * with the registry's "Can't find a codec for CodecCacheKey{…}" alone (a new user's trial).
+   */
+  @org.junit.jupiter.api.Test
+  void aValueWithNoCodecIsRefusedNamingItsClass() {
+    TreeStore store = TreePattern.PARENT_REFERENCES.open(MongoTestServer.get().freshCollection());
+    store.insert("n", Position.lastRoot());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> store.update("n", Map.of("x", new Object())));
+    org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("Attribute 'x' of node"
+        + " 'n'") && e.getMessage().contains("java.lang.Object"), e.getMessage());
+    assertEquals(Map.of(), store.find("n").orElseThrow().attributes());
+  }
 }

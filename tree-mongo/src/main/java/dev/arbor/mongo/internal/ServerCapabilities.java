@@ -202,7 +202,7 @@ public final class ServerCapabilities {
     switch (v.getBsonType()) {
       case ARRAY, REGULAR_EXPRESSION, NULL, UNDEFINED, MIN_KEY, MAX_KEY, JAVASCRIPT,
           JAVASCRIPT_WITH_SCOPE:
-        throw new IllegalArgumentException(where + ": the scope value cannot be a "
+        throw new IllegalArgumentException(where + ": the scope value cannot be of BSON type "
             + v.getBsonType() + " (it must select by equality and be usable as a shard key)");
       case DOCUMENT:
         for (String k : v.asDocument().keySet()) {

@@ -85,8 +85,13 @@ public final class NodeDocuments {
         codecs.get(Document.class).encode(
             new BsonDocumentWriter(new BsonDocument()), new Document(name, e.getValue()),
             EncoderContext.builder().build());
-      } catch (CodecConfigurationException | IllegalArgumentException
-          | org.bson.BSONException ex) {
+      } catch (CodecConfigurationException ex) {
+        throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
+            + "' cannot be stored in BSON: the collection's codec registry has no codec for its"
+            + " value, of " + (e.getValue() == null ? "null" : e.getValue().getClass().getName())
+            + ", or for a value inside it (" + ex.getMessage() + "); use strings, numbers,"
+            + " booleans, dates, ObjectIds, maps and lists of them, or register a codec", ex);
+      } catch (IllegalArgumentException | org.bson.BSONException ex) {
         throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
             + "' cannot be stored in BSON: " + ex.getMessage(), ex);
       }
