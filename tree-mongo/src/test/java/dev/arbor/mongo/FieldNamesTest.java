@@ -174,7 +174,7 @@ class FieldNamesTest {
     assertTrue(e.getMessage().contains("cannot share a name"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> TreePattern.NESTED_SETS.open(c,
         TreeOptions.defaults().withFieldName(TreeField.LEFT, "right")));
-    assertTrue(e.getMessage().contains("already keeps RIGHT in 'right'"), e.getMessage());
+    assertTrue(e.getMessage().contains("RIGHT is named 'right' too"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> TreePattern.MATERIALIZED_PATHS.open(c,
         TreeOptions.defaults().withFieldName(TreeField.PATH, "tenant").withScope("tenant", 1)));
     assertTrue(e.getMessage().contains("withScope(\"tenant\""), e.getMessage());

@@ -216,6 +216,11 @@ class LimitsTest {
   void liftingChildrenIntoAFullParentIsRefused() {
     MongoTree store = bounded("p(a(a1 a2) b c)");
     assertRefused(store, "p", () -> store.delete("a", Deletion.LIFT_CHILDREN));
+    // it names the node deleted and the count it would make, not a sibling already there
+    TreeException e = assertThrows(TreeException.class,
+        () -> store.delete("a", Deletion.LIFT_CHILDREN));
+    assertTrue(e.getMessage().contains("Cannot delete 'a' lifting its 2 children")
+        && e.getMessage().contains("would have 4 children"), e.getMessage());
   }
 
   @Test

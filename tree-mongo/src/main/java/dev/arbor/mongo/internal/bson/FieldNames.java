@@ -87,8 +87,9 @@ public final class FieldNames {
       }
       for (TreeField other : TreeField.of(pattern)) {
         if (other != e.getKey() && name(other).equals(e.getValue())) {
-          throw new IllegalArgumentException(where + ": " + pattern + " already keeps " + other
-              + " in '" + e.getValue() + "'; two structural fields cannot share a name");
+          throw new IllegalArgumentException(where + ": " + other + " is named '"
+              + e.getValue() + "' too; two structural fields of " + pattern
+              + " cannot share a name");
         }
       }
     }

@@ -263,6 +263,13 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     if (parent != null) {
       List<String> regrouped = lifted(childrenOf(parent), id, children);
       if (!children.isEmpty()) {
+        if (regrouped.size() > context.capabilities().maxChildren()) {
+          throw new dev.arbor.core.TreeException("Cannot delete '" + id + "' lifting its "
+              + children.size() + " children into the children of '" + parent.getString(ID)
+              + "': it would have "
+              + regrouped.size() + " children, more than TreeOptions.withMaxChildren allows ("
+              + context.capabilities().maxChildren() + "); " + WIDER);
+        }
         checkRoom(c, parent.getString(ID), regrouped.subList(0, regrouped.size() - 1),
             regrouped.get(regrouped.size() - 1));
       }
