@@ -340,11 +340,33 @@ public final class MongoTreeStore implements MongoTree {
    * unique index that would refuse Arbor's own documents ({@link UniqueIndexes}).
    */
   public void requireLayout() {
+    requireLayout(false);
+  }
+
+  /**
+   * {@link #requireLayout()}; before a {@code change} (not a {@code repair()}, whose work it is),
+   * also refuses a sample node whose document lacks what the layout adds to the manual's fields
+   * ({@link Layout#layoutProblem}), so that a change that starts from no node (a new root) does
+   * not write into a collection in the manual's shape before {@code repair()} completed it.
+   */
+  private void requireLayout(boolean change) {
     uniqueIndexes.require();
     if (!layoutSeen) {
       // bounded as a change's reads are (Reads): a stalled connection ends the change
-      layoutSeen = Layouts.require(pattern(), data.withTimeout(lock.lock.commandLimitMillis(),
-          java.util.concurrent.TimeUnit.MILLISECONDS), scope, names);
+      List<Document> sample = Layouts.require(pattern(), data.withTimeout(
+          lock.lock.commandLimitMillis(), java.util.concurrent.TimeUnit.MILLISECONDS), scope,
+          names);
+      if (change) {
+        for (Document d : sample) {
+          String problem = layout.layoutProblem(d);
+          if (problem != null) {
+            throw new dev.arbor.core.TreeException("Node '" + d.get(ID) + "' is not in the "
+                + pattern() + " layout: " + problem + " (run check() to see all problems,"
+                + " repair() to complete derivable fields)");
+          }
+        }
+      }
+      layoutSeen = !sample.isEmpty();
     }
   }
 
@@ -357,7 +379,7 @@ public final class MongoTreeStore implements MongoTree {
     long start = lock.lock.timing.nanoTime();
     for (;;) {
       try {
-        requireLayout();
+        requireLayout(true);
         return;
       } catch (com.mongodb.MongoException e) {
         if (!TreeLock.transientError(e)) {

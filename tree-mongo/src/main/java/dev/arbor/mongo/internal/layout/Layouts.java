@@ -243,10 +243,11 @@ public final class Layouts {
    * Throws unless a sample of the collection's nodes is laid out in {@code pattern} (or the
    * collection holds none).
    *
-   * @return whether the collection held nodes (an empty one may still be filled by others)
+   * @return the sample read: empty if the collection holds no node (it may still be filled by
+   *     others)
    * @throws TreeException naming the pattern the collection is laid out in and a node
    */
-  public static boolean require(TreePattern pattern, MongoCollection<Document> collection,
+  public static List<Document> require(TreePattern pattern, MongoCollection<Document> collection,
       @Nullable Scope scope, FieldNames names) {
     List<Document> docs = sample(collection, scope);
     Mismatch m = mismatch(pattern, docs, names);
@@ -265,7 +266,7 @@ public final class Layouts {
         throw new TreeException(other);
       }
     }
-    return !docs.isEmpty();
+    return docs;
   }
 
   /**
