@@ -326,18 +326,23 @@ final class H2ServerAdapter extends H2Backend {
     @Override
     protected QueryResult queryDocuments(Document query, @Nullable Document orderBy,
         int numberToSkip, int limit, int batchSize, @Nullable Document fieldSelector) {
-      List<Document> candidates = candidates(query, isNaturalDescending(orderBy));
+      Document[] rest = {query};
+      List<Document> candidates = candidates(query, isNaturalDescending(orderBy),
+          r -> rest[0] = r);
       if (candidates == null) {
         return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize,
             fieldSelector);
       }
-      return matchDocumentsFromStream(candidates.stream(), query, orderBy, numberToSkip, limit,
-          batchSize, fieldSelector);
+      // candidates read by their ids are matched against the rest of the query only
+      return matchDocumentsFromStream(candidates.stream(), rest[0], orderBy, numberToSkip,
+          limit, batchSize, fieldSelector);
     }
 
     /** The documents an index gives for {@code query}, in the scan's order, or null. */
-    private @Nullable List<Document> candidates(Document query, boolean descending) {
-      List<Object> positions = IndexedQueries.candidates(getIndexes(), query, count());
+    private @Nullable List<Document> candidates(Document query, boolean descending,
+        java.util.function.Consumer<Document> residual) {
+      List<Object> positions = IndexedQueries.candidates(getIndexes(), query, count(),
+          residual);
       if (positions == null) {
         return null;
       }
@@ -434,7 +439,7 @@ final class H2ServerAdapter extends H2Backend {
     public Stream<Document> prefiltered(Document match) {
       List<Document> found;
       synchronized (this) {
-        found = candidates(match, false);
+        found = candidates(match, false, r -> {});
       }
       return found != null ? found.stream() : queryAllAsStream();
     }

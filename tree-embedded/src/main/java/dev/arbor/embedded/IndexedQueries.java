@@ -79,7 +79,19 @@ final class IndexedQueries {
    * @param count the number of documents in the collection
    */
   static <P> @Nullable List<P> candidates(List<Index<P>> indexes, Document query, long count) {
-    return candidates(indexes, query, count, Long.MAX_VALUE);
+    return candidates(indexes, query, count, Long.MAX_VALUE, null);
+  }
+
+  /**
+   * As {@link #candidates(List, Document, long)}; when they are the {@code _id} index's for the
+   * query's {@code _id} equality or {@code $in} ({@link #byId}), also gives {@code residual} the
+   * rest of the query ({@link #withoutIdKeys}), which alone decides which of them match; so too
+   * when they are the union of an {@code $or}'s clauses, each read by the query's {@code _id}
+   * condition (a fenced step's guard is an {@code $or}).
+   */
+  static <P> @Nullable List<P> candidates(List<Index<P>> indexes, Document query, long count,
+      java.util.function.Consumer<Document> residual) {
+    return candidates(indexes, query, count, Long.MAX_VALUE, residual);
   }
 
   /**
@@ -87,12 +99,19 @@ final class IndexedQueries {
    * more than {@code bound} candidates (the union of an {@code $or} beside a smaller one).
    */
   private static <P> @Nullable List<P> candidates(List<Index<P>> indexes, Document query,
-      long count, long bound) {
+      long count, long bound, java.util.function.@Nullable Consumer<Document> residual) {
     if (query.isEmpty()) {
       return null;
     }
-    List<P> union = union(indexes, query, count, bound);
+    boolean[] byIdOnly = {false};
+    List<P> union = union(indexes, query, count, bound, byIdOnly);
     if (union != null) {
+      if (byIdOnly[0] && residual != null) {
+        Document rest = withoutIdKeys(query);
+        if (rest != null) {
+          residual.accept(rest);
+        }
+      }
       return union;
     }
     for (Index<P> index : indexes) {
@@ -102,6 +121,12 @@ final class IndexedQueries {
     }
     List<P> byId = byId(indexes, query);
     if (byId != null) {
+      if (residual != null) {
+        Document rest = withoutIdKeys(query);
+        if (rest != null) {
+          residual.accept(rest);
+        }
+      }
       return byId;
     }
     Map<String, Set<Object>> eq = Equalities.of(query);
@@ -160,7 +185,7 @@ final class IndexedQueries {
    * whole query to each candidate, and a position found twice is read once.
    */
   private static <P> @Nullable List<P> union(List<Index<P>> indexes, Document query,
-      long count, long bound) {
+      long count, long bound, boolean[] byIdOnly) {
     List<List<?>> ors = new java.util.ArrayList<>();
     Document common = new Document();
     if (!conjuncts(query, ors, common, 0)) {
@@ -168,10 +193,12 @@ final class IndexedQueries {
     }
     List<P> least = null;
     for (List<?> clauses : ors) {
+      boolean[] byId = {true};
       List<P> union = union(indexes, clauses, common, count,
-          least == null ? bound : least.size() - 1L);
+          least == null ? bound : least.size() - 1L, byId);
       if (union != null) {
         least = union; // smaller than the one before, by its bound
+        byIdOnly[0] = byId[0];
       }
     }
     return least;
@@ -214,7 +241,7 @@ final class IndexedQueries {
    * clause no index serves, or more than {@code bound} candidates).
    */
   private static <P> @Nullable List<P> union(List<Index<P>> indexes, List<?> clauses,
-      Document common, long count, long bound) {
+      Document common, long count, long bound, boolean[] byIdOnly) {
     if (clauses.isEmpty() || clauses.size() > 8) {
       return null;
     }
@@ -226,8 +253,11 @@ final class IndexedQueries {
       Document narrowed = new Document(common);
       narrowed.putAll(d); // a field in both keeps the clause's condition: still a superset
       List<P> part = byId(indexes, narrowed);
+      // every candidate then satisfies the query's own _id condition (common's, not the
+      // clause's): what withoutIdKeys takes out
+      byIdOnly[0] &= part != null && !d.containsKey("_id") && common.containsKey("_id");
       if (part == null) {
-        part = candidates(indexes, narrowed, count, bound - union.size());
+        part = candidates(indexes, narrowed, count, bound - union.size(), null);
       }
       if (part == null) {
         return null;
@@ -268,6 +298,55 @@ final class IndexedQueries {
       }
     }
     return null;
+  }
+
+  /**
+   * {@code query} without the {@code _id} equality or {@code $in} that {@link #byId} read from
+   * the {@code _id} index (the first {@link #idKeys} finds), or null if it has none: every
+   * document the index gave for it satisfies it, so the rest of the query decides. Matched
+   * against the whole query, each of n candidates of an {@code $in} of n ids was compared with
+   * every id (the server's matcher normalizes each value in turn): a delete of 10 000 children
+   * by their ids took 4 s.
+   */
+  static @Nullable Document withoutIdKeys(Document query) {
+    return withoutIdKeys(query, 0);
+  }
+
+  private static @Nullable Document withoutIdKeys(Document query, int depth) {
+    Document out = new Document();
+    boolean removed = false;
+    for (Map.Entry<String, Object> e : query.entrySet()) {
+      if (!removed && e.getKey().equals("_id") && (plainKey(e.getValue(), 0)
+          || e.getValue() instanceof Document op && op.size() == 1
+          && op.get("$in") instanceof List<?> in && !in.isEmpty()
+          && in.stream().allMatch(v -> plainKey(v, 0)))) {
+        removed = true;
+        continue;
+      }
+      if (!removed && e.getKey().equals("$and") && depth < 4
+          && e.getValue() instanceof List<?> list) {
+        List<Object> rest = new java.util.ArrayList<>();
+        for (Object o : list) {
+          Document less = !removed && o instanceof Document d ? withoutIdKeys(d, depth + 1) : null;
+          if (less != null) {
+            removed = true;
+            if (!less.isEmpty()) {
+              rest.add(less);
+            }
+          } else {
+            rest.add(o);
+          }
+        }
+        if (removed) {
+          if (!rest.isEmpty()) {
+            out.put("$and", rest);
+          }
+          continue;
+        }
+      }
+      out.put(e.getKey(), e.getValue());
+    }
+    return removed ? out : null;
   }
 
   /**

@@ -112,13 +112,16 @@ final class MemoryServerAdapter extends MemoryBackend {
     @Override
     protected QueryResult queryDocuments(Document query, @Nullable Document orderBy,
         int numberToSkip, int limit, int batchSize, @Nullable Document fieldSelector) {
-      List<Document> candidates = candidates(query, isNaturalDescending(orderBy));
+      Document[] rest = {query};
+      List<Document> candidates = candidates(query, isNaturalDescending(orderBy),
+          r -> rest[0] = r);
       if (candidates == null) {
         return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize,
             fieldSelector);
       }
-      return matchDocumentsFromStream(candidates.stream(), query, orderBy, numberToSkip, limit,
-          batchSize, fieldSelector);
+      // candidates read by their ids are matched against the rest of the query only
+      return matchDocumentsFromStream(candidates.stream(), rest[0], orderBy, numberToSkip,
+          limit, batchSize, fieldSelector);
     }
 
     /**
@@ -146,7 +149,13 @@ final class MemoryServerAdapter extends MemoryBackend {
 
     /** The documents an index gives for {@code query}, in the scan's order, or null. */
     private @Nullable List<Document> candidates(Document query, boolean descending) {
-      List<Integer> positions = IndexedQueries.candidates(getIndexes(), query, count());
+      return candidates(query, descending, r -> {});
+    }
+
+    private @Nullable List<Document> candidates(Document query, boolean descending,
+        java.util.function.Consumer<Document> residual) {
+      List<Integer> positions = IndexedQueries.candidates(getIndexes(), query, count(),
+          residual);
       if (positions == null) {
         return null;
       }

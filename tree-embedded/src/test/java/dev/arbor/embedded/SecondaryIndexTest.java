@@ -195,6 +195,68 @@ class SecondaryIndexTest {
       assertEquals(null, IndexedQueries.byId(served.getIndexes(), new de.bwaldvogel.mongo.bson
           .Document("_id", new de.bwaldvogel.mongo.bson.Document("$in", List.of("n5", true)))
           .append("parent", "n0")));
+
+      // the candidates the _id index gave are matched against the rest of the query only:
+      // what remains of it once its _id condition (the one byId read) is taken out
+      de.bwaldvogel.mongo.bson.Document in = new de.bwaldvogel.mongo.bson.Document("$in",
+          List.of("n5", "n7"));
+      assertEquals(new de.bwaldvogel.mongo.bson.Document("parent", "n0"),
+          IndexedQueries.withoutIdKeys(new de.bwaldvogel.mongo.bson.Document("_id", in)
+              .append("parent", "n0")));
+      assertEquals(new de.bwaldvogel.mongo.bson.Document("$and", List.of(
+          new de.bwaldvogel.mongo.bson.Document("parent", "n0"))),
+          IndexedQueries.withoutIdKeys(new de.bwaldvogel.mongo.bson.Document("$and", List.of(
+              new de.bwaldvogel.mongo.bson.Document("_id", in),
+              new de.bwaldvogel.mongo.bson.Document("parent", "n0")))));
+      assertEquals(new de.bwaldvogel.mongo.bson.Document(), IndexedQueries.withoutIdKeys(
+          new de.bwaldvogel.mongo.bson.Document("_id", "n5")));
+      assertEquals(null, IndexedQueries.withoutIdKeys(new de.bwaldvogel.mongo.bson.Document(
+          "_id", new de.bwaldvogel.mongo.bson.Document("$gt", "n5")).append("parent", "n0")));
+      // and answer as the scan does: a delete by 10 000 ids beside a condition
+      List<String> many = new java.util.ArrayList<>();
+      for (int i = 0; i < 10_000; i++) {
+        many.add("n" + (i * 2));
+      }
+      long scanned = c.countDocuments(Filters.and(Filters.in("_id", many),
+          Filters.eq("parent", "n0")));
+      List<String> kept = new java.util.ArrayList<>();
+      c.find(Filters.eq("parent", "n0")).forEach(d -> {
+        if (!many.contains(d.getString("_id"))) {
+          kept.add(d.getString("_id"));
+        }
+      });
+      assertEquals(scanned, c.deleteMany(Filters.and(Filters.in("_id", many),
+          Filters.eq("parent", "n0"))).getDeletedCount());
+      List<String> left = new java.util.ArrayList<>();
+      c.find(Filters.eq("parent", "n0")).forEach(d -> left.add(d.getString("_id")));
+      assertEquals(kept, left);
+      // as a fenced step sends it: the ids beside a guard that is an $or, in nested $ands (the
+      // union of the $or's clauses, each read by the ids); and a clause with an _id of its own
+      org.bson.conversions.Bson guarded = Filters.and(Filters.and(Filters.in("_id", many),
+          Filters.or(Filters.eq("parent", "n1"), Filters.lt("rank", 30))),
+          Filters.exists("rank"));
+      List<String> expectedGuarded = new java.util.ArrayList<>();
+      c.find(Filters.type("_id", "string")).forEach(d -> {
+        if (many.contains(d.getString("_id")) && ("n1".equals(d.getString("parent"))
+            || d.getInteger("rank") < 30)) {
+          expectedGuarded.add(d.getString("_id"));
+        }
+      });
+      List<String> foundGuarded = new java.util.ArrayList<>();
+      c.find(guarded).forEach(d -> foundGuarded.add(d.getString("_id")));
+      assertEquals(expectedGuarded, foundGuarded);
+      org.bson.conversions.Bson ownId = Filters.and(Filters.in("_id", many),
+          Filters.or(Filters.eq("_id", "n3"), Filters.eq("parent", "n1")));
+      List<String> foundOwn = new java.util.ArrayList<>();
+      c.find(ownId).forEach(d -> foundOwn.add(d.getString("_id")));
+      List<String> expectedOwn = new java.util.ArrayList<>();
+      c.find(Filters.type("_id", "string")).forEach(d -> {
+        if (many.contains(d.getString("_id")) && ("n3".equals(d.getString("_id"))
+            || "n1".equals(d.getString("parent")))) {
+          expectedOwn.add(d.getString("_id"));
+        }
+      });
+      assertEquals(expectedOwn, foundOwn);
     }
   }
 
