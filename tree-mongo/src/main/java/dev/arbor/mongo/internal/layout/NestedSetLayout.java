@@ -306,8 +306,22 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public List<String> rootIds(Reads r) {
-    return ids(r.find(isNull(parentField)).projection(fields(ID))
+    List<String> roots = ids(r.find(isNull(parentField)).projection(fields(ID))
         .sort(Sorts.ascending(leftField)));
+    if (roots.isEmpty()) {
+      // No root: an empty tree, or the manual's documents, whose root has parent: 0 (a reader
+      // must not take the tree for empty; repair() rewrites it)
+      Document odd = r.find(com.mongodb.client.model.Filters.and(
+          com.mongodb.client.model.Filters.exists(parentField),
+          com.mongodb.client.model.Filters.not(com.mongodb.client.model.Filters.type(
+              parentField, org.bson.BsonType.STRING)),
+          com.mongodb.client.model.Filters.ne(parentField, null)))
+          .projection(fields(parentField)).limit(1).first();
+      if (odd != null) {
+        parentOf(odd); // throws naming the node and repair()
+      }
+    }
+    return roots;
   }
 
   /**
