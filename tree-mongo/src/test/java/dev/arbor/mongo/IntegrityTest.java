@@ -261,6 +261,29 @@ class IntegrityTest {
   }
 
   /**
+   * A delete of a subtree whose nested-set numbers overlap another's is refused before anything
+   * is written: its interval would take nodes of another subtree. (Found by a trial on
+   * collections made by others: delete('B') returned 2 and removed B, C and D, C being A's
+   * child.)
+   */
+  @Test
+  void aDeleteOfAnIntervalThatHoldsAnotherSubtreeIsRefused() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    store.load(Tree.parse("A(B(D) C)"));
+    assertEquals(2L, c.find(Filters.eq("_id", "B")).first().get("left", Number.class)
+        .longValue(), "the numbering this test rewrites");
+    c.updateOne(Filters.eq("_id", "C"), Updates.combine(Updates.set("left", 4L),
+        Updates.set("right", 7L)));
+    c.updateOne(Filters.eq("_id", "D"), Updates.combine(Updates.set("left", 3L),
+        Updates.set("right", 6L)));
+    TreeException e = assertThrows(TreeException.class, () -> store.delete("B"));
+    assertTrue(e.getMessage().contains("'B'") && e.getMessage().contains("repair()"),
+        e.getMessage());
+    assertEquals(4L, c.countDocuments(Filters.type("_id", "string")), "nothing deleted");
+  }
+
+  /**
    * A snapshot of a collection whose parent links do not all lead to a root throws, naming a node
    * no root reaches, instead of returning the tree without it; check() tells an orphan, a node
    * below one and a cycle apart. (Found by a trial on collections made by others: the snapshot

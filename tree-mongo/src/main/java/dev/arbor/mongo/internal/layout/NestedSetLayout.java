@@ -89,7 +89,7 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>2 (3 at the last root)<td>2<td>1 + every node to the right: up to N
  * <tr><td>move<td>2<td>2<td>the subtree twice + every node between old and new place: up to 2N
- * <tr><td>delete<td>2<td>1<td>n deleted + every node to the right: up to N
+ * <tr><td>delete<td>2 (3 for a subtree: its interval's nodes counted first)<td>1<td>n deleted + every node to the right: up to N
  * <tr><td>subtree, descendantNodes<td>2<td>n+1, already in preorder<td>0
  * <tr><td>descendantNodes with a filter<td>3<td>n structures + matches<td>0
  * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
@@ -221,6 +221,17 @@ final class NestedSetLayout implements Layout {
     long left = num(x, leftField);
     long right = num(x, rightField);
     long width = right - left + 1;
+    if (right > left + 1) {
+      // Its interval must hold exactly its descendants: numbers that overlap (a collection
+      // written by another tool) would have the delete take nodes of other subtrees.
+      long held = c.count(subtree(left, right));
+      if (held != width / 2) {
+        throw new dev.arbor.core.TreeException("Cannot delete '" + id + "': its interval ["
+            + left + ", " + right + "] holds " + held + " nodes where " + width / 2 + " fit:"
+            + " the nested-set numbers overlap or repeat; check() lists the problems, repair()"
+            + " renumbers the tree from its parents. Nothing was written.");
+      }
+    }
     c.deleteMany(subtree(left, right));
     c.updateMany(gt(leftField, right), Updates.inc(leftField, -width));
     c.updateMany(gt(rightField, right), Updates.inc(rightField, -width));
