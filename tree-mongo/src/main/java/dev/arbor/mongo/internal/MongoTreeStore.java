@@ -129,10 +129,8 @@ public final class MongoTreeStore implements MongoTree {
   public final @Nullable Lanes lanes;
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(MongoTreeStore.class);
-  /** Whether {@link #requireLayout()} has seen nodes laid out in this pattern. */
-  private volatile boolean layoutSeen;
-  /** The user's unique indexes, read before writes ({@link #requireLayout()}). */
-  private final UniqueIndexes uniqueIndexes;
+  /** What the store checks before it writes ({@link #requireLayout()}). */
+  private final FirstWrite firstWrite;
 
   /**
    * A store of {@code pattern} over {@code collection}: checks the scope and the server's
@@ -187,8 +185,9 @@ public final class MongoTreeStore implements MongoTree {
         ? new Lanes(lock, data, scope, capabilities.renewals()) : null;
     this.lanes = capabilities.subtreeLocks() ? drained : null;
     lock.lanes = drained;
-    this.uniqueIndexes = new UniqueIndexes(primary, lock.lock.timing,
-        collection.getNamespace().getFullName(), scope == null ? null : scope.field());
+    this.firstWrite = new FirstWrite(pattern, layout, data, scope, names,
+        () -> lock.lock.commandLimitMillis(), new UniqueIndexes(primary, lock.lock.timing,
+        collection.getNamespace().getFullName(), scope == null ? null : scope.field()));
     this.fenced = newFenced();
     this.protocol = choose();
   }
@@ -216,10 +215,9 @@ public final class MongoTreeStore implements MongoTree {
     this.onSettled = store.onSettled;
     this.known = store.known;
     this.documents = store.documents;
-    this.layoutSeen = store.layoutSeen;
     this.layout = store.layout;
     this.lanes = store.lanes;
-    this.uniqueIndexes = store.uniqueIndexes;
+    this.firstWrite = store.firstWrite;
     this.fenced = newFenced();
     this.protocol = choose();
   }
@@ -236,13 +234,13 @@ public final class MongoTreeStore implements MongoTree {
 
   @Override
   public void ensureIndexes() {
-    uniqueIndexes.require();
+    firstWrite.uniqueIndexes.require();
     List<IndexModel> indexes = layout.scopedIndexes(collection.getCodecRegistry());
     if (!indexes.isEmpty()) {
       try {
         collection.createIndexes(indexes);
       } catch (com.mongodb.MongoCommandException e) {
-        throw uniqueIndexes.conflict(e);
+        throw firstWrite.uniqueIndexes.conflict(e);
       }
     }
   }
@@ -330,44 +328,13 @@ public final class MongoTreeStore implements MongoTree {
     } catch (RuntimeException e) {
       throw unapplied(translate(e, subject), what);
     }
-    layoutSeen = true; // the nodes it wrote, if the collection was empty, are of this pattern
+    firstWrite.seen(); // the nodes it wrote, if the collection was empty, are of this pattern
     return o;
   }
 
-  /**
-   * Refuses, before anything is written, a collection whose nodes are laid out in another pattern
-   * ({@link Layouts}), one sample read until nodes of this pattern have been seen, and one with a
-   * unique index that would refuse Arbor's own documents ({@link UniqueIndexes}).
-   */
+  /** Refuses, before anything is written, what stops a write: see {@link FirstWrite}. */
   public void requireLayout() {
-    requireLayout(false);
-  }
-
-  /**
-   * {@link #requireLayout()}; before a {@code change} (not a {@code repair()}, whose work it is),
-   * also refuses a sample node whose document lacks what the layout adds to the manual's fields
-   * ({@link Layout#layoutProblem}), so that a change that starts from no node (a new root) does
-   * not write into a collection in the manual's shape before {@code repair()} completed it.
-   */
-  private void requireLayout(boolean change) {
-    uniqueIndexes.require();
-    if (!layoutSeen) {
-      // bounded as a change's reads are (Reads): a stalled connection ends the change
-      List<Document> sample = Layouts.require(pattern(), data.withTimeout(
-          lock.lock.commandLimitMillis(), java.util.concurrent.TimeUnit.MILLISECONDS), scope,
-          names);
-      if (change) {
-        for (Document d : sample) {
-          String problem = layout.layoutProblem(d);
-          if (problem != null) {
-            throw new dev.arbor.core.TreeException("Node '" + d.get(ID) + "' is not in the "
-                + pattern() + " layout: " + problem + " (run check() to see all problems,"
-                + " repair() to complete derivable fields)");
-          }
-        }
-      }
-      layoutSeen = !sample.isEmpty();
-    }
+    firstWrite.require(false);
   }
 
   /**
@@ -379,7 +346,7 @@ public final class MongoTreeStore implements MongoTree {
     long start = lock.lock.timing.nanoTime();
     for (;;) {
       try {
-        requireLayout(true);
+        firstWrite.require(true);
         return;
       } catch (com.mongodb.MongoException e) {
         if (!TreeLock.transientError(e)) {
@@ -392,7 +359,7 @@ public final class MongoTreeStore implements MongoTree {
 
   /** Notes that the collection holds nodes of this pattern (a load wrote them). */
   void layoutSeen() {
-    layoutSeen = true;
+    firstWrite.seen();
   }
 
   /** Records a quiet version seen; keeps the latest of an epoch. */

@@ -1,0 +1,79 @@
+package dev.arbor.mongo.internal;
+
+import com.mongodb.client.MongoCollection;
+import dev.arbor.core.TreeException;
+import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.bson.FieldNames;
+import dev.arbor.mongo.internal.bson.Scope;
+import dev.arbor.mongo.internal.layout.Layout;
+import dev.arbor.mongo.internal.layout.Layouts;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.bson.Document;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a store checks before it writes, shared by the store and its views: a collection laid out
+ * in another pattern, or holding another id type's tree ({@link Layouts#require}, one sample
+ * read until nodes of this pattern have been seen); before a change, a sample node that lacks
+ * what the layout adds to the manual's fields ({@link Layout#layoutProblem}: a collection in the
+ * manual's shape that {@code repair()} has not completed); and a unique index of the user's
+ * that would refuse Arbor's own documents ({@link UniqueIndexes}).
+ */
+final class FirstWrite {
+  private final TreePattern pattern;
+  private final Layout layout;
+  private final MongoCollection<Document> data;
+  private final @Nullable Scope scope;
+  private final FieldNames names;
+  private final LongSupplier commandLimitMillis;
+  final UniqueIndexes uniqueIndexes;
+  /** Whether a sample read has seen nodes laid out in this pattern (or a load wrote them). */
+  private volatile boolean layoutSeen;
+
+  FirstWrite(TreePattern pattern, Layout layout, MongoCollection<Document> data,
+      @Nullable Scope scope, FieldNames names, LongSupplier commandLimitMillis,
+      UniqueIndexes uniqueIndexes) {
+    this.pattern = pattern;
+    this.layout = layout;
+    this.data = data;
+    this.scope = scope;
+    this.names = names;
+    this.commandLimitMillis = commandLimitMillis;
+    this.uniqueIndexes = uniqueIndexes;
+  }
+
+  /**
+   * Throws, before anything is written, what stops a write; {@code change}: before a change
+   * (not a {@code repair()}, whose work it is to complete a collection in the manual's shape),
+   * so that a change that starts from no node (a new root) does not write into such a
+   * collection either.
+   *
+   * @throws TreeException naming what stops it
+   */
+  void require(boolean change) {
+    uniqueIndexes.require();
+    if (!layoutSeen) {
+      // bounded as a change's reads are (Reads): a stalled connection ends the change
+      List<Document> sample = Layouts.require(pattern, data.withTimeout(
+          commandLimitMillis.getAsLong(), TimeUnit.MILLISECONDS), scope, names);
+      if (change) {
+        for (Document d : sample) {
+          String problem = layout.layoutProblem(d);
+          if (problem != null) {
+            throw new TreeException("Node '" + d.get(MongoTreeStore.ID) + "' is not in the "
+                + pattern + " layout: " + problem + " (run check() to see all problems,"
+                + " repair() to complete derivable fields)");
+          }
+        }
+      }
+      layoutSeen = !sample.isEmpty();
+    }
+  }
+
+  /** Notes that the collection holds nodes of this pattern (a change or a load wrote them). */
+  void seen() {
+    layoutSeen = true;
+  }
+}
