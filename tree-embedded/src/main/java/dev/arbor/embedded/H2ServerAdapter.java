@@ -326,16 +326,10 @@ final class H2ServerAdapter extends H2Backend {
     @Override
     protected QueryResult queryDocuments(Document query, @Nullable Document orderBy,
         int numberToSkip, int limit, int batchSize, @Nullable Document fieldSelector) {
-      Document none = IndexedQueries.withoutIdKeys(query);
-      if (none != null && none.isEmpty()) {
-        for (Index<Object> index : getIndexes()) {
-          if (!(index instanceof HashIndex) && index.canHandle(query)) {
-            // An _id query alone: the server's own reading by the _id index, in its order,
-            // without matching each document it gives against every id of an $in again.
-            return matchDocuments(none, index.getPositions(query), orderBy, numberToSkip, limit,
-                batchSize, fieldSelector);
-          }
-        }
+      Iterable<Object> alone = IndexedQueries.byIdAlone(getIndexes(), query);
+      if (alone != null) {
+        return matchDocuments(new Document(), alone, orderBy, numberToSkip, limit, batchSize,
+            fieldSelector);
       }
       Document[] rest = {query};
       List<Document> candidates = candidates(query, isNaturalDescending(orderBy),

@@ -312,6 +312,25 @@ final class IndexedQueries {
     return withoutIdKeys(query, 0);
   }
 
+  /**
+   * For a query of an {@code _id} equality or {@code $in} of plain keys alone, the positions the
+   * server's own {@code _id} index gives for it, in its order (every document there matches the
+   * query: the collection reads them against an empty one, not against every id of the {@code
+   * $in} again); else null.
+   */
+  static <P> @Nullable Iterable<P> byIdAlone(List<Index<P>> indexes, Document query) {
+    Document none = withoutIdKeys(query);
+    if (none == null || !none.isEmpty()) {
+      return null;
+    }
+    for (Index<P> index : indexes) {
+      if (!(index instanceof HashIndex) && index.canHandle(query)) {
+        return index.getPositions(query);
+      }
+    }
+    return null;
+  }
+
   private static @Nullable Document withoutIdKeys(Document query, int depth) {
     Document out = new Document();
     boolean removed = false;
