@@ -331,26 +331,19 @@ final class H2ServerAdapter extends H2Backend {
         return matchDocuments(new Document(), alone, orderBy, numberToSkip, limit, batchSize,
             fieldSelector);
       }
-      Document[] rest = {query};
-      List<Document> candidates = candidates(query, isNaturalDescending(orderBy),
-          r -> rest[0] = r);
-      if (candidates == null) {
+      IndexedQueries.Candidates<Object> served = IndexedQueries.candidates(getIndexes(), query,
+          count());
+      if (served == null) {
         return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize,
             fieldSelector);
       }
-      // candidates read by their ids are matched against the rest of the query only
-      return matchDocumentsFromStream(candidates.stream(), rest[0], orderBy, numberToSkip,
-          limit, batchSize, fieldSelector);
+      return matchDocumentsFromStream(documents(served.positions(),
+          isNaturalDescending(orderBy)).stream(), served.rest(), orderBy, numberToSkip, limit,
+          batchSize, fieldSelector);
     }
 
-    /** The documents an index gives for {@code query}, in the scan's order, or null. */
-    private @Nullable List<Document> candidates(Document query, boolean descending,
-        java.util.function.Consumer<Document> residual) {
-      List<Object> positions = IndexedQueries.candidates(getIndexes(), query, count(),
-          residual);
-      if (positions == null) {
-        return null;
-      }
+    /** The documents at {@code positions}, in the scan's order. */
+    private List<Document> documents(List<Object> positions, boolean descending) {
       // The scan's order: the map's key order, or for $natural: -1 the server's descending
       // order of the keys. The set also drops a key listed twice.
       TreeSet<Object> keys = new TreeSet<>(keyType::compare);
@@ -444,7 +437,9 @@ final class H2ServerAdapter extends H2Backend {
     public Stream<Document> prefiltered(Document match) {
       List<Document> found;
       synchronized (this) {
-        found = candidates(match, false, r -> {});
+        IndexedQueries.Candidates<Object> served = IndexedQueries.candidates(getIndexes(), match,
+            count());
+        found = served == null ? null : documents(served.positions(), false);
       }
       return found != null ? found.stream() : queryAllAsStream();
     }

@@ -73,45 +73,42 @@ final class IndexedQueries {
   private IndexedQueries() {}
 
   /**
-   * The positions of the documents to read for {@code query}, in no particular order, or null if
-   * no hash index serves it (then the collection does as without one).
+   * The documents an index gives for a query: their {@code positions}, in no particular order,
+   * and what of the query decides which of them match ({@code rest}): the whole query, or, when
+   * the positions are the {@code _id} index's for the query's own {@code _id} equality or {@code
+   * $in} ({@link #byId}, alone or for each clause of an {@code $or}), the query without that
+   * condition ({@link #withoutIdKeys}), which every one of them satisfies.
+   */
+  record Candidates<P>(List<P> positions, Document rest) {}
+
+  /**
+   * The documents to read for {@code query}, or null if no index serves it (then the collection
+   * does as without secondary indexes).
    *
    * @param count the number of documents in the collection
    */
-  static <P> @Nullable List<P> candidates(List<Index<P>> indexes, Document query, long count) {
-    return candidates(indexes, query, count, Long.MAX_VALUE, null);
+  static <P> @Nullable Candidates<P> candidates(List<Index<P>> indexes, Document query,
+      long count) {
+    return candidates(indexes, query, count, Long.MAX_VALUE);
   }
 
-  /**
-   * As {@link #candidates(List, Document, long)}; when they are the {@code _id} index's for the
-   * query's {@code _id} equality or {@code $in} ({@link #byId}), also gives {@code residual} the
-   * rest of the query ({@link #withoutIdKeys}), which alone decides which of them match; so too
-   * when they are the union of an {@code $or}'s clauses, each read by the query's {@code _id}
-   * condition (a fenced step's guard is an {@code $or}).
-   */
-  static <P> @Nullable List<P> candidates(List<Index<P>> indexes, Document query, long count,
-      java.util.function.Consumer<Document> residual) {
-    return candidates(indexes, query, count, Long.MAX_VALUE, residual);
+  /** {@code query} without its {@code _id} condition that {@link #byId} read. */
+  private static Document afterId(Document query) {
+    Document rest = withoutIdKeys(query);
+    return rest != null ? rest : query;
   }
 
   /**
    * As {@link #candidates(List, Document, long)}, but null also where a hash index would give
    * more than {@code bound} candidates (the union of an {@code $or} beside a smaller one).
    */
-  private static <P> @Nullable List<P> candidates(List<Index<P>> indexes, Document query,
-      long count, long bound, java.util.function.@Nullable Consumer<Document> residual) {
+  private static <P> @Nullable Candidates<P> candidates(List<Index<P>> indexes, Document query,
+      long count, long bound) {
     if (query.isEmpty()) {
       return null;
     }
-    boolean[] byIdOnly = {false};
-    List<P> union = union(indexes, query, count, bound, byIdOnly);
+    Candidates<P> union = union(indexes, query, count, bound);
     if (union != null) {
-      if (byIdOnly[0] && residual != null) {
-        Document rest = withoutIdKeys(query);
-        if (rest != null) {
-          residual.accept(rest);
-        }
-      }
       return union;
     }
     for (Index<P> index : indexes) {
@@ -121,13 +118,7 @@ final class IndexedQueries {
     }
     List<P> byId = byId(indexes, query);
     if (byId != null) {
-      if (residual != null) {
-        Document rest = withoutIdKeys(query);
-        if (rest != null) {
-          residual.accept(rest);
-        }
-      }
-      return byId;
+      return new Candidates<>(byId, afterId(query));
     }
     Map<String, Set<Object>> eq = Equalities.of(query);
     if (eq == null) {
@@ -165,7 +156,8 @@ final class IndexedQueries {
         return null;
       }
       (byRange ? ranged : best).countServed();
-      return byRange ? ranged.rangeCandidates(eq, ranges) : best.candidates(eq);
+      return new Candidates<>(byRange ? ranged.rangeCandidates(eq, ranges)
+          : best.candidates(eq), query);
     }
     return null;
   }
@@ -184,21 +176,19 @@ final class IndexedQueries {
    * conditions, and the union holds every document the query matches; the collection applies the
    * whole query to each candidate, and a position found twice is read once.
    */
-  private static <P> @Nullable List<P> union(List<Index<P>> indexes, Document query,
-      long count, long bound, boolean[] byIdOnly) {
+  private static <P> @Nullable Candidates<P> union(List<Index<P>> indexes, Document query,
+      long count, long bound) {
     List<List<?>> ors = new java.util.ArrayList<>();
     Document common = new Document();
     if (!conjuncts(query, ors, common, 0)) {
       return null;
     }
-    List<P> least = null;
+    Candidates<P> least = null;
     for (List<?> clauses : ors) {
-      boolean[] byId = {true};
-      List<P> union = union(indexes, clauses, common, count,
-          least == null ? bound : least.size() - 1L, byId);
+      Candidates<P> union = union(indexes, query, clauses, common, count,
+          least == null ? bound : least.positions().size() - 1L);
       if (union != null) {
         least = union; // smaller than the one before, by its bound
-        byIdOnly[0] = byId[0];
       }
     }
     return least;
@@ -237,15 +227,17 @@ final class IndexedQueries {
   }
 
   /**
-   * The union of the candidates of {@code clauses}, each narrowed by {@code common}, or null (a
-   * clause no index serves, or more than {@code bound} candidates).
+   * The union of the candidates of {@code clauses} (an {@code $or} of {@code query}), each
+   * narrowed by {@code common}, or null (a clause no index serves, or more than {@code bound}
+   * candidates).
    */
-  private static <P> @Nullable List<P> union(List<Index<P>> indexes, List<?> clauses,
-      Document common, long count, long bound, boolean[] byIdOnly) {
+  private static <P> @Nullable Candidates<P> union(List<Index<P>> indexes, Document query,
+      List<?> clauses, Document common, long count, long bound) {
     if (clauses.isEmpty() || clauses.size() > 8) {
       return null;
     }
     java.util.LinkedHashSet<P> union = new java.util.LinkedHashSet<>();
+    boolean byQueryIds = common.containsKey("_id");
     for (Object clause : clauses) {
       if (!(clause instanceof Document d) || d.isEmpty() || d.containsKey("$or")) {
         return null;
@@ -253,11 +245,12 @@ final class IndexedQueries {
       Document narrowed = new Document(common);
       narrowed.putAll(d); // a field in both keeps the clause's condition: still a superset
       List<P> part = byId(indexes, narrowed);
-      // every candidate then satisfies the query's own _id condition (common's, not the
-      // clause's): what withoutIdKeys takes out
-      byIdOnly[0] &= part != null && !d.containsKey("_id") && common.containsKey("_id");
+      // read by the query's own _id condition (common's, not the clause's): each candidate
+      // satisfies it
+      byQueryIds &= part != null && !d.containsKey("_id");
       if (part == null) {
-        part = candidates(indexes, narrowed, count, bound - union.size(), null);
+        Candidates<P> served = candidates(indexes, narrowed, count, bound - union.size());
+        part = served == null ? null : served.positions();
       }
       if (part == null) {
         return null;
@@ -267,7 +260,8 @@ final class IndexedQueries {
         return null;
       }
     }
-    return new java.util.ArrayList<>(union);
+    return new Candidates<>(new java.util.ArrayList<>(union),
+        byQueryIds ? afterId(query) : query);
   }
 
   /**

@@ -117,16 +117,15 @@ final class MemoryServerAdapter extends MemoryBackend {
         return matchDocuments(new Document(), alone, orderBy, numberToSkip, limit, batchSize,
             fieldSelector);
       }
-      Document[] rest = {query};
-      List<Document> candidates = candidates(query, isNaturalDescending(orderBy),
-          r -> rest[0] = r);
-      if (candidates == null) {
+      IndexedQueries.Candidates<Integer> served = IndexedQueries.candidates(getIndexes(), query,
+          count());
+      if (served == null) {
         return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize,
             fieldSelector);
       }
-      // candidates read by their ids are matched against the rest of the query only
-      return matchDocumentsFromStream(candidates.stream(), rest[0], orderBy, numberToSkip,
-          limit, batchSize, fieldSelector);
+      return matchDocumentsFromStream(documents(served.positions(),
+          isNaturalDescending(orderBy)).stream(), served.rest(), orderBy, numberToSkip, limit,
+          batchSize, fieldSelector);
     }
 
     /**
@@ -152,18 +151,8 @@ final class MemoryServerAdapter extends MemoryBackend {
     /** The query every document matches: what is left of a query already applied. */
     private static final Document EVERY_DOCUMENT = new Document();
 
-    /** The documents an index gives for {@code query}, in the scan's order, or null. */
-    private @Nullable List<Document> candidates(Document query, boolean descending) {
-      return candidates(query, descending, r -> {});
-    }
-
-    private @Nullable List<Document> candidates(Document query, boolean descending,
-        java.util.function.Consumer<Document> residual) {
-      List<Integer> positions = IndexedQueries.candidates(getIndexes(), query, count(),
-          residual);
-      if (positions == null) {
-        return null;
-      }
+    /** The documents at {@code positions}, in the scan's order. */
+    private List<Document> documents(List<Integer> positions, boolean descending) {
       positions.sort(descending ? Collections.reverseOrder() : null);
       // distinct: an $in may name a document twice
       return positions.stream().distinct().map(this::getDocument).filter(Objects::nonNull)
@@ -174,7 +163,9 @@ final class MemoryServerAdapter extends MemoryBackend {
     public Stream<Document> prefiltered(Document match) {
       List<Document> found;
       synchronized (this) {
-        found = candidates(match, false);
+        IndexedQueries.Candidates<Integer> served = IndexedQueries.candidates(getIndexes(), match,
+            count());
+        found = served == null ? null : documents(served.positions(), false);
       }
       return found != null ? found.stream() : queryAllAsStream();
     }
