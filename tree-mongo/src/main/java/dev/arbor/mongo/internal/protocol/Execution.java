@@ -463,7 +463,7 @@ abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
         }
         String other = MongoErrors.otherIndex(error.getMessage());
         if (other != null) {
-          return fenceRefusedByIndex(other, batch, error, e);
+          return fenceRefusedByIndex(other, batch, e);
         }
         return settleLost(); // the insert fence was taken: another caller took the lock over
       }
@@ -606,23 +606,19 @@ abstract sealed class Execution permits OrderedExecution, DeadlineExecution {
    * index is fixed.
    */
   private int fenceRefusedByIndex(String index, List<TreeLock.Statement> batch,
-      BulkWriteError error, MongoBulkWriteException e) {
+      MongoBulkWriteException e) {
     if (journaled || replaying()) {
-      String why = "the collection's unique index '" + index + "' refused the insert fence of '"
-          + what + "', one of Arbor's own documents (make the index partial on its fields or"
-          + " sparse): " + error.getMessage();
+      String why = MongoErrors.refusedByIndex(lock.tree, index, "the insert fence of '" + what
+          + "'", e).getMessage();
       return stick(0, why, why);
     }
-    if (e.getWriteResult().getInsertedCount() > 0) {
-      List<BsonValue> ids = new ArrayList<>();
-      for (TreeLock.Statement s : batch) {
-        if (s.isStep() && s.model() instanceof InsertOneModel<BsonDocument> insert) {
-          ids.add(insert.getDocument().get("_id"));
-        }
+    List<BsonValue> ids = new ArrayList<>();
+    for (TreeLock.Statement s : batch) {
+      if (s.isStep() && s.model() instanceof InsertOneModel<BsonDocument> insert) {
+        ids.add(insert.getDocument().get("_id"));
       }
-      lock.raw.deleteMany(and(com.mongodb.client.model.Filters.in("_id", ids),
-          eq(Step.MARK + ".v", v)));
     }
+    Fences.takeBackInserts(lock.raw, e.getWriteResult(), ids, v);
     lock.release(token);
     throw MongoErrors.refusedByIndex(lock.tree, index, "the insert fence of '" + what
         + "' (nothing of the change was written)", e);

@@ -220,6 +220,19 @@ final class Fences {
     }
   }
 
+  /**
+   * Takes back the inserts of a command whose insert fence a unique index of the user's refused
+   * ({@link MongoErrors#otherIndex}): a server that goes on after a failed statement ran those
+   * after the fence, if {@code result} counts any. Only the documents {@code ids} that this
+   * change (version {@code version}) inserted are deleted.
+   */
+  static void takeBackInserts(MongoCollection<BsonDocument> raw,
+      com.mongodb.bulk.BulkWriteResult result, List<BsonValue> ids, long version) {
+    if (result.getInsertedCount() > 0) {
+      raw.deleteMany(and(in("_id", ids), eq(Step.MARK + ".v", version)));
+    }
+  }
+
   /** Whether insert fence {@code id} (a change's or a lane's) is stored and {@code owner}'s. */
   boolean ownsInsertFence(BsonDocument id, String owner) {
     BsonDocument d = lock.raw.find(lock.scoped(Filters.eq("_id", id))).first();

@@ -542,18 +542,15 @@ final class LaneProgram {
             && MongoErrors.otherIndex(first.getMessage()) != null) {
           // The fence, one of Arbor's own documents, was refused by a unique index of the
           // user's (created after the store last read the indexes, UniqueIndexes). On a server
-          // that goes on after a failed statement the inserts after it may have run: a change
-          // without journal takes them back (its own documents, by its version) and is told
-          // not written; a journaled one leaves the tree stuck for repair().
-          if (!journaled && e.getWriteResult().getInsertedCount() > 0) {
-            List<BsonValue> ids = new ArrayList<>();
-            for (int k = from; k < to; k++) {
-              ids.add(((Step.Insert) steps.get(k)).id());
-            }
-            lanes.raw.deleteMany(com.mongodb.client.model.Filters.and(
-                com.mongodb.client.model.Filters.in("_id", ids),
-                com.mongodb.client.model.Filters.eq(Step.MARK + ".v", lane.version)));
+          // that goes on after a failed statement the inserts after it may have run: they are
+          // taken back, and the step is refused as one the server refused (the change withdrawn
+          // and told not written if nothing of it ran before, else the tree stuck for repair(),
+          // whose replay inserts them again).
+          List<BsonValue> ids = new ArrayList<>();
+          for (int k = from; k < to; k++) {
+            ids.add(((Step.Insert) steps.get(k)).id());
           }
+          Fences.takeBackInserts(lanes.raw, e.getWriteResult(), ids, lane.version);
           throw new Refused(e, from);
         }
         for (BulkWriteError error : e.getWriteErrors()) {
