@@ -51,12 +51,23 @@ public final class NodeIds {
     this.fields = Set.of(MongoTreeStore.ID, names.parent, names.children, names.ancestors);
   }
 
-  /** Whether ids are stored as strings (nothing to convert). */
   /** The BSON type of the ids. */
   public NodeIdType type() {
     return type;
   }
 
+  /** The id type whose ids are stored as {@code id}'s BSON type, or null if none is. */
+  public static @Nullable NodeIdType typeOf(BsonValue id) {
+    return switch (id.getBsonType()) {
+      case STRING -> NodeIdType.STRING;
+      case OBJECT_ID -> NodeIdType.OBJECT_ID;
+      case BINARY -> NodeIdType.UUID;
+      case INT64, INT32 -> NodeIdType.LONG;
+      default -> null;
+    };
+  }
+
+  /** Whether ids are stored as strings (nothing to convert). */
   public boolean isString() {
     return type == NodeIdType.STRING;
   }

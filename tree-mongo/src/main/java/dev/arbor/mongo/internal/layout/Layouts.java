@@ -292,24 +292,13 @@ public final class Layouts {
     if (d == null) {
       return null;
     }
-    org.bson.BsonValue id = d.get(MongoTreeStore.ID);
-    dev.arbor.mongo.NodeIdType type = switch (id.getBsonType()) {
-      case STRING -> dev.arbor.mongo.NodeIdType.STRING;
-      case OBJECT_ID -> dev.arbor.mongo.NodeIdType.OBJECT_ID;
-      case BINARY -> dev.arbor.mongo.NodeIdType.UUID;
-      case INT64, INT32 -> dev.arbor.mongo.NodeIdType.LONG;
-      default -> null;
-    };
+    dev.arbor.mongo.NodeIdType type = NodeIds.typeOf(d.get(MongoTreeStore.ID));
     if (type == ids.type()) {
       return null; // a node this store reads, though not a canonical one: not another tree
     }
-    String shown = id.isString() ? "'" + id.asString().getValue() + "'"
-        : id.isInt64() ? String.valueOf(id.asInt64().getValue())
-        : id.isInt32() ? String.valueOf(id.asInt32().getValue())
-        : id.isObjectId() ? id.asObjectId().getValue().toHexString() : String.valueOf(id);
-    return "Collection '" + name + "' holds nodes whose _id is a " + id.getBsonType()
-        .name().toLowerCase(java.util.Locale.ROOT) + " (" + shown + "), and none whose _id is"
-        + " of this store's id type, " + ids.type() + ": "
+    return "Collection '" + name + "' holds nodes whose _id is a " + d.get(MongoTreeStore.ID)
+        .getBsonType().name().toLowerCase(java.util.Locale.ROOT) + " (" + d.toJson() + "), and"
+        + " none whose _id is of this store's id type, " + ids.type() + ": "
         + (type == null ? "it is not a tree of ids Arbor stores"
         : "open it with TreeOptions.withIdType(NodeIdType." + type + ") (arbor: --id-type "
         + type.name().toLowerCase(java.util.Locale.ROOT).replace("_", "") + ")")
