@@ -118,8 +118,8 @@ public final class Forest {
   }
 
   /**
-   * Why {@code id}, whose parent exists, is unreachable from every root: an ancestor whose
-   * parent does not exist (an orphan above it), or a cycle of parent links.
+   * Why {@code id} is unreachable from every root: its parent does not exist (an orphan), an
+   * ancestor's does not (an orphan above it), or its parent links form a cycle.
    */
   private String unreachable(String id) {
     Set<String> seen = new HashSet<>();
@@ -127,8 +127,9 @@ public final class Forest {
     while (r != null && r.parent() != null && seen.add(r.id())) {
       Row up = rows.get(r.parent());
       if (up == null) {
-        return "is unreachable from any root: its ancestor '" + r.id() + "' is an orphan"
-            + " (parent '" + r.parent() + "' does not exist)";
+        String orphan = "orphan (parent '" + r.parent() + "' does not exist)";
+        return r.id().equals(id) ? "is an " + orphan : "is unreachable from any root: its"
+            + " ancestor '" + r.id() + "' is an " + orphan;
       }
       r = up;
     }
@@ -149,13 +150,10 @@ public final class Forest {
       Set<String> in = new HashSet<>(reached);
       String first = rows.keySet().stream().filter(id -> !in.contains(id)).sorted().findFirst()
           .orElseThrow();
-      Row r = rows.get(first);
-      String why = r.parent() != null && !rows.containsKey(r.parent())
-          ? "its parent '" + r.parent() + "' does not exist" : unreachable(first);
       throw new dev.arbor.core.TreeException("Cannot read the tree whole: node '" + first
-          + "' " + (why.startsWith("is ") ? why : "is unreachable from any root: " + why) + " ("
-          + (rows.size() - reached.size()) + " of " + rows.size() + " nodes are); check() lists"
-          + " them, and repair() settles what it can");
+          + "' " + unreachable(first) + " (" + (rows.size() - reached.size()) + " of "
+          + rows.size() + " nodes are unreachable); check() lists them, and repair() settles"
+          + " what it can");
     }
     for (String id : reached) {
       Row r = rows.get(id);
