@@ -71,8 +71,8 @@ final class TreeChanges {
     Map<String, Object> copy = new LinkedHashMap<>();
     set.forEach((name, value) -> copy.put(requireNonNull(name, "attribute names must not be null"),
         value));
-    store.checkAttributes(id, copy);
-    refuseTooLarge(id, copy);
+    store.checkAttributeNames(id, copy);
+    refuseTooLarge(id, copy); // encodes the values: names one that cannot be
     List<Bson> updates = new ArrayList<>();
     copy.forEach((name, value) -> updates.add(value == null ? Updates.unset(name)
         : Updates.set(name, value)));
@@ -99,7 +99,8 @@ final class TreeChanges {
    * document pass MongoDB's 16 MB ({@link Fits#MAX_NODE}, which leaves room for Arbor's own
    * fields): sent, it would be a command the driver or the server cannot take. (An update that
    * passes the limit only with the document's other fields is refused by MongoDB, and the change
-   * is told not written.)
+   * is told not written.) The values are encoded once; one that cannot be is named by {@code
+   * checkAttributes}, as a streamed load names it.
    */
   private void refuseTooLarge(String id, Map<String, @Nullable Object> set) {
     org.bson.Document values = new org.bson.Document(ID, id);
@@ -108,8 +109,15 @@ final class TreeChanges {
         values.put(name, value);
       }
     });
-    int size = Encoded.size(values.toBsonDocument(org.bson.BsonDocument.class,
-        store.collection.getCodecRegistry()));
+    int size;
+    try {
+      size = Encoded.size(values.toBsonDocument(org.bson.BsonDocument.class,
+          store.collection.getCodecRegistry()));
+    } catch (org.bson.codecs.configuration.CodecConfigurationException
+        | IllegalArgumentException | org.bson.BSONException e) {
+      store.checkAttributes(id, set); // throws naming the attribute
+      throw e;
+    }
     if (size > Fits.MAX_NODE) {
       throw new NodeTooLargeException(id, size, "Cannot update node '" + id + "': the values"
           + " set would make its document at least " + size + " bytes of BSON, past MongoDB's"
