@@ -9,6 +9,8 @@ import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.ne;
+import static com.mongodb.client.model.Filters.not;
+import static com.mongodb.client.model.Filters.type;
 import static dev.arbor.mongo.internal.bson.Queries.checkMaxDepth;
 import static dev.arbor.mongo.internal.bson.Queries.countOrRequire;
 import static dev.arbor.mongo.internal.bson.Queries.fields;
@@ -322,11 +324,8 @@ final class NestedSetLayout implements Layout {
     if (roots.isEmpty()) {
       // No root: an empty tree, or the manual's documents, whose root has parent: 0 (a reader
       // must not take the tree for empty; repair() rewrites it)
-      Document odd = r.find(com.mongodb.client.model.Filters.and(
-          com.mongodb.client.model.Filters.exists(parentField),
-          com.mongodb.client.model.Filters.not(com.mongodb.client.model.Filters.type(
-              parentField, org.bson.BsonType.STRING)),
-          com.mongodb.client.model.Filters.ne(parentField, null)))
+      Document odd = r.find(and(ne(parentField, null),
+          not(type(parentField, org.bson.BsonType.STRING))))
           .projection(fields(parentField)).limit(1).first();
       if (odd != null) {
         parentOf(odd); // throws naming the node and repair()
