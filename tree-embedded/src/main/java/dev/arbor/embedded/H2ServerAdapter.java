@@ -153,6 +153,9 @@ final class H2ServerAdapter extends H2Backend {
   public Document handleMessage(MongoMessage message) {
     return saver.command(() -> {
       Document prefiltered = ServerAdapter.aggregate(this, message, oplog);
+      if (prefiltered == null) {
+        prefiltered = ServerAdapter.dropIndexes(this, message);
+      }
       if (prefiltered != null) {
         return prefiltered;
       }

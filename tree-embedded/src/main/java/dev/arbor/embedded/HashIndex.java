@@ -66,6 +66,13 @@ final class HashIndex<P> extends Index<P> {
   private final @Nullable List<java.util.@Nullable TreeMap<String, int[]>> sorted;
   /** Per key field, whether a document ever held an array there (sticky, as MongoDB's). */
   private final boolean[] multikey;
+  /**
+   * The documents by position, for the index of a collection without an {@code _id} index (the
+   * server's index descriptions, {@link ServerAdapter#namespaceIndex}): the server then asks its
+   * indexes for the position of a document it updates or removes, which no other index gives;
+   * else null.
+   */
+  private final @Nullable Map<P, Document> held;
 
   /**
    * An empty index; the collection fills it from its documents when added to it.
@@ -83,7 +90,17 @@ final class HashIndex<P> extends Index<P> {
    *     (the in-memory backend), since the index keeps the documents' strings themselves
    */
   HashIndex(String name, List<IndexKey> keys, UnaryOperator<P> positionOf, boolean ordered) {
+    this(name, keys, positionOf, ordered, false);
+  }
+
+  /**
+   * @param holdsDocuments whether the index gives the position of a document ({@link
+   *     #getPosition}, {@link #remove(Document)}), for a collection without an {@code _id} index
+   */
+  HashIndex(String name, List<IndexKey> keys, UnaryOperator<P> positionOf, boolean ordered,
+      boolean holdsDocuments) {
     super(name, keys, true); // sparse: see the class documentation
+    this.held = holdsDocuments ? new HashMap<>() : null;
     this.fields = keys.stream().map(IndexKey::getKey).toList();
     this.entries = fields.size() > 1 ? new HashMap<>() : null;
     this.maps = new ArrayList<>();
@@ -350,8 +367,18 @@ final class HashIndex<P> extends Index<P> {
   }
 
   @Override
-  public @Nullable P getPosition(Document document) {
-    return null; // the _id index gives it
+  public synchronized @Nullable P getPosition(Document document) {
+    if (held == null) {
+      return null; // the _id index gives it
+    }
+    Object first = document.get(fields.get(0));
+    for (Map.Entry<P, Document> e : held.entrySet()) {
+      if (java.util.Objects.equals(e.getValue().get(fields.get(0)), first)
+          && e.getValue().equals(document)) {
+        return e.getKey();
+      }
+    }
+    return null;
   }
 
   @Override
@@ -362,6 +389,9 @@ final class HashIndex<P> extends Index<P> {
   @Override
   public synchronized void add(Document document, P position, MongoCollection<P> collection) {
     P p = positionOf.apply(position);
+    if (held != null) {
+      held.put(p, document);
+    }
     if (entries != null) {
       unindex(p);
     }
@@ -466,6 +496,9 @@ final class HashIndex<P> extends Index<P> {
    */
   synchronized void forget(P position, @Nullable Document document) {
     P p = positionOf.apply(position);
+    if (held != null) {
+      held.remove(p);
+    }
     if (sorted != null && document != null) {
       order(document, -1);
     }
@@ -535,8 +568,15 @@ final class HashIndex<P> extends Index<P> {
   }
 
   @Override
-  public @Nullable P remove(Document document) {
-    return null; // see forget: the collection hands over the position it removes
+  public synchronized @Nullable P remove(Document document) {
+    if (held == null) {
+      return null; // see forget: the collection hands over the position it removes
+    }
+    P p = getPosition(document);
+    if (p != null) {
+      forget(p, document);
+    }
+    return p;
   }
 
   @Override
@@ -569,6 +609,9 @@ final class HashIndex<P> extends Index<P> {
 
   @Override
   public synchronized void drop() {
+    if (held != null) {
+      held.clear();
+    }
     if (entries != null) {
       entries.clear();
     }

@@ -67,11 +67,15 @@ final class MemoryServerAdapter extends MemoryBackend {
     ServerAdapter.checkOverrides(MemoryServerAdapter.class);
     ServerAdapter.checkOverrides(IndexedDatabase.class);
     ServerAdapter.checkOverrides(IndexedCollection.class, ServerAdapter.Prefiltered.class);
+    ServerAdapter.checkIndexesCollection();
   }
 
   @Override
   public Document handleMessage(MongoMessage message) {
     Document prefiltered = ServerAdapter.aggregate(this, message, oplog);
+    if (prefiltered == null) {
+      prefiltered = ServerAdapter.dropIndexes(this, message);
+    }
     if (prefiltered != null) {
       return prefiltered;
     }
@@ -91,7 +95,11 @@ final class MemoryServerAdapter extends MemoryBackend {
     @Override
     protected MemoryCollection openOrCreateCollection(String collectionName,
         CollectionOptions options) {
-      return new IndexedCollection(this, collectionName, options, cursorRegistry);
+      IndexedCollection c = new IndexedCollection(this, collectionName, options, cursorRegistry);
+      if (collectionName.equals(ServerAdapter.INDEXES_COLLECTION)) {
+        c.addIndex(ServerAdapter.namespaceIndex(UnaryOperator.identity()));
+      }
+      return c;
     }
 
     @Override

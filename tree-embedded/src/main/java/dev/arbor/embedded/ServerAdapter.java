@@ -43,7 +43,107 @@ final class ServerAdapter {
    */
   static final String PINNED_VERSION = "1.47.0";
 
+  /**
+   * The collection in which the server keeps the index descriptions of all the collections of a
+   * database ({@code AbstractMongoDatabase.INDEXES_COLLECTION_NAME}). The server reads it by
+   * {@code ns} (a collection's full name) to list, create, drop and rename a collection's
+   * indexes, so every such command scanned the descriptions of every collection of the database
+   * (the 50 collections of a test's scratch database: 700 documents on average); the in-memory
+   * backend serves those queries by {@link #namespaceIndex}.
+   */
+  static final String INDEXES_COLLECTION = "system.indexes";
+
   private ServerAdapter() {}
+
+  /**
+   * An index of {@link #INDEXES_COLLECTION} by {@code ns}, which the server's queries of it all
+   * name: an equality on {@code ns}, and for a description added if missing, the description
+   * itself, which holds its {@code ns}. It is the collection's own (not described in the
+   * collection, so never listed), and gives the position of a description the server updates or
+   * removes (the collection has no {@code _id} index, which gives it elsewhere).
+   */
+  static <P> HashIndex<P> namespaceIndex(java.util.function.UnaryOperator<P> positionOf) {
+    return new HashIndex<>("ns_", List.of(new de.bwaldvogel.mongo.backend.IndexKey("ns", true)),
+        positionOf, false, true);
+  }
+
+  /**
+   * Runs a {@code dropIndexes} command as mongo-java-server {@value #PINNED_VERSION} runs it but
+   * for the other collections of the database: the server's own removes the description of every
+   * index of the name dropped in the whole database (its query of the descriptions has no {@code
+   * ns}), and for {@code "*"} reads every collection's descriptions to drop from this one; a
+   * collection whose description was removed so then listed an index it still had and could no
+   * longer be dropped ("Expected [HashIndex[name=a_1]] to be empty"). Later versions of the
+   * server add the {@code ns}, as here.
+   *
+   * @return the answer, or null where the server's own answers the same: another command, no
+   *     such collection, an index of a kind the server does not take, or none of that name or key
+   *     (the server reports it before it removes a description)
+   */
+  static @Nullable Document dropIndexes(MongoBackend backend, MongoMessage message) {
+    Document command = message.getDocument();
+    if (command.isEmpty() || "admin".equals(message.getDatabaseName())) {
+      return null;
+    }
+    String name = command.keySet().iterator().next();
+    Object index = command.get("index");
+    if (!name.equalsIgnoreCase("dropIndexes") || !(command.get(name) instanceof String of)
+        || !(index instanceof String || index instanceof Document)) {
+      return null;
+    }
+    MongoCollection<?> collection;
+    MongoCollection<?> descriptions;
+    try {
+      MongoDatabase database = backend.resolveDatabase(message.getDatabaseName());
+      collection = database.resolveCollection(of, false);
+      descriptions = database.resolveCollection(INDEXES_COLLECTION, false);
+    } catch (RuntimeException e) {
+      return null; // the server reports it
+    }
+    if (collection == null || descriptions == null) {
+      return null;
+    }
+    Document ofCollection = new Document("ns", collection.getFullName());
+    if (index instanceof Document key) {
+      ofCollection.append("key", key);
+    } else if (!index.equals("*")) {
+      ofCollection.append("name", index);
+    }
+    List<Document> dropped = new ArrayList<>();
+    for (Document d : descriptions.handleQuery(ofCollection)) {
+      if (!new Document("_id", 1).equals(d.get("key"))) {
+        dropped.add(d);
+      }
+    }
+    if (dropped.isEmpty() && !index.equals("*")) {
+      return null;
+    }
+    for (Document d : dropped) {
+      collection.dropIndex((String) d.get("name"));
+      descriptions.deleteDocuments(d, -1);
+    }
+    Document answer = new Document();
+    Utils.markOkay(answer);
+    return answer;
+  }
+
+  /**
+   * Checks that the server still keeps its index descriptions in {@link #INDEXES_COLLECTION}
+   * (else the index would sit on a collection the server no longer uses: slower, not wrong).
+   */
+  static void checkIndexesCollection() {
+    Object name;
+    try {
+      java.lang.reflect.Field f = de.bwaldvogel.mongo.backend.AbstractMongoDatabase.class
+          .getDeclaredField("INDEXES_COLLECTION_NAME");
+      f.setAccessible(true);
+      name = f.get(null);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      name = null;
+    }
+    check(INDEXES_COLLECTION.equals(name), "AbstractMongoDatabase.INDEXES_COLLECTION_NAME, the"
+        + " collection of a database's index descriptions, is \"" + INDEXES_COLLECTION + "\"");
+  }
 
   /** The version of mongo-java-server on the class path, from its jar's name, or "unknown". */
   static String foundVersion() {
