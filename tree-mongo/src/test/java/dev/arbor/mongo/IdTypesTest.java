@@ -459,6 +459,34 @@ class IdTypesTest {
     assertEquals(List.of("x"), fresh.roots());
   }
 
+  /**
+   * A store opened without the id type of the tree in its collection reads an empty tree, every
+   * read alike, and {@code check()} names the option for each node (before, child references'
+   * {@code roots()} and {@code entries()} threw a {@link ClassCastException}, and nested sets'
+   * {@code roots()} named {@code repair()}, which is not what the collection needs).
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aStoreOfAnotherIdTypeReadsAnEmptyTreeAndCheckNamesTheOption(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeStore longs = pattern.open(c, TreeOptions.defaults().withIdType(NodeIdType.LONG));
+    longs.load(Tree.parse("1(2(4) 3)"));
+    TreeStore strings = pattern.open(c);
+    assertEquals(Tree.parse(""), strings.snapshot());
+    assertEquals(List.of(), strings.roots());
+    assertEquals(List.of(), strings.entries().toList());
+    assertEquals(0, strings.size());
+    assertEquals(Optional.empty(), strings.find("1"));
+    assertThrows(NodeNotFoundException.class, () -> strings.children("1"));
+    assertThrows(NodeNotFoundException.class, () -> strings.ancestors("2"));
+    List<dev.arbor.core.Problem> problems = strings.check();
+    assertEquals(4, problems.size(), problems.toString());
+    for (dev.arbor.core.Problem p : problems) {
+      assertTrue(p.message().contains("withIdType(NodeIdType.LONG)"), p.toString());
+    }
+    assertEquals(Tree.parse("1(2(4) 3)"), longs.snapshot());
+  }
+
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void anIdTypeWithAScopeIsRefusedAtOpenNamingTheOption(TreePattern pattern) {

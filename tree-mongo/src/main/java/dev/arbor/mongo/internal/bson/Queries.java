@@ -117,11 +117,18 @@ public final class Queries {
     return e;
   }
 
-  /** The ids of a query's results, in order. */
+  /**
+   * The ids of a query's results, in order; a document whose {@code _id} is no string (read as
+   * the store's ids are) is no node of the store and is left out, as the whole-tree reads leave
+   * it out ({@code check()} names it): a tree stored with another id type, in the same
+   * collection, answered a query on a field such as a rank with a {@link ClassCastException}.
+   */
   public static List<String> ids(Iterable<Document> docs) {
     List<String> out = new ArrayList<>();
     for (Document d : docs) {
-      out.add(d.getString(ID));
+      if (d.get(ID) instanceof String id) {
+        out.add(id);
+      }
     }
     return out;
   }

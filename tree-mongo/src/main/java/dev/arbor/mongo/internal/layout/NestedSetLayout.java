@@ -324,7 +324,7 @@ final class NestedSetLayout implements Layout {
     if (roots.isEmpty()) {
       // No root: an empty tree, or the manual's documents, whose root has parent: 0 (a reader
       // must not take the tree for empty; repair() rewrites it)
-      Document odd = r.find(and(ne(parentField, null),
+      Document odd = r.find(and(NODES, ne(parentField, null),
           not(type(parentField, org.bson.BsonType.STRING))))
           .projection(fields(parentField)).limit(1).first();
       if (odd != null) {

@@ -130,7 +130,9 @@ public abstract class Preorder implements PreorderCursor {
         continue;
       }
       held--;
-      String id = d.getString(MongoTreeStore.ID);
+      if (!(d.get(MongoTreeStore.ID) instanceof String id)) {
+        continue; // no node of this store: a tree of another id type (Queries.ids)
+      }
       if (path.contains(id)) {
         throw new TreeException("node '" + id + "' is its own ancestor (a cycle of links):"
             + " check() lists the problems");

@@ -59,7 +59,8 @@ public final class TreeCheck {
         Document d = docs.next();
         Object id = d.get(ID);
         if (!(id instanceof String s) || s.isEmpty()) {
-          problems.add(new Problem(String.valueOf(id), "_id is not a non-empty string"));
+          problems.add(new Problem(String.valueOf(id), "_id is not a non-empty string"
+              + otherIdType(id)));
           continue;
         }
         byId.put(s, byId.isEmpty() ? d : slim(d, structure, shared));
@@ -156,5 +157,19 @@ public final class TreeCheck {
           o.version()));
     }
     return check();
+  }
+
+  /**
+   * What an {@code _id} of one of Arbor's other id types tells (a node of a tree stored with that
+   * type, which a store opened with it reads), or "".
+   */
+  private static String otherIdType(Object id) {
+    String type = id instanceof Long || id instanceof Integer ? "LONG"
+        : id instanceof org.bson.types.ObjectId ? "OBJECT_ID"
+        : id instanceof java.util.UUID || id instanceof org.bson.types.Binary b
+            && (b.getType() == 4 || b.getType() == 3) ? "UUID" : null;
+    return type == null ? "" : " (a node of a tree of " + type.toLowerCase(java.util.Locale.ROOT)
+        .replace("_", "") + " ids? a store opened with TreeOptions.withIdType(NodeIdType." + type
+        + ") reads it)";
   }
 }
