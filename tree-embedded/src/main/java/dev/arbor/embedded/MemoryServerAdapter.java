@@ -201,5 +201,15 @@ final class MemoryServerAdapter extends MemoryBackend {
     public synchronized void dropIndex(String indexName) {
       super.dropIndex(indexName);
     }
+
+    /** Drops the index descriptions' own index first ({@link ServerAdapter#NAMESPACE_INDEX}). */
+    @Override
+    public synchronized void drop() {
+      if (getCollectionName().equals(ServerAdapter.INDEXES_COLLECTION)
+          && getIndexes().stream().anyMatch(i -> i.getName().equals(ServerAdapter.NAMESPACE_INDEX))) {
+        dropIndex(ServerAdapter.NAMESPACE_INDEX);
+      }
+      super.drop();
+    }
   }
 }

@@ -53,6 +53,12 @@ final class ServerAdapter {
    */
   static final String INDEXES_COLLECTION = "system.indexes";
 
+  /**
+   * The name of {@link #namespaceIndex}; the collection drops it before it is dropped (with its
+   * database), as the server requires a collection dropped to have no index left.
+   */
+  static final String NAMESPACE_INDEX = "ns_";
+
   private ServerAdapter() {}
 
   /**
@@ -63,8 +69,8 @@ final class ServerAdapter {
    * removes (the collection has no {@code _id} index, which gives it elsewhere).
    */
   static <P> HashIndex<P> namespaceIndex(java.util.function.UnaryOperator<P> positionOf) {
-    return new HashIndex<>("ns_", List.of(new de.bwaldvogel.mongo.backend.IndexKey("ns", true)),
-        positionOf, false, true);
+    return new HashIndex<>(NAMESPACE_INDEX,
+        List.of(new de.bwaldvogel.mongo.backend.IndexKey("ns", true)), positionOf, false, true);
   }
 
   /**

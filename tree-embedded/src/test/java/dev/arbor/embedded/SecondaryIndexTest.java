@@ -82,6 +82,10 @@ class SecondaryIndexTest {
   void droppingAnIndexLeavesTheIndexesOfTheDatabasesOtherCollections() {
     try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
       indexesOfSixtyCollections(mongo);
+      mongo.client().getDatabase("d").drop(); // the descriptions too, with their own index
+      collection(mongo, "c0").createIndex(Indexes.ascending("a"));
+      assertEquals(List.of("_id_", "a_1"), collection(mongo, "c0").listIndexes()
+          .map(d -> d.getString("name")).into(new ArrayList<>()));
     }
     try (EmbeddedMongo mongo = EmbeddedMongo.start(dir.resolve("data"))) {
       indexesOfSixtyCollections(mongo);
