@@ -441,10 +441,9 @@ class IdTypesTest {
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void aStoreOfAnotherIdTypeRefusesToWriteNamingTheOption(TreePattern pattern) {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    TreeStore longs = pattern.open(c, TreeOptions.defaults().withIdType(NodeIdType.LONG));
-    longs.load(Tree.parse("1(2 3)"));
-    TreeStore strings = pattern.open(c);
+    LongsAndStrings two = LongsAndStrings.of(pattern, "1(2 3)");
+    TreeStore longs = two.longs();
+    TreeStore strings = two.strings();
     TreeException e = assertThrows(TreeException.class,
         () -> strings.insert("x", Position.lastRoot()));
     assertTrue(e.getMessage().contains("withIdType(NodeIdType.LONG)")
@@ -459,6 +458,16 @@ class IdTypesTest {
     assertEquals(List.of("x"), fresh.roots());
   }
 
+  /** A tree of long ids in a fresh collection, and a store of that collection opened without. */
+  private record LongsAndStrings(TreeStore longs, TreeStore strings) {
+    static LongsAndStrings of(TreePattern pattern, String tree) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      TreeStore longs = pattern.open(c, TreeOptions.defaults().withIdType(NodeIdType.LONG));
+      longs.load(Tree.parse(tree));
+      return new LongsAndStrings(longs, pattern.open(c));
+    }
+  }
+
   /**
    * A store opened without the id type of the tree in its collection reads an empty tree, every
    * read alike, and {@code check()} names the option for each node (before, child references'
@@ -468,10 +477,8 @@ class IdTypesTest {
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void aStoreOfAnotherIdTypeReadsAnEmptyTreeAndCheckNamesTheOption(TreePattern pattern) {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    TreeStore longs = pattern.open(c, TreeOptions.defaults().withIdType(NodeIdType.LONG));
-    longs.load(Tree.parse("1(2(4) 3)"));
-    TreeStore strings = pattern.open(c);
+    LongsAndStrings two = LongsAndStrings.of(pattern, "1(2(4) 3)");
+    TreeStore strings = two.strings();
     assertEquals(Tree.parse(""), strings.snapshot());
     assertEquals(List.of(), strings.roots());
     assertEquals(List.of(), strings.entries().toList());
@@ -484,7 +491,7 @@ class IdTypesTest {
     for (dev.arbor.core.Problem p : problems) {
       assertTrue(p.message().contains("withIdType(NodeIdType.LONG)"), p.toString());
     }
-    assertEquals(Tree.parse("1(2(4) 3)"), longs.snapshot());
+    assertEquals(Tree.parse("1(2(4) 3)"), two.longs().snapshot());
   }
 
   @ParameterizedTest
