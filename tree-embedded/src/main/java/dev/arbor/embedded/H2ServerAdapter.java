@@ -44,7 +44,8 @@ import org.jspecify.annotations.Nullable;
  * descriptions of the indexes ({@code system.indexes}), as the server's H2 backend writes them,
  * and a server opening the file re-creates each index from its description, which fills it from
  * the documents ({@code AbstractMongoCollection.addIndex} fills an empty index). Files written by
- * the plain H2 backend open unchanged, and the reverse.
+ * the plain H2 backend open unchanged, and the reverse. {@code dropIndexes} drops the
+ * collection's own descriptions ({@link ServerAdapter#dropIndexes}).
  *
  * <p><b>The server's internals it relies on</b>, those of mongo-java-server {@value
  * ServerAdapter#PINNED_VERSION} (the version the parent pom pins):

@@ -26,7 +26,9 @@ import org.jspecify.annotations.Nullable;
  * EmptyIndex}, and its collections read the candidates an index gives ({@link IndexedQueries})
  * instead of scanning, for queries and for the leading {@code $match} of a pipeline ({@link
  * ServerAdapter#aggregate}); a sorted query reads each document's sort values once ({@link
- * ServerAdapter#sortByKeys}).
+ * ServerAdapter#sortByKeys}). The server's collection of index descriptions is indexed by {@code
+ * ns} ({@link ServerAdapter#namespaceIndex}), and {@code dropIndexes} drops the collection's own
+ * ({@link ServerAdapter#dropIndexes}).
  *
  * <p><b>The server's internals it relies on</b>, those of mongo-java-server {@value
  * ServerAdapter#PINNED_VERSION} (the version the parent pom pins): the protected methods it
