@@ -71,8 +71,8 @@ import org.jspecify.annotations.Nullable;
  * <p>mongo-java-server itself keeps only unique indexes (the {@code _id} index among them) and
  * ignores the others. This server keeps every non-unique index created with {@code createIndex}
  * or {@code createIndexes} in effect, in both modes, for one kind of query: an equality on a
- * string, an ObjectId or a number, {@code {f: v}} or {@code {f: {$eq: v}}}, or an {@code {f: {$in:
- * [v1, ...]}}} of strings, ObjectIds and numbers, on the index's first key (or on its first keys
+ * string, an ObjectId, a number or a UUID, {@code {f: v}} or {@code {f: {$eq: v}}}, or an {@code
+ * {f: {$in: [v1, ...]}}} of those, on the index's first key (or on its first keys
  * together: {@code {tree: "t", parent: "p"}} on {@code {tree: 1, parent: 1, rank: 1}}), found at
  * the top level of the filter or inside a top-level {@code $and}, whatever the filter's other
  * conditions. A field that holds an array is indexed by each of its elements, as on MongoDB. Such a

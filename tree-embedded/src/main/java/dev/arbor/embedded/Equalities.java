@@ -54,11 +54,14 @@ final class Equalities {
   }
 
   /**
-   * Whether {@code value} is of a type whose matcher equality a hash key ({@link #key}) reproduces.
+   * Whether {@code value} is of a type whose matcher equality a hash key ({@link #key}) reproduces:
+   * a string, an ObjectId, a number, or a UUID (binary subtype 4, which the server reads as a
+   * {@link java.util.UUID}, equal to another only with the same bits; a legacy UUID, subtype 3,
+   * is another class and is left to the scan).
    */
   static boolean exact(@Nullable Object value) {
     return value instanceof String || value instanceof ObjectId || value instanceof Integer
-        || value instanceof Long || value instanceof Double;
+        || value instanceof Long || value instanceof Double || value instanceof java.util.UUID;
   }
 
   /**

@@ -19,15 +19,15 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A non-unique secondary index of the embedded server, kept in memory: per key field, a hash map
- * from each string, ObjectId and number the documents hold there (the value itself, or the elements
- * of an array value, at any depth of nested arrays) to the positions of those documents. It answers
+ * from each string, ObjectId, number and UUID the documents hold there (the value itself, or the
+ * elements of an array value, at any depth of nested arrays) to the positions of those documents. It answers
  * the equalities {@link Equalities} reads from a query on a leading prefix of its keys (for
  * {@code {tree: 1, parent: 1, rank: 1}}: {@code tree}, or {@code tree} and {@code parent}, ...)
  * with a superset of the documents that match; the collection ({@link IndexedQueries}) applies
  * the whole query to each, as to the documents of a scan.
  *
- * <p>No false negative: every document is indexed under every string, ObjectId and number it
- * holds in a key field (a number under its normalized value, {@link Equalities#key}), and a
+ * <p>No false negative: every document is indexed under every string, ObjectId, number and UUID
+ * it holds in a key field (a number under its normalized value, {@link Equalities#key}), and a
  * document matches {@code {f: v}} (v of those types) in the server's matcher only if its value of
  * {@code f} equals {@code v} once both are normalized, or is an array holding such a value (or,
  * for {@code $in}, an array of arrays holding it). Values of other types are not indexed, and

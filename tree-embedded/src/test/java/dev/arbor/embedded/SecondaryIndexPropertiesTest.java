@@ -24,6 +24,8 @@ import java.util.List;
 import java.util.Random;
 import java.util.function.Function;
 import java.util.regex.Pattern;
+import org.bson.BsonBinary;
+import org.bson.BsonBinarySubType;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 import org.bson.types.ObjectId;
@@ -35,10 +37,10 @@ import org.junit.jupiter.api.io.TempDir;
  * collections of one server, one with secondary indexes and one without, leaves them equal, and
  * every read (find with and without sort and limit, count, aggregate with a leading {@code
  * $match}, distinct) and every write by query answers the same, in the same order, on both. Values
- * mix what the indexes serve (strings, ObjectIds, numbers of three types equal across types,
+ * mix what the indexes serve (strings, ObjectIds, UUIDs, numbers of three types equal across types,
  * -0.0, a long no double holds, NaN, arrays of them, nested arrays) with what they must leave to
- * the scan (null, missing fields, subdocuments, booleans); ids are strings or documents holding
- * such numbers,
+ * the scan (null, missing fields, subdocuments, booleans, a legacy UUID of a UUID's bits); ids
+ * are strings, UUIDs or documents holding such numbers,
  * and queries mix served equalities, {@code $in}, {@code $and} and string ranges ({@code $gt},
  * {@code $gte}, {@code $lt}, {@code $lte}, of fields that held arrays too), with conditions never
  * served.
@@ -51,16 +53,25 @@ class SecondaryIndexPropertiesTest {
 
   private static final ObjectId OID1 = new ObjectId("5f0000000000000000000001");
   private static final ObjectId OID2 = new ObjectId("5f0000000000000000000002");
+  /** UUIDs (binary subtype 4, as UUID node ids are stored), and one of the same bits as legacy. */
+  private static final java.util.UUID U1 =
+      java.util.UUID.fromString("00000000-0000-4000-8000-000000000001");
+  private static final BsonBinary UUID1 = new BsonBinary(U1);
+  private static final BsonBinary UUID2 =
+      new BsonBinary(java.util.UUID.fromString("00000000-0000-4000-8000-000000000002"));
+  private static final BsonBinary LEGACY1 =
+      new BsonBinary(BsonBinarySubType.UUID_LEGACY, UUID1.getData());
   /** Field values: served types, and types the index must leave alone. */
   private static final List<Object> VALUES = Arrays.asList("a", "b", "c", "A", "", 1, 1.0, 2L,
       0, -0.0, 0L, 9007199254740993L, Double.NaN, List.of(1.0, "a"), null, List.of("a", "b"),
           List.of("b"), List.of(List.of("a")), List.of(), List.of("c", 1),
-      new Document("x", "a"), OID1, OID2, List.of(OID1), true, "a.b");
+      new Document("x", "a"), OID1, OID2, List.of(OID1), true, "a.b", UUID1, UUID2, LEGACY1,
+      List.of(UUID1, "a"));
   /** Query values. */
   private static final List<Object> QUERY_VALUES = Arrays.asList("a", "b", "c", "A", "", 1, 1.0,
       0, 0L, -0.0, 2L, 9007199254740993L, 9007199254740992.0, Double.NaN, null, OID1, OID2,
           List.of("a", "b"), List.of("a"), new Document("x", "a"), true,
-      Pattern.compile("^a"));
+      Pattern.compile("^a"), UUID1, UUID2, LEGACY1);
   /** Indexed and unindexed fields. */
   private static final List<String> FIELDS = List.of("p", "s", "q", "arr", "z", "d");
   private static final List<String> QUERY_FIELDS = List.of("p", "s", "q", "arr", "z", "d.x",
@@ -93,15 +104,24 @@ class SecondaryIndexPropertiesTest {
    * the {@code _id} index for an {@code _id} equality beside other conditions included, is
    * compared with the server as it is (the same backend: their natural orders differ).
    */
+  /**
+   * A client of {@code uri} that writes a {@link java.util.UUID} as binary subtype 4: a UUID
+   * value read back (as the operations' JSON is) is one, written again as it came.
+   */
+  private static com.mongodb.client.MongoClient client(String uri) {
+    return com.mongodb.client.MongoClients.create(com.mongodb.MongoClientSettings.builder()
+        .applyConnectionString(new com.mongodb.ConnectionString(uri))
+        .uuidRepresentation(org.bson.UuidRepresentation.STANDARD).build());
+  }
+
   private void check(EmbeddedMongo mongo, de.bwaldvogel.mongo.MongoBackend plainBackend) {
-    MongoDatabase db = mongo.client().getDatabase("props");
     de.bwaldvogel.mongo.MongoServer plainServer = new de.bwaldvogel.mongo.MongoServer(
         plainBackend);
     java.net.InetSocketAddress at = plainServer.bind();
-    try (com.mongodb.client.MongoClient plainClient = com.mongodb.client.MongoClients.create(
-        "mongodb://" + at.getHostString() + ":" + at.getPort())) {
-      MongoDatabase plainDb = plainClient.getDatabase("props");
-      check(mongo, db, plainDb);
+    try (com.mongodb.client.MongoClient client = client(mongo.uri());
+        com.mongodb.client.MongoClient plainClient = client(
+            "mongodb://" + at.getHostString() + ":" + at.getPort())) {
+      check(mongo, client.getDatabase("props"), plainClient.getDatabase("props"));
     } finally {
       plainServer.shutdownNow();
     }
@@ -307,6 +327,9 @@ class SecondaryIndexPropertiesTest {
    */
   private static Object id(Random r) {
     String k = "i" + r.nextInt(10);
+    if (r.nextInt(6) == 0) {
+      return new BsonBinary(new java.util.UUID(0, r.nextInt(10))); // a UUID node id
+    }
     if (r.nextInt(3) != 0) {
       return k;
     }
