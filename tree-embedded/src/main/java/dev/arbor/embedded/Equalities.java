@@ -41,6 +41,18 @@ final class Equalities {
   /** How deep {@code $and} documents are followed; deeper conditions are not used. */
   private static final int MAX_DEPTH = 32;
 
+  /**
+   * The key of a null in a query ({@code {parent: null}}, a root of parent references): a
+   * document is indexed under it when its value is null or missing, or is an array (which may
+   * hold a null; the candidates are a superset, the collection applies the whole query).
+   */
+  static final Object NULL = new Object() {
+    @Override
+    public String toString() {
+      return "null";
+    }
+  };
+
   private Equalities() {}
 
   /**
@@ -132,21 +144,27 @@ final class Equalities {
     if (exact(condition)) {
       return Set.of(key(condition));
     }
+    if (condition == null) {
+      return Set.of(NULL);
+    }
     if (!(condition instanceof Document d) || d.size() != 1
         || BsonRegularExpression.isRegularExpression(d)) {
       return null;
     }
     if (d.containsKey("$eq")) {
       Object v = d.get("$eq");
-      return exact(v) ? Set.of(key(v)) : null;
+      return exact(v) ? Set.of(key(v)) : v == null ? Set.of(NULL) : null;
     }
     if (d.get("$in") instanceof Collection<?> in) {
       Set<Object> values = new HashSet<>();
       for (Object v : in) {
-        if (!exact(v)) {
+        if (v == null) {
+          values.add(NULL);
+        } else if (!exact(v)) {
           return null;
+        } else {
+          values.add(key(v));
         }
-        values.add(key(v));
       }
       return values;
     }

@@ -441,8 +441,14 @@ final class HashIndex<P> extends Index<P> {
     }
   }
 
-  /** Collects the exact values of a field value: itself, or its elements through nested arrays. */
+  /**
+   * Collects the exact values of a field value: itself, or its elements through nested arrays;
+   * and {@link Equalities#NULL} for a null or missing value or an array (which may hold a null).
+   */
   private static void collect(@Nullable Object value, Set<Object> out, int depth) {
+    if (depth == 0 && (value == null || value instanceof Collection<?>)) {
+      out.add(Equalities.NULL);
+    }
     if (Equalities.exact(value)) {
       out.add(compact(Equalities.key(value)));
     } else if (value instanceof Collection<?> c && depth < 200) {

@@ -57,15 +57,37 @@ class HashIndexTest {
         "$or", List.of(doc("a", 1)))));
   }
 
+  /**
+   * A null in a query ({@code {parent: null}}, the roots of parent references) is served: its
+   * candidates are the documents whose value is null or missing, or an array (which may hold a
+   * null); the matcher decides among them.
+   */
+  @Test
+  void servesNullByTheDocumentsWithoutAValueOrWithAnArray() {
+    HashIndex<Integer> index = index("parent", "rank");
+    index.add(doc("parent", null), 0, null);
+    index.add(doc("rank", 1), 1, null);
+    index.add(doc("parent", List.of("a")), 2, null);
+    index.add(doc("parent", "a"), 3, null);
+    index.add(doc("parent", List.of()), 4, null);
+    index.add(doc("parent", doc("x", null)), 5, null);
+    assertEquals(Set.of(0, 1, 2, 4), candidates(index, doc("parent", null)));
+    assertEquals(Set.of(0, 1, 2, 4), candidates(index, doc("parent", doc("$eq", null))));
+    assertEquals(Set.of(0, 1, 2, 3, 4), candidates(index, doc("parent",
+        doc("$in", Arrays.asList("a", null)))));
+    assertEquals(Set.of(1), candidates(index, doc("parent", null, "rank", 1)));
+    index.updateInPlace(doc("rank", 1), doc("parent", "b", "rank", 1), 1, null);
+    assertEquals(Set.of(0, 2, 4), candidates(index, doc("parent", null)));
+  }
+
   @Test
   void leavesToTheScanWhatAHashKeyCannotDecide() {
     HashIndex<Integer> index = index("parent", "rank");
     for (Document q : List.of(
-        doc("parent", null), doc("parent", true), doc("parent", new org.bson.types.Decimal128(1)),
+        doc("parent", true), doc("parent", new org.bson.types.Decimal128(1)),
         doc("parent", doc("x", "a")), doc("parent", List.of("a")),
         doc("parent", new BsonRegularExpression("^a")), doc("parent", doc("$regex", "^a")),
         doc("parent", doc("$ne", "a")), doc("parent", doc("$gt", "a")),
-        doc("parent", doc("$in", Arrays.asList("a", null))),
         doc("parent", doc("$in", List.of("a", true))),
         doc("parent", doc("$eq", "a", "$ne", "b")),
         doc("rank", "a"), // not a leading key

@@ -39,7 +39,8 @@ import org.junit.jupiter.api.io.TempDir;
  * $match}, distinct) and every write by query answers the same, in the same order, on both. Values
  * mix what the indexes serve (strings, ObjectIds, UUIDs, numbers of three types equal across types,
  * -0.0, a long no double holds, NaN, arrays of them, nested arrays) with what they must leave to
- * the scan (null, missing fields, subdocuments, booleans, a legacy UUID of a UUID's bits); ids
+ * the scan (subdocuments, booleans, a legacy UUID of a UUID's bits) or serve as null (null,
+ * missing fields, arrays holding a null); ids
  * are strings, UUIDs or documents holding such numbers,
  * and queries mix served equalities, {@code $in}, {@code $and} and string ranges ({@code $gt},
  * {@code $gte}, {@code $lt}, {@code $lte}, of fields that held arrays too), with conditions never
@@ -66,7 +67,7 @@ class SecondaryIndexPropertiesTest {
       0, -0.0, 0L, 9007199254740993L, Double.NaN, List.of(1.0, "a"), null, List.of("a", "b"),
           List.of("b"), List.of(List.of("a")), List.of(), List.of("c", 1),
       new Document("x", "a"), OID1, OID2, List.of(OID1), true, "a.b", UUID1, UUID2, LEGACY1,
-      List.of(UUID1, "a"));
+      List.of(UUID1, "a"), Arrays.asList("b", null), List.of(List.of()));
   /** Query values. */
   private static final List<Object> QUERY_VALUES = Arrays.asList("a", "b", "c", "A", "", 1, 1.0,
       0, 0L, -0.0, 2L, 9007199254740993L, 9007199254740992.0, Double.NaN, null, OID1, OID2,
