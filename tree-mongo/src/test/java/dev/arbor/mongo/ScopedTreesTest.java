@@ -71,7 +71,8 @@ class ScopedTreesTest {
         .contains("withScope"));
     // a UUID cannot be encoded by a registry without a UUID representation (the default)
     for (Object bad : List.of(List.of(1, 2), Pattern.compile("a.*"), new Object(),
-        new Document("$gt", 1), UUID.randomUUID())) {
+        new Document("$gt", 1), UUID.randomUUID(), new Document("x", new Document("$gt", 1)),
+        new Document("x", List.of(new Document("$in", List.of(1)))))) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> TreePattern.MATERIALIZED_PATHS.open(c, scoped(bad)), String.valueOf(bad));
       assertTrue(e.getMessage().contains("withScope"), e.getMessage());
@@ -82,6 +83,39 @@ class ScopedTreesTest {
       t.insert("r", Position.lastRoot());
       assertEquals(List.of("r"), t.roots(), String.valueOf(good));
     }
+  }
+
+  /**
+   * A scoped {@code _id} holds the scope's value, not its field: a tree scoped by another field
+   * with the same value would share the lock document and the nodes' ids. Every call of such a
+   * store, opened before or after the other tree's lock exists, is refused naming the other
+   * tree's field (before, every call threw a {@code NullPointerException} or met a duplicate
+   * key); nothing is checked at open, where every command carries the scope equality. The other
+   * tree is untouched.
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aTreeScopedByAnotherFieldWithTheSameValueIsRefusedNamingTheField(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MongoTree before = pattern.open(c, TreeOptions.defaults().withScope("org", "acme"));
+    MongoTree tenant = pattern.open(c, scoped("acme"));
+    tenant.load(Tree.parse("a(b c)"));
+    MongoTree after = pattern.open(c, TreeOptions.defaults().withScope("org", "acme"));
+    for (MongoTree other : List.of(before, after)) {
+    for (java.util.function.Supplier<Object> call : List.<java.util.function.Supplier<Object>>of(
+        other::size, other::roots, other::snapshot, () -> {
+          other.insert("x", Position.lastRoot());
+          return null;
+        }, () -> {
+          other.load(Tree.parse("x"));
+          return null;
+        })) {
+      TreeException e = assertThrows(TreeException.class, call::get);
+      assertTrue(e.getMessage().contains("'tenant'"), e::toString);
+    }
+    }
+    assertEquals(Tree.parse("a(b c)"), tenant.snapshot());
+    assertEquals(List.of(), tenant.check());
   }
 
   @Test

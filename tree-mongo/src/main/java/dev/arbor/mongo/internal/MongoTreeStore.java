@@ -326,7 +326,8 @@ public final class MongoTreeStore implements MongoTree {
       o = footprint == null ? protocol().change(what, planner)
           : protocol().change(what, footprint, planner);
     } catch (RuntimeException e) {
-      throw unapplied(translate(e, subject), what);
+      dev.arbor.core.TreeException shared = lock.lock.sharedIds(e);
+      throw shared != null ? shared : unapplied(translate(e, subject), what);
     }
     firstWrite.seen(); // the nodes it wrote, if the collection was empty, are of this pattern
     return o;
@@ -615,7 +616,10 @@ public final class MongoTreeStore implements MongoTree {
   /** Loads a whole tree into the empty store: see {@link TreeLoads#load(Tree)}. */
   @Override
   public void load(Tree tree) {
-    new TreeLoads(this).load(tree);
+    TreeLoads.reported(this, () -> {
+      new TreeLoads(this).load(tree);
+      return tree.size();
+    });
   }
 
   /**
@@ -623,20 +627,20 @@ public final class MongoTreeStore implements MongoTree {
    */
   @Override
   public long load(java.util.Iterator<? extends Node> entries) {
-    return new TreeLoads(this).load(entries);
+    return TreeLoads.reported(this, () -> new TreeLoads(this).load(entries));
   }
 
   /** Grafts a whole tree, checked first: see {@link TreeLoads#graft(String, Tree)}. */
   @Override
   public long graft(@Nullable String parentId, Tree tree) {
-    return new TreeLoads(this).graft(parentId, tree);
+    return TreeLoads.reported(this, () -> new TreeLoads(this).graft(parentId, tree));
   }
 
   /** Grafts entries in preorder: see {@link TreeLoads#graft(String, java.util.Iterator)}. */
   @Override
   public long graft(@Nullable String parentId,
       java.util.Iterator<? extends Node> entries) {
-    return new TreeLoads(this).graft(parentId, entries);
+    return TreeLoads.reported(this, () -> new TreeLoads(this).graft(parentId, entries));
   }
 
   /**

@@ -205,17 +205,40 @@ public final class ServerCapabilities {
         throw new IllegalArgumentException(where + ": the scope value cannot be of BSON type "
             + v.getBsonType() + " (it must select by equality and be usable as a shard key)");
       case DOCUMENT:
-        for (String k : v.asDocument().keySet()) {
-          if (k.startsWith("$")) {
-            throw new IllegalArgumentException(where + ": the scope value cannot hold an"
-                + " operator-like key '" + k + "'");
-          }
+        String key = operatorLikeKey(v, 0);
+        if (key != null) {
+          throw new IllegalArgumentException(where + ": the scope value cannot hold an"
+              + " operator-like key '" + key + "'");
         }
         break;
       default:
         break;
     }
     scope = new Scope(field, v);
+  }
+
+  /** The first key starting with {@code $} in {@code v}, at any depth, or null. */
+  private static @Nullable String operatorLikeKey(org.bson.BsonValue v, int depth) {
+    if (depth > 100) {
+      return null; // deeper than BSON allows: the server refuses it
+    }
+    if (v.isDocument()) {
+      for (var e : v.asDocument().entrySet()) {
+        String key = e.getKey().startsWith("$") ? e.getKey()
+            : operatorLikeKey(e.getValue(), depth + 1);
+        if (key != null) {
+          return key;
+        }
+      }
+    } else if (v.isArray()) {
+      for (org.bson.BsonValue e : v.asArray()) {
+        String key = operatorLikeKey(e, depth + 1);
+        if (key != null) {
+          return key;
+        }
+      }
+    }
+    return null;
   }
 
   /** The most children a {@code children} array may hold (child references). */

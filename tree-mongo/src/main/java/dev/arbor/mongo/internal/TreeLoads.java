@@ -42,6 +42,19 @@ final class TreeLoads {
   }
 
   /**
+   * Runs a load or a graft of {@code store}; one that met a duplicate key because the scoped
+   * tree's {@code _id}s are another tree's says so ({@code LockDocument.sharedIds}).
+   */
+  static long reported(MongoTreeStore store, java.util.function.LongSupplier load) {
+    try {
+      return load.getAsLong();
+    } catch (RuntimeException e) {
+      TreeException shared = store.lock.lock.sharedIds(e);
+      throw shared != null ? shared : e;
+    }
+  }
+
+  /**
    * Loads a whole tree into the empty store: documents computed in one pass, inserted in ordered
    * batches of {@value MongoTreeStore#LOAD_BATCH}, each fenced, under the lock, with a journal
    * whose only step is the undo (delete every document the load inserted): a load interrupted

@@ -15,6 +15,7 @@ import org.bson.codecs.EncoderContext;
 import org.bson.codecs.configuration.CodecRegistries;
 import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.conversions.Bson;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One tree of a collection that holds several ({@link TreeOptions#withScope}): the one place that
@@ -57,6 +58,33 @@ public final class Scope {
   /** The scope equality alone. */
   public BsonDocument equality() {
     return new BsonDocument(field, value);
+  }
+
+  /**
+   * Why this tree cannot live in {@code collection}, or null: it holds a tree scoped by another
+   * field with the same value, whose documents take the {@code _id}s this tree's would (a scoped
+   * {@code _id} holds the value, not the field: {@code {arbor: "lock", s: v}}, {@code {s: v, id:
+   * …}}), so the two would share their lock document and their nodes' ids (before, every call
+   * of the second store threw a {@code NullPointerException} or met a duplicate key). Reads the
+   * lock document by {@code _id}, with {@code projection}.
+   */
+  public @Nullable String sharedIds(MongoCollection<BsonDocument> collection, Bson projection) {
+    BsonDocument other = collection.find(new BsonDocument(MongoTreeStore.ID, ownKey("lock"))
+        .append(field, new BsonDocument("$ne", value))).projection(projection).first();
+    if (other == null) {
+      return null;
+    }
+    List<String> fields = new java.util.ArrayList<>();
+    for (String k : other.keySet()) {
+      if (!k.equals(MongoTreeStore.ID) && !k.startsWith("arbor")) {
+        fields.add(k);
+      }
+    }
+    return "collection '" + collection.getNamespace().getCollectionName() + "' holds a tree"
+        + " scoped by " + (fields.isEmpty() ? "another field" : "'" + String.join("', '", fields)
+        + "'") + " with the same value, whose documents take the _ids this tree's would ("
+        + ownKey("lock").toJson() + " for the lock, {s: <value>, id: <node id>} for the nodes):"
+        + " scope the trees of one collection by one field, or by different values";
   }
 
   /** The stored {@code _id} of node {@code id}. */

@@ -168,8 +168,33 @@ public final class LockDocument {
         // another first user created it at the same moment: it exists now
       }
       d = raw.find(lockKey()).projection(Projections.include(TreeLock.STATE)).first();
+      if (d == null) { // its _id is taken by a document that is not this tree's
+        String problem = scope == null ? null
+            : scope.sharedIds(raw, Projections.exclude(TreeLock.STATE, TreeLock.JOURNAL));
+        throw new dev.arbor.core.TreeException(problem != null ? problem
+            : "the lock document " + lockId.toJson() + " is missing and could not be written");
+      }
     }
     return new TreeLock.State(d);
+  }
+
+  /**
+   * Why {@code e}, which met a duplicate key somewhere in its causes, did: this scoped tree's
+   * {@code _id}s are those of a tree scoped by another field with the same value ({@link
+   * Scope#sharedIds}); or null (no scope, no duplicate key, or another cause). Reads the lock
+   * document by {@code _id}, only then.
+   */
+  public @Nullable TreeException sharedIds(Throwable e) {
+    if (scope == null) {
+      return null;
+    }
+    boolean duplicate = false;
+    for (Throwable t = e; t != null && !duplicate; t = t.getCause()) {
+      duplicate = t instanceof MongoException m && MongoErrors.duplicateKey(m);
+    }
+    String problem = duplicate
+        ? scope.sharedIds(raw, Projections.exclude(TreeLock.STATE, TreeLock.JOURNAL)) : null;
+    return problem == null ? null : new TreeException(problem, e);
   }
 
   public static String newToken() {
