@@ -55,14 +55,8 @@ public final class StreamedEntries implements PreorderCursor {
       boolean more;
       try {
         more = walk.hasNext();
-      } catch (MongoException e) {
-        throw e;
       } catch (RuntimeException e) {
-        TreeLock.State now = changed();
-        if (now != null) {
-          throw changedWhileStreaming(now, e);
-        }
-        throw e;
+        throw changedOr(e);
       }
       if (more) {
         return true;
@@ -118,7 +112,24 @@ public final class StreamedEntries implements PreorderCursor {
       throw new java.util.NoSuchElementException();
     }
     delivered++;
-    return walk.next();
+    try {
+      return walk.next();
+    } catch (RuntimeException e) { // nested sets check each node's interval as they deliver it
+      throw changedOr(e);
+    }
+  }
+
+  /**
+   * What a walk that could not go on throws: {@code e} itself for a driver error; else {@link
+   * dev.arbor.core.TreeChangedException} if a change took effect meanwhile (the walk met the tree
+   * half before, half after it), else {@code e} (a structure the walk cannot follow).
+   */
+  private RuntimeException changedOr(RuntimeException e) {
+    if (e instanceof MongoException) {
+      return e;
+    }
+    TreeLock.State now = changed();
+    return now != null ? changedWhileStreaming(now, e) : e;
   }
 
   @Override
