@@ -53,6 +53,8 @@ public final class InMemoryTreeStore implements TreeStore {
       Map<String, @Nullable Object> attributes) {
     TreeStores.checkId(id);
     requireNonNull(position, "position");
+    checkAttributeNames(id, requireNonNull(attributes,
+        "attributes must not be null (use an empty map)"));
     Map<String, @Nullable Object> copy = TreeStores.copyAttributes(attributes);
     if (nodes.containsKey(id)) {
       throw new DuplicateNodeException(id);
@@ -68,6 +70,7 @@ public final class InMemoryTreeStore implements TreeStore {
   public synchronized void update(String id, Map<String, ? extends @Nullable Object> set) {
     Entry node = entry(id);
     requireNonNull(set, "set must not be null (use an empty map)");
+    checkAttributeNames(id, set);
     Map<String, @Nullable Object> changed = new java.util.LinkedHashMap<>(node.attributes);
     for (Map.Entry<String, ? extends @Nullable Object> e : set.entrySet()) {
       String name = requireNonNull(e.getKey(), "attribute names must not be null");
@@ -78,6 +81,20 @@ public final class InMemoryTreeStore implements TreeStore {
       }
     }
     node.attributes = TreeStores.copyAttributes(changed);
+  }
+
+  /**
+   * Refuses the names the MongoDB stores refuse whatever their pattern: {@code _id}, and names
+   * MongoDB does not take as field names, also as keys inside a value ({@link
+   * TreeStores#checkAttributeNames}); so that a program tested against this store meets the
+   * refusals it meets in production.
+   */
+  private static void checkAttributeNames(String id, Map<String, ?> attributes) {
+    if (attributes.containsKey("_id")) {
+      throw new IllegalArgumentException("Attribute '_id' of node '" + id + "' is reserved"
+          + " for the tree structure (it is the node's id)");
+    }
+    TreeStores.checkAttributeNames(id, attributes);
   }
 
   @Override

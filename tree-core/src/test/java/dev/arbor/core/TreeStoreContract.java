@@ -698,6 +698,44 @@ public abstract class TreeStoreContract {
     assertRefused(IllegalArgumentException.class, () -> store.update("", Map.of("x", 1)));
   }
 
+  /**
+   * Names no store takes, at the top level or as keys inside a value (MongoDB reads {@code $} as
+   * an operator and {@code .} as a path; a map's keys are field names, so strings), and {@code
+   * _id}: refused by {@code insert} and {@code update} with an {@link IllegalArgumentException}
+   * naming the node and, for a key inside a value, the attribute; nothing written. (A user trial
+   * found the in-memory store storing them, and the MongoDB stores' {@code update} throwing a
+   * {@link ClassCastException} for an Integer key inside a value.)
+   */
+  @Test
+  void attributeNamesNoStoreTakesAreRefusedNamingTheNodeAndTheAttribute() {
+    given("a(b)");
+    Map<Object, Object> integerKey = new LinkedHashMap<>();
+    integerKey.put(1, "x");
+    Map<Object, Object> nullKey = new LinkedHashMap<>();
+    nullKey.put(null, "x");
+    List<Map<String, Object>> refused = new ArrayList<>();
+    for (String name : List.of("$x", "a.b", "", "_id")) {
+      refused.add(Map.of(name, 1));
+    }
+    for (Object value : List.of(Map.of("a.b", 1), Map.of("$gt", 1), List.of(Map.of("$x", 1)),
+        Map.of("in", Map.of("", 1)), integerKey, nullKey)) {
+      refused.add(Map.of("ok", value));
+    }
+    for (Map<String, Object> attributes : refused) {
+      IllegalArgumentException inserted = assertRefused(IllegalArgumentException.class,
+          () -> store.insert("n", lastChildOf("a"), attributes));
+      IllegalArgumentException updated = assertRefused(IllegalArgumentException.class,
+          () -> store.update("b", attributes));
+      assertTrue(inserted.getMessage().contains("'n'"), inserted.getMessage());
+      assertTrue(updated.getMessage().contains("'b'"), updated.getMessage());
+      if (attributes.containsKey("ok")) {
+        assertTrue(inserted.getMessage().contains("'ok'")
+            && updated.getMessage().contains("'ok'"), updated.getMessage());
+      }
+    }
+    assertTree("a(b)");
+  }
+
   // ---------------------------------------------------------------- node data
 
   /** The manual's category tree with a title on every node and a price on the leaves. */

@@ -68,6 +68,79 @@ public final class TreeStores {
   }
 
   /**
+   * Refuses, naming the node and the attribute, what no store takes as an attribute name: at any
+   * depth inside the value too, a name MongoDB does not take as a field name ({@link
+   * #fieldNameProblem}) or a key that is null or no string. (A top-level null name is a {@link
+   * NullPointerException}, as a null id is; {@code _id} and a pattern's own names are each
+   * store's to refuse.)
+   *
+   * @throws IllegalArgumentException naming the node and the attribute
+   */
+  public static void checkAttributeNames(String id, Map<String, ?> attributes) {
+    for (Map.Entry<String, ?> e : attributes.entrySet()) {
+      String name = requireNonNull(e.getKey(), "attribute names must not be null");
+      if (fieldNameProblem(name) != null) {
+        throw new IllegalArgumentException("Attribute name '" + name + "' of node '" + id
+            + "' cannot be a MongoDB field name (empty, starts with '$', contains '.' or NUL)");
+      }
+      String nested = nestedProblem(e.getValue());
+      if (nested != null) {
+        throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
+            + "' holds " + nested);
+      }
+    }
+  }
+
+  /** Why {@code name} cannot be a MongoDB field name, or null if it can. */
+  public static @Nullable String fieldNameProblem(String name) {
+    if (name.isEmpty()) {
+      return "a MongoDB field name cannot be empty";
+    }
+    if (name.startsWith("$")) {
+      return "a MongoDB field name cannot start with '$'";
+    }
+    if (name.contains(".")) {
+      return "a MongoDB field name cannot contain '.'";
+    }
+    return name.indexOf('\0') >= 0 ? "a MongoDB field name cannot contain NUL" : null;
+  }
+
+  /**
+   * The first key inside {@code value} (in maps, lists and their elements, at any depth) that
+   * cannot be a MongoDB field name, or is null or no string, described with the reason; null if
+   * there is none.
+   */
+  public static @Nullable String nestedProblem(@Nullable Object value) {
+    if (value instanceof Map<?, ?> map) {
+      for (Map.Entry<?, ?> e : map.entrySet()) {
+        if (e.getKey() == null) {
+          return "a null key: the keys of a map are field names";
+        }
+        if (!(e.getKey() instanceof String key)) {
+          return "the key " + e.getKey() + ", of class " + e.getKey().getClass().getName()
+              + ": the keys of a map are field names, strings";
+        }
+        String problem = fieldNameProblem(key);
+        if (problem != null) {
+          return "the key '" + key + "': " + problem;
+        }
+        problem = nestedProblem(e.getValue());
+        if (problem != null) {
+          return problem;
+        }
+      }
+    } else if (value instanceof List<?> list) {
+      for (Object element : list) {
+        String problem = nestedProblem(element);
+        if (problem != null) {
+          return problem;
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
    * Returns a deep, unmodifiable copy of {@code attributes}: nested maps become unmodifiable
    * insertion-ordered maps and nested lists unmodifiable lists, whatever their original class, so
    * that attributes read back from any store compare equal to the ones written.

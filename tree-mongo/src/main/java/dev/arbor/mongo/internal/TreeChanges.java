@@ -45,6 +45,8 @@ final class TreeChanges {
     TreeStores.checkId(id);
     store.ids.checkNew(id);
     requireNonNull(position, "position");
+    TreeStores.checkAttributeNames(id, requireNonNull(attributes,
+        "attributes must not be null (use an empty map)"));
     Map<String, Object> copy = TreeStores.copyAttributes(attributes);
     store.checkAttributes(id, copy);
     Told t = store.listening() ? new Told() : null;

@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.bson;
 
+import dev.arbor.core.internal.TreeStores;
 import dev.arbor.mongo.TreePattern;
 import dev.arbor.mongo.internal.MongoTreeStore;
 import dev.arbor.mongo.internal.protocol.Lanes;
@@ -34,43 +35,15 @@ public final class AttributeNames {
 
   /** Why {@code name} cannot be a MongoDB field name, or null if it can. */
   public static String fieldNameProblem(String name) {
-    if (name.isEmpty()) {
-      return "a MongoDB field name cannot be empty";
-    }
-    if (name.startsWith("$")) {
-      return "a MongoDB field name cannot start with '$'";
-    }
-    if (name.contains(".")) {
-      return "a MongoDB field name cannot contain '.'";
-    }
-    return name.indexOf('\0') >= 0 ? "a MongoDB field name cannot contain NUL" : null;
+    return TreeStores.fieldNameProblem(name);
   }
 
   /**
    * The first key inside {@code value} (in maps, lists and their elements, at any depth) that
-   * cannot be a MongoDB field name, described with the reason; null if there is none.
+   * cannot be a MongoDB field name, or is null or no string, described with the reason; null if
+   * there is none.
    */
   static String nestedProblem(Object value) {
-    if (value instanceof Map<?, ?> map) {
-      for (Map.Entry<?, ?> e : map.entrySet()) {
-        String key = String.valueOf(e.getKey());
-        String problem = fieldNameProblem(key);
-        if (problem != null) {
-          return "the key '" + key + "': " + problem;
-        }
-        problem = nestedProblem(e.getValue());
-        if (problem != null) {
-          return problem;
-        }
-      }
-    } else if (value instanceof List<?> list) {
-      for (Object element : list) {
-        String problem = nestedProblem(element);
-        if (problem != null) {
-          return problem;
-        }
-      }
-    }
-    return null;
+    return TreeStores.nestedProblem(value);
   }
 }
