@@ -200,9 +200,9 @@ public final class TreeOptions {
    *
    * <p>Checked when set: the name must be a plain MongoDB field name (not empty, no {@code $}
    * first, no {@code .}: top-level fields only) and not one of Arbor's ({@code _id}, {@code
-   * arborOp}, {@code arborLock}, {@code arborJournal}, {@code arborProbe}). Checked when the
-   * store is opened: the pattern must keep the field ({@link TreeField#usedBy}), no two of its
-   * fields may share a name, and the scope field must differ from all of them.
+   * arborOp}, {@code arborLock}, {@code arborJournal}, {@code arborProbe}, {@code arborLane}).
+   * Checked when the store is opened: the pattern must keep the field ({@link TreeField#usedBy}),
+   * no two of its fields may share a name, and the scope field must differ from all of them.
    *
    * @throws IllegalArgumentException naming the option if the name is not usable
    */
