@@ -417,11 +417,10 @@ final class StreamLoad {
     if (size > Fits.MAX_NODE) {
       throw new NodeTooLargeException(s.id, size, "Cannot store node '" + s.id + "' in the "
           + pattern + " pattern: its document would be " + size + " bytes of BSON, past"
-          + " MongoDB's 16 MB limit" + (pattern == TreePattern.ARRAY_OF_ANCESTORS
-              || pattern == TreePattern.MATERIALIZED_PATHS ? " (its "
+          + " MongoDB's 16 MB limit (its attributes" + (pattern == TreePattern.ARRAY_OF_ANCESTORS
+              || pattern == TreePattern.MATERIALIZED_PATHS ? ", and its "
               + (pattern == TreePattern.ARRAY_OF_ANCESTORS ? "array of ancestors" : "path")
-              + " grows with its depth; PARENT_REFERENCES, CHILD_REFERENCES and NESTED_SETS do"
-              + " not)" : "") + ". Nothing was written.");
+              + ", which grows with its depth" : "") + "). Nothing was written.");
     }
     s.encoded = b;
     s.doc = null;

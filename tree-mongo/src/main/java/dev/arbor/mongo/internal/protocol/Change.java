@@ -90,8 +90,8 @@ public final class Change extends Reads {
       Object id = document.get(MongoTreeStore.ID);
       throw new NodeTooLargeException(String.valueOf(id), size, "Cannot write node '" + id
           + "': its document would be " + size + " bytes of BSON, past MongoDB's 16 MB limit"
-          + " (an array of ancestors or a path grows with the node's depth; parent references"
-          + " and nested sets do not). Nothing was written.");
+          + " (its attributes, and in an array of ancestors or a materialized path, its"
+          + " ancestors or path, which grow with the node's depth). Nothing was written.");
     }
     if (scope == null) {
       steps.add(new Step.Insert(d));
