@@ -46,8 +46,10 @@ final class TypedMongoTree<T> implements TypedTree<T> {
       this.codec = registry.get(type);
     } catch (CodecConfigurationException e) {
       throw new IllegalArgumentException("No codec for " + type.getName() + " in the collection's"
-          + " codec registry: records are encoded by the driver's default registry, POJOs need"
-          + " PojoCodecProvider (see docs/data-api.md, \"Typed nodes\")", e);
+          + " codec registry: " + (type.isRecord() ? "a record is encoded by the driver's default"
+          + " registry when it has a codec for each of its components' types (" + e.getMessage()
+          + ")" : "records are encoded by the driver's default registry, POJOs need"
+          + " PojoCodecProvider") + " (see docs/data-api.md, \"Typed nodes\")", e);
     }
   }
 
