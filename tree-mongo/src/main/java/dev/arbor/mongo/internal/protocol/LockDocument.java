@@ -181,8 +181,9 @@ public final class LockDocument {
   /**
    * Why {@code e}, which met a duplicate key somewhere in its causes, did: this scoped tree's
    * {@code _id}s are those of a tree scoped by another field with the same value ({@link
-   * Scope#sharedIds}); or null (no scope, no duplicate key, or another cause). Reads the lock
-   * document by {@code _id}, only then.
+   * Scope#sharedIds}); or null (no scope, no duplicate key, another cause, or the lock document
+   * could not be read: the call's own outcome then stands). Reads the lock document by {@code
+   * _id}, only then.
    */
   public @Nullable TreeException sharedIds(Throwable e) {
     if (scope == null) {
@@ -192,8 +193,13 @@ public final class LockDocument {
     for (Throwable t = e; t != null && !duplicate; t = t.getCause()) {
       duplicate = t instanceof MongoException m && MongoErrors.duplicateKey(m);
     }
-    String problem = duplicate
-        ? scope.sharedIds(raw, Projections.exclude(TreeLock.STATE, TreeLock.JOURNAL)) : null;
+    String problem;
+    try {
+      problem = duplicate
+          ? scope.sharedIds(raw, Projections.exclude(TreeLock.STATE, TreeLock.JOURNAL)) : null;
+    } catch (RuntimeException unread) { // a lost connection: the call's own outcome stands
+      return null;
+    }
     return problem == null ? null : new TreeException(problem, e);
   }
 
