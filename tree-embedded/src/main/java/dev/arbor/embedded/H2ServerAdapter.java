@@ -314,7 +314,9 @@ final class H2ServerAdapter extends H2Backend {
     }
   }
 
-  private static final class IndexedCollection extends H2Collection
+  private static final String ID = "_id";
+
+  static final class IndexedCollection extends H2Collection
       implements ServerAdapter.Prefiltered {
     private final DataType<Object> keyType;
     private final MVStore store;
@@ -460,6 +462,31 @@ final class H2ServerAdapter extends H2Backend {
     protected void removeDocument(Object position) {
       IndexedQueries.removing(getIndexes(), position, this::getDocument,
           () -> super.removeDocument(position));
+    }
+
+    /**
+     * Stores a document whose {@code _id} is a document under a fresh copy of it ({@link
+     * #fresh}): the map compares keys by their Java serialization, and an upsert's
+     * {@code _id} is the server's clone, whose hash table (sized to its entries) serializes
+     * otherwise than the same key read back from the file (sized as a fresh one). Once a save had
+     * written and read back the map's page, the position the {@code _id} index held was no
+     * longer found: an update of the lock document met a null document.
+     */
+    @Override
+    protected Object addDocumentInternal(Document document) {
+      if (document.get(ID) instanceof Document id) {
+        document.put(ID, fresh(id));
+      }
+      return super.addDocumentInternal(document);
+    }
+
+    /** {@code d} rebuilt entry by entry, as the server's decoder builds a document. */
+    static Document fresh(Document d) {
+      Document out = new Document();
+      for (var e : d.entrySet()) {
+        out.put(e.getKey(), e.getValue() instanceof Document n ? fresh(n) : e.getValue());
+      }
+      return out;
     }
 
     // The server leaves these unsynchronized; they read or change the list of indexes, and

@@ -1,0 +1,54 @@
+package dev.arbor.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code arbor import --data-dir} of one root with 20 000 children in a client of 128 MB, for
+ * parent references and arrays of ancestors: the saves between commands write and read back the
+ * pages of the collection's map, and the lock document, upserted under the server's clone of its
+ * {@code _id}, was then no longer found by the position the {@code _id} index held; the import
+ * failed with a raw server error ("Cannot invoke Document.cloneDeeply() because document is
+ * null") in every run (found by a user trial). The embedded server's data directory stores such
+ * documents under a fresh copy of their {@code _id} ({@code H2ServerAdapter}). The import runs in
+ * a JVM with the default JIT and collector, as {@code java -jar arbor.jar} does: with {@code
+ * ChildJvm}'s C1 and serial collector it went through on the old code too.
+ */
+class DataDirWideImportTest {
+  @TempDir
+  Path dir;
+
+  @Test
+  void twentyThousandChildrenImportIntoADataDirectoryWithASmallHeap() throws Exception {
+    Path file = dir.resolve("wide.json");
+    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      w.write("[{\"id\": \"root\", \"children\": [");
+      for (int i = 0; i < 20_000; i++) {
+        w.write((i == 0 ? "" : ", ") + "{\"id\": \"c" + i + "\", \"attributes\": {\"n\": " + i
+            + "}}");
+      }
+      w.write("]}]");
+    }
+    for (String pattern : new String[] {"parent-references", "array-of-ancestors"}) {
+      String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+      Process p = new ProcessBuilder(javaBin, "-Xmx128m", "-cp", System.getProperty(
+          "surefire.test.class.path", System.getProperty("java.class.path")),
+          Arbor.class.getName(), "import", file.toString(), "--data-dir",
+          dir.resolve(pattern).toString(), "-c", "w", "-p", pattern)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(p.waitFor(120, TimeUnit.SECONDS), err);
+      assertEquals(0, p.exitValue(), pattern + ": " + err);
+      ChildJvm.arbor("128m", 120, "check", "--data-dir", dir.resolve(pattern).toString(), "-c",
+          "w", "-p", pattern);
+    }
+  }
+}
