@@ -171,6 +171,12 @@ public final class Arbor implements Callable<Integer> {
       // perhaps in a thread of the embedded server, which the command saw only as a lost
       // connection
       message += "; " + Errors.heapRanFull(Runtime.getRuntime().maxMemory());
+    } else if (storeClosed(error)) {
+      message += "; the data directory's store closed when a write failed, "
+          + (Heap.ranFull() ? Errors.heapRanFull(Runtime.getRuntime().maxMemory())
+          : "out of heap (java -Xmx, at most " + dev.arbor.tools.Text.bytes(
+              Runtime.getRuntime().maxMemory()) + " now) or of disk space")
+          + "; the next command on it completes or undoes what was written";
     }
     err.println(cmd.getCommandSpec().qualifiedName() + ": " + message);
     if (wantsStackTrace(parseResult)) {
@@ -181,14 +187,30 @@ public final class Arbor implements Callable<Integer> {
   }
 
   /**
-   * Whether {@code error} comes of a connection lost or a command that did not answer in time:
-   * what an embedded server out of memory looks like to its client.
+   * Whether {@code error} comes of a connection lost, a command that did not answer in time or a
+   * data directory's store closed: what an embedded server out of memory looks like to its
+   * client.
    */
   private static boolean lostTheServer(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof com.mongodb.MongoSocketException
           || t instanceof com.mongodb.MongoTimeoutException
           || t instanceof com.mongodb.MongoOperationTimeoutException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code error} comes of a data directory's store closed: H2 closes it when a write
+   * fails, out of heap or of disk space (the server then answers every command "This store is
+   * closed").
+   */
+  private static boolean storeClosed(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof com.mongodb.MongoException && t.getMessage() != null
+          && t.getMessage().contains("This store is closed")) {
         return true;
       }
     }
