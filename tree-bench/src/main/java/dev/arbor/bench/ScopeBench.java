@@ -88,7 +88,8 @@ final class ScopeBench {
       return String.format(Locale.ROOT, "%-18s %-17s %d tree%s x %d writer%s: %7.1f changes/s,"
           + " %4.1f round trips per change, %6d ms waiting for locks (%4.1f%% of writer time),"
           + " %d failed%s, trees %s",
-          pattern, layout.label, trees, trees == 1 ? " " : "s", writers, writers == 1 ? " " : "s",
+          Names.of(pattern), layout.label, trees, trees == 1 ? " " : "s", writers,
+          writers == 1 ? " " : "s",
           perSecond(), roundTripsPerChange(), waitedMillis,
           100.0 * waitedMillis / (seconds * 1000 * writers), failures,
           firstFailure == null ? "" : " (first: " + firstFailure + ")",

@@ -99,8 +99,8 @@ public final class ScopeCommand implements Callable<Integer> {
       return 1;
     }
     for (TreePattern p : chosen) {
-      out.printf(java.util.Locale.ROOT, "%-18s disjoint subtrees / separate trees: %.2f%n", p,
-          ScopeBench.disjointOverSeparate(figures, p));
+      out.printf(java.util.Locale.ROOT, "%-18s disjoint subtrees / separate trees: %.2f%n",
+          Names.of(p), ScopeBench.disjointOverSeparate(figures, p));
     }
     out.flush();
     return 0;
