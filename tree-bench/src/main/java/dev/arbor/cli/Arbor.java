@@ -192,10 +192,16 @@ public final class Arbor implements Callable<Integer> {
    * client.
    */
   private static boolean lostTheServer(Throwable error) {
+    return causedBy(error, t -> t instanceof com.mongodb.MongoSocketException
+        || t instanceof com.mongodb.MongoTimeoutException
+        || t instanceof com.mongodb.MongoOperationTimeoutException);
+  }
+
+  /** Whether {@code error} or one of its causes is one that {@code kind} tells. */
+  private static boolean causedBy(Throwable error,
+      java.util.function.Predicate<Throwable> kind) {
     for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof com.mongodb.MongoSocketException
-          || t instanceof com.mongodb.MongoTimeoutException
-          || t instanceof com.mongodb.MongoOperationTimeoutException) {
+      if (kind.test(t)) {
         return true;
       }
     }
@@ -208,13 +214,8 @@ public final class Arbor implements Callable<Integer> {
    * closed").
    */
   private static boolean storeClosed(Throwable error) {
-    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof com.mongodb.MongoException && t.getMessage() != null
-          && t.getMessage().contains("This store is closed")) {
-        return true;
-      }
-    }
-    return false;
+    return causedBy(error, t -> t instanceof com.mongodb.MongoException
+        && t.getMessage() != null && t.getMessage().contains("This store is closed"));
   }
 
   private static int handleParameterException(ParameterException e, String[] args) {

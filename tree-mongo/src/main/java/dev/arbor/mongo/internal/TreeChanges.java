@@ -45,10 +45,9 @@ final class TreeChanges {
     TreeStores.checkId(id);
     store.ids.checkNew(id);
     requireNonNull(position, "position");
-    TreeStores.checkAttributeNames(id, requireNonNull(attributes,
-        "attributes must not be null (use an empty map)"));
+    store.checkAttributes(id, requireNonNull(attributes,
+        "attributes must not be null (use an empty map)")); // before a copy meets a bad key
     Map<String, Object> copy = TreeStores.copyAttributes(attributes);
-    store.checkAttributes(id, copy);
     Told t = store.listening() ? new Told() : null;
     Outcome o = store.change("insert '" + id + "' at " + position, id,
         Footprint.insert(store.layout, position), c -> {

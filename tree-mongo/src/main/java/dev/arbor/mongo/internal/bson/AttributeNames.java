@@ -37,13 +37,4 @@ public final class AttributeNames {
   public static String fieldNameProblem(String name) {
     return TreeStores.fieldNameProblem(name);
   }
-
-  /**
-   * The first key inside {@code value} (in maps, lists and their elements, at any depth) that
-   * cannot be a MongoDB field name, or is null or no string, described with the reason; null if
-   * there is none.
-   */
-  static String nestedProblem(Object value) {
-    return TreeStores.nestedProblem(value);
-  }
 }

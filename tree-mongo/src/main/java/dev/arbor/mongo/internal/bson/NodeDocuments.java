@@ -64,20 +64,15 @@ public final class NodeDocuments {
   private void checkAttributes(String id, Map<String, ?> attributes, boolean encode) {
     for (Map.Entry<String, ?> e : attributes.entrySet()) {
       String name = e.getKey();
-      if (name.equals(ID) || structuralFields.contains(name)) {
+      if (name != null && (name.equals(ID) || structuralFields.contains(name))) {
         throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
             + "' is reserved by this pattern for the tree structure (reserved: "
             + reservedNames() + ")");
       }
-      if (AttributeNames.fieldNameProblem(name) != null) {
-        throw new IllegalArgumentException("Attribute name '" + name + "' of node '" + id
-            + "' cannot be a MongoDB field name (empty, starts with '$', contains '.' or NUL)");
-      }
-      String nested = AttributeNames.nestedProblem(e.getValue());
-      if (nested != null) {
-        throw new IllegalArgumentException("Attribute '" + name + "' of node '" + id
-            + "' holds " + nested);
-      }
+    }
+    TreeStores.checkAttributeNames(id, attributes); // what no store takes, at any depth
+    for (Map.Entry<String, ?> e : attributes.entrySet()) {
+      String name = e.getKey();
       if (!encode) {
         continue;
       }

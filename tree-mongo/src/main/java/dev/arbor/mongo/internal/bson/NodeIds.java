@@ -67,6 +67,25 @@ public final class NodeIds {
     };
   }
 
+  /**
+   * The id type whose ids read back as {@code id} (a decoded {@code _id} that no store of this
+   * type maps to a string: a {@code Long} or {@code Integer}, an {@code ObjectId}, a UUID), or
+   * null if none.
+   */
+  public static @Nullable NodeIdType typeOf(@Nullable Object id) {
+    return id instanceof Long || id instanceof Integer ? NodeIdType.LONG
+        : id instanceof ObjectId ? NodeIdType.OBJECT_ID
+        : id instanceof java.util.UUID || id instanceof org.bson.types.Binary b
+            && (b.getType() == 4 || b.getType() == 3) ? NodeIdType.UUID
+        : id instanceof BsonValue v ? typeOf(v) : null;
+  }
+
+  /** How to open a store of {@code type}: the option, and the command line's. */
+  public static String option(NodeIdType type) {
+    return "TreeOptions.withIdType(NodeIdType." + type + ") (arbor: --id-type "
+        + type.name().toLowerCase(java.util.Locale.ROOT).replace("_", "") + ")";
+  }
+
   /** Whether ids are stored as strings (nothing to convert). */
   public boolean isString() {
     return type == NodeIdType.STRING;

@@ -300,8 +300,7 @@ public final class Layouts {
         .getBsonType().name().toLowerCase(java.util.Locale.ROOT) + " (" + d.toJson() + "), and"
         + " none whose _id is of this store's id type, " + ids.type() + ": "
         + (type == null ? "it is not a tree of ids Arbor stores"
-        : "open it with TreeOptions.withIdType(NodeIdType." + type + ") (arbor: --id-type "
-        + type.name().toLowerCase(java.util.Locale.ROOT).replace("_", "") + ")")
+        : "open it with " + NodeIds.option(type))
         + "; nothing was written";
   }
 

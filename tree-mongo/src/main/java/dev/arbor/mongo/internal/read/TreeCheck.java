@@ -9,6 +9,7 @@ import dev.arbor.core.Problem;
 import dev.arbor.core.TreeEvent;
 import dev.arbor.mongo.TreePattern;
 import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.bson.NodeIds;
 import dev.arbor.mongo.internal.layout.Layouts;
 import dev.arbor.mongo.internal.protocol.Outcome;
 import dev.arbor.mongo.internal.protocol.Reads;
@@ -164,12 +165,9 @@ public final class TreeCheck {
    * type, which a store opened with it reads), or "".
    */
   private static String otherIdType(Object id) {
-    String type = id instanceof Long || id instanceof Integer ? "LONG"
-        : id instanceof org.bson.types.ObjectId ? "OBJECT_ID"
-        : id instanceof java.util.UUID || id instanceof org.bson.types.Binary b
-            && (b.getType() == 4 || b.getType() == 3) ? "UUID" : null;
-    return type == null ? "" : " (a node of a tree of " + type.toLowerCase(java.util.Locale.ROOT)
-        .replace("_", "") + " ids? a store opened with TreeOptions.withIdType(NodeIdType." + type
-        + ") reads it)";
+    dev.arbor.mongo.NodeIdType type = NodeIds.typeOf(id);
+    return type == null || type == dev.arbor.mongo.NodeIdType.STRING ? ""
+        : " (a node of a tree of " + type.name().toLowerCase(java.util.Locale.ROOT)
+            .replace("_", "") + " ids? a store opened with " + NodeIds.option(type) + " reads it)";
   }
 }
