@@ -113,7 +113,8 @@ final class ConvertCommand extends ArborCommand {
       try (Stream<Node> entries = sourceTree.store().entries()) {
         // fails at the end of the stream, so that the load is undone, unless every node of the
         // source formed the tree
-        Loads.Counted counted = new Loads.Counted(entries.iterator(), sourceTree.nodes(),
+        Loads.Counted counted = new Loads.Counted(
+            refusingNames(entries.iterator(), targetOptions, sourceWhere), sourceTree.nodes(),
             read -> ExportCommand.notAll(sourceTree, read));
         progress.phase(String.format(java.util.Locale.ROOT, "converting %,d nodes from %s to %s",
             sourceTree.nodes(), sourceWhere, targetWhere), counted::count, sourceTree.nodes());
@@ -125,5 +126,53 @@ final class ConvertCommand extends ArborCommand {
           + targetWhere);
       return Arbor.EXIT_OK;
     }
+  }
+
+  /**
+   * {@code nodes}, refusing the first whose id is not of the target's id type or whose attribute
+   * the target pattern keeps for its structure, with a message naming the node, the source and
+   * the option concerned (for an attribute, a field of the target under another name).
+   */
+  private java.util.Iterator<Node> refusingNames(java.util.Iterator<Node> nodes,
+      dev.arbor.mongo.TreeOptions targetOptions, String sourceWhere) {
+    return new java.util.Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return nodes.hasNext();
+      }
+
+      @Override
+      public Node next() {
+        Node n = nodes.next();
+        if (toIdType != null) {
+          java.util.Optional<String> refused = toIdType.refusal(n.id());
+          if (refused.isPresent()) {
+            throw new CliException("node '" + n.id() + "' of " + sourceWhere + ": "
+                + refused.get().replace("the tree stores", "the target stores")
+                    .replace("TreeOptions.withIdType", "--to-id-type " + IdTypes.name(toIdType)));
+          }
+        }
+        for (String name : n.attributes().keySet()) {
+          java.util.Optional<String> refused = toPattern.nameRefusal(name, true, targetOptions);
+          if (refused.isPresent()) {
+            throw new CliException("node '" + n.id() + "' of " + sourceWhere + ": attribute '"
+                + name + "' is " + refused.get().replace("this pattern", Patterns.name(toPattern))
+                + hint(name, targetOptions));
+          }
+        }
+        return n;
+      }
+    };
+  }
+
+  /** How to keep an attribute named as one of the target's fields. */
+  private String hint(String name, dev.arbor.mongo.TreeOptions targetOptions) {
+    for (var f : dev.arbor.mongo.TreeField.of(toPattern)) {
+      if (name.equals(targetOptions.fieldName(f))) {
+        return "; keep it by naming the target's field otherwise (--to-field "
+            + f.name().toLowerCase(java.util.Locale.ROOT) + "=NAME)";
+      }
+    }
+    return "";
   }
 }

@@ -6,6 +6,7 @@ import dev.arbor.core.internal.JsonReaders;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonException;
 import dev.arbor.core.json.TreeJsonReader;
+import dev.arbor.mongo.NodeIdType;
 import dev.arbor.mongo.TreePattern;
 import dev.arbor.mongo.TreeSizes;
 import dev.arbor.tools.CliException;
@@ -233,9 +234,13 @@ final class ImportCommand extends ArborCommand {
   }
 
   private TreeJsonReader reader(InputStream in) {
+    NodeIdType idType = store.idType == null ? NodeIdType.STRING : store.idType;
     return JsonReaders.withoutDuplicateCheck(TreeJson.reader(in)).refusing(
         (name, attribute) -> store.pattern.nameRefusal(name, attribute, store.treeOptions())
-            .map(r -> r.replace("this pattern", Patterns.name(store.pattern))).orElse(null));
+            .map(r -> r.replace("this pattern", Patterns.name(store.pattern))).orElse(null))
+        .refusingIds(id -> idType.refusal(id)
+            .map(r -> r.replace("TreeOptions.withIdType", "--id-type " + IdTypes.name(idType)))
+            .orElse(null));
   }
 
   /** An input stream that counts the bytes read, for the share of the file done. */

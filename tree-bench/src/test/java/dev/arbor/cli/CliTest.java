@@ -389,6 +389,37 @@ class CliTest {
   }
 
   @Test
+  void convertNamesTheNodeAndTheSourceOfWhatTheTargetCannotTakeAndHowToKeepIt() {
+    pattern(TreePattern.PARENT_REFERENCES).load(Tree.builder().add("a", null, Map.of())
+        .add("b", "a", Map.of("left", 1)).build());
+    MongoCollection<Document> other = MongoTestServer.get().freshCollection();
+    String target = other.getNamespace().getCollectionName();
+    Cli.Result refused = Cli.run(onServer("convert", "-c", name, "-p", "parent-references",
+        "--to-collection", target, "--to-pattern", "nested-sets"));
+    assertEquals(Arbor.EXIT_FAILURE, refused.exit(), refused::toString);
+    assertEquals(List.of("arbor convert: node 'b' of " + db() + "." + name
+        + " (parent-references): attribute 'left' is reserved by nested-sets for the tree"
+        + " structure (reserved: _id, arborDepth, arborJournal, arborLane, arborLock, arborOp,"
+        + " left, parent, right); keep it by naming the target's field otherwise (--to-field"
+        + " left=NAME)"), refused.errLines(), refused::toString);
+    assertEquals(0, other.countDocuments(), "nothing written");
+    Cli.Result notLong = Cli.run(onServer("convert", "-c", name, "-p", "parent-references",
+        "--to-collection", target, "--to-pattern", "parent-references", "--to-id-type", "long"));
+    assertEquals(List.of("arbor convert: node 'a' of " + db() + "." + name
+        + " (parent-references): not a canonical LONG id (a decimal long without sign '+' or"
+        + " leading zeros): the target stores its ids as LONG (--to-id-type long)"),
+        notLong.errLines(), notLong::toString);
+    assertEquals(0, other.countDocuments(), "nothing written");
+
+    Cli.Result kept = Cli.run(onServer("convert", "-q", "-c", name, "-p", "parent-references",
+        "--to-collection", target, "--to-pattern", "nested-sets", "--to-field", "left=lft"));
+    assertEquals(0, kept.exit(), kept::toString);
+    assertEquals(Map.of("left", 1), TreePattern.NESTED_SETS.open(other, dev.arbor.mongo
+        .TreeOptions.defaults().withFieldName(dev.arbor.mongo.TreeField.LEFT, "lft"))
+        .snapshot().get("b").attributes());
+  }
+
+  @Test
   void convertIntoACollectionWithDocumentsIsRefused() {
     pattern(TreePattern.PARENT_REFERENCES).load(example());
     MongoCollection<Document> other = MongoTestServer.get().freshCollection();

@@ -152,6 +152,24 @@ class MessagesTest {
   }
 
   @Test
+  void idsNotOfTheIdTypeAreRefusedWithTheirLineAndColumnBeforeAnythingIsWritten()
+      throws IOException {
+    Path file = dir.resolve("ids.json");
+    StringBuilder json = new StringBuilder("[\n  {\"id\": \"1\", \"children\": [\n");
+    for (int i = 2; i < 30_000; i++) { // past a load's first batch: refused while reading
+      json.append("    {\"id\": \"").append(i).append("\"},\n");
+    }
+    json.append("    {\"id\": \"x2\"}\n  ]}\n]\n");
+    Files.writeString(file, json);
+    assertOneLine(Cli.run(onServer("import", file.toString(), "-c", "ids", "-p",
+        "parent-references", "--id-type", "long")), Arbor.EXIT_FAILURE, "arbor import: " + file
+            + ": line 30001, column 12: id 'x2': not a canonical LONG id (a decimal long without"
+            + " sign '+' or leading zeros): the tree stores its ids as LONG (--id-type long)");
+    assertEquals(0, MongoTestServer.get().database().getCollection("ids").countDocuments(),
+        "nothing written");
+  }
+
+  @Test
   void keysNestedInAttributesAreRefusedWithTheirLineAndColumn() throws IOException {
     Path file = dir.resolve("nested.json");
     Files.writeString(file, "[{\"id\": \"a\", \"attributes\": {\"n\": {\"$numberLong\": \"5\"},\n"

@@ -1,5 +1,8 @@
 package dev.arbor.mongo;
 
+import static java.util.Objects.requireNonNull;
+
+import java.util.Optional;
 
 /**
  * The BSON type of the node ids a tree stores ({@link TreeOptions#withIdType}): in {@code _id}
@@ -37,5 +40,18 @@ public enum NodeIdType {
   /** UUID ids stored as binary subtype 4, named by their canonical lowercase form. */
   UUID,
   /** 64-bit integer ids, named by their canonical decimal form. */
-  LONG
+  LONG;
+
+  /**
+   * Why {@code id} cannot name a node of a tree of this type, or empty if it can: an id not in
+   * this type's canonical form (see the table above). Stores refuse such ids in {@code insert},
+   * {@code load} and {@code graft}; this lets a reader of another format refuse them first, where
+   * it can say where they are.
+   *
+   * @param id a node id
+   */
+  public Optional<String> refusal(String id) {
+    requireNonNull(id, "id");
+    return Optional.ofNullable(dev.arbor.mongo.internal.bson.NodeIds.refusal(this, id));
+  }
 }

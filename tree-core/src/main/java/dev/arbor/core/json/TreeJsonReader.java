@@ -78,6 +78,7 @@ public final class TreeJsonReader implements Iterator<Node>, Closeable {
   private int idLine = -1;
   private int idColumn = -1;
   private NameRule names = (name, attribute) -> null;
+  private IdRule ids = id -> null;
 
   TreeJsonReader(JsonParser parser) {
     this.parser = requireNonNull(parser, "parser");
@@ -110,6 +111,32 @@ public final class TreeJsonReader implements Iterator<Node>, Closeable {
    */
   public TreeJsonReader refusing(NameRule rule) {
     this.names = requireNonNull(rule, "rule");
+    return this;
+  }
+
+  /**
+   * A rule for the nodes' ids: a store can refuse ids the JSON format accepts (a tree whose ids
+   * are stored as numbers refuses {@code "x2"}, for example); checking them while reading names
+   * the line and column of the id.
+   */
+  @FunctionalInterface
+  public interface IdRule {
+    /**
+     * Why {@code id} is refused, or null if it is accepted.
+     *
+     * @param id a node's id, never empty
+     */
+    @Nullable String refuse(String id);
+  }
+
+  /**
+   * Refuses, with a {@link TreeJsonException} at the id's line and column, every node id that
+   * {@code rule} refuses. Set it before reading.
+   *
+   * @return this reader
+   */
+  public TreeJsonReader refusingIds(IdRule rule) {
+    this.ids = requireNonNull(rule, "rule");
     return this;
   }
 
@@ -297,6 +324,10 @@ public final class TreeJsonReader implements Iterator<Node>, Closeable {
           }
           idLine = parser.currentTokenLocation().getLineNr();
           idColumn = parser.currentTokenLocation().getColumnNr();
+          String refused = ids.refuse(id);
+          if (refused != null) {
+            throw error("id " + quote(id) + ": " + refused);
+          }
           if (!readingAll && !uncheckedIds && !seen.add(id)) {
             throw error("duplicate id " + quote(id)
                 + " (a node nested under itself, a cycle, is a duplicate too)");

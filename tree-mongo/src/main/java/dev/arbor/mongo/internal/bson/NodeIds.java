@@ -150,11 +150,20 @@ public final class NodeIds {
   public BsonValue key(String id) {
     BsonValue v = parse(id);
     if (v == null) {
-      throw new IllegalArgumentException("Node id '" + id + "' is not a canonical " + type
-          + " id (" + form() + "): the tree stores its ids as " + type
-          + " (TreeOptions.withIdType)");
+      throw new IllegalArgumentException("Node id '" + id + "' is " + refusal(type));
     }
     return v;
+  }
+
+  /** Why {@code id} cannot name a node of a tree of {@code type}, or null if it can. */
+  public static @Nullable String refusal(NodeIdType type, String id) {
+    NodeIds ids = type == NodeIdType.STRING ? STRING : new NodeIds(type, FieldNames.DEFAULTS);
+    return ids.parse(id) == null ? refusal(type) : null;
+  }
+
+  private static String refusal(NodeIdType type) {
+    return "not a canonical " + type + " id (" + form(type) + "): the tree stores its ids as "
+        + type + " (TreeOptions.withIdType)";
   }
 
   /**
@@ -168,7 +177,7 @@ public final class NodeIds {
     }
   }
 
-  private String form() {
+  private static String form(NodeIdType type) {
     return switch (type) {
       case STRING -> "any string";
       case OBJECT_ID -> "24 lowercase hexadecimal digits";
