@@ -44,7 +44,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * LinearizabilityTest#everyKindOfChangeWithShortLeases} does in one process; {@code
  * -Darbor.linearizability.patterns=PARENT_REFERENCES,...} runs only those patterns; {@code
  * -Darbor.linearizability.processWriters=N} and {@code -Darbor.linearizability.processChanges=N}
- * set the writers and each one's changes (3 and 5); {@code
+ * set the writers and each one's changes (3 and 5); {@code -Darbor.linearizability.seed=N}
+ * draws other trees and changes than the default's (0), for stress runs; {@code
  * -Darbor.linearizability.processSubtrees=true} gives each writer but the last a subtree of its
  * own (of 500 nodes, under one root) and has the last one change nodes of one subtree with
  * anchors in another (its moves cross the others' subtrees), as {@link
@@ -97,8 +98,9 @@ class LinearizabilityProcessesTest {
     int writerCount = Integer.getInteger("arbor.linearizability.processWriters", WRITERS);
     int changeCount = Integer.getInteger("arbor.linearizability.processChanges", CHANGES);
     int per = LinearizabilityTest.NODES / 4;
+    long seed = Long.getLong("arbor.linearizability.seed", 0);
     Tree initial = subtrees ? subtreesTree(writerCount - 1, per, round)
-        : LinearizabilityTest.randomTree(LinearizabilityTest.NODES, 101 + round);
+        : LinearizabilityTest.randomTree(LinearizabilityTest.NODES, 101 + round + seed);
     MongoCollection<Document> direct = MongoTestServer.get().freshCollection();
     String name = direct.getNamespace().getCollectionName();
     String db = direct.getNamespace().getDatabaseName();
@@ -108,7 +110,7 @@ class LinearizabilityProcessesTest {
     TreeStore loader = pattern.open(direct);
     loader.ensureIndexes();
     loader.load(initial);
-    Random plan = new Random(round * 104_729L + pattern.ordinal());
+    Random plan = new Random(seed * 7_919L + round * 104_729L + pattern.ordinal());
     boolean everyKind = Boolean.getBoolean("arbor.linearizability.everyKind");
     List<Process> writers = new ArrayList<>();
     List<List<String>> changes = new ArrayList<>();
