@@ -1,6 +1,9 @@
 package dev.arbor.core;
 
-/** Thrown when an insert or a load names an id that is already in the tree. */
+/**
+ * Thrown when an insert, a load or a graft names an id that is already in the tree, or that it
+ * gives twice.
+ */
 public class DuplicateNodeException extends TreeException {
   private static final long serialVersionUID = 1L;
 
@@ -8,8 +11,16 @@ public class DuplicateNodeException extends TreeException {
 
   /** Creates an exception for the duplicated id. */
   public DuplicateNodeException(String id) {
-    super("A node with id '" + id + "' already exists");
-    this.id = id;
+    this(id, "A node with id '" + id + "' already exists");
+  }
+
+  /**
+   * Creates an exception for the duplicated id, with a message saying where it was met (an id
+   * given twice among the nodes of one load, for example).
+   */
+  public DuplicateNodeException(String id, String message) {
+    super(message);
+    this.id = java.util.Objects.requireNonNull(id, "id");
   }
 
   /** The id that is already taken. */

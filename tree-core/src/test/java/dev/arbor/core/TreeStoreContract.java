@@ -1092,6 +1092,7 @@ public abstract class TreeStoreContract {
     DuplicateNodeException e = assertRefused(DuplicateNodeException.class,
         () -> store.load(repeated.iterator()));
     assertEquals("b", e.id());
+    assertTrue(e.getMessage().contains("'b' is given twice"), e.getMessage()); // not "exists"
     assertEquals(0, store.size());
   }
 

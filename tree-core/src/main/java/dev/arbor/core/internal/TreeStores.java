@@ -2,8 +2,8 @@ package dev.arbor.core.internal;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.arbor.core.Node;
 import dev.arbor.core.DuplicateNodeException;
+import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import dev.arbor.core.TreeStore;
@@ -214,10 +214,20 @@ public final class TreeStores {
       if (e.parentId() != null && path.isEmpty()) {
         throw notInPreorder(e, index);
       }
-      builder.add(e.id(), e.parentId(), e.attributes());
+      try {
+        builder.add(e.id(), e.parentId(), e.attributes());
+      } catch (DuplicateNodeException repeat) {
+        throw givenTwice(e.id());
+      }
       path.push(e.id());
       index++;
     }
     return builder.build();
+  }
+
+  /** An id a stream of nodes gives twice, which no store could take. */
+  public static DuplicateNodeException givenTwice(String id) {
+    return new DuplicateNodeException(id, "Node id '" + id + "' is given twice in the stream of"
+        + " nodes (a node given under itself is given twice too)");
   }
 }

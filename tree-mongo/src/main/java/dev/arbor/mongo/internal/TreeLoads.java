@@ -276,7 +276,7 @@ final class TreeLoads {
         load = new StreamLoad(store, r, parent, empty, h.version, store.loadBatchSize,
             new StreamLoad.Sink() {
                           public void insert(List<BsonDocument> documents, List<String> ids) {
-                ahead.send(() -> insertBatch(h, documents, ids));
+                ahead.send(() -> insertBatch(h, documents, ids, empty));
               }
 
                           public void update(
@@ -323,14 +323,17 @@ final class TreeLoads {
    * Inserts one batch of a streamed load or graft, fenced; a node whose id exists already (the
    * server's unique {@code _id} index refuses it) is a {@link DuplicateNodeException} naming it.
    */
-  private void insertBatch(TreeLock.Hold h, List<BsonDocument> documents, List<String> ids) {
+  private void insertBatch(TreeLock.Hold h, List<BsonDocument> documents, List<String> ids,
+      boolean intoEmpty) {
     try {
       store.lock.loadBatch(h, documents);
     } catch (MongoBulkWriteException e) {
       com.mongodb.bulk.BulkWriteError error = e.getWriteErrors().get(0);
       int at = error.getIndex() - 1; // led by its insert fence
       if (TreeLock.duplicateId(error) && at >= 0 && at < ids.size()) {
-        throw new DuplicateNodeException(ids.get(at));
+        String id = ids.get(at);
+        // into an empty tree: the stream gave the id before
+        throw intoEmpty ? TreeStores.givenTwice(id) : new DuplicateNodeException(id);
       }
       throw e;
     }
