@@ -348,68 +348,55 @@ final class Linearizability {
     // reads of a history multiplied the states searched by the ways to interleave them.
     for (int i = 0; i < calls.size(); i++) {
       Call c = calls.get(i);
-      if (done.get(i) || c.start > horizon || !neverChanges(c)) {
-        continue;
-      }
-      InMemoryTreeStore reference;
-      if (c.reads) {
-        reference = s.forReads();
-      } else {
-        reference = new InMemoryTreeStore();
-        reference.load(state);
-      }
-      Object result = null;
-      Throwable thrown = null;
-      try {
-        result = c.op.apply(reference);
-      } catch (RuntimeException e) {
-        thrown = e;
-      }
-      if (explains(c, result, thrown)) {
+      if (!done.get(i) && c.start <= horizon && neverChanges(c) && explained(c, s) != null) {
         done.set(i);
         boolean found = search(done, s);
         done.clear(i);
         return found;
       }
     }
+    // (every call that never changes the tree and can go next is not explained here)
     for (int i = 0; i < calls.size(); i++) {
       Call c = calls.get(i);
-      if (done.get(i) || c.start > horizon) {
+      if (done.get(i) || c.start > horizon || neverChanges(c)) {
         continue;
       }
-      InMemoryTreeStore reference;
-      if (c.reads) {
-        reference = s.forReads();
-      } else {
-        reference = new InMemoryTreeStore();
-        reference.load(state);
-      }
-      Object result = null;
-      Throwable thrown = null;
-      try {
-        result = c.op.apply(reference);
-      } catch (RuntimeException e) {
-        thrown = e;
-      }
-      if (!explains(c, result, thrown)) {
+      InMemoryTreeStore reference = explained(c, s);
+      if (reference == null) {
         continue;
       }
       done.set(i);
-      if (c.reads) {
-        if (search(done, s)) {
-          return true;
-        }
-      } else {
-        State next = new State(reference.snapshot());
-        boolean found = search(done, next);
-        next.loaded = null; // seen keeps the state: not the reference that read it
-        if (found) {
-          return true;
-        }
+      State next = new State(reference.snapshot());
+      boolean found = search(done, next);
+      next.loaded = null; // seen keeps the state: not the reference that read it
+      if (found) {
+        return true;
       }
       done.clear(i);
     }
     return false;
+  }
+
+  /**
+   * {@code c} replayed on the state {@code s}: the reference it ran on if that explains its
+   * outcome, else null. A read runs on the reference that holds the state, a change on a copy.
+   */
+  private @Nullable InMemoryTreeStore explained(Call c, State s) {
+    InMemoryTreeStore reference;
+    if (c.reads) {
+      reference = s.forReads();
+    } else {
+      reference = new InMemoryTreeStore();
+      reference.load(s.tree);
+    }
+    Object result = null;
+    Throwable thrown = null;
+    try {
+      result = c.op.apply(reference);
+    } catch (RuntimeException e) {
+      thrown = e;
+    }
+    return explains(c, result, thrown) ? reference : null;
   }
 
   /**
