@@ -714,11 +714,13 @@ public abstract class TreeStoreContract {
     Map<Object, Object> nullKey = new LinkedHashMap<>();
     nullKey.put(null, "x");
     List<Map<String, Object>> refused = new ArrayList<>();
-    for (String name : List.of("$x", "a.b", "", "_id")) {
+    for (String name : List.of("$x", "a.b", "", "_id", "x\ud800")) {
       refused.add(Map.of(name, 1));
     }
+    // strings UTF-8 cannot hold (an unpaired surrogate): a MongoDB store would keep U+FFFD
     for (Object value : List.of(Map.of("a.b", 1), Map.of("$gt", 1), List.of(Map.of("$x", 1)),
-        Map.of("in", Map.of("", 1)), integerKey, nullKey)) {
+        Map.of("in", Map.of("", 1)), integerKey, nullKey, "s\udc00t", List.of("x", "\ud800"),
+        Map.of("k", "\udc00"), Map.of("k\udc00", 1))) {
       refused.add(Map.of("ok", value));
     }
     for (Map<String, Object> attributes : refused) {
@@ -734,6 +736,10 @@ public abstract class TreeStoreContract {
       }
     }
     assertTree("a(b)");
+    Map<String, Object> paired = Map.of("e\ud83d\ude00", "\ud83d\ude00",
+        "m", Map.of("k\ud83d\ude00", List.of("v\ud83d\ude00")));
+    store.update("b", paired); // surrogate pairs are characters like any other
+    assertEquals(paired, store.find("b").orElseThrow().attributes());
   }
 
   // ---------------------------------------------------------------- node data

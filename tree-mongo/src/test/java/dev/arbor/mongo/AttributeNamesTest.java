@@ -58,10 +58,10 @@ class AttributeNamesTest {
         "nested", Map.of("ok", Map.of("$where", 1)),
         "listed", List.of(1, Map.of("x.y", 2)));
     Map<String, String> messages = Map.of(
-        "$set", "Attribute name '$set' of node 'n' cannot be a MongoDB field name (empty, starts"
-            + " with '$', contains '.' or NUL)",
-        "a.b", "Attribute name 'a.b' of node 'n' cannot be a MongoDB field name (empty, starts"
-            + " with '$', contains '.' or NUL)",
+        "$set", "Attribute name '$set' of node 'n' cannot be a MongoDB field name: a MongoDB"
+            + " field name cannot start with '$'",
+        "a.b", "Attribute name 'a.b' of node 'n' cannot be a MongoDB field name: a MongoDB field"
+            + " name cannot contain '.'",
         "nested", "Attribute 'nested' of node 'n' holds the key '$where': a MongoDB field name"
             + " cannot start with '$'",
         "listed", "Attribute 'listed' of node 'n' holds the key 'x.y': a MongoDB field name cannot"

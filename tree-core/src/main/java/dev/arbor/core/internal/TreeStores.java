@@ -34,19 +34,38 @@ public final class TreeStores {
     if (id.isEmpty()) {
       throw new IllegalArgumentException("node id must not be empty");
     }
-    for (int i = 0; i < id.length(); i++) {
-      char c = id.charAt(i);
-      if (Character.isHighSurrogate(c) && i + 1 < id.length()
-          && Character.isLowSurrogate(id.charAt(i + 1))) {
-        i++;
-      } else if (Character.isSurrogate(c)) {
-        // UTF-8 cannot encode it: the driver would store U+FFFD and read back another id.
-        throw new IllegalArgumentException("node id contains an unpaired surrogate (\\u"
-            + String.format("%04x", (int) c) + ") at index " + i + ": "
-            + id.substring(0, i) + "…");
-      }
+    int at = unpairedSurrogate(id);
+    if (at >= 0) {
+      // UTF-8 cannot encode it: the driver would store U+FFFD and read back another id.
+      throw new IllegalArgumentException("node id contains an unpaired surrogate (\\u"
+          + String.format("%04x", (int) id.charAt(at)) + ") at index " + at + ": "
+          + id.substring(0, at) + "…");
     }
     return id;
+  }
+
+  /**
+   * The index of the first unpaired surrogate in {@code s}, or -1: a character UTF-8 cannot
+   * encode, which the driver would store as U+FFFD (BSON strings are UTF-8).
+   */
+  public static int unpairedSurrogate(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c) && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** Why {@code s}, a string to be stored, cannot be stored as it is, or null if it can. */
+  private static @Nullable String surrogateProblem(String s) {
+    int at = unpairedSurrogate(s);
+    return at < 0 ? null : "an unpaired surrogate (\\u" + String.format("%04x",
+        (int) s.charAt(at)) + ") at index " + at + ", which UTF-8 (BSON's strings) cannot hold";
   }
 
   /**
@@ -79,9 +98,10 @@ public final class TreeStores {
   public static void checkAttributeNames(String id, Map<String, ?> attributes) {
     for (Map.Entry<String, ?> e : attributes.entrySet()) {
       String name = requireNonNull(e.getKey(), "attribute names must not be null");
-      if (fieldNameProblem(name) != null) {
+      String problem = fieldNameProblem(name);
+      if (problem != null) {
         throw new IllegalArgumentException("Attribute name '" + name + "' of node '" + id
-            + "' cannot be a MongoDB field name (empty, starts with '$', contains '.' or NUL)");
+            + "' cannot be a MongoDB field name: " + problem);
       }
       String nested = nestedProblem(e.getValue());
       if (nested != null) {
@@ -102,15 +122,23 @@ public final class TreeStores {
     if (name.contains(".")) {
       return "a MongoDB field name cannot contain '.'";
     }
-    return name.indexOf('\0') >= 0 ? "a MongoDB field name cannot contain NUL" : null;
+    if (name.indexOf('\0') >= 0) {
+      return "a MongoDB field name cannot contain NUL";
+    }
+    String surrogate = surrogateProblem(name);
+    return surrogate == null ? null : "a MongoDB field name cannot contain " + surrogate;
   }
 
   /**
    * The first key inside {@code value} (in maps, lists and their elements, at any depth) that
-   * cannot be a MongoDB field name, or is null or no string, described with the reason; null if
-   * there is none.
+   * cannot be a MongoDB field name, or is null or no string, or the first string that UTF-8
+   * cannot hold, described with the reason; null if there is none.
    */
   public static @Nullable String nestedProblem(@Nullable Object value) {
+    if (value instanceof String string) {
+      String problem = surrogateProblem(string);
+      return problem == null ? null : "a string with " + problem;
+    }
     if (value instanceof Map<?, ?> map) {
       for (Map.Entry<?, ?> e : map.entrySet()) {
         if (e.getKey() == null) {

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import dev.arbor.core.Node;
 import dev.arbor.core.DuplicateNodeException;
 import dev.arbor.core.Tree;
+import dev.arbor.core.internal.TreeStores;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -322,6 +323,11 @@ public final class TreeJsonReader implements Iterator<Node>, Closeable {
           if (id.isEmpty()) {
             throw error("'id' must not be empty");
           }
+          int surrogate = TreeStores.unpairedSurrogate(id);
+          if (surrogate >= 0) {
+            throw error("'id' " + quote(id.substring(0, surrogate) + "…") + " has "
+                + unpaired(id, surrogate));
+          }
           idLine = parser.currentTokenLocation().getLineNr();
           idColumn = parser.currentTokenLocation().getColumnNr();
           String refused = ids.refuse(id);
@@ -398,7 +404,7 @@ public final class TreeJsonReader implements Iterator<Node>, Closeable {
     }
     switch (t) {
       case VALUE_STRING:
-        return text();
+        return text(); // an unpaired surrogate too: a Tree holds it, a MongoDB store refuses it
       case VALUE_TRUE:
         return Boolean.TRUE;
       case VALUE_FALSE:
@@ -550,6 +556,12 @@ public final class TreeJsonReader implements Iterator<Node>, Closeable {
     }
     message = SOURCE.matcher(message).replaceAll("[");
     return new TreeJsonException(at.getLineNr(), at.getColumnNr(), "invalid JSON: " + message, e);
+  }
+
+  /** The unpaired surrogate at {@code at} in {@code s}, which no id can hold, in words. */
+  private static String unpaired(String s, int at) {
+    return "an unpaired surrogate (\\u" + String.format("%04x", (int) s.charAt(at))
+        + ") at index " + at + ", which UTF-8 cannot hold (MongoDB stores strings as UTF-8)";
   }
 
   private TreeJsonException error(String reason) {

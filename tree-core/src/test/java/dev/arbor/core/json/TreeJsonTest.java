@@ -342,7 +342,10 @@ class TreeJsonTest {
             "attribute 'n' of node 'a' has a malformed typed number"),
         bad("attribute nested too deep", "[{\"id\": \"a\", \"attributes\": {\"n\":\n"
             + "[".repeat(101) + "]".repeat(101) + "}}]", 2, "nests deeper than 100 levels"),
-        bad("invalid UTF-8", "[{\"id\": \"\u00ff\u00fe\"}]", 1, "invalid JSON"));
+        bad("invalid UTF-8", "[{\"id\": \"\u00ff\u00fe\"}]", 1, "invalid JSON"),
+        // the escape of a lone surrogate: no id holds one (an attribute's string may)
+        bad("id with an unpaired surrogate", "[\n  {\"id\": \"x\\ud800y\"}]", 2,
+            "'id' 'x…' has an unpaired surrogate (\\ud800) at index 1, which UTF-8 cannot hold"));
   }
 
   private static Arguments bad(String name, String json, int line, String reason) {
