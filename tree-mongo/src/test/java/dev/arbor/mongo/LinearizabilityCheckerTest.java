@@ -151,9 +151,7 @@ class LinearizabilityCheckerTest {
    */
   @Test
   void readsBesideChangesAreNotInterleavedEveryWay() {
-    change(0, "insert x", insert("x", "b"), 0, 1_000);
-    change(1, "insert y", insert("y", "b"), 0, 1_000);
-    change(2, "insert z", insert("z", "b"), 0, 1_000);
+    threeInsertsUnderB();
     for (int r = 0; r < 25; r++) {
       read(3, "children a", s -> s.children("a"), 1 + r, 999 - r, List.of("b", "c"));
     }
@@ -166,15 +164,20 @@ class LinearizabilityCheckerTest {
   /** Refused changes beside others are placed as reads are, and still must be explained. */
   @Test
   void refusedChangesBesideChangesAreNotInterleavedEveryWay() {
-    change(0, "insert x", insert("x", "b"), 0, 1_000);
-    change(1, "insert y", insert("y", "b"), 0, 1_000);
-    change(2, "insert z", insert("z", "b"), 0, 1_000);
+    threeInsertsUnderB();
     for (int r = 0; r < 25; r++) {
       change(3, "move q", move("q", "b"), 1 + r, 999 - r).thrown = new NodeNotFoundException("q");
     }
     assertNull(check("a(b(z y x) c)"));
     change(4, "move c", move("c", "b"), 500, 600).thrown = new NodeNotFoundException("c");
     assertNotNull(check("a(b(z y x) c)"), "c exists in every state");
+  }
+
+  /** Three inserts under b side by side, whose only order for the tree a(b(z y x) c) is z, y, x. */
+  private void threeInsertsUnderB() {
+    change(0, "insert x", insert("x", "b"), 0, 1_000);
+    change(1, "insert y", insert("y", "b"), 0, 1_000);
+    change(2, "insert z", insert("z", "b"), 0, 1_000);
   }
 
   private static ChangeInterruptedException interrupted(ChangeInterruptedException.Outcome o) {
