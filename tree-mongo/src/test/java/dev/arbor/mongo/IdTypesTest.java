@@ -494,6 +494,33 @@ class IdTypesTest {
     assertEquals(Tree.parse("1(2(4) 3)"), two.longs().snapshot());
   }
 
+  /**
+   * Parent references of a collection where another tool wrote a document of another id type
+   * naming a node of the tree as its parent (an {@code ObjectId} beside string ids, a legacy
+   * UUID, subtype 3, beside UUIDs): reads show the tree's own nodes (a user trial found a {@code
+   * ClassCastException} in {@code descendants} and {@code snapshot}).
+   */
+  @Test
+  void aDocumentOfAnotherIdTypeUnderANodeIsNotReadAsANode() {
+    MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
+    TreeStore strings = TreePattern.PARENT_REFERENCES.open(c);
+    strings.load(Tree.parse("a(b)"));
+    c.insertOne(new Document("_id", new org.bson.types.ObjectId()).append("parent", "a")
+        .append("arborRank", 5));
+    assertEquals(List.of("b"), strings.descendants("a"));
+    assertEquals(Tree.parse("a(b)"), strings.snapshot());
+    assertEquals(Tree.parse("a(b)"), strings.subtree("a", 5));
+
+    MongoCollection<Document> u = MongoTestServer.get().scratchCollection();
+    TreeStore uuids = TreePattern.PARENT_REFERENCES.open(u,
+        TreeOptions.defaults().withIdType(NodeIdType.UUID));
+    String root = "123e4567-e89b-12d3-a456-426614174000";
+    uuids.load(Tree.builder().add(root, null, Map.of()).build());
+    u.insertOne(new Document("_id", new org.bson.types.Binary((byte) 3, new byte[16]))
+        .append("parent", null).append("arborRank", 1));
+    assertEquals(Tree.builder().add(root, null, Map.of()).build(), uuids.snapshot());
+  }
+
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void anIdTypeWithAScopeIsRefusedAtOpenNamingTheOption(TreePattern pattern) {

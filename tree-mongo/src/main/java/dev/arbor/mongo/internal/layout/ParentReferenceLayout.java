@@ -433,9 +433,10 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
       for (List<String> slice : slices(level)) {
         for (Document d : r.find(in(parentField, slice))
             .projection(fields(parentField, rankField))) {
-          if (seen.add(d.getString(ID))) {
+          // a document of another id type names a parent of this tree: not a node of it
+          if (d.get(ID) instanceof String child && seen.add(child)) {
             rows.add(row(d));
-            next.add(d.getString(ID));
+            next.add(child);
           }
         }
       }
@@ -462,8 +463,10 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES)
         .projection(withAttributes ? null : fields(parentField, rankField))) {
-      rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
-          withAttributes ? context.attributesOf(d) : Map.of()));
+      if (d.get(ID) instanceof String id) { // else of another id type: not a node of this tree
+        rows.add(new Row(id, parentOf(d), ranks.of(d),
+            withAttributes ? context.attributesOf(d) : Map.of()));
+      }
     }
     return new Forest(rows);
   }
