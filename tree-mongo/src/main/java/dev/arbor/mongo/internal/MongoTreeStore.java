@@ -41,6 +41,7 @@ import dev.arbor.mongo.internal.protocol.OwnTransactionProtocol;
 import dev.arbor.mongo.internal.protocol.Planner;
 import dev.arbor.mongo.internal.protocol.Protocol;
 import dev.arbor.mongo.internal.protocol.QuietVersion;
+import dev.arbor.mongo.internal.protocol.ReadRetry;
 import dev.arbor.mongo.internal.protocol.Reads;
 import dev.arbor.mongo.internal.protocol.Step;
 import dev.arbor.mongo.internal.protocol.Transactions;
@@ -373,9 +374,22 @@ public final class MongoTreeStore implements MongoTree {
     known.forget();
   }
 
-  /** Runs a read through the store's {@link #protocol()}: isolated unless isolation is off. */
+  /**
+   * Runs a read through the store's {@link #protocol()}: isolated unless isolation is off, and made
+   * again after an I/O error or a timeout until the lock wait runs out ({@link #retrying}).
+   */
   public <T> T read(Function<Reads, T> body) {
-    return protocol().read(body);
+    return retrying(() -> protocol().read(body));
+  }
+
+  /**
+   * Runs {@code read}, made again after a transient driver error (a cut connection, a stalled one
+   * past a time limit, a primary stepping down) until the lock wait runs out, then ended {@code
+   * NOT_APPLIED} ({@link ReadRetry}); in the caller's transaction, once, its errors as the driver
+   * gives them (their labels tell the caller's retry loop what to do).
+   */
+  private <T> T retrying(java.util.function.Supplier<T> read) {
+    return protocol().inCallersTransaction() ? read.get() : ReadRetry.run(lock.lock, read);
   }
 
   /** The ids of {@code nodes}, in order. */
@@ -390,7 +404,7 @@ public final class MongoTreeStore implements MongoTree {
    */
   private <T> T readBelow(String top, Function<Reads, T> body,
       Function<T, java.util.Collection<String>> returned) {
-    return protocol().read(top, body, returned);
+    return retrying(() -> protocol().read(top, body, returned));
   }
   // ------------------------------------------------------------------ the public operations
 

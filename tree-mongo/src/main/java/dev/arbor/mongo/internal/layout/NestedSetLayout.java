@@ -343,7 +343,8 @@ final class NestedSetLayout implements Layout {
   public PreorderCursor preorder(Reads r) {
     // resumed if the server killed it while the consumer was away (idle cursor timeout)
     ResumingCursor cursor = new ResumingCursor(skip -> r.find(NODES)
-        .sort(Sorts.ascending(leftField)).skip(skip).batchSize(Preorder.SLICE).cursor());
+        .sort(Sorts.ascending(leftField)).skip(skip).batchSize(Preorder.SLICE).cursor(),
+        r.retry());
     java.util.ArrayDeque<Document> open = new java.util.ArrayDeque<>();
     return new PreorderCursor() {
       @Override

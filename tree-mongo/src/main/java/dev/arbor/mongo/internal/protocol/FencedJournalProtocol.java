@@ -291,8 +291,11 @@ public final class FencedJournalProtocol implements Protocol {
     return q;
   }
 
-  /** A read context of this protocol's session with no isolation (streams check the lock). */
-  public Reads unisolated(Runnable beforeQuery) {
-    return new Reads(data, scope, session, beforeQuery, false);
+  /**
+   * A read context of this protocol's session with no isolation (streams check the lock), whose
+   * cursors resume after a cut connection as {@code retry} says.
+   */
+  public Reads unisolated(Runnable beforeQuery, ReadRetry retry) {
+    return new Reads(data, scope, session, beforeQuery, false).retrying(retry);
   }
 }

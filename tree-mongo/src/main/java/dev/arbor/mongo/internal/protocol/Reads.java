@@ -105,6 +105,23 @@ public class Reads {
     this.fold = fold;
   }
 
+  /**
+   * How the cursors of a stream outlive a cut connection ({@link
+   * dev.arbor.mongo.internal.read.ResumingCursor}), or null: their errors are thrown.
+   */
+  private @Nullable ReadRetry retry;
+
+  /** These reads, whose cursors resume after a transient error as {@code retry} says. */
+  Reads retrying(ReadRetry retry) {
+    this.retry = retry;
+    return this;
+  }
+
+  /** How this read's cursors outlive a cut connection, or null: they do not. */
+  public @Nullable ReadRetry retry() {
+    return retry;
+  }
+
   /** Reads with no session, no hook and no folding. */
   static Reads plain(MongoCollection<Document> collection) {
     return new Reads(collection, null, null, () -> {}, false);

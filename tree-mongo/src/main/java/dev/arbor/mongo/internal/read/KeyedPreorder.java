@@ -149,14 +149,17 @@ public final class KeyedPreorder extends Preorder {
     asked.add(key);
     asked.addAll(ahead(key, held() >= heldAhead));
     queries++;
-    List<Document> answer = new ArrayList<>();
-    try (MongoCursor<Document> c = reads.find(in(keys.field(), asked))
-        .sort(Sorts.orderBy(Sorts.ascending(keys.field()), keys.order()))
-        .limit(limit + 1).batchSize(limit + 1).cursor()) {
-      while (c.hasNext()) {
-        answer.add(c.next());
+    List<Document> answer = retried(() -> {
+      List<Document> all = new ArrayList<>();
+      try (MongoCursor<Document> c = reads.find(in(keys.field(), asked))
+          .sort(Sorts.orderBy(Sorts.ascending(keys.field()), keys.order()))
+          .limit(limit + 1).batchSize(limit + 1).cursor()) {
+        while (c.hasNext()) {
+          all.add(c.next());
+        }
       }
-    }
+      return all;
+    });
     boolean cut = answer.size() > limit;
     String lastKey = cut ? keyOf(answer.get(answer.size() - 1)) : null;
     Map<String, List<Document>> groups = new HashMap<>();

@@ -4,6 +4,7 @@ import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.protocol.ReadRetry;
 import dev.arbor.mongo.internal.protocol.Reads;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -77,6 +78,26 @@ public abstract class Preorder implements PreorderCursor {
    * null if it has none.
    */
   abstract @Nullable Frame childrenOf(Document d, String id, int depth);
+
+  /**
+   * The answer of a whole query (read at once, not a cursor held open), sent again after a
+   * transient driver error as the reads' retry says ({@link Reads#retry()}; none: thrown).
+   */
+  final <T> T retried(java.util.function.Supplier<T> query) {
+    ReadRetry retry = reads.retry();
+    if (retry == null) {
+      return query.get();
+    }
+    for (;;) {
+      try {
+        T answer = query.get();
+        retry.succeeded();
+        return answer;
+      } catch (com.mongodb.MongoException e) {
+        retry.failed(e);
+      }
+    }
+  }
 
   /** The queries sent so far (for tests). */
   public final long queries() {
@@ -197,7 +218,7 @@ public abstract class Preorder implements PreorderCursor {
           Bson f = filter;
           // resumed if the server killed it while the consumer was away (idle cursor timeout)
           cursor = new ResumingCursor(skip -> reads.find(f).sort(order).skip(skip)
-              .batchSize(SLICE).cursor());
+              .batchSize(SLICE).cursor(), reads.retry());
         }
         while (n < SLICE && cursor.hasNext()) {
           slice.add(cursor.next());
@@ -211,7 +232,7 @@ public abstract class Preorder implements PreorderCursor {
         listedAt += ids.size();
         exhausted = listedAt == listed.size();
         queries++;
-        Map<String, Document> found = reads.documents(ids, null);
+        Map<String, Document> found = retried(() -> reads.documents(ids, null));
         for (String id : ids) {
           Document d = found.get(id);
           if (d != null) { // a listed child that does not exist is not part of the tree

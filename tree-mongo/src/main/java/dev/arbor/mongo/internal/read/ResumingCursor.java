@@ -1,7 +1,9 @@
 package dev.arbor.mongo.internal.read;
 
 import com.mongodb.MongoCursorNotFoundException;
+import com.mongodb.MongoException;
 import com.mongodb.client.MongoCursor;
+import dev.arbor.mongo.internal.protocol.ReadRetry;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.function.IntFunction;
@@ -18,6 +20,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ResumingCursor implements Iterator<Document>, AutoCloseable {
   private final IntFunction<MongoCursor<Document>> open;
+  private final @Nullable ReadRetry retry;
   private @Nullable MongoCursor<Document> cursor;
   private int delivered;
   private int resumed;
@@ -26,15 +29,35 @@ public final class ResumingCursor implements Iterator<Document>, AutoCloseable {
    * @param open sends the query, skipping the given number of documents, and returns its cursor
    */
   public ResumingCursor(IntFunction<MongoCursor<Document>> open) {
+    this(open, null);
+  }
+
+  /**
+   * @param open sends the query, skipping the given number of documents, and returns its cursor
+   * @param retry how a transient driver error (a cut connection, a stalled one past its time
+   *     limit) is outlived: the query is sent again, skipping the documents already delivered,
+   *     until the lock wait runs out; null: such errors are thrown
+   */
+  public ResumingCursor(IntFunction<MongoCursor<Document>> open, @Nullable ReadRetry retry) {
     this.open = open;
+    this.retry = retry;
   }
 
   @Override
   public boolean hasNext() {
-    try {
-      return cursor().hasNext();
-    } catch (MongoCursorNotFoundException e) {
-      return reopened().hasNext();
+    for (;;) {
+      try {
+        boolean more;
+        try {
+          more = cursor().hasNext();
+        } catch (MongoCursorNotFoundException e) {
+          more = reopened().hasNext();
+        }
+        succeeded();
+        return more;
+      } catch (MongoException e) {
+        failed(e);
+      }
     }
   }
 
@@ -44,13 +67,40 @@ public final class ResumingCursor implements Iterator<Document>, AutoCloseable {
       throw new NoSuchElementException();
     }
     Document d;
-    try {
-      d = cursor().next();
-    } catch (MongoCursorNotFoundException e) {
-      d = reopened().next();
+    for (;;) {
+      try {
+        try {
+          d = cursor().next();
+        } catch (MongoCursorNotFoundException e) {
+          d = reopened().next();
+        }
+        succeeded();
+        break;
+      } catch (MongoException e) {
+        failed(e); // hasNext() was true: the document is had again after the reopening
+      }
     }
     delivered++;
     return d;
+  }
+
+  /**
+   * After the driver error {@code e}: thrown when there is no retry, or when the retry gives up;
+   * else the cursor is dropped, to be reopened past the documents delivered.
+   */
+  private void failed(MongoException e) {
+    if (retry == null) {
+      throw e;
+    }
+    retry.failed(e);
+    close();
+    resumed++;
+  }
+
+  private void succeeded() {
+    if (retry != null) {
+      retry.succeeded();
+    }
   }
 
   /** The documents in hand: given out without a round trip. */
@@ -70,7 +120,7 @@ public final class ResumingCursor implements Iterator<Document>, AutoCloseable {
 
   private MongoCursor<Document> cursor() {
     if (cursor == null) {
-      cursor = open.apply(0);
+      cursor = open.apply(delivered); // 0 at first; past the delivered ones after an error
     }
     return cursor;
   }

@@ -5,6 +5,7 @@ import dev.arbor.core.Node;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.internal.MongoTreeStore;
 import dev.arbor.mongo.internal.protocol.FencedJournalProtocol;
+import dev.arbor.mongo.internal.protocol.ReadRetry;
 import dev.arbor.mongo.internal.protocol.TreeLock;
 import org.jspecify.annotations.Nullable;
 
@@ -34,16 +35,35 @@ public final class StreamedEntries implements PreorderCursor {
   private PreorderCursor walk;
   private long delivered;
   private boolean ended;
+  /**
+   * How the stream outlives a cut or stalled connection: its cursors resume past what they
+   * delivered, a stream that delivered nothing starts over, and the lock checks are made again,
+   * until the lock wait runs out.
+   */
+  private final ReadRetry retry;
 
   public StreamedEntries(MongoTreeStore store, FencedJournalProtocol fenced) {
     this.store = store;
     this.fenced = fenced;
+    this.retry = new ReadRetry(store.lock.lock);
     start();
   }
 
+  /**
+   * Waits for a quiet tree and starts the walk; made again after a transient driver error until
+   * the lock wait runs out ({@link ReadRetry}).
+   */
   private void start() {
-    before = fenced.awaitQuiet();
-    walk = store.layout.preorder(fenced.unisolated(() -> {}));
+    for (;;) {
+      try {
+        before = fenced.awaitQuiet();
+        walk = store.layout.preorder(fenced.unisolated(() -> {}, retry));
+        retry.succeeded();
+        return;
+      } catch (MongoException e) {
+        retry.failed(e);
+      }
+    }
   }
 
   @Override
@@ -55,6 +75,17 @@ public final class StreamedEntries implements PreorderCursor {
       boolean more;
       try {
         more = walk.hasNext();
+      } catch (MongoException e) {
+        if (delivered > 0) {
+          throw cut(e);
+        }
+        walk.close(); // nothing delivered yet: start over
+        retry.failed(e);
+        start();
+        continue;
+      } catch (dev.arbor.core.ChangeInterruptedException e) { // a cursor's retry gave up
+        close();
+        throw e;
       } catch (RuntimeException e) {
         throw changedOr(e);
       }
@@ -83,7 +114,7 @@ public final class StreamedEntries implements PreorderCursor {
     if (before == null) {
       return null;
     }
-    TreeLock.State now = store.lock.read();
+    TreeLock.State now = ReadRetry.run(store.lock.lock, store.lock::read);
     dev.arbor.mongo.internal.protocol.Lanes lanes = store.lock.lanes;
     if (lanes == null) { // nested sets, transactions: no lanes
       return before.same(now) ? null : now;
@@ -114,9 +145,30 @@ public final class StreamedEntries implements PreorderCursor {
     delivered++;
     try {
       return walk.next();
+    } catch (MongoException e) {
+      throw cut(e);
+    } catch (dev.arbor.core.ChangeInterruptedException e) { // a cursor's retry gave up
+      close();
+      throw e;
     } catch (RuntimeException e) { // nested sets check each node's interval as they deliver it
       throw changedOr(e);
     }
+  }
+
+  /**
+   * What a stream that delivered entries throws when a read of its walk that is not a resumable
+   * cursor (the listed children of child references) fails for good: {@code e} itself if it is
+   * not transient, else the stream was cut ({@code NOT_APPLIED}, read again).
+   */
+  private RuntimeException cut(MongoException e) {
+    close();
+    if (!dev.arbor.mongo.internal.protocol.TreeLock.transientError(e)) {
+      return e;
+    }
+    return new dev.arbor.core.ChangeInterruptedException("The stream of tree '"
+        + store.collectionName + "' was cut after " + delivered + " entries (" + e.getMessage()
+        + "); nothing was written, read it again",
+        dev.arbor.core.ChangeInterruptedException.Outcome.NOT_APPLIED, e);
   }
 
   /**

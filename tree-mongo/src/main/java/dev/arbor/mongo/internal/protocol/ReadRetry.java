@@ -1,0 +1,69 @@
+package dev.arbor.mongo.internal.protocol;
+
+import com.mongodb.MongoException;
+import dev.arbor.core.ChangeInterruptedException;
+import java.util.function.Supplier;
+
+/**
+ * How a read outlives a cut or stalled connection: after an I/O error or a timeout (a transient
+ * error, {@link MongoErrors#transientError}) it pauses as the lock's own commands do and is made
+ * again, until the lock wait has run out since the first error of a run of them; then it ends
+ * with {@link ChangeInterruptedException} {@code NOT_APPLIED} naming the tree, never with a raw
+ * driver exception (docs/guarantees.md, "What an exception means"). Any other driver error is
+ * thrown as it is. Nothing a read does writes a node, so making it again is always safe.
+ *
+ * <p>One object per read or stream, used by one thread.
+ */
+public final class ReadRetry {
+  private final LockDocument lock;
+  /** When the current run of errors began ({@link Timing#nanoTime}), or -1: none. */
+  private long since = -1;
+
+  /** A retry of reads of the tree of {@code lock}, bounded by its lock wait. */
+  public ReadRetry(LockDocument lock) {
+    this.lock = lock;
+  }
+
+  /**
+   * Runs {@code read} (a whole read: its lock checks and its queries), made again after each
+   * transient error until the lock wait runs out.
+   */
+  public static <T> T run(LockDocument lock, Supplier<T> read) {
+    ReadRetry retry = new ReadRetry(lock);
+    for (;;) {
+      try {
+        return read.get();
+      } catch (MongoException e) {
+        retry.failed(e);
+      }
+    }
+  }
+
+  /**
+   * After the driver error {@code e}: throws it if it is not transient, throws {@link
+   * ChangeInterruptedException} if the lock wait has run out since this run of errors began, and
+   * otherwise pauses before the read is made again.
+   */
+  public void failed(MongoException e) {
+    if (!MongoErrors.transientError(e)) {
+      throw e;
+    }
+    if (since < 0) {
+      since = lock.timing.nanoTime();
+    }
+    lock.retryPause(e, since, this::gaveUp);
+  }
+
+  /** Notes that the read went on: the next error starts a new run of them. */
+  public void succeeded() {
+    since = -1;
+  }
+
+  /** What a read that could not reach the server within the lock wait throws. */
+  public ChangeInterruptedException gaveUp(MongoException e) {
+    return new ChangeInterruptedException("Could not read tree '" + lock.tree + "' ("
+        + e.getMessage() + "): the read was made again until the lock wait of " + lock.waitMillis
+        + " ms ran out; nothing was written, read again", ChangeInterruptedException.Outcome
+        .NOT_APPLIED, e);
+  }
+}
