@@ -53,7 +53,8 @@ final class FirstWrite {
    * @throws TreeException naming what stops it
    */
   void require(boolean change) {
-    uniqueIndexes.require();
+    // bounded as a change's reads are (Reads): a stalled connection ends the change
+    uniqueIndexes.require(commandLimitMillis.getAsLong());
     if (!layoutSeen) {
       // bounded as a change's reads are (Reads): a stalled connection ends the change
       List<Document> sample = Layouts.require(pattern, data.withTimeout(

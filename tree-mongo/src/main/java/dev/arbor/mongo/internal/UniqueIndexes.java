@@ -52,13 +52,24 @@ final class UniqueIndexes {
    * @throws TreeException naming the index
    */
   void require() {
+    require(0);
+  }
+
+  /**
+   * {@link #require()}, its read bounded by {@code limitMillis} (a change's: the lock's command
+   * limit, so that a stalled connection ends it as any read of a change does; 0: the client's own
+   * settings).
+   */
+  void require(long limitMillis) {
     long now = timing.nanoTime();
     long at = checkedAt;
     if (at != 0 && now - at < TimeUnit.SECONDS.toNanos(RECHECK_SECONDS)) {
       return;
     }
     try {
-      for (Document index : collection.listIndexes()) {
+      MongoCollection<Document> c = limitMillis > 0
+          ? collection.withTimeout(limitMillis, TimeUnit.MILLISECONDS) : collection;
+      for (Document index : c.listIndexes()) {
         String refusal = refusal(index);
         if (refusal != null) {
           checkedAt = 0;

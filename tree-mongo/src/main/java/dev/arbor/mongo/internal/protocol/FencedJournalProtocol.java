@@ -122,7 +122,15 @@ public final class FencedJournalProtocol implements Protocol {
   @Nullable Outcome optimistic(String what, Planner planner, boolean refresh) {
     TreeLock.Quiet k = known.get();
     if (k == null || refresh) {
-      TreeLock.State s = lock.read();
+      TreeLock.State s;
+      try {
+        s = lock.read();
+      } catch (MongoException e) {
+        if (MongoErrors.transientError(e)) {
+          return null; // nothing was written: the locked path reads again, and retries
+        }
+        throw e;
+      }
       if (!s.quiet() || s.lanes) {
         return null;
       }
@@ -180,7 +188,15 @@ public final class FencedJournalProtocol implements Protocol {
    * leaves the version as it was until it releases).
    */
   private boolean stillQuiet(TreeLock.Quiet k) {
-    TreeLock.State s = lock.read();
+    TreeLock.State s;
+    try {
+      s = lock.read();
+    } catch (MongoException e) {
+      if (MongoErrors.transientError(e)) {
+        return false; // unknown: the change is planned again under the lock, which retries
+      }
+      throw e;
+    }
     if (s.quiet()) {
       known.remember(s.asQuiet());
     }
