@@ -551,6 +551,18 @@ public final class ServerCapabilities {
     }
   }
 
+  /**
+   * The collection for a probe, which a store makes during its first change: bounded by the
+   * lock's command limit as every read of a change is, so that a stalled connection ends the
+   * probe (undecided: the store does without this time and probes again later) instead of
+   * holding the change.
+   */
+  private MongoCollection<Document> probing() {
+    return collection.withTimeout(
+        dev.arbor.mongo.internal.protocol.LockDocument.commandLimit(leaseMillis, waitMillis),
+        java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
   /** Whether {@code $graphLookup} can be used; probes on first call with a non-empty collection. */
   public boolean graphLookup() {
     if (graphLookupRefused) {
@@ -564,7 +576,7 @@ public final class ServerCapabilities {
       return known;
     }
     try {
-      Document first = collection.aggregate(List.of(
+      Document first = probing().aggregate(List.of(
               new Document("$limit", 1),
               new Document("$project", new Document("_id", 1)),
               new Document("$graphLookup", new Document("from",
@@ -601,7 +613,7 @@ public final class ServerCapabilities {
       return known;
     }
     try {
-      collection.updateMany(scope == null ? Queries.nothing()
+      probing().updateMany(scope == null ? Queries.nothing()
               : scope.filter(Queries.nothing(), collection.getCodecRegistry()),
           List.of(new Document("$set", new Document("arborProbe", "$_id"))),
           new com.mongodb.client.model.UpdateOptions().collation(Reads.SIMPLE));

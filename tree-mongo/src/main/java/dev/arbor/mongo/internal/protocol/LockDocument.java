@@ -110,7 +110,7 @@ public final class LockDocument {
    * The time limit of one command of the protocol: shorter than the lock wait (so that a caller
    * resends it, or gives up, within its wait), and at least a lease.
    */
-  static long commandLimit(long leaseMillis, long waitMillis) {
+  public static long commandLimit(long leaseMillis, long waitMillis) {
     return Math.max(leaseMillis, Math.min(waitMillis / 2, 10_000));
   }
 
