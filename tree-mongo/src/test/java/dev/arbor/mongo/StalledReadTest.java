@@ -75,8 +75,8 @@ class StalledReadTest {
   }
 
   /**
-   * Moves b (and its subtree) under g through the proxy, the {@code k}-th read stalled (0: none), then inserts a
-   * node directly; checks the tree against what the move's call said.
+   * Moves b (and its subtree) under g through the proxy, the {@code k}-th read stalled (0:
+   * none), then inserts a node directly; checks the tree against what the move's call said.
    *
    * @return the reads the move made through the proxy
    */
