@@ -71,7 +71,8 @@ class CutReadTest {
       new Read("subtree", s -> s.subtree("a", 5).toString()),
       new Read("snapshot", s -> s.snapshot().toString()),
       new Read("entries", s -> s.entries().map(Node::toString).toList()),
-      new Read("size", TreeStore::size));
+      new Read("size", TreeStore::size),
+      new Read("check", TreeStore::check));
 
   private static MongoClient throughProxy(CuttingProxy proxy, long selectionMillis) {
     MongoClientSettings base = MongoTestServer.settings("mongodb://127.0.0.1:" + proxy.port());
