@@ -71,6 +71,15 @@ public final class Queries {
     return o == null || o instanceof String;
   }
 
+  /**
+   * Whether {@code o} is what a reference field holds in the pattern's layout: none, an id, or
+   * another form of an id ({@link MistypedId}: the node is laid out in the pattern, and what
+   * reads it names the value).
+   */
+  public static boolean isReference(@Nullable Object o) {
+    return isNullOrString(o) || o instanceof MistypedId;
+  }
+
   /** {@code siblings} with {@code id} replaced by {@code children}, in order. */
   public static List<String> lifted(List<String> siblings, String id, List<String> children) {
     List<String> out = new ArrayList<>(siblings);

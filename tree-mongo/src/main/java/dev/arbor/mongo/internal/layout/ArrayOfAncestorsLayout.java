@@ -13,7 +13,7 @@ import static dev.arbor.mongo.internal.bson.Queries.fields;
 import static dev.arbor.mongo.internal.bson.Queries.group;
 import static dev.arbor.mongo.internal.bson.Queries.ids;
 import static dev.arbor.mongo.internal.bson.Queries.isNull;
-import static dev.arbor.mongo.internal.bson.Queries.isNullOrString;
+import static dev.arbor.mongo.internal.bson.Queries.isReference;
 import static dev.arbor.mongo.internal.bson.Queries.lifted;
 
 import com.mongodb.client.model.IndexModel;
@@ -29,6 +29,7 @@ import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.internal.TreeStores;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.protocol.Change;
 import dev.arbor.mongo.internal.protocol.Reads;
 import dev.arbor.mongo.internal.read.Forest;
@@ -120,7 +121,7 @@ final class ArrayOfAncestorsLayout implements Layout {
 
   @Override
   public @Nullable String layoutProblem(Document d) {
-    if (!isNullOrString(d.get(parentField))) {
+    if (!isReference(d.get(parentField))) {
       return parentField + " is not an id: " + d.get(parentField);
     }
     if (!(d.get(ancestorsField) instanceof List)) {
@@ -426,10 +427,20 @@ final class ArrayOfAncestorsLayout implements Layout {
   @Override
   public void planRepair(Change c, List<Document> docs) {
     RankPlans.planRankRepair(c, rankField, docs, d -> d.get(parentField));
+    Set<Object> ids = new java.util.HashSet<>();
+    for (Document d : docs) {
+      ids.add(d.get(ID));
+    }
     List<Row> rows = new ArrayList<>();
     for (Document d : docs) {
-      if (d.get(parentField) == null || d.get(parentField) instanceof String) {
+      Object parent = d.get(parentField);
+      if (parent == null || parent instanceof String) {
         rows.add(row(d));
+      } else if (parent instanceof MistypedId m && Layout.repaired(m, ids::contains) != null) {
+        // another form of an existing node's id: rewritten as the id
+        String id = Layout.repaired(m, ids::contains);
+        Layout.rewrite(c, d.get(ID), parentField, m, id);
+        rows.add(new Row(d.getString(ID), id, ranks.of(d), Map.of()));
       }
     }
     Forest forest = new Forest(rows);
@@ -439,7 +450,7 @@ final class ArrayOfAncestorsLayout implements Layout {
       if (reachable.contains(id)) {
         List<String> expected = forest.ancestorsOf(id);
         if (!expected.equals(d.get(ancestorsField))) {
-          c.set(id, Updates.set(ancestorsField, expected));
+          Layout.rewrite(c, id, ancestorsField, d.get(ancestorsField), expected);
         }
       }
     }
@@ -451,6 +462,10 @@ final class ArrayOfAncestorsLayout implements Layout {
     for (Document d : byId.values()) {
       String id = d.getString(ID);
       Object parent = d.get(parentField);
+      if (parent instanceof MistypedId m) {
+        problems.add(Layout.mistyped(id, parentField, m, byId::containsKey));
+        continue;
+      }
       if (parent != null && !(parent instanceof String)) {
         problems.add(new Problem(id, "parent is not a string: " + parent));
         continue;
@@ -466,7 +481,14 @@ final class ArrayOfAncestorsLayout implements Layout {
     for (Row r : rows) {
       Object stored = byId.get(r.id()).get(ancestorsField);
       List<String> expected = forest.ancestorsOf(r.id());
-      if (!(stored instanceof List<?> list) || !list.equals(expected)) {
+      MistypedId mistyped = stored instanceof List<?> list ? list.stream()
+          .filter(MistypedId.class::isInstance).map(MistypedId.class::cast).findFirst()
+          .orElse(null) : null;
+      if (mistyped != null) {
+        problems.add(new Problem(r.id(), ancestorsField + " holds " + mistyped + ", which is not "
+            + MistypedId.article(mistyped.type()) + " (repair() rewrites the " + ancestorsField
+            + " from the parent chain " + expected + ")"));
+      } else if (!(stored instanceof List<?> list) || !list.equals(expected)) {
         problems.add(new Problem(r.id(), "ancestors " + stored
             + " disagree with the parent chain " + expected));
       }
@@ -494,7 +516,7 @@ final class ArrayOfAncestorsLayout implements Layout {
   }
 
   private List<String> ancestorsOf(Document d) {
-    return d.getList(ancestorsField, String.class, List.of());
+    return Layout.idList(d, ancestorsField);
   }
 
   /** The parent id of node document {@code d} ({@link Layout#stringField}), null for a root. */

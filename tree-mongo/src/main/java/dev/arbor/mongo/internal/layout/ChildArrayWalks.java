@@ -43,7 +43,7 @@ final class ChildArrayWalks {
   @org.jspecify.annotations.Nullable Document listerOf(String id, List<Document> docs) {
     for (Document d : docs) {
       if (!id.equals(d.get(ID))
-          && d.getList(childrenField, String.class, List.of()).contains(id)) {
+          && Layout.idList(d, childrenField).contains(id)) {
         return d;
       }
     }
@@ -211,6 +211,6 @@ final class ChildArrayWalks {
   }
 
   private List<String> childrenOf(Document d) {
-    return d.getList(childrenField, String.class, List.of());
+    return Layout.idList(d, childrenField);
   }
 }

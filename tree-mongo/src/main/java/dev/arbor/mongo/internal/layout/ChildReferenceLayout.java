@@ -27,6 +27,7 @@ import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.internal.TreeStores;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.bson.Encoded;
 import dev.arbor.mongo.internal.protocol.Change;
 import dev.arbor.mongo.internal.protocol.Reads;
@@ -530,7 +531,9 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       List<String> kept = new ArrayList<>();
       if (children instanceof List<?> list) {
         Set<String> here = new HashSet<>();
-        for (Object child : list) {
+        for (Object each : list) {
+          // another form of an existing node's id is kept as that id
+          Object child = each instanceof MistypedId m ? Layout.repaired(m, ids::contains) : each;
           if (child instanceof String s && ids.contains(s) && !s.equals(d.get(ID))
               && here.add(s)) {
             listed.add(s);
@@ -539,7 +542,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
         }
       }
       if (!kept.equals(children)) {
-        c.set(d.get(ID), Updates.set(childrenField, kept));
+        Layout.rewrite(c, d.get(ID), childrenField, children, kept);
       }
     }
     List<Document> roots = new ArrayList<>();
@@ -559,6 +562,13 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     for (Document d : byId.values()) {
       String id = d.getString(ID);
       Object children = d.get(childrenField);
+      MistypedId mistyped = children instanceof List<?> items ? items.stream()
+          .filter(MistypedId.class::isInstance).map(MistypedId.class::cast).findFirst()
+          .orElse(null) : null;
+      if (mistyped != null) {
+        problems.add(Layout.mistyped(id, "an item of " + childrenField, mistyped, byId::containsKey));
+        continue;
+      }
       if (!(children instanceof List<?> list)
           || !list.stream().allMatch(c -> c instanceof String)) {
         problems.add(new Problem(id, "children is missing or not an array of ids: " + children));
@@ -684,6 +694,6 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   }
 
   private List<String> childrenOf(Document d) {
-    return d.getList(childrenField, String.class, List.of());
+    return Layout.idList(d, childrenField);
   }
 }

@@ -16,7 +16,7 @@ import static dev.arbor.mongo.internal.bson.Queries.countOrRequire;
 import static dev.arbor.mongo.internal.bson.Queries.fields;
 import static dev.arbor.mongo.internal.bson.Queries.ids;
 import static dev.arbor.mongo.internal.bson.Queries.isNull;
-import static dev.arbor.mongo.internal.bson.Queries.isNullOrString;
+import static dev.arbor.mongo.internal.bson.Queries.isReference;
 
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
@@ -28,6 +28,7 @@ import dev.arbor.core.Position;
 import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.protocol.Change;
 import dev.arbor.mongo.internal.protocol.Reads;
 import dev.arbor.mongo.internal.read.Forest;
@@ -141,7 +142,7 @@ final class NestedSetLayout implements Layout {
         return f + " is not a number: " + d.get(f);
       }
     }
-    return isNullOrString(d.get(parentField)) ? null : "parent is not an id: " + d.get(parentField);
+    return isReference(d.get(parentField)) ? null : "parent is not an id: " + d.get(parentField);
   }
 
   @Override
@@ -492,6 +493,10 @@ final class NestedSetLayout implements Layout {
           || !Objects.equals(parent, d.get(parentField))
           || !(d.get(depthField) instanceof Number) || num(d, depthField) != open.size()) {
         long depth = open.size();
+        if (d.get(parentField) instanceof MistypedId m && m.value() instanceof Number) {
+          // a long written as a double: a set to an equal value may leave it as it is
+          writes.add(() -> c.set(d.get(ID), Updates.unset(parentField)));
+        }
         writes.add(() -> c.set(d.get(ID), Updates.combine(Updates.set(leftField, left),
             Updates.set(rightField, right), Updates.set(parentField, parent),
                 Updates.set(depthField, depth))));
@@ -561,7 +566,10 @@ final class NestedSetLayout implements Layout {
         continue;
       }
       String expectedParent = enclosing == null ? null : enclosing.getString(ID);
-      if (!Objects.equals(expectedParent, d.get(parentField))) {
+      if (d.get(parentField) instanceof MistypedId m) {
+        problems.add(new Problem(id, parentField + " is not " + MistypedId.article(m.type())
+            + ": " + m + " (repair() rewrites it from the intervals: " + expectedParent + ")"));
+      } else if (!Objects.equals(expectedParent, d.get(parentField))) {
         problems.add(new Problem(id, "parent " + d.get(parentField)
             + " disagrees with the intervals (enclosed by " + expectedParent + ")"));
       }

@@ -11,7 +11,7 @@ import static dev.arbor.mongo.internal.bson.Queries.fields;
 import static dev.arbor.mongo.internal.bson.Queries.group;
 import static dev.arbor.mongo.internal.bson.Queries.ids;
 import static dev.arbor.mongo.internal.bson.Queries.isNull;
-import static dev.arbor.mongo.internal.bson.Queries.isNullOrString;
+import static dev.arbor.mongo.internal.bson.Queries.isReference;
 import static dev.arbor.mongo.internal.bson.Queries.lifted;
 import static dev.arbor.mongo.internal.bson.Queries.slices;
 
@@ -27,6 +27,7 @@ import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.internal.TreeStores;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.protocol.Change;
 import dev.arbor.mongo.internal.protocol.Reads;
 import dev.arbor.mongo.internal.read.Forest;
@@ -174,7 +175,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public @Nullable String layoutProblem(Document d) {
-    if (!isNullOrString(d.get(parentField))) {
+    if (!isReference(d.get(parentField))) {
       return parentField + " is not an id: " + d.get(parentField);
     }
     return d.get(rankField) instanceof Number ? null 
@@ -208,7 +209,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
       return;
     }
     boolean leaf = found.others() != null
-        && found.others().stream().noneMatch(d -> id.equals(d.get(parentField)));
+        && found.others().stream().noneMatch(d -> Layout.names(d.get(parentField), id));
     String parent = targetParent(position, docs);
     if (parent != null && (parent.equals(id) || !leaf && ancestorsOf(c, parent).contains(id))) {
       throw new InvalidMoveException(id, position);
@@ -228,7 +229,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
     boolean leaf = true;
     for (Document d : nodeAndOneChild(c, id)) {
       found |= id.equals(d.get(ID));
-      leaf &= !id.equals(d.get(parentField));
+      leaf &= !Layout.names(d.get(parentField), id); // in another form too: refused below
     }
     if (leaf && !found) {
       throw new NodeNotFoundException(id);
@@ -471,10 +472,25 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
     return new Forest(rows);
   }
 
-  /** Parent references derive nothing: repair fills in missing or repeated ranks. */
+  /**
+   * Parent references derive nothing: repair fills in missing or repeated ranks, and rewrites a
+   * parent given in another form of an existing node's id ({@link MistypedId}) as that id.
+   */
   @Override
   public void planRepair(Change c, List<Document> docs) {
     RankPlans.planRankRepair(c, rankField, docs, d -> d.get(parentField));
+    Set<Object> ids = new HashSet<>();
+    for (Document d : docs) {
+      ids.add(d.get(ID));
+    }
+    for (Document d : docs) {
+      if (d.get(parentField) instanceof MistypedId m) {
+        String parent = Layout.repaired(m, ids::contains);
+        if (parent != null) {
+          Layout.rewrite(c, d.get(ID), parentField, m, parent);
+        }
+      }
+    }
   }
 
   @Override
@@ -483,6 +499,10 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
     for (Document d : byId.values()) {
       String id = d.getString(ID);
       Object parent = d.get(parentField);
+      if (parent instanceof MistypedId m) {
+        problems.add(Layout.mistyped(id, parentField, m, byId::containsKey));
+        continue;
+      }
       if (parent != null && !(parent instanceof String)) {
         problems.add(new Problem(id, "parent is not a string: " + parent));
         continue;
