@@ -328,7 +328,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     for (String child : rest) {
       Document d = found.get(child);
       if (d != null && out.size() < limit) {
-        out.add(new Node(child, id, depth, context.attributesOf(d)));
+        out.add(new Node(Forest.nodeId(child, id), id, depth, context.attributesOf(d)));
       }
     }
     return out;

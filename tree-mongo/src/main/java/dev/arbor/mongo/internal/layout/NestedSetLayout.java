@@ -371,7 +371,8 @@ final class NestedSetLayout implements Layout {
               + (up == null ? " (a root)" : " (under '" + parent + "')")
               + ": check() lists the problems, repair() renumbers derivable intervals");
         }
-        Node e = new Node(id, parent, open.size(), context.attributesOf(d));
+        Node e = new Node(Forest.nodeId(id, parent), parent, open.size(),
+            context.attributesOf(d));
         // Only the interval is kept on the stack, not the attributes.
         open.push(new Document(ID, id).append(leftField, left).append(rightField, right));
         return e;
