@@ -269,6 +269,27 @@ class MistypedReferencesTest {
   }
 
   /**
+   * A path of a typed tree holding an id not in its canonical form (written by another tool):
+   * check() names it and the type (before, it told an orphan of a parent that does not exist).
+   */
+  @Test
+  void aPathHoldingAnIdNotInTheCanonicalFormOfTheTypeIsNamed() {
+    MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
+    raw(c).insertMany(List.of(
+        new BsonDocument("_id", new BsonInt64(1)).append("path", BsonNull.VALUE)
+            .append("arborRank", new BsonInt32(0)),
+        new BsonDocument("_id", new BsonInt64(2)).append("path", new BsonString(",01,"))
+            .append("arborRank", new BsonInt32(0))));
+    MongoTree tree = TreePattern.MATERIALIZED_PATHS.open(c,
+        TreeOptions.defaults().withIdType(NodeIdType.LONG));
+    List<Problem> problems = tree.check();
+    assertEquals(1, problems.size(), problems.toString());
+    assertEquals("2", problems.get(0).nodeId(), problems.toString());
+    assertTrue(problems.get(0).message().contains("'01'")
+        && problems.get(0).message().contains("LONG"), problems.toString());
+  }
+
+  /**
    * A tree of longs written by mongosh, whose numbers are doubles: check() names the _ids and
    * parents as not longs (before, it said "not a non-empty string", the words of string trees).
    */

@@ -174,6 +174,19 @@ public final class MaterializedPathLayout implements Layout {
     return (path == null ? "," : path) + escape(id) + ",";
   }
 
+  /** The first id of {@code parts} not canonical for the tree's id type, or null. */
+  private @Nullable String otherForm(List<String> parts) {
+    if (context.ids().isString()) {
+      return null;
+    }
+    for (String part : parts) {
+      if (dev.arbor.mongo.internal.bson.NodeIds.refusal(context.ids().type(), part) != null) {
+        return part;
+      }
+    }
+    return null;
+  }
+
   /**
    * The ids in a path, root first.
    *
@@ -549,10 +562,20 @@ public final class MaterializedPathLayout implements Layout {
         problems.add(new Problem(id, "path is not a string: " + path));
         continue;
       }
+      List<String> parts;
       try {
-        parse((String) path);
+        parts = parse((String) path);
       } catch (IllegalArgumentException e) {
         problems.add(new Problem(id, e.getMessage()));
+        continue;
+      }
+      String odd = otherForm(parts);
+      if (odd != null) {
+        // the path string of a typed tree holds canonical ids: "01" or upper-case hexadecimal
+        // digits name no node, and no query by prefix finds the node under the one meant
+        problems.add(new Problem(id, pathField + " " + path + " holds '" + odd + "', which is "
+            + dev.arbor.mongo.internal.bson.NodeIds.refusal(context.ids().type(), odd)
+            + "; repair() cannot guess a path"));
         continue;
       }
       if (!(d.get(rankField) instanceof Number)) {
