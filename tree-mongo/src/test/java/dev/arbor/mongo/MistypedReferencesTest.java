@@ -139,10 +139,16 @@ class MistypedReferencesTest {
     assertEquals(List.of(a, b), tree.children(r));
     assertNames(a, words(type), assertThrows(TreeException.class, tree::snapshot));
     assertNames(a, words(type), assertThrows(TreeException.class, () -> tree.descendants(r)));
-    // a delete of its parent refuses naming it, and writes nothing
+    assertNames(a, words(type), assertThrows(TreeException.class, () -> tree.find(a)));
+    assertNames(a, words(type), assertThrows(TreeException.class, () -> tree.ancestors(a)));
+    // a delete of its parent, a move of its parent below it refuse naming it, and write nothing
     TreeException refused = assertThrows(TreeException.class, () -> tree.delete(r));
     assertNames(a, words(type), refused);
+    assertNames(a, words(type), assertThrows(TreeException.class,
+        () -> tree.move(r, dev.arbor.core.Position.lastChildOf(a))));
     assertEquals(3, nodes(c));
+    assertEquals(other(type, form, r),
+        raw(c).find(Filters.eq("_id", typed(type, a))).first().get("parent"));
 
     assertEquals(List.of(), tree.repair());
     BsonDocument stored = raw(c).find(Filters.eq("_id", typed(type, a))).first();
