@@ -181,6 +181,30 @@ class MistypedReferencesTest {
         typed(NodeIdType.OBJECT_ID, id(NodeIdType.OBJECT_ID, 2)))).first().get("parent"));
   }
 
+  /**
+   * A parent in a form Arbor does not read as an id (an ObjectId's digits in upper case) is named
+   * in the words of the id type and left by repair() (before: told as an orphan of '65A0…').
+   */
+  @Test
+  void aParentInAFormArborDoesNotReadIsNamedAndLeftByRepair() {
+    MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
+    String upper = ROOT_OID.toUpperCase(java.util.Locale.ROOT);
+    raw(c).insertMany(List.of(
+        new BsonDocument("_id", typed(NodeIdType.OBJECT_ID, ROOT_OID))
+            .append("parent", BsonNull.VALUE).append("arborRank", new BsonInt32(0)),
+        new BsonDocument("_id", typed(NodeIdType.OBJECT_ID, id(NodeIdType.OBJECT_ID, 2)))
+            .append("parent", new BsonString(upper)).append("arborRank", new BsonInt32(0))));
+    MongoTree tree = TreePattern.PARENT_REFERENCES.open(c,
+        TreeOptions.defaults().withIdType(NodeIdType.OBJECT_ID));
+    List<Problem> problems = tree.repair();
+    assertEquals(1, problems.size(), problems.toString());
+    assertTrue(problems.get(0).message().startsWith("parent is not an ObjectId: the string \""
+        + upper) && problems.get(0).message().contains("repair() leaves it"),
+        problems.toString());
+    assertEquals(new BsonString(upper), raw(c).find(Filters.eq("_id",
+        typed(NodeIdType.OBJECT_ID, id(NodeIdType.OBJECT_ID, 2)))).first().get("parent"));
+  }
+
   @ParameterizedTest
   @MethodSource("otherForms")
   void anAncestorInAnotherFormOfTheIdIsNamedSeenByTheSubtreeAndRepaired(NodeIdType type,

@@ -108,8 +108,8 @@ public record MistypedId(Object value, NodeIdType type) {
     List<String> candidates = candidates();
     String what = field + " is not " + article(type) + ": " + description();
     if (candidates.isEmpty()) {
-      return what + " (no form of " + article(type) + "; give it the id's type, "
-          + article(type) + ")";
+      return what + " (no form of " + article(type) + " Arbor reads: repair() leaves it; write"
+          + " the id as " + article(type) + ")";
     }
     String form = "another form of " + (candidates.size() == 1 ? "'" + candidates.get(0) + "'"
         : "one of " + candidates);
