@@ -566,7 +566,8 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
           .filter(MistypedId.class::isInstance).map(MistypedId.class::cast).findFirst()
           .orElse(null) : null;
       if (mistyped != null) {
-        problems.add(Layout.mistyped(id, "an item of " + childrenField, mistyped, byId::containsKey));
+        problems.add(Layout.mistyped(id, "an item of " + childrenField, mistyped,
+            byId::containsKey));
         continue;
       }
       if (!(children instanceof List<?> list)
