@@ -320,6 +320,54 @@ class MistypedReferencesTest {
   }
 
   /**
+   * A document whose _id is the string form of an ObjectId, in a tree of ObjectIds, is no node,
+   * whatever read meets it: check() names it, parent references leave it out of every read (as
+   * a document of another id type), the array of ancestors' reads that meet it refuse naming it
+   * (before: scans read it as a node, which no query by id found).
+   */
+  @Test
+  void aDocumentWhoseIdIsTheStringFormOfAnObjectIdIsNoNode() {
+    String x = id(NodeIdType.OBJECT_ID, 2);
+    MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
+    raw(c).insertMany(List.of(
+        new BsonDocument("_id", typed(NodeIdType.OBJECT_ID, ROOT_OID))
+            .append("parent", BsonNull.VALUE).append("arborRank", new BsonInt32(0)),
+        new BsonDocument("_id", new BsonString(x))
+            .append("parent", typed(NodeIdType.OBJECT_ID, ROOT_OID))
+            .append("arborRank", new BsonInt32(0))));
+    MongoTree tree = TreePattern.PARENT_REFERENCES.open(c,
+        TreeOptions.defaults().withIdType(NodeIdType.OBJECT_ID));
+    List<Problem> problems = tree.check();
+    assertEquals(1, problems.size(), problems.toString());
+    assertEquals(x, problems.get(0).nodeId(), problems.toString());
+    assertTrue(problems.get(0).message().startsWith("_id is not an ObjectId: the string"),
+        problems.toString());
+    Tree root = Tree.builder().add(ROOT_OID, null, Map.of()).build();
+    assertEquals(root, tree.snapshot());
+    assertEquals(List.of(), tree.children(ROOT_OID));
+    assertEquals(List.of(), tree.descendants(ROOT_OID));
+    assertEquals(java.util.Optional.empty(), tree.find(x));
+
+    MongoCollection<Document> a = MongoTestServer.get().scratchCollection();
+    raw(a).insertMany(List.of(
+        new BsonDocument("_id", typed(NodeIdType.OBJECT_ID, ROOT_OID))
+            .append("parent", BsonNull.VALUE).append("ancestors", new BsonArray())
+            .append("arborRank", new BsonInt32(0)),
+        new BsonDocument("_id", new BsonString(x))
+            .append("parent", typed(NodeIdType.OBJECT_ID, ROOT_OID))
+            .append("ancestors", new BsonArray(List.of(typed(NodeIdType.OBJECT_ID, ROOT_OID))))
+            .append("arborRank", new BsonInt32(0))));
+    MongoTree ancestors = TreePattern.ARRAY_OF_ANCESTORS.open(a,
+        TreeOptions.defaults().withIdType(NodeIdType.OBJECT_ID));
+    assertEquals(1, ancestors.check().size(), ancestors.check().toString());
+    TreeException e = assertThrows(TreeException.class, () -> ancestors.descendants(ROOT_OID));
+    assertTrue(e.getMessage().contains(x) && e.getMessage().contains("check()"),
+        e.getMessage());
+    assertEquals(List.of(), ancestors.repair().stream().filter(p -> !p.nodeId().equals(x))
+        .toList());
+  }
+
+  /**
    * A tree of longs written by mongosh, whose numbers are doubles: check() names the _ids and
    * parents as not longs (before, it said "not a non-empty string", the words of string trees).
    */

@@ -451,8 +451,9 @@ public final class NodeIds {
   /**
    * A node document as the stores read it: typed ids in the id fields as strings; a value of
    * another type in a reference field (parent, children, ancestors, or one of their items) as a
-   * {@link MistypedId}, never as the string of the id it may resemble. Arbor's own documents
-   * (a document as {@code _id}) are left as they are.
+   * {@link MistypedId}, never as the string of the id it may resemble; so is a string {@code
+   * _id} (no node: the reads skip it or refuse naming it, check() lists it). Arbor's own
+   * documents (a document as {@code _id}) are left as they are.
    */
   Document decoded(Document d) {
     if (d.get(MongoTreeStore.ID) instanceof Document) {
@@ -467,7 +468,11 @@ public final class NodeIds {
       if (s != null) {
         d.put(f, s);
       } else if (f.equals(MongoTreeStore.ID)) {
-        continue; // a document whose _id is of another type is no node of the tree
+        // a document whose _id is of another type is no node of the tree; a string, which
+        // would read as the id it may resemble, is told apart
+        if (v instanceof String) {
+          d.put(f, new MistypedId(v, type));
+        }
       } else if (v instanceof List<?> list) {
         List<Object> out = new ArrayList<>(list.size());
         for (Object each : list) {

@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 import static dev.arbor.mongo.internal.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
@@ -234,11 +235,11 @@ final class ArrayOfAncestorsLayout implements Layout {
     if (maxDepth == Integer.MAX_VALUE) {
       for (Document d : r.find(or(eq(ID, id), eq(ancestorsField, id))).projection(projection)) {
         Map<String, Object> attributes = withAttributes ? context.attributesOf(d) : Map.of();
-        if (d.getString(ID).equals(id)) {
+        if (idOf(d).equals(id)) {
           top = new Row(id, null, 0, attributes);
           depth = ancestorsOf(d).size();
         } else {
-          rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d), attributes));
+          rows.add(new Row(idOf(d), parentOf(d), ranks.of(d), attributes));
         }
       }
       if (top == null) {
@@ -254,7 +255,7 @@ final class ArrayOfAncestorsLayout implements Layout {
           filter = and(filter, exists(ancestorsField + "." + (depth + maxDepth), false));
         }
         for (Document d : r.find(filter).projection(projection)) {
-          rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
+          rows.add(new Row(idOf(d), parentOf(d), ranks.of(d),
               withAttributes ? context.attributesOf(d) : Map.of()));
         }
       }
@@ -266,7 +267,7 @@ final class ArrayOfAncestorsLayout implements Layout {
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(fields(parentField, rankField, ancestorsField),
-        d -> eq(parentField, d.getString(ID)),
+        d -> eq(parentField, idOf(d)),
         rankField, d -> parentOf(d), d -> ancestorsOf(d).size());
   }
 
@@ -329,7 +330,7 @@ final class ArrayOfAncestorsLayout implements Layout {
       if (id.equals(d.get(ID))) {
         node = d;
       } else {
-        below.add(d.getString(ID));
+        below.add(idOf(d));
       }
     }
     if (node == null) {
@@ -414,7 +415,7 @@ final class ArrayOfAncestorsLayout implements Layout {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES)
         .projection(withAttributes ? null : fields(parentField, rankField))) {
-      rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
+      rows.add(new Row(idOf(d), parentOf(d), ranks.of(d),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -440,13 +441,13 @@ final class ArrayOfAncestorsLayout implements Layout {
         // another form of an existing node's id: rewritten as the id
         String id = Layout.repaired(m, ids::contains);
         Layout.rewrite(c, d.get(ID), parentField, m, id);
-        rows.add(new Row(d.getString(ID), id, ranks.of(d), Map.of()));
+        rows.add(new Row(idOf(d), id, ranks.of(d), Map.of()));
       }
     }
     Forest forest = new Forest(rows);
     Set<String> reachable = new java.util.HashSet<>(forest.preorderBelow(null, Integer.MAX_VALUE));
     for (Document d : docs) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       if (reachable.contains(id)) {
         List<String> expected = forest.ancestorsOf(id);
         if (!expected.equals(d.get(ancestorsField))) {
@@ -460,7 +461,7 @@ final class ArrayOfAncestorsLayout implements Layout {
   public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       Object parent = d.get(parentField);
       if (parent instanceof MistypedId m) {
         problems.add(Layout.mistyped(id, parentField, m, byId::containsKey));
@@ -512,7 +513,7 @@ final class ArrayOfAncestorsLayout implements Layout {
   private record Target(@Nullable String parent, List<String> ancestors, long anchorRank) {}
 
   private Row row(Document d) {
-    return new Row(d.getString(ID), parentOf(d), ranks.of(d), Map.of());
+    return new Row(idOf(d), parentOf(d), ranks.of(d), Map.of());
   }
 
   private List<String> ancestorsOf(Document d) {

@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 import static dev.arbor.mongo.internal.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
@@ -391,7 +392,7 @@ public final class MaterializedPathLayout implements Layout {
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(fields(pathField, rankField),
-        d -> eq(pathField, childPath(pathIn(d), d.getString(ID))), rankField,
+        d -> eq(pathField, childPath(pathIn(d), idOf(d))), rankField,
         d -> row(d).parent(), d -> pathOf(d).size());
   }
 
@@ -459,7 +460,7 @@ public final class MaterializedPathLayout implements Layout {
 
       @Override
       public String childKey(Document parent) {
-        return childPath(pathIn(parent), parent.getString(ID));
+        return childPath(pathIn(parent), idOf(parent));
       }
     };
   }
@@ -556,7 +557,7 @@ public final class MaterializedPathLayout implements Layout {
   public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       Object path = d.get(pathField);
       if (path != null && !(path instanceof String)) {
         problems.add(new Problem(id, "path is not a string: " + path));
@@ -618,7 +619,7 @@ public final class MaterializedPathLayout implements Layout {
 
   private Row row(Document d) {
     List<String> ancestors = pathOf(d);
-    return new Row(d.getString(ID),
+    return new Row(idOf(d),
         ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
         ranks.of(d), Map.of());
   }

@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 import static dev.arbor.mongo.internal.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
@@ -274,7 +275,7 @@ final class NestedSetLayout implements Layout {
         filter = and(filter, lte(depthField, depthOf(x) + maxDepth));
       }
       for (Document d : r.find(filter).projection(projection)) {
-        rows.add(new Row(d.getString(ID), parentOf(d), num(d, leftField),
+        rows.add(new Row(idOf(d), parentOf(d), num(d, leftField),
             withAttributes ? context.attributesOf(d) : Map.of()));
       }
     }
@@ -283,7 +284,7 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public ChildGroup childGroup() {
-    return new ChildGroup(structure, d -> eq(parentField, d.getString(ID)), leftField,
+    return new ChildGroup(structure, d -> eq(parentField, idOf(d)), leftField,
         d -> parentOf(d), d -> (int) depthOf(d));
   }
 
@@ -355,14 +356,14 @@ final class NestedSetLayout implements Layout {
       @Override
       public Node next() {
         Document d = cursor.next();
-        String id = d.getString(ID);
+        String id = idOf(d);
         long left = num(d, leftField);
         long right = num(d, rightField);
         while (!open.isEmpty() && num(open.peek(), rightField) < left) {
           open.pop();
         }
         Document up = open.peek();
-        String parent = up == null ? null : up.getString(ID);
+        String parent = up == null ? null : idOf(up);
         if (left >= right || (up != null && right > num(up, rightField))
             || !java.util.Objects.equals(parent, d.get(parentField))) {
           throw new dev.arbor.core.TreeException("node '" + id + "' (left " + left
@@ -448,7 +449,7 @@ final class NestedSetLayout implements Layout {
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES).projection(withAttributes ? null : structure)) {
-      rows.add(new Row(d.getString(ID), parentOf(d), num(d, leftField),
+      rows.add(new Row(idOf(d), parentOf(d), num(d, leftField),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -487,7 +488,7 @@ final class NestedSetLayout implements Layout {
       if (!open.isEmpty() && num(d, rightField) > num(open.peek(), rightField)) {
         return; // overlapping intervals
       }
-      String parent = open.isEmpty() ? null : open.peek().getString(ID);
+      String parent = open.isEmpty() ? null : idOf(open.peek());
       long left = renumber.get(num(d, leftField));
       long right = renumber.get(num(d, rightField));
       if (left != num(d, leftField) || right != num(d, rightField)
@@ -511,7 +512,7 @@ final class NestedSetLayout implements Layout {
   public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Document> docs = new ArrayList<>();
     for (Document d : byId.values()) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)) {
         problems.add(new Problem(id, "left/right missing or not numbers: " + d.get(leftField) + "/"
             + d.get(rightField)));
@@ -539,14 +540,14 @@ final class NestedSetLayout implements Layout {
           other = outside.put(v, i);
         }
         if (other != null) {
-          problems.add(new Problem(d.getString(ID), f + " " + v
-              + " is also used by '" + docs.get(other).getString(ID) + "'"));
+          problems.add(new Problem(idOf(d), f + " " + v
+              + " is also used by '" + idOf(docs.get(other)) + "'"));
         }
       }
     }
     for (int v = 1; v <= max; v++) {
       if (owner[v] == 0) {
-        problems.add(new Problem(docs.isEmpty() ? "" : docs.get(0).getString(ID),
+        problems.add(new Problem(docs.isEmpty() ? "" : idOf(docs.get(0)),
             "the numbering leaves a gap at " + v + " (expected 1.." + 2L * docs.size() + ")"));
         break;
       }
@@ -558,15 +559,15 @@ final class NestedSetLayout implements Layout {
       while (!open.isEmpty() && num(open.peek(), rightField) < num(d, leftField)) {
         open.pop();
       }
-      String id = d.getString(ID);
+      String id = idOf(d);
       Document enclosing = open.peek();
       if (enclosing != null && num(d, rightField) > num(enclosing, rightField)) {
         problems.add(new Problem(id, "interval " + num(d, leftField) + "-" + num(d, rightField)
-            + " overlaps '" + enclosing.getString(ID) + "' " + num(enclosing, leftField) + "-"
+            + " overlaps '" + idOf(enclosing) + "' " + num(enclosing, leftField) + "-"
             + num(enclosing, rightField)));
         continue;
       }
-      String expectedParent = enclosing == null ? null : enclosing.getString(ID);
+      String expectedParent = enclosing == null ? null : idOf(enclosing);
       if (d.get(parentField) instanceof MistypedId m) {
         problems.add(new Problem(id, parentField + " is not " + MistypedId.article(m.type())
             + ": " + m + " (repair() rewrites it from the intervals: " + expectedParent + ")"));

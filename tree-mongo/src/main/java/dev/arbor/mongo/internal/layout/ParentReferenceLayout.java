@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 import static dev.arbor.mongo.internal.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.eq;
@@ -260,7 +261,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public ChildGroup childGroup() {
-    return new ChildGroup(fields(parentField, rankField), d -> eq(parentField, d.getString(ID)),
+    return new ChildGroup(fields(parentField, rankField), d -> eq(parentField, idOf(d)),
         rankField,
         d -> parentOf(d), d -> -1);
   }
@@ -351,7 +352,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
       parent = parentOf(d);
       Document up = d.get("up", Document.class);
       if (up != null) {
-        parents.put(up.getString(ID), parentOf(up));
+        parents.put(idOf(up), parentOf(up));
       }
     }
     if (!found) {
@@ -497,7 +498,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
   public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       Object parent = d.get(parentField);
       if (parent instanceof MistypedId m) {
         problems.add(Layout.mistyped(id, parentField, m, byId::containsKey));
@@ -532,7 +533,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
   }
 
   private Row row(Document d) {
-    return new Row(d.getString(ID), parentOf(d), ranks.of(d), Map.of());
+    return new Row(idOf(d), parentOf(d), ranks.of(d), Map.of());
   }
 
   /** The parent id of node document {@code d} ({@link Layout#stringField}), null for a root. */

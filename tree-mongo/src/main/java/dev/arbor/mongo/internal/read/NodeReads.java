@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.read;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static com.mongodb.client.model.Filters.in;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 
@@ -54,7 +55,7 @@ public final class NodeReads {
       matched = new HashMap<>();
       for (List<String> slice : Queries.slices(order)) {
         for (Document d : r.find(Filters.and(in(ID, slice), checked))) {
-          matched.put(d.getString(ID), s.context().attributesOf(d));
+          matched.put(idOf(d), s.context().attributesOf(d));
         }
       }
     }
@@ -114,7 +115,7 @@ public final class NodeReads {
         : s.depthOf(r, id)) + 1;
     List<Node> out = new ArrayList<>();
     for (Document d : children) {
-      out.add(new Node(Forest.nodeId(d.getString(ID), id), id, depth,
+      out.add(new Node(Forest.nodeId(idOf(d), id), id, depth,
           s.context().attributesOf(d)));
     }
     return out;

@@ -61,7 +61,8 @@ public final class TreeCheck {
         Document d = docs.next();
         Object id = d.get(ID);
         if (!(id instanceof String s) || s.isEmpty()) {
-          problems.add(new Problem(String.valueOf(id), notANodeId(id)));
+          problems.add(new Problem(String.valueOf(id instanceof MistypedId m ? m.value() : id),
+              notANodeId(id)));
           continue;
         }
         byId.put(s, byId.isEmpty() ? d : slim(d, structure, shared));
@@ -149,6 +150,9 @@ public final class TreeCheck {
       // Natural order: siblings without a rank are ranked in insertion order, whatever index a
       // server would otherwise choose for the scan.
       c.find(NODES).sort(new Document("$natural", 1)).into(docs);
+      // only nodes: a document whose _id is not of the tree's id type (check() lists it) is
+      // neither ranked nor rewritten
+      docs.removeIf(d -> !(d.get(MongoTreeStore.ID) instanceof String s) || s.isEmpty());
       store.layout.planRepair(c, docs);
       rewritten[0] = c.steps().size();
     });
@@ -165,7 +169,8 @@ public final class TreeCheck {
    * of the tree's id type ("_id is not a long: the double 1.0"), and what an id of another of
    * Arbor's id types tells.
    */
-  private String notANodeId(Object id) {
+  private String notANodeId(Object stored) {
+    Object id = stored instanceof MistypedId m ? m.value() : stored;
     dev.arbor.mongo.NodeIdType type = store.ids.type();
     if (type == dev.arbor.mongo.NodeIdType.STRING || id == null) {
       return "_id is not a non-empty string" + otherIdType(id);
