@@ -37,6 +37,9 @@ class ForeignDocumentsTest {
         Arguments.of("a path that is a number", TreePattern.MATERIALIZED_PATHS, "C",
             List.of("{_id: 'A', path: null}", "{_id: 'B', path: ',A,'}",
                 "{_id: 'C', path: 12}")),
+        Arguments.of("a document whose _id is the empty string", TreePattern.PARENT_REFERENCES,
+            "", List.of("{_id: 'A', parent: null}", "{_id: 'B', parent: 'A'}",
+                "{_id: 'C', parent: 'B'}", "{_id: '', parent: 'A'}")),
         Arguments.of("nested sets without depths", TreePattern.NESTED_SETS, "A", List.of(
             "{_id: 'A', parent: null, left: 1, right: 6}",
             "{_id: 'B', parent: 'A', left: 2, right: 5}",

@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.exists;
@@ -147,7 +148,7 @@ final class StreamLoad {
     this.mark = Step.mark(version, 0);
     this.batchSize = Math.max(1, batchSize);
     this.encoder = new LoadEncoder(store.collection.getCodecRegistry());
-    this.parent = parentDoc == null ? null : parentDoc.getString(MongoTreeStore.ID);
+    this.parent = parentDoc == null ? null : idOf(parentDoc);
     List<String> ancestors = new ArrayList<>();
     int depth = 0;
     long point = 0;

@@ -91,6 +91,11 @@ public final class NodeIds {
     return type == NodeIdType.STRING;
   }
 
+  /** The id mapping of {@code type} with the default field names. */
+  static NodeIds of(NodeIdType type) {
+    return type == NodeIdType.STRING ? STRING : new NodeIds(type, FieldNames.DEFAULTS);
+  }
+
   /** The id mapping of the collection a store reads through (see {@link #collection}). */
   public static NodeIds of(MongoCollection<Document> collection) {
     return collection.getCodecRegistry().get(Document.class) instanceof DecodingCodec d
@@ -226,18 +231,63 @@ public final class NodeIds {
 
   // ------------------------------------------------------------------ queries and writes
 
-  /** {@code f} with the ids it compares converted; {@code f} itself for string ids. */
+  /**
+   * {@code f} with the ids it compares converted; {@code f} itself for string ids. A reference
+   * field (parent, children, ancestors) compared with an id, by equality, {@code $in} or {@code
+   * $nin}, matches the id's {@linkplain #forms other forms} too: one index lookup of a few keys,
+   * so that the reads and changes that query by reference meet a node whose reference another
+   * tool wrote in another form ({@link MistypedId}) rather than miss it (a delete would orphan
+   * it).
+   */
   public BsonDocument filter(BsonDocument f) {
     if (isString()) {
       return f;
     }
-    return Rewrites.conditions(f,
-        (k, v, out) -> out.put(k, fields.contains(k) ? condition(v) : v));
+    return Rewrites.conditions(f, (k, v, out) -> out.put(k, k.equals(MongoTreeStore.ID)
+        ? condition(v, false) : fields.contains(k) ? condition(v, true) : v));
   }
 
-  private BsonValue condition(BsonValue v) {
+  /**
+   * The stored value of {@code id} and the other forms of it that other tools write: its string
+   * (an ObjectId's 24 hexadecimal digits, a UUID's 8-4-4-4-12, a long's decimal digits; a long
+   * written as a double or a decimal is equal to it already in a query), and for a UUID the
+   * legacy binary (subtype 3) in each byte order; just the value that matches nothing if {@code
+   * id} is not canonical.
+   */
+  private List<BsonValue> forms(String id) {
+    BsonValue v = parse(id);
+    if (v == null) {
+      return List.of(match(id));
+    }
+    List<BsonValue> out = new ArrayList<>(List.of(v, new BsonString(id)));
+    if (type == NodeIdType.UUID) {
+      java.util.UUID u = java.util.UUID.fromString(id);
+      for (UuidRepresentation r : MistypedId.LEGACY) {
+        BsonBinary legacy = new BsonBinary(u, r);
+        if (!out.contains(legacy)) {
+          out.add(legacy);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The forms ({@link #forms}) of each id of a list, or of one id. */
+  private BsonArray allForms(BsonValue v) {
+    BsonArray a = new BsonArray();
+    for (BsonValue each : v.isArray() ? v.asArray() : List.of(v)) {
+      if (each.isString()) {
+        a.addAll(forms(each.asString().getValue()));
+      } else {
+        a.add(each);
+      }
+    }
+    return a;
+  }
+
+  private BsonValue condition(BsonValue v, boolean reference) {
     if (v.isString()) {
-      return match(v.asString().getValue());
+      return reference ? new BsonDocument("$in", allForms(v)) : match(v.asString().getValue());
     }
     if (v.isArray()) {
       return matches(v);
@@ -247,13 +297,15 @@ public final class NodeIds {
       for (var op : v.asDocument().entrySet()) {
         String k = op.getKey();
         BsonValue x = op.getValue();
-        if (LISTS.contains(k)) {
+        if (reference && (k.equals("$in") || k.equals("$nin"))) {
+          ops.put(k, allForms(x));
+        } else if (LISTS.contains(k)) {
           ops.put(k, x.isString() ? match(x.asString().getValue()) : matches(x));
         } else if (k.equals("$type") && (x.isString() && x.asString().getValue().equals("string")
             || x.isNumber() && x.asNumber().intValue() == 2)) {
           ops.put(k, bsonType());
         } else if (k.equals("$not")) {
-          ops.put(k, condition(x));
+          ops.put(k, condition(x, reference));
         } else {
           ops.put(k, x);
         }
@@ -396,8 +448,17 @@ public final class NodeIds {
 
   // ------------------------------------------------------------------ reading
 
-  /** A node document as the stores read it: typed ids in the id fields as strings. */
+  /**
+   * A node document as the stores read it: typed ids in the id fields as strings; a value of
+   * another type in a reference field (parent, children, ancestors, or one of their items) as a
+   * {@link MistypedId}, never as the string of the id it may resemble; so is a string {@code
+   * _id} (no node: the reads skip it or refuse naming it, check() lists it). Arbor's own
+   * documents (a document as {@code _id}) are left as they are.
+   */
   Document decoded(Document d) {
+    if (d.get(MongoTreeStore.ID) instanceof Document) {
+      return d;
+    }
     for (String f : fields) {
       Object v = d.get(f);
       if (v == null) {
@@ -406,17 +467,21 @@ public final class NodeIds {
       String s = name(v);
       if (s != null) {
         d.put(f, s);
-      } else if (v instanceof List<?> list && !f.equals(MongoTreeStore.ID)) {
+      } else if (f.equals(MongoTreeStore.ID)) {
+        // a document whose _id is of another type is no node of the tree; a string, which
+        // would read as the id it may resemble, is told apart
+        if (v instanceof String) {
+          d.put(f, new MistypedId(v, type));
+        }
+      } else if (v instanceof List<?> list) {
         List<Object> out = new ArrayList<>(list.size());
-        boolean changed = false;
         for (Object each : list) {
           String n = name(each);
-          out.add(n != null ? n : each);
-          changed |= n != null;
+          out.add(n != null ? n : each == null ? null : new MistypedId(each, type));
         }
-        if (changed) {
-          d.put(f, out);
-        }
+        d.put(f, out);
+      } else {
+        d.put(f, new MistypedId(v, type));
       }
     }
     return d;

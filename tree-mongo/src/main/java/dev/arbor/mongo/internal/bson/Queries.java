@@ -71,6 +71,37 @@ public final class Queries {
     return o == null || o instanceof String;
   }
 
+  /**
+   * The node id of document {@code d}, read among the nodes a call meets (by a reference, a path
+   * or an interval).
+   *
+   * @throws TreeException naming the document if its {@code _id} is not of the tree's id type
+   *     (another tool's document: no node, which {@code check()} lists), rather than a {@code
+   *     ClassCastException}
+   */
+  public static String idOf(Document d) {
+    Object id = d.get(ID);
+    if (id instanceof String s) {
+      return s;
+    }
+    String what = id instanceof MistypedId m ? m.description() + ", not "
+        + MistypedId.article(m.type()) : id instanceof Document ? String.valueOf(id)
+        : String.valueOf(id) + " (" + (id == null ? "null" : id.getClass().getSimpleName()) + ")";
+    throw new TreeException("The document with _id " + what + " lies among the nodes this call"
+        + " reads (its parent, ancestors, path, children or interval name one), but its _id is not"
+        + " of the tree's id type: it is no node; check() lists it: give it an _id of the tree's"
+        + " type, or keep it in another collection (a change refused for it wrote nothing)");
+  }
+
+  /**
+   * Whether {@code o} is what a reference field holds in the pattern's layout: none, an id, or
+   * another form of an id ({@link MistypedId}: the node is laid out in the pattern, and what
+   * reads it names the value).
+   */
+  public static boolean isReference(@Nullable Object o) {
+    return isNullOrString(o) || o instanceof MistypedId;
+  }
+
   /** {@code siblings} with {@code id} replaced by {@code children}, in order. */
   public static List<String> lifted(List<String> siblings, String id, List<String> children) {
     List<String> out = new ArrayList<>(siblings);

@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 import static dev.arbor.mongo.internal.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
@@ -13,7 +14,7 @@ import static dev.arbor.mongo.internal.bson.Queries.fields;
 import static dev.arbor.mongo.internal.bson.Queries.group;
 import static dev.arbor.mongo.internal.bson.Queries.ids;
 import static dev.arbor.mongo.internal.bson.Queries.isNull;
-import static dev.arbor.mongo.internal.bson.Queries.isNullOrString;
+import static dev.arbor.mongo.internal.bson.Queries.isReference;
 import static dev.arbor.mongo.internal.bson.Queries.lifted;
 
 import com.mongodb.client.model.IndexModel;
@@ -29,6 +30,7 @@ import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.internal.TreeStores;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.protocol.Change;
 import dev.arbor.mongo.internal.protocol.Reads;
 import dev.arbor.mongo.internal.read.Forest;
@@ -120,7 +122,7 @@ final class ArrayOfAncestorsLayout implements Layout {
 
   @Override
   public @Nullable String layoutProblem(Document d) {
-    if (!isNullOrString(d.get(parentField))) {
+    if (!isReference(d.get(parentField))) {
       return parentField + " is not an id: " + d.get(parentField);
     }
     if (!(d.get(ancestorsField) instanceof List)) {
@@ -233,11 +235,11 @@ final class ArrayOfAncestorsLayout implements Layout {
     if (maxDepth == Integer.MAX_VALUE) {
       for (Document d : r.find(or(eq(ID, id), eq(ancestorsField, id))).projection(projection)) {
         Map<String, Object> attributes = withAttributes ? context.attributesOf(d) : Map.of();
-        if (d.getString(ID).equals(id)) {
+        if (idOf(d).equals(id)) {
           top = new Row(id, null, 0, attributes);
           depth = ancestorsOf(d).size();
         } else {
-          rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d), attributes));
+          rows.add(new Row(idOf(d), parentOf(d), ranks.of(d), attributes));
         }
       }
       if (top == null) {
@@ -253,7 +255,7 @@ final class ArrayOfAncestorsLayout implements Layout {
           filter = and(filter, exists(ancestorsField + "." + (depth + maxDepth), false));
         }
         for (Document d : r.find(filter).projection(projection)) {
-          rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
+          rows.add(new Row(idOf(d), parentOf(d), ranks.of(d),
               withAttributes ? context.attributesOf(d) : Map.of()));
         }
       }
@@ -265,7 +267,7 @@ final class ArrayOfAncestorsLayout implements Layout {
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(fields(parentField, rankField, ancestorsField),
-        d -> eq(parentField, d.getString(ID)),
+        d -> eq(parentField, idOf(d)),
         rankField, d -> parentOf(d), d -> ancestorsOf(d).size());
   }
 
@@ -328,7 +330,7 @@ final class ArrayOfAncestorsLayout implements Layout {
       if (id.equals(d.get(ID))) {
         node = d;
       } else {
-        below.add(d.getString(ID));
+        below.add(idOf(d));
       }
     }
     if (node == null) {
@@ -413,7 +415,7 @@ final class ArrayOfAncestorsLayout implements Layout {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES)
         .projection(withAttributes ? null : fields(parentField, rankField))) {
-      rows.add(new Row(d.getString(ID), parentOf(d), ranks.of(d),
+      rows.add(new Row(idOf(d), parentOf(d), ranks.of(d),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -426,20 +428,30 @@ final class ArrayOfAncestorsLayout implements Layout {
   @Override
   public void planRepair(Change c, List<Document> docs) {
     RankPlans.planRankRepair(c, rankField, docs, d -> d.get(parentField));
+    Set<Object> ids = new java.util.HashSet<>();
+    for (Document d : docs) {
+      ids.add(d.get(ID));
+    }
     List<Row> rows = new ArrayList<>();
     for (Document d : docs) {
-      if (d.get(parentField) == null || d.get(parentField) instanceof String) {
+      Object parent = d.get(parentField);
+      if (parent == null || parent instanceof String) {
         rows.add(row(d));
+      } else if (parent instanceof MistypedId m && Layout.repaired(m, ids::contains) != null) {
+        // another form of an existing node's id: rewritten as the id
+        String id = Layout.repaired(m, ids::contains);
+        Layout.rewrite(c, d.get(ID), parentField, m, id);
+        rows.add(new Row(idOf(d), id, ranks.of(d), Map.of()));
       }
     }
     Forest forest = new Forest(rows);
     Set<String> reachable = new java.util.HashSet<>(forest.preorderBelow(null, Integer.MAX_VALUE));
     for (Document d : docs) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       if (reachable.contains(id)) {
         List<String> expected = forest.ancestorsOf(id);
         if (!expected.equals(d.get(ancestorsField))) {
-          c.set(id, Updates.set(ancestorsField, expected));
+          Layout.rewrite(c, id, ancestorsField, d.get(ancestorsField), expected);
         }
       }
     }
@@ -449,8 +461,12 @@ final class ArrayOfAncestorsLayout implements Layout {
   public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       Object parent = d.get(parentField);
+      if (parent instanceof MistypedId m) {
+        problems.add(Layout.mistyped(id, parentField, m, byId::containsKey));
+        continue;
+      }
       if (parent != null && !(parent instanceof String)) {
         problems.add(new Problem(id, "parent is not a string: " + parent));
         continue;
@@ -466,7 +482,14 @@ final class ArrayOfAncestorsLayout implements Layout {
     for (Row r : rows) {
       Object stored = byId.get(r.id()).get(ancestorsField);
       List<String> expected = forest.ancestorsOf(r.id());
-      if (!(stored instanceof List<?> list) || !list.equals(expected)) {
+      MistypedId mistyped = stored instanceof List<?> list ? list.stream()
+          .filter(MistypedId.class::isInstance).map(MistypedId.class::cast).findFirst()
+          .orElse(null) : null;
+      if (mistyped != null) {
+        problems.add(new Problem(r.id(), ancestorsField + " holds " + mistyped + ", which is not "
+            + MistypedId.article(mistyped.type()) + " (repair() rewrites the " + ancestorsField
+            + " from the parent chain " + expected + ")"));
+      } else if (!(stored instanceof List<?> list) || !list.equals(expected)) {
         problems.add(new Problem(r.id(), "ancestors " + stored
             + " disagree with the parent chain " + expected));
       }
@@ -490,11 +513,11 @@ final class ArrayOfAncestorsLayout implements Layout {
   private record Target(@Nullable String parent, List<String> ancestors, long anchorRank) {}
 
   private Row row(Document d) {
-    return new Row(d.getString(ID), parentOf(d), ranks.of(d), Map.of());
+    return new Row(idOf(d), parentOf(d), ranks.of(d), Map.of());
   }
 
   private List<String> ancestorsOf(Document d) {
-    return d.getList(ancestorsField, String.class, List.of());
+    return Layout.idList(d, ancestorsField);
   }
 
   /** The parent id of node document {@code d} ({@link Layout#stringField}), null for a root. */

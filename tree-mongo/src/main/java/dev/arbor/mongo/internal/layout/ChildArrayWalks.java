@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
@@ -43,7 +44,7 @@ final class ChildArrayWalks {
   @org.jspecify.annotations.Nullable Document listerOf(String id, List<Document> docs) {
     for (Document d : docs) {
       if (!id.equals(d.get(ID))
-          && d.getList(childrenField, String.class, List.of()).contains(id)) {
+          && Layout.idList(d, childrenField).contains(id)) {
         return d;
       }
     }
@@ -76,9 +77,9 @@ final class ChildArrayWalks {
     r.require(id, fields(ID));
     Set<String> seen = new HashSet<>();
     seen.add(id);
-    for (Document p = parentDocument(r, id); p != null && seen.add(p.getString(ID));
-        p = parentDocument(r, p.getString(ID))) {
-      chain.add(0, p.getString(ID));
+    for (Document p = parentDocument(r, id); p != null && seen.add(idOf(p));
+        p = parentDocument(r, idOf(p))) {
+      chain.add(0, idOf(p));
     }
     return chain;
   }
@@ -106,7 +107,7 @@ final class ChildArrayWalks {
     up.sort(Comparator.comparingLong((Document u) -> ((Number) u.get("level")).longValue())
         .reversed());
     for (Document u : up) {
-      chain.add(u.getString(ID));
+      chain.add(idOf(u));
     }
     return chain;
   }
@@ -194,14 +195,14 @@ final class ChildArrayWalks {
     for (Document d : docs) {
       List<String> children = childrenOf(d);
       for (int i = 0; i < children.size(); i++) {
-        parent.putIfAbsent(children.get(i), d.getString(ID));
+        parent.putIfAbsent(children.get(i), idOf(d));
         index.putIfAbsent(children.get(i), i);
       }
     }
     List<Row> rows = new ArrayList<>();
     Set<String> seen = new HashSet<>();
     for (Document d : docs) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       if (seen.add(id)) {
         rows.add(new Row(id, id.equals(top) ? null : parent.get(id), index.getOrDefault(id, 0),
             Map.of()));
@@ -211,6 +212,6 @@ final class ChildArrayWalks {
   }
 
   private List<String> childrenOf(Document d) {
-    return d.getList(childrenField, String.class, List.of());
+    return Layout.idList(d, childrenField);
   }
 }

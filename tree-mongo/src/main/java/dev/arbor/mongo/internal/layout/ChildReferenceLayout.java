@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 import static dev.arbor.mongo.internal.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
@@ -27,6 +28,7 @@ import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.internal.TreeStores;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.bson.Encoded;
 import dev.arbor.mongo.internal.protocol.Change;
 import dev.arbor.mongo.internal.protocol.Reads;
@@ -211,7 +213,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       throw new InvalidMoveException(id, position);
     }
     if (oldParent != null) {
-      c.set(oldParent.getString(ID), Updates.pull(childrenField, id));
+      c.set(idOf(oldParent), Updates.pull(childrenField, id));
     }
     if (t.parent == null) {
       c.set(id, Updates.set(rankField, t.rank));
@@ -245,7 +247,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       }
     }
     if (parent != null) {
-      c.set(parent.getString(ID), Updates.pull(childrenField, id));
+      c.set(idOf(parent), Updates.pull(childrenField, id));
     }
     deleteAll(c, doomed);
     return doomed.size();
@@ -265,15 +267,15 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       if (!children.isEmpty()) {
         if (regrouped.size() > context.capabilities().maxChildren()) {
           throw new dev.arbor.core.TreeException("Cannot delete '" + id + "' lifting its "
-              + children.size() + " children into the children of '" + parent.getString(ID)
+              + children.size() + " children into the children of '" + idOf(parent)
               + "': it would have "
               + regrouped.size() + " children, more than TreeOptions.withMaxChildren allows ("
               + context.capabilities().maxChildren() + "); " + WIDER);
         }
-        checkRoom(c, parent.getString(ID), regrouped.subList(0, regrouped.size() - 1),
+        checkRoom(c, idOf(parent), regrouped.subList(0, regrouped.size() - 1),
             regrouped.get(regrouped.size() - 1));
       }
-      c.set(parent.getString(ID), Updates.set(childrenField, regrouped));
+      c.set(idOf(parent), Updates.set(childrenField, regrouped));
     } else if (!children.isEmpty()) {
       RankPlans.planRegroup(c, rankField, lifted(rootIds(c), id, children), Set.of(), rankField,
           null);
@@ -319,7 +321,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     for (List<String> slice : slices(rest)) {
       Bson q = filter == null ? in(ID, slice) : and(in(ID, slice), filter);
       for (Document d : r.find(q)) {
-        found.put(d.getString(ID), d);
+        found.put(idOf(d), d);
       }
     }
     List<Node> out = new ArrayList<>();
@@ -327,7 +329,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     for (String child : rest) {
       Document d = found.get(child);
       if (d != null && out.size() < limit) {
-        out.add(new Node(child, id, depth, context.attributesOf(d)));
+        out.add(new Node(Forest.nodeId(child, id), id, depth, context.attributesOf(d)));
       }
     }
     return out;
@@ -366,7 +368,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       if (id.equals(d.get(ID))) {
         node = d;
       } else {
-        parent = d.getString(ID);
+        parent = idOf(d);
       }
     }
     if (node == null) {
@@ -404,8 +406,8 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     }
     List<String> out = new ArrayList<>();
     for (Document d : docs) {
-      if (!listed.contains(d.getString(ID))) {
-        out.add(d.getString(ID));
+      if (!listed.contains(idOf(d))) {
+        out.add(idOf(d));
       }
     }
     return out;
@@ -493,18 +495,18 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     for (Document d : docs) {
       List<String> children = childrenOf(d);
       for (int i = 0; i < children.size(); i++) {
-        String previous = parent.putIfAbsent(children.get(i), d.getString(ID));
+        String previous = parent.putIfAbsent(children.get(i), idOf(d));
         if (previous == null) {
           index.put(children.get(i), i);
         } else if (problems != null) {
           problems.add(new Problem(children.get(i), "is listed as a child of both '" + previous
-              + "' and '" + d.getString(ID) + "'"));
+              + "' and '" + idOf(d) + "'"));
         }
       }
     }
     List<Row> rows = new ArrayList<>();
     for (Document d : docs) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       String p = parent.get(id);
       long order = p == null ? ranks.of(d) : index.get(id);
       rows.add(new Row(id, p, order, withAttributes ? context.attributesOf(d) : Map.of()));
@@ -530,7 +532,9 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       List<String> kept = new ArrayList<>();
       if (children instanceof List<?> list) {
         Set<String> here = new HashSet<>();
-        for (Object child : list) {
+        for (Object each : list) {
+          // another form of an existing node's id is kept as that id
+          Object child = each instanceof MistypedId m ? Layout.repaired(m, ids::contains) : each;
           if (child instanceof String s && ids.contains(s) && !s.equals(d.get(ID))
               && here.add(s)) {
             listed.add(s);
@@ -539,12 +543,12 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
         }
       }
       if (!kept.equals(children)) {
-        c.set(d.get(ID), Updates.set(childrenField, kept));
+        Layout.rewrite(c, d.get(ID), childrenField, children, kept);
       }
     }
     List<Document> roots = new ArrayList<>();
     for (Document d : docs) {
-      if (!listed.contains(d.getString(ID))) {
+      if (!listed.contains(idOf(d))) {
         roots.add(d);
       } else if (d.containsKey(rankField)) {
         c.set(d.get(ID), Updates.unset(rankField));
@@ -557,8 +561,16 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Document> docs = new ArrayList<>();
     for (Document d : byId.values()) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       Object children = d.get(childrenField);
+      MistypedId mistyped = children instanceof List<?> items ? items.stream()
+          .filter(MistypedId.class::isInstance).map(MistypedId.class::cast).findFirst()
+          .orElse(null) : null;
+      if (mistyped != null) {
+        problems.add(Layout.mistyped(id, "an item of " + childrenField, mistyped,
+            byId::containsKey));
+        continue;
+      }
       if (!(children instanceof List<?> list)
           || !list.stream().allMatch(c -> c instanceof String)) {
         problems.add(new Problem(id, "children is missing or not an array of ids: " + children));
@@ -613,7 +625,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     }
     List<String> siblings = without(childrenOf(parent), moving);
     int at = siblings.indexOf(s.siblingId());
-    return new Target(parent.getString(ID), s.before() ? at : at + 1, 0, siblings);
+    return new Target(idOf(parent), s.before() ? at : at + 1, 0, siblings);
   }
 
   /**
@@ -684,6 +696,6 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   }
 
   private List<String> childrenOf(Document d) {
-    return d.getList(childrenField, String.class, List.of());
+    return Layout.idList(d, childrenField);
   }
 }

@@ -15,6 +15,7 @@ import dev.arbor.core.Tree;
 import dev.arbor.core.TreeException;
 import dev.arbor.core.internal.TreeStores;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.bson.Scope;
 import dev.arbor.mongo.internal.protocol.Change;
 import dev.arbor.mongo.internal.protocol.Reads;
@@ -68,7 +69,119 @@ public interface Layout {
     if (v == null || v instanceof String) {
       return (String) v;
     }
-    throw new dev.arbor.core.TreeException("node '" + d.get("_id") + "' has " + field + " " + v
+    throw notAnId(d, field, v);
+  }
+
+  /**
+   * The ids in array field {@code field} of node document {@code d} (children, ancestors), empty
+   * if it has none.
+   *
+   * @throws dev.arbor.core.TreeException naming the node if the field is not an array of ids (an
+   *     item of another type, {@link MistypedId}), as {@link #stringField}
+   */
+  static java.util.List<String> idList(org.bson.Document d, String field) {
+    Object v = d.get(field);
+    if (v == null) {
+      return java.util.List.of();
+    }
+    if (!(v instanceof java.util.List<?> list)) {
+      throw notAnId(d, field, v);
+    }
+    for (Object each : list) {
+      if (!(each instanceof String)) {
+        throw notAnId(d, field, each);
+      }
+    }
+    @SuppressWarnings("unchecked")
+    java.util.List<String> ids = (java.util.List<String>) list;
+    return ids;
+  }
+
+  /**
+   * Whether reference {@code ref} (a parent, an item of children or ancestors, as decoded) names
+   * node {@code id}: it is {@code id}, or another form of it ({@link MistypedId}).
+   */
+  static boolean names(@org.jspecify.annotations.Nullable Object ref, String id) {
+    return id.equals(ref) || ref instanceof MistypedId m && m.candidates().contains(id);
+  }
+
+  /**
+   * The problem of {@code field} of node {@code id} holding {@code m}, in the words of the id
+   * type, telling whether {@code repair()} rewrites it (it is another form of the id of exactly
+   * one node of {@code ids}).
+   */
+  static Problem mistyped(String id, String field, MistypedId m,
+      java.util.function.Predicate<Object> ids) {
+    int existing = 0;
+    for (String candidate : m.candidates()) {
+      existing += ids.test(candidate) ? 1 : 0;
+    }
+    return new Problem(id, m.problem(field, existing));
+  }
+
+  /**
+   * The id {@code repair()} writes for reference {@code ref}: itself if it is an id, the one
+   * existing node it is another form of ({@link MistypedId}), else null (left as it is).
+   */
+  static @org.jspecify.annotations.Nullable String repaired(@org.jspecify.annotations.Nullable
+      Object ref, java.util.function.Predicate<Object> ids) {
+    if (ref instanceof String s) {
+      return s;
+    }
+    if (!(ref instanceof MistypedId m)) {
+      return null;
+    }
+    String found = null;
+    for (String candidate : m.candidates()) {
+      if (ids.test(candidate)) {
+        if (found != null) {
+          return null; // a legacy UUID naming two nodes: no guess
+        }
+        found = candidate;
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Plans the rewrite of reference field {@code field} of node {@code id}, holding {@code m}, as
+   * {@code value} (an id or a list of ids, converted to the id type by the change). A number
+   * equal to the id (a long written as a double) is unset first: an update that sets a field to
+   * a value it compares equal to may leave the stored value as it is.
+   */
+  static void rewrite(Change c, Object id, String field, @org.jspecify.annotations.Nullable
+      Object stored, Object value) {
+    if (holdsNumber(stored)) {
+      c.set(id, com.mongodb.client.model.Updates.unset(field));
+    }
+    c.set(id, com.mongodb.client.model.Updates.set(field, value));
+  }
+
+  private static boolean holdsNumber(@org.jspecify.annotations.Nullable Object stored) {
+    if (stored instanceof MistypedId m) {
+      return m.value() instanceof Number || m.value() instanceof org.bson.types.Decimal128;
+    }
+    if (stored instanceof List<?> list) {
+      for (Object each : list) {
+        if (holdsNumber(each)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** The refusal of a read or change that meets {@code v}, not an id, in {@code field}. */
+  private static dev.arbor.core.TreeException notAnId(org.bson.Document d, String field,
+      @org.jspecify.annotations.Nullable Object v) {
+    if (v instanceof MistypedId m) {
+      return new dev.arbor.core.TreeException("node '" + d.get("_id") + "' has in " + field
+          + " " + m + ", which " + "is not " + MistypedId.article(m.type())
+          + ", the type of this tree's ids: check() lists the problems, repair() rewrites"
+          + " another form of an existing node's id as its id (a change refused for it wrote"
+          + " nothing)");
+    }
+    return new dev.arbor.core.TreeException("node '" + d.get("_id") + "' has " + field + " " + v
         + ", which is not a node id nor a path: check() lists the problems, repair() rewrites"
         + " the fields derived from the authoritative ones");
   }

@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 import static dev.arbor.mongo.internal.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
@@ -172,6 +173,19 @@ public final class MaterializedPathLayout implements Layout {
   /** The path of the children of a node with path {@code path} and id {@code id}. */
   static String childPath(@Nullable String path, String id) {
     return (path == null ? "," : path) + escape(id) + ",";
+  }
+
+  /** The first id of {@code parts} not canonical for the tree's id type, or null. */
+  private @Nullable String otherForm(List<String> parts) {
+    if (context.ids().isString()) {
+      return null;
+    }
+    for (String part : parts) {
+      if (dev.arbor.mongo.internal.bson.NodeIds.refusal(context.ids().type(), part) != null) {
+        return part;
+      }
+    }
+    return null;
   }
 
   /**
@@ -378,7 +392,7 @@ public final class MaterializedPathLayout implements Layout {
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(fields(pathField, rankField),
-        d -> eq(pathField, childPath(pathIn(d), d.getString(ID))), rankField,
+        d -> eq(pathField, childPath(pathIn(d), idOf(d))), rankField,
         d -> row(d).parent(), d -> pathOf(d).size());
   }
 
@@ -446,7 +460,7 @@ public final class MaterializedPathLayout implements Layout {
 
       @Override
       public String childKey(Document parent) {
-        return childPath(pathIn(parent), parent.getString(ID));
+        return childPath(pathIn(parent), idOf(parent));
       }
     };
   }
@@ -543,16 +557,26 @@ public final class MaterializedPathLayout implements Layout {
   public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       Object path = d.get(pathField);
       if (path != null && !(path instanceof String)) {
         problems.add(new Problem(id, "path is not a string: " + path));
         continue;
       }
+      List<String> parts;
       try {
-        parse((String) path);
+        parts = parse((String) path);
       } catch (IllegalArgumentException e) {
         problems.add(new Problem(id, e.getMessage()));
+        continue;
+      }
+      String odd = otherForm(parts);
+      if (odd != null) {
+        // the path string of a typed tree holds canonical ids: "01" or upper-case hexadecimal
+        // digits name no node, and no query by prefix finds the node under the one meant
+        problems.add(new Problem(id, pathField + " " + path + " holds '" + odd + "', which is "
+            + dev.arbor.mongo.internal.bson.NodeIds.refusal(context.ids().type(), odd)
+            + "; repair() cannot guess a path"));
         continue;
       }
       if (!(d.get(rankField) instanceof Number)) {
@@ -595,7 +619,7 @@ public final class MaterializedPathLayout implements Layout {
 
   private Row row(Document d) {
     List<String> ancestors = pathOf(d);
-    return new Row(d.getString(ID),
+    return new Row(idOf(d),
         ancestors.isEmpty() ? null : ancestors.get(ancestors.size() - 1),
         ranks.of(d), Map.of());
   }

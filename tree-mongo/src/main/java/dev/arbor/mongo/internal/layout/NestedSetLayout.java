@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 import static dev.arbor.mongo.internal.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.and;
@@ -16,7 +17,7 @@ import static dev.arbor.mongo.internal.bson.Queries.countOrRequire;
 import static dev.arbor.mongo.internal.bson.Queries.fields;
 import static dev.arbor.mongo.internal.bson.Queries.ids;
 import static dev.arbor.mongo.internal.bson.Queries.isNull;
-import static dev.arbor.mongo.internal.bson.Queries.isNullOrString;
+import static dev.arbor.mongo.internal.bson.Queries.isReference;
 
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.Indexes;
@@ -28,6 +29,7 @@ import dev.arbor.core.Position;
 import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.protocol.Change;
 import dev.arbor.mongo.internal.protocol.Reads;
 import dev.arbor.mongo.internal.read.Forest;
@@ -141,7 +143,7 @@ final class NestedSetLayout implements Layout {
         return f + " is not a number: " + d.get(f);
       }
     }
-    return isNullOrString(d.get(parentField)) ? null : "parent is not an id: " + d.get(parentField);
+    return isReference(d.get(parentField)) ? null : "parent is not an id: " + d.get(parentField);
   }
 
   @Override
@@ -273,7 +275,7 @@ final class NestedSetLayout implements Layout {
         filter = and(filter, lte(depthField, depthOf(x) + maxDepth));
       }
       for (Document d : r.find(filter).projection(projection)) {
-        rows.add(new Row(d.getString(ID), parentOf(d), num(d, leftField),
+        rows.add(new Row(idOf(d), parentOf(d), num(d, leftField),
             withAttributes ? context.attributesOf(d) : Map.of()));
       }
     }
@@ -282,7 +284,7 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public ChildGroup childGroup() {
-    return new ChildGroup(structure, d -> eq(parentField, d.getString(ID)), leftField,
+    return new ChildGroup(structure, d -> eq(parentField, idOf(d)), leftField,
         d -> parentOf(d), d -> (int) depthOf(d));
   }
 
@@ -355,14 +357,14 @@ final class NestedSetLayout implements Layout {
       @Override
       public Node next() {
         Document d = cursor.next();
-        String id = d.getString(ID);
+        String id = idOf(d);
         long left = num(d, leftField);
         long right = num(d, rightField);
         while (!open.isEmpty() && num(open.peek(), rightField) < left) {
           open.pop();
         }
         Document up = open.peek();
-        String parent = up == null ? null : up.getString(ID);
+        String parent = up == null ? null : idOf(up);
         if (left >= right || (up != null && right > num(up, rightField))
             || !java.util.Objects.equals(parent, d.get(parentField))) {
           throw new dev.arbor.core.TreeException("node '" + id + "' (left " + left
@@ -371,7 +373,8 @@ final class NestedSetLayout implements Layout {
               + (up == null ? " (a root)" : " (under '" + parent + "')")
               + ": check() lists the problems, repair() renumbers derivable intervals");
         }
-        Node e = new Node(id, parent, open.size(), context.attributesOf(d));
+        Node e = new Node(Forest.nodeId(id, parent), parent, open.size(),
+            context.attributesOf(d));
         // Only the interval is kept on the stack, not the attributes.
         open.push(new Document(ID, id).append(leftField, left).append(rightField, right));
         return e;
@@ -447,7 +450,7 @@ final class NestedSetLayout implements Layout {
   public Forest forest(Reads r, boolean withAttributes) {
     List<Row> rows = new ArrayList<>();
     for (Document d : r.find(NODES).projection(withAttributes ? null : structure)) {
-      rows.add(new Row(d.getString(ID), parentOf(d), num(d, leftField),
+      rows.add(new Row(idOf(d), parentOf(d), num(d, leftField),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -486,13 +489,17 @@ final class NestedSetLayout implements Layout {
       if (!open.isEmpty() && num(d, rightField) > num(open.peek(), rightField)) {
         return; // overlapping intervals
       }
-      String parent = open.isEmpty() ? null : open.peek().getString(ID);
+      String parent = open.isEmpty() ? null : idOf(open.peek());
       long left = renumber.get(num(d, leftField));
       long right = renumber.get(num(d, rightField));
       if (left != num(d, leftField) || right != num(d, rightField)
           || !Objects.equals(parent, d.get(parentField))
           || !(d.get(depthField) instanceof Number) || num(d, depthField) != open.size()) {
         long depth = open.size();
+        if (d.get(parentField) instanceof MistypedId m && m.value() instanceof Number) {
+          // a long written as a double: a set to an equal value may leave it as it is
+          writes.add(() -> c.set(d.get(ID), Updates.unset(parentField)));
+        }
         writes.add(() -> c.set(d.get(ID), Updates.combine(Updates.set(leftField, left),
             Updates.set(rightField, right), Updates.set(parentField, parent),
                 Updates.set(depthField, depth))));
@@ -506,7 +513,7 @@ final class NestedSetLayout implements Layout {
   public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Document> docs = new ArrayList<>();
     for (Document d : byId.values()) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)) {
         problems.add(new Problem(id, "left/right missing or not numbers: " + d.get(leftField) + "/"
             + d.get(rightField)));
@@ -534,14 +541,14 @@ final class NestedSetLayout implements Layout {
           other = outside.put(v, i);
         }
         if (other != null) {
-          problems.add(new Problem(d.getString(ID), f + " " + v
-              + " is also used by '" + docs.get(other).getString(ID) + "'"));
+          problems.add(new Problem(idOf(d), f + " " + v
+              + " is also used by '" + idOf(docs.get(other)) + "'"));
         }
       }
     }
     for (int v = 1; v <= max; v++) {
       if (owner[v] == 0) {
-        problems.add(new Problem(docs.isEmpty() ? "" : docs.get(0).getString(ID),
+        problems.add(new Problem(docs.isEmpty() ? "" : idOf(docs.get(0)),
             "the numbering leaves a gap at " + v + " (expected 1.." + 2L * docs.size() + ")"));
         break;
       }
@@ -553,16 +560,19 @@ final class NestedSetLayout implements Layout {
       while (!open.isEmpty() && num(open.peek(), rightField) < num(d, leftField)) {
         open.pop();
       }
-      String id = d.getString(ID);
+      String id = idOf(d);
       Document enclosing = open.peek();
       if (enclosing != null && num(d, rightField) > num(enclosing, rightField)) {
         problems.add(new Problem(id, "interval " + num(d, leftField) + "-" + num(d, rightField)
-            + " overlaps '" + enclosing.getString(ID) + "' " + num(enclosing, leftField) + "-"
+            + " overlaps '" + idOf(enclosing) + "' " + num(enclosing, leftField) + "-"
             + num(enclosing, rightField)));
         continue;
       }
-      String expectedParent = enclosing == null ? null : enclosing.getString(ID);
-      if (!Objects.equals(expectedParent, d.get(parentField))) {
+      String expectedParent = enclosing == null ? null : idOf(enclosing);
+      if (d.get(parentField) instanceof MistypedId m) {
+        problems.add(new Problem(id, parentField + " is not " + MistypedId.article(m.type())
+            + ": " + m + " (repair() rewrites it from the intervals: " + expectedParent + ")"));
+      } else if (!Objects.equals(expectedParent, d.get(parentField))) {
         problems.add(new Problem(id, "parent " + d.get(parentField)
             + " disagrees with the intervals (enclosed by " + expectedParent + ")"));
       }

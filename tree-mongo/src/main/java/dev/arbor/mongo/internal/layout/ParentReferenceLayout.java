@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 import static dev.arbor.mongo.internal.MongoTreeStore.NODES;
 import static com.mongodb.client.model.Filters.eq;
@@ -11,7 +12,7 @@ import static dev.arbor.mongo.internal.bson.Queries.fields;
 import static dev.arbor.mongo.internal.bson.Queries.group;
 import static dev.arbor.mongo.internal.bson.Queries.ids;
 import static dev.arbor.mongo.internal.bson.Queries.isNull;
-import static dev.arbor.mongo.internal.bson.Queries.isNullOrString;
+import static dev.arbor.mongo.internal.bson.Queries.isReference;
 import static dev.arbor.mongo.internal.bson.Queries.lifted;
 import static dev.arbor.mongo.internal.bson.Queries.slices;
 
@@ -27,6 +28,7 @@ import dev.arbor.core.Problem;
 import dev.arbor.core.Tree;
 import dev.arbor.core.internal.TreeStores;
 import dev.arbor.mongo.TreePattern;
+import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.protocol.Change;
 import dev.arbor.mongo.internal.protocol.Reads;
 import dev.arbor.mongo.internal.read.Forest;
@@ -174,7 +176,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public @Nullable String layoutProblem(Document d) {
-    if (!isNullOrString(d.get(parentField))) {
+    if (!isReference(d.get(parentField))) {
       return parentField + " is not an id: " + d.get(parentField);
     }
     return d.get(rankField) instanceof Number ? null 
@@ -208,7 +210,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
       return;
     }
     boolean leaf = found.others() != null
-        && found.others().stream().noneMatch(d -> id.equals(d.get(parentField)));
+        && found.others().stream().noneMatch(d -> Layout.names(d.get(parentField), id));
     String parent = targetParent(position, docs);
     if (parent != null && (parent.equals(id) || !leaf && ancestorsOf(c, parent).contains(id))) {
       throw new InvalidMoveException(id, position);
@@ -228,7 +230,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
     boolean leaf = true;
     for (Document d : nodeAndOneChild(c, id)) {
       found |= id.equals(d.get(ID));
-      leaf &= !id.equals(d.get(parentField));
+      leaf &= !Layout.names(d.get(parentField), id); // in another form too: refused below
     }
     if (leaf && !found) {
       throw new NodeNotFoundException(id);
@@ -259,7 +261,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
 
   @Override
   public ChildGroup childGroup() {
-    return new ChildGroup(fields(parentField, rankField), d -> eq(parentField, d.getString(ID)),
+    return new ChildGroup(fields(parentField, rankField), d -> eq(parentField, idOf(d)),
         rankField,
         d -> parentOf(d), d -> -1);
   }
@@ -350,7 +352,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
       parent = parentOf(d);
       Document up = d.get("up", Document.class);
       if (up != null) {
-        parents.put(up.getString(ID), parentOf(up));
+        parents.put(idOf(up), parentOf(up));
       }
     }
     if (!found) {
@@ -471,18 +473,37 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
     return new Forest(rows);
   }
 
-  /** Parent references derive nothing: repair fills in missing or repeated ranks. */
+  /**
+   * Parent references derive nothing: repair fills in missing or repeated ranks, and rewrites a
+   * parent given in another form of an existing node's id ({@link MistypedId}) as that id.
+   */
   @Override
   public void planRepair(Change c, List<Document> docs) {
     RankPlans.planRankRepair(c, rankField, docs, d -> d.get(parentField));
+    Set<Object> ids = new HashSet<>();
+    for (Document d : docs) {
+      ids.add(d.get(ID));
+    }
+    for (Document d : docs) {
+      if (d.get(parentField) instanceof MistypedId m) {
+        String parent = Layout.repaired(m, ids::contains);
+        if (parent != null) {
+          Layout.rewrite(c, d.get(ID), parentField, m, parent);
+        }
+      }
+    }
   }
 
   @Override
   public void checkDocuments(Map<String, Document> byId, List<Problem> problems) {
     List<Row> rows = new ArrayList<>();
     for (Document d : byId.values()) {
-      String id = d.getString(ID);
+      String id = idOf(d);
       Object parent = d.get(parentField);
+      if (parent instanceof MistypedId m) {
+        problems.add(Layout.mistyped(id, parentField, m, byId::containsKey));
+        continue;
+      }
       if (parent != null && !(parent instanceof String)) {
         problems.add(new Problem(id, "parent is not a string: " + parent));
         continue;
@@ -512,7 +533,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
   }
 
   private Row row(Document d) {
-    return new Row(d.getString(ID), parentOf(d), ranks.of(d), Map.of());
+    return new Row(idOf(d), parentOf(d), ranks.of(d), Map.of());
   }
 
   /** The parent id of node document {@code d} ({@link Layout#stringField}), null for a root. */

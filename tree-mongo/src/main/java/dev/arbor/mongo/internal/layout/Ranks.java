@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.layout;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.lt;
@@ -97,13 +98,13 @@ public final class Ranks {
     long next = GAP;
     long free = 0;
     for (Document d : siblings) {
-      boolean anchor = d.getString(MongoTreeStore.ID).equals(anchorId);
+      boolean anchor = idOf(d).equals(anchorId);
       if (anchor && before) {
         free = next;
         next += GAP;
       }
       if (of(d) != next) {
-        c.set(d.getString(MongoTreeStore.ID), Updates.set(field, next)); // before the node's own
+        c.set(idOf(d), Updates.set(field, next)); // before the node's own
       }
       next += GAP;
       if (anchor && !before) {

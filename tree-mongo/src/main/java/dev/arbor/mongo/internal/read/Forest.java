@@ -137,11 +137,27 @@ public final class Forest {
   }
 
   /**
+   * {@code id}, read from a document below {@code parent} to be answered as a node.
+   *
+   * @throws TreeException if it is the empty string, which no node has (a document of another
+   *     tool; {@code check()} lists it), rather than the bare {@code IllegalArgumentException} of
+   *     a {@link Tree} or {@link dev.arbor.core.Node} given it
+   */
+  public static String nodeId(String id, @Nullable String parent) {
+    if (id.isEmpty()) {
+      throw new dev.arbor.core.TreeException("The document with _id '' (the empty string"
+          + (parent == null ? "" : ", under '" + parent + "'") + ") is no node: a node id is a"
+          + " non-empty string; check() lists it: give it another _id, or delete it");
+    }
+    return id;
+  }
+
+  /**
    * The forest as a {@link Tree}.
    *
    * @throws TreeException naming a node that no root reaches (an orphan, a node below one, or a
-   *     cycle of parent links): the tree cannot be read whole; {@code check()} lists every such
-   *     node
+   *     cycle of parent links), or a document whose {@code _id} is the empty string: the tree
+   *     cannot be read whole; {@code check()} lists every such node
    */
   public Tree toTree() {
     Tree.Builder builder = Tree.builder();
@@ -157,7 +173,7 @@ public final class Forest {
     }
     for (String id : reached) {
       Row r = rows.get(id);
-      builder.add(id, r.parent(), r.attributes());
+      builder.add(nodeId(id, r.parent()), r.parent(), r.attributes());
     }
     return builder.build();
   }

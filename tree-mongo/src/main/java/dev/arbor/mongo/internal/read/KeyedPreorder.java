@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.read;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.in;
 
@@ -93,7 +94,7 @@ public final class KeyedPreorder extends Preorder {
 
       @Override
       public String childKey(Document parent) {
-        return parent.getString(MongoTreeStore.ID);
+        return idOf(parent);
       }
     };
   }

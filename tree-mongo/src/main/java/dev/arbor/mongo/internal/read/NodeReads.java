@@ -1,5 +1,6 @@
 package dev.arbor.mongo.internal.read;
 
+import static dev.arbor.mongo.internal.bson.Queries.idOf;
 import static com.mongodb.client.model.Filters.in;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
 
@@ -35,7 +36,7 @@ public final class NodeReads {
     Tree.Builder builder = Tree.builder().add(id, null, rows.rows().get(0).attributes());
     for (String d : forest.preorderBelow(id, maxDepth)) {
       Row row = forest.row(d);
-      builder.add(d, row.parent(), row.attributes());
+      builder.add(Forest.nodeId(d, row.parent()), row.parent(), row.attributes());
     }
     return builder.build();
   }
@@ -54,7 +55,7 @@ public final class NodeReads {
       matched = new HashMap<>();
       for (List<String> slice : Queries.slices(order)) {
         for (Document d : r.find(Filters.and(in(ID, slice), checked))) {
-          matched.put(d.getString(ID), s.context().attributesOf(d));
+          matched.put(idOf(d), s.context().attributesOf(d));
         }
       }
     }
@@ -66,10 +67,11 @@ public final class NodeReads {
       Row row = forest.row(d);
       int depth = depths.get(row.parent()) + 1;
       depths.put(d, depth);
+      String node = Forest.nodeId(d, row.parent());
       if (matched == null) {
-        out.add(new Node(d, row.parent(), depth, row.attributes()));
+        out.add(new Node(node, row.parent(), depth, row.attributes()));
       } else if (matched.containsKey(d)) {
-        out.add(new Node(d, row.parent(), depth, matched.get(d)));
+        out.add(new Node(node, row.parent(), depth, matched.get(d)));
       }
     }
     return out;
@@ -113,7 +115,8 @@ public final class NodeReads {
         : s.depthOf(r, id)) + 1;
     List<Node> out = new ArrayList<>();
     for (Document d : children) {
-      out.add(new Node(d.getString(ID), id, depth, s.context().attributesOf(d)));
+      out.add(new Node(Forest.nodeId(idOf(d), id), id, depth,
+          s.context().attributesOf(d)));
     }
     return out;
   }

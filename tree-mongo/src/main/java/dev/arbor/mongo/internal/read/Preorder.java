@@ -158,7 +158,8 @@ public abstract class Preorder implements PreorderCursor {
         throw new TreeException("node '" + id + "' is its own ancestor (a cycle of links):"
             + " check() lists the problems");
       }
-      Node e = new Node(id, frame.parent, frame.depth, attributes.apply(d));
+      Node e = new Node(Forest.nodeId(id, frame.parent), frame.parent, frame.depth,
+          attributes.apply(d));
       Frame down = childrenOf(d, id, frame.depth + 1);
       if (down != null) {
         path.add(id);

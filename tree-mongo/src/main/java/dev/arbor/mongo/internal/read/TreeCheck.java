@@ -9,6 +9,7 @@ import dev.arbor.core.Problem;
 import dev.arbor.core.TreeEvent;
 import dev.arbor.mongo.TreePattern;
 import dev.arbor.mongo.internal.MongoTreeStore;
+import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.bson.NodeIds;
 import dev.arbor.mongo.internal.layout.Layouts;
 import dev.arbor.mongo.internal.protocol.Outcome;
@@ -60,8 +61,8 @@ public final class TreeCheck {
         Document d = docs.next();
         Object id = d.get(ID);
         if (!(id instanceof String s) || s.isEmpty()) {
-          problems.add(new Problem(String.valueOf(id), "_id is not a non-empty string"
-              + otherIdType(id)));
+          problems.add(new Problem(String.valueOf(id instanceof MistypedId m ? m.value() : id),
+              notANodeId(id)));
           continue;
         }
         byId.put(s, byId.isEmpty() ? d : slim(d, structure, shared));
@@ -149,6 +150,9 @@ public final class TreeCheck {
       // Natural order: siblings without a rank are ranked in insertion order, whatever index a
       // server would otherwise choose for the scan.
       c.find(NODES).sort(new Document("$natural", 1)).into(docs);
+      // only nodes: a document whose _id is not of the tree's id type (check() lists it) is
+      // neither ranked nor rewritten
+      docs.removeIf(d -> !(d.get(MongoTreeStore.ID) instanceof String s) || s.isEmpty());
       store.layout.planRepair(c, docs);
       rewritten[0] = c.steps().size();
     });
@@ -158,6 +162,26 @@ public final class TreeCheck {
           o.version()));
     }
     return check();
+  }
+
+  /**
+   * What check() says of a document whose {@code _id} is not one of the tree's ids: in the words
+   * of the tree's id type ("_id is not a long: the double 1.0"), and what an id of another of
+   * Arbor's id types tells.
+   */
+  private String notANodeId(Object stored) {
+    Object id = stored instanceof MistypedId m ? m.value() : stored;
+    dev.arbor.mongo.NodeIdType type = store.ids.type();
+    if (type == dev.arbor.mongo.NodeIdType.STRING || id == null) {
+      return "_id is not a non-empty string" + otherIdType(id);
+    }
+    MistypedId m = new MistypedId(id, type);
+    String other = NodeIds.typeOf(id) == type ? "" : otherIdType(id);
+    return "_id is not " + MistypedId.article(type) + ": " + m.description() + (!other.isEmpty()
+        ? other : m.candidates().isEmpty() ? ""
+        : " (another form of '" + String.join("' or '", m.candidates()) + "'; repair() does"
+            + " not rewrite an _id: write the document again with " + MistypedId.article(type)
+            + " _id)");
   }
 
   /**
