@@ -283,6 +283,75 @@ class IntegrityTest {
     assertEquals(4L, c.countDocuments(Filters.type("_id", "string")), "nothing deleted");
   }
 
+  /** django-mptt's layout: two trees in one collection, told apart by tree_id, each from 1. */
+  private static final List<String> MPTT = List.of(
+      "{_id: '1', parent_id: null, tree_id: 1, lft: 1, rght: 6, level: 0, name: 'Books'}",
+      "{_id: '2', parent_id: '1', tree_id: 1, lft: 2, rght: 5, level: 1}",
+      "{_id: '3', parent_id: '2', tree_id: 1, lft: 3, rght: 4, level: 2}",
+      "{_id: '4', parent_id: null, tree_id: 2, lft: 1, rght: 4, level: 0, name: 'Music'}",
+      "{_id: '5', parent_id: '4', tree_id: 2, lft: 2, rght: 3, level: 1}");
+
+  private static final TreeOptions MPTT_NAMES = TreeOptions.defaults()
+      .withFieldName(TreeField.LEFT, "lft").withFieldName(TreeField.RIGHT, "rght")
+      .withFieldName(TreeField.PARENT, "parent_id").withFieldName(TreeField.DEPTH, "level");
+
+  /**
+   * Several trees of nested sets in one collection, each numbered from 1 (django-mptt's, told
+   * apart by {@code tree_id}), are not one forest: an insert, a move, a delete of a leaf or one
+   * lifting its children is refused naming the nodes that share the first number, pointing at
+   * {@code check()} and at a scope of their own, and nothing is written; a read of descendants
+   * whose interval holds more nodes than fit is refused too. Each tree copied into a scope of
+   * its own ({@code _id: {s: tree_id, id: _id}}) is then sound and takes the changes. (Found by
+   * a trial on collections made by others: the insert under '5' renumbered both trees,
+   * descendants('4') answered nodes of the other tree, and a delete of the leaf '5' also
+   * deleted '2' and '3', of the other tree.)
+   */
+  @Test
+  void changesOnTreesEachNumberedFromOneAreRefusedNamingTheScope() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MPTT.forEach(d -> c.insertOne(Document.parse(d)));
+    TreeStore store = TreePattern.NESTED_SETS.open(c, MPTT_NAMES);
+    List<Document> before = c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>());
+    List<org.junit.jupiter.api.function.Executable> changes = List.of(
+        () -> store.insert("x", Position.lastChildOf("5")),
+        () -> store.insert("x", Position.after("2")),
+        () -> store.move("4", Position.lastChildOf("3")),
+        () -> store.move("5", Position.lastRoot()),
+        () -> store.delete("5"),
+        () -> store.delete("5", dev.arbor.core.Deletion.LIFT_CHILDREN),
+        () -> store.delete("4"));
+    for (org.junit.jupiter.api.function.Executable change : changes) {
+      TreeException e = assertThrows(TreeException.class, change);
+      String m = e.getMessage();
+      assertTrue(m.contains("Nothing was written") && m.contains("check()")
+          && (m.contains("withScope") || m.contains("repair()")), m);
+      assertEquals(before, c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>()), m);
+    }
+    TreeException e = assertThrows(TreeException.class, () -> store.insert("x",
+        Position.firstChildOf("2")));
+    assertTrue(e.getMessage().contains("'1'") && e.getMessage().contains("'4'")
+        && e.getMessage().contains("withScope"), e.getMessage());
+    TreeException read = assertThrows(TreeException.class, () -> store.descendants("4"));
+    assertTrue(read.getMessage().contains("'4'") && read.getMessage().contains("check()"),
+        read.getMessage());
+    // Each tree in a scope of its own: its _id {s: tree_id, id: _id}.
+    MongoCollection<Document> scoped = MongoTestServer.get().freshCollection();
+    for (Document d : before) {
+      scoped.insertOne(new Document(d).append("_id", new Document("s", d.get("tree_id"))
+          .append("id", d.get("_id"))));
+    }
+    for (int tree : List.of(1, 2)) {
+      TreeStore one = TreePattern.NESTED_SETS.open(scoped, MPTT_NAMES.withScope("tree_id", tree));
+      assertEquals(List.of(), one.check());
+      one.insert("x", Position.lastChildOf(tree == 1 ? "3" : "5"));
+      assertEquals(List.of(), one.check());
+    }
+    Tree first = TreePattern.NESTED_SETS.open(scoped, MPTT_NAMES.withScope("tree_id", 1))
+        .snapshot();
+    assertEquals(List.of("1", "2", "3", "x"), first.ids());
+    assertEquals(List.of("x"), first.children("3"));
+  }
+
   /**
    * A snapshot of a collection whose parent links do not all lead to a root throws, naming a node
    * no root reaches, instead of returning the tree without it; check() tells an orphan, a node

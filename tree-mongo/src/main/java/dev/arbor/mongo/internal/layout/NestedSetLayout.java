@@ -6,10 +6,12 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
+import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.ne;
 import static com.mongodb.client.model.Filters.not;
+import static com.mongodb.client.model.Filters.or;
 import static com.mongodb.client.model.Filters.type;
 import static dev.arbor.mongo.internal.bson.Queries.checkMaxDepth;
 import static dev.arbor.mongo.internal.bson.Queries.countOrRequire;
@@ -89,9 +91,9 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>descendants<td>2<td>n+1, already in preorder<td>0
  * <tr><td>isDescendant<td>1<td>2<td>0
  * <tr><td>update<td>2<td>1<td>1 (no journal)
- * <tr><td>insert<td>2 (3 at the last root)<td>2<td>1 + every node to the right: up to N
- * <tr><td>move<td>2<td>2<td>the subtree twice + every node between old and new place: up to 2N
- * <tr><td>delete<td>2 (3 for a subtree: its interval's nodes counted first)<td>1<td>n deleted + every node to the right: up to N
+ * <tr><td>insert<td>2 (3 at the last root)<td>2 + the first root<td>1 + every node to the right: up to N
+ * <tr><td>move<td>2<td>2 + the first root<td>the subtree twice + every node between old and new place: up to 2N
+ * <tr><td>delete<td>2 (3 for a subtree: its interval's nodes counted first)<td>1 + the first root<td>n deleted + every node to the right: up to N
  * <tr><td>subtree, descendantNodes<td>2<td>n+1, already in preorder<td>0
  * <tr><td>descendantNodes with a filter<td>3<td>n structures + matches<td>0
  * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
@@ -100,8 +102,12 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>childCount, isLeaf<td>1 (2 when 0)<td>0 (a count)<td>0
  * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
  * <tr><td>subtreeFilter<td>1<td>1<td>0
- * <tr><td>delete lifting children<td>2<td>1<td>n + every node to the right: up to N
+ * <tr><td>delete lifting children<td>2<td>1 + the first root<td>n + every node to the right: up to N
  * </table>
+ *
+ * <p>The first read of an insert, move or delete also reads, in the same query, the documents
+ * whose {@code left} is 1: more than one are several trees each numbered from 1 (django-mptt's
+ * {@code tree_id}), and the change is refused before anything is written.
  *
  * <p>Choose it for static trees read by subtree: the manual finds it "fast and efficient for
  * finding subtrees but inefficient for modifying the tree structure".
@@ -154,7 +160,8 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, structure);
+    Map<String, Document> docs = subjectAndAnchorOfOneForest(c, id, true, position,
+        "insert '" + id + "' at " + position);
     Target t = target(c, position, docs);
     Document structure = new Document(parentField, t.parent).append(leftField, t.at)
         .append(rightField, t.at + 1).append(depthField, t.depth);
@@ -167,7 +174,8 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, structure);
+    Map<String, Document> docs = subjectAndAnchorOfOneForest(c, id, false, position,
+        "move '" + id + "' to " + position);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -210,6 +218,65 @@ final class NestedSetLayout implements Layout {
   }
 
   /**
+   * {@link #subjectAndAnchor}, and in the same query the documents whose {@code left} is 1: in one
+   * forest numbered {@code 1..2N} there is one, the first root; two or more are several trees each
+   * numbered from 1 (django-mptt keeps them in one collection, told apart by {@code tree_id}),
+   * whose numbers a change would shift across, and the change is refused (an index point of
+   * {@code left}, at most two documents more, no round trip more).
+   */
+  private Map<String, Document> subjectAndAnchorOfOneForest(Change c, String id, boolean insert,
+      Position position, String change) {
+    Found found = subjectAndAnchorWith(c, id, insert, position, structure, eq(leftField, 1), 2);
+    refuseSeveralForests(found.others(), change);
+    return found.docs();
+  }
+
+  /**
+   * The document of {@code id}, read in one query with the documents whose {@code left} is 1,
+   * which must be one at most ({@link #subjectAndAnchorOfOneForest}).
+   */
+  private Document requireInOneForest(Change c, String id, String change) {
+    List<Document> found = c.find(or(in(ID, List.of(id)), eq(leftField, 1)))
+        .projection(structure).limit(3).into(new ArrayList<>());
+    Document x = null;
+    for (Document d : found) {
+      if (id.equals(d.get(ID))) {
+        x = d;
+      }
+    }
+    if (x == null) {
+      x = c.require(id, structure); // not found, or crowded out by three first roots
+    }
+    refuseSeveralForests(found.size() < 3 || found.contains(x) ? found : null, change);
+    return x;
+  }
+
+  /**
+   * Refuses a change when {@code read} (or null: more than fit in the read's limit) holds two or
+   * more documents whose {@code left} is 1.
+   */
+  private void refuseSeveralForests(@Nullable List<Document> read, String change) {
+    List<String> firsts = new ArrayList<>();
+    if (read != null) {
+      for (Document d : read) {
+        if (d.get(leftField) instanceof Number n && n.doubleValue() == 1) {
+          firsts.add("'" + d.get(ID) + "'");
+        }
+      }
+    }
+    if (read == null || firsts.size() > 1) {
+      throw new dev.arbor.core.TreeException("Cannot " + change + ": "
+          + (read == null ? "three or more nodes" : String.join(" and ", firsts)) + " have "
+          + leftField + " 1: the collection holds several nested-set numberings from 1 (several"
+          + " trees, as django-mptt keeps them apart by tree_id), not one forest, and the change"
+          + " would shift the numbers of all of them. Give each tree a scope of its own"
+          + " (TreeOptions.withScope, its nodes' _id {s: <scope value>, id: <node id>}; see"
+          + " docs/data-api.md, \"Several trees in one collection\") or number them as one"
+          + " forest; check() lists the problems. Nothing was written.");
+    }
+  }
+
+  /**
    * The nodes of the subtree whose interval is {@code [left, right]}: {@code left} in that range,
    * a tight range of the {@code {left: 1, right: 1}} index ({@code right} follows from it).
    */
@@ -219,7 +286,7 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public long planDelete(Change c, String id) {
-    Document x = c.require(id, structure);
+    Document x = requireInOneForest(c, id, "delete '" + id + "'");
     long left = num(x, leftField);
     long right = num(x, rightField);
     long width = right - left + 1;
@@ -247,7 +314,7 @@ final class NestedSetLayout implements Layout {
    */
   @Override
   public void planLift(Change c, String id) {
-    Document x = c.require(id, structure);
+    Document x = requireInOneForest(c, id, "delete '" + id + "'");
     long left = num(x, leftField);
     long right = num(x, rightField);
     c.deleteMany(eq(ID, id));
@@ -276,6 +343,7 @@ final class NestedSetLayout implements Layout {
         rows.add(new Row(d.getString(ID), parentOf(d), num(d, leftField),
             withAttributes ? context.attributesOf(d) : Map.of()));
       }
+      refuseOverfull(id, num(x, leftField), num(x, rightField), rows.size() - 1);
     }
     return new Rows((int) depthOf(x), rows);
   }
@@ -406,7 +474,25 @@ final class NestedSetLayout implements Layout {
     if (maxDepth != Integer.MAX_VALUE) {
       filter = and(filter, lte(depthField, depthOf(x) + maxDepth));
     }
-    return ids(r.find(filter).projection(fields(ID)).sort(Sorts.ascending(leftField)));
+    List<String> ids = ids(r.find(filter).projection(fields(ID))
+        .sort(Sorts.ascending(leftField)));
+    refuseOverfull(id, num(x, leftField), num(x, rightField), ids.size());
+    return ids;
+  }
+
+  /**
+   * Refuses a read of the descendants of {@code id} that found more nodes inside its interval
+   * {@code [left, right]} than fit there ({@code (right - left - 1) / 2}, each descendant taking
+   * two of its numbers): the numbers overlap or repeat, and some of the nodes belong elsewhere
+   * (another tree numbered from 1 too). A check of what the read returned, free.
+   */
+  private void refuseOverfull(String id, long left, long right, long held) {
+    if (held > (right - left - 1) / 2) {
+      throw new dev.arbor.core.TreeException("node '" + id + "': its interval [" + left + ", "
+          + right + "] holds " + held + " nodes where at most " + (right - left - 1) / 2
+          + " fit: the nested-set numbers overlap or repeat (several trees each numbered from 1"
+          + " in one collection?); check() lists the problems");
+    }
   }
 
   @Override
