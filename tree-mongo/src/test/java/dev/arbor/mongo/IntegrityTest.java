@@ -283,6 +283,60 @@ class IntegrityTest {
     assertEquals(4L, c.countDocuments(Filters.type("_id", "string")), "nothing deleted");
   }
 
+  /**
+   * In nested sets the intervals are authoritative: {@code snapshot()}, {@code entries()} and
+   * {@code subtree} of a classic {@code left}/{@code right} table without a {@code parent} field,
+   * or with a {@code parent} that disagrees with the intervals, follow the intervals; {@code
+   * roots()} and {@code children}, which read {@code parent} by its index, refuse naming the node
+   * where what they read contradicts the intervals, and point at {@code repair()}. (Found by a
+   * trial on collections made by others: the table read as a flat forest of 6 roots, and a
+   * {@code parent} that disagreed with sound intervals was believed by {@code snapshot()} while
+   * {@code entries()} refused.)
+   */
+  @Test
+  void wholeTreeReadsOfNestedSetsFollowTheIntervalsNotTheParentField() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    for (String d : List.of("{_id: 'Books', left: 1, right: 12, arborDepth: 0}",
+        "{_id: 'Programming', left: 2, right: 11, arborDepth: 1}",
+        "{_id: 'Languages', left: 3, right: 4, arborDepth: 2}",
+        "{_id: 'Databases', left: 5, right: 10, arborDepth: 2}",
+        "{_id: 'MongoDB', left: 6, right: 7, arborDepth: 3}",
+        "{_id: 'dbm', left: 8, right: 9, arborDepth: 3}")) {
+      c.insertOne(Document.parse(d));
+    }
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    Tree categories = Tree.parse(Fixtures.CATEGORIES);
+    assertEquals(categories, store.snapshot());
+    assertEquals(categories.entries(), store.entries().toList());
+    assertEquals(categories, store.subtree("Books", Integer.MAX_VALUE));
+    assertEquals(List.of("Languages", "Databases"), store.descendantNodes("Programming", 1)
+        .stream().map(dev.arbor.core.Node::id).toList());
+    TreeException roots = assertThrows(TreeException.class, store::roots);
+    assertTrue(roots.getMessage().contains("'Programming'")
+        && roots.getMessage().contains("'Books'") && roots.getMessage().contains("repair()"),
+        roots.getMessage());
+    TreeException children = assertThrows(TreeException.class, () -> store.children("Books"));
+    assertTrue(children.getMessage().contains("'Books'")
+        && children.getMessage().contains("repair()"), children.getMessage());
+    assertEquals(List.of(), store.repair());
+    assertEquals(List.of("Books"), store.roots());
+    assertEquals(List.of("Programming"), store.children("Books"));
+
+    // A parent that disagrees with sound intervals: MongoDB (6-7, inside Databases) names
+    // Programming.
+    c.updateOne(Filters.eq("_id", "MongoDB"), Updates.set("parent", "Programming"));
+    assertEquals(categories, store.snapshot());
+    assertEquals(categories.entries(), store.entries().toList());
+    assertEquals(Tree.parse("Programming(Languages Databases(MongoDB dbm))"),
+        store.subtree("Programming", Integer.MAX_VALUE));
+    TreeException misplaced = assertThrows(TreeException.class,
+        () -> store.children("Programming"));
+    assertTrue(misplaced.getMessage().contains("'MongoDB'")
+        && misplaced.getMessage().contains("repair()"), misplaced.getMessage());
+    assertEquals(List.of(), store.repair());
+    assertEquals(List.of("MongoDB", "dbm"), store.children("Databases"));
+  }
+
   /** django-mptt's layout: two trees in one collection, told apart by tree_id, each from 1. */
   private static final List<String> MPTT = List.of(
       "{_id: '1', parent_id: null, tree_id: 1, lft: 1, rght: 6, level: 0, name: 'Books'}",

@@ -327,7 +327,12 @@ final class NestedSetLayout implements Layout {
     c.updateMany(gt(rightField, right), Updates.inc(rightField, -2));
   }
 
-  /** The node's document, then its descendants by one range of {@code left}, in preorder. */
+  /**
+   * The node's document, then its descendants by one range of {@code left}; each one's parent is
+   * the innermost interval that encloses it (the intervals are authoritative, not the stored
+   * {@code parent}). A depth limit is a bound of {@code arborDepth} in the query; on documents
+   * without depths the whole subtree is read and the caller cuts it.
+   */
   @Override
   public Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
     Bson projection = withAttributes ? null : structure;
@@ -336,16 +341,52 @@ final class NestedSetLayout implements Layout {
     rows.add(new Row(id, null, 0, withAttributes ? context.attributesOf(x) : Map.of()));
     if (maxDepth > 0) {
       Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
-      if (maxDepth != Integer.MAX_VALUE) {
-        filter = and(filter, lte(depthField, depthOf(x) + maxDepth));
+      if (maxDepth != Integer.MAX_VALUE && x.get(depthField) instanceof Number depth) {
+        filter = and(filter, lte(depthField, depth.longValue() + maxDepth));
       }
-      for (Document d : r.find(filter).projection(projection)) {
-        rows.add(new Row(d.getString(ID), parentOf(d), num(d, leftField),
+      List<Document> docs = r.find(filter).projection(projection).into(new ArrayList<>());
+      refuseOverfull(id, num(x, leftField), num(x, rightField), docs.size());
+      docs.sort(Comparator.comparingLong(d -> num(d, leftField)));
+      Deque<Document> open = new ArrayDeque<>();
+      open.push(x);
+      for (Document d : docs) {
+        String parent = nestedParent(open, d);
+        rows.add(new Row(d.getString(ID), parent, num(d, leftField),
             withAttributes ? context.attributesOf(d) : Map.of()));
       }
-      refuseOverfull(id, num(x, leftField), num(x, rightField), rows.size() - 1);
     }
-    return new Rows((int) depthOf(x), rows);
+    return new Rows(x.get(depthField) instanceof Number n ? n.intValue() : -1, rows);
+  }
+
+  /**
+   * The parent of {@code d} by the intervals: the innermost of the {@code open} ones (those
+   * read before it in {@code left} order, minus those that closed before it) that encloses it;
+   * {@code d} is then opened. Null for a root (no interval open).
+   *
+   * @throws dev.arbor.core.TreeException naming the node if its interval is not a pair of
+   *     numbers, left below right, strictly inside the one that encloses it: the numbers overlap
+   *     or repeat, and no parent follows from them
+   */
+  private @Nullable String nestedParent(Deque<Document> open, Document d) {
+    long left = num(d, leftField);
+    long right = num(d, rightField);
+    while (!open.isEmpty() && num(open.peek(), rightField) < left) {
+      open.pop();
+    }
+    Document up = open.peek();
+    if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)
+        || left >= right
+        || up != null && (left <= num(up, leftField) || right >= num(up, rightField))) {
+      throw new dev.arbor.core.TreeException("node '" + d.get(ID) + "' (" + leftField + " "
+          + d.get(leftField) + ", " + rightField + " " + d.get(rightField)
+          + ") does not nest in the numbering" + (up == null ? "" : ": its interval overlaps or"
+              + " repeats that of '" + up.get(ID) + "' [" + num(up, leftField) + ", "
+              + num(up, rightField) + "]")
+          + "; check() lists the problems (repair() renumbers intervals that nest, not these)");
+    }
+    // Only the interval is kept open, not the attributes.
+    open.push(new Document(ID, d.get(ID)).append(leftField, left).append(rightField, right));
+    return up == null ? null : up.getString(ID);
   }
 
   @Override
@@ -385,10 +426,27 @@ final class NestedSetLayout implements Layout {
     return Optional.of(new Node(id, parentOf(d), (int) depthOf(d), context.attributesOf(d)));
   }
 
+  /**
+   * The nodes without a parent, in {@code left} order, whose intervals must follow one another:
+   * one that lies inside another is a {@code parent} that disagrees with the intervals (a table
+   * without the field, or a stale one), refused naming it rather than answered as a root.
+   */
   @Override
   public List<String> rootIds(Reads r) {
-    List<String> roots = ids(r.find(isNull(parentField)).projection(fields(ID))
-        .sort(Sorts.ascending(leftField)));
+    List<Document> found = r.find(isNull(parentField))
+        .projection(fields(leftField, rightField)).sort(Sorts.ascending(leftField))
+        .into(new ArrayList<>());
+    List<String> roots = new ArrayList<>(found.size());
+    Document before = null;
+    for (Document d : found) {
+      if (before != null && num(d, leftField) <= num(before, rightField)) {
+        throw disagrees(d, "has no " + parentField + ", but its interval [" + num(d, leftField)
+            + ", " + num(d, rightField) + "] lies inside that of '" + before.get(ID) + "' ["
+            + num(before, leftField) + ", " + num(before, rightField) + "]");
+      }
+      roots.add(d.getString(ID));
+      before = d;
+    }
     if (roots.isEmpty()) {
       // No root: an empty tree, or the manual's documents, whose root has parent: 0 (a reader
       // must not take the tree for empty; repair() rewrites it)
@@ -404,8 +462,8 @@ final class NestedSetLayout implements Layout {
 
   /**
    * The whole forest by one cursor in {@code left} order, which is preorder: a stack of the open
-   * intervals (bounded by the depth) gives each node's parent and depth, and the stored {@code
-   * parent} must agree with it.
+   * intervals (bounded by the depth) gives each node's parent and depth, as {@link #forest} does
+   * (the intervals are authoritative; the stored {@code parent} is not read).
    */
   @Override
   public PreorderCursor preorder(Reads r) {
@@ -422,26 +480,8 @@ final class NestedSetLayout implements Layout {
       @Override
       public Node next() {
         Document d = cursor.next();
-        String id = d.getString(ID);
-        long left = num(d, leftField);
-        long right = num(d, rightField);
-        while (!open.isEmpty() && num(open.peek(), rightField) < left) {
-          open.pop();
-        }
-        Document up = open.peek();
-        String parent = up == null ? null : up.getString(ID);
-        if (left >= right || (up != null && right > num(up, rightField))
-            || !java.util.Objects.equals(parent, d.get(parentField))) {
-          throw new dev.arbor.core.TreeException("node '" + id + "' (left " + left
-              + ", right " + right + ", parent " + d.get(parentField)
-                  + ") does not nest where its interval puts it"
-              + (up == null ? " (a root)" : " (under '" + parent + "')")
-              + ": check() lists the problems, repair() renumbers derivable intervals");
-        }
-        Node e = new Node(id, parent, open.size(), context.attributesOf(d));
-        // Only the interval is kept on the stack, not the attributes.
-        open.push(new Document(ID, id).append(leftField, left).append(rightField, right));
-        return e;
+        String parent = nestedParent(open, d);
+        return new Node(d.getString(ID), parent, open.size() - 1, context.attributesOf(d));
       }
 
       @Override
@@ -451,9 +491,49 @@ final class NestedSetLayout implements Layout {
     };
   }
 
+  /**
+   * The nodes whose {@code parent} is {@code id}, in {@code left} order (the {@code {parent: 1,
+   * left: 1}} index). What the read returns is held against the intervals: children whose
+   * intervals overlap, or a node without children whose interval holds descendants, are a
+   * {@code parent} that disagrees with the intervals, refused naming the node (free: the
+   * children's numbers come with them, and a leaf's document is read anyway).
+   */
   @Override
   public List<String> childIds(Reads r, String id) {
-    return r.childrenOrRequire(eq(parentField, id), Sorts.ascending(leftField), id);
+    List<Document> found = r.find(eq(parentField, id)).projection(fields(leftField, rightField))
+        .sort(Sorts.ascending(leftField)).into(new ArrayList<>());
+    if (found.isEmpty()) {
+      Document x = r.require(id, fields(leftField, rightField));
+      if (num(x, rightField) - num(x, leftField) > 1) {
+        throw disagrees(x, "has no node whose " + parentField + " names it, but its interval ["
+            + num(x, leftField) + ", " + num(x, rightField) + "] holds descendants");
+      }
+      return List.of();
+    }
+    List<String> children = new ArrayList<>(found.size());
+    Document before = null;
+    for (Document d : found) {
+      if (before != null && num(d, leftField) <= num(before, rightField)) {
+        throw disagrees(d, "has " + parentField + " '" + id + "', but its interval ["
+            + num(d, leftField) + ", " + num(d, rightField) + "] lies inside that of its"
+            + " sibling '" + before.get(ID) + "' [" + num(before, leftField) + ", "
+            + num(before, rightField) + "]");
+      }
+      children.add(d.getString(ID));
+      before = d;
+    }
+    return children;
+  }
+
+  /**
+   * A read refused because the {@code parent} it read disagrees with the intervals, which are
+   * authoritative.
+   */
+  private dev.arbor.core.TreeException disagrees(Document d, String what) {
+    return new dev.arbor.core.TreeException("node '" + d.get(ID) + "' " + what + ": its "
+        + parentField + " disagrees with the nested-set intervals, which are authoritative"
+        + " (snapshot() and entries() follow them); check() lists the problems, repair()"
+        + " rewrites " + parentField + " from the intervals");
   }
 
   @Override
@@ -530,9 +610,17 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public Forest forest(Reads r, boolean withAttributes) {
-    List<Row> rows = new ArrayList<>();
-    for (Document d : r.find(NODES).projection(withAttributes ? null : structure)) {
-      rows.add(new Row(d.getString(ID), parentOf(d), num(d, leftField),
+    List<Document> docs = r.find(NODES).projection(withAttributes ? null : structure)
+        .into(new ArrayList<>());
+    // The structure from the intervals, which are authoritative: parent is derived (a table
+    // without it, or with a stale one, reads as its numbers say), sorted here rather than by the
+    // server.
+    docs.sort(Comparator.comparingLong(d -> num(d, leftField)));
+    Deque<Document> open = new ArrayDeque<>();
+    List<Row> rows = new ArrayList<>(docs.size());
+    for (Document d : docs) {
+      String parent = nestedParent(open, d);
+      rows.add(new Row(d.getString(ID), parent, num(d, leftField),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
