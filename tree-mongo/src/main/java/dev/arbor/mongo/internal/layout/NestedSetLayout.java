@@ -66,8 +66,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The numbers of the whole forest are {@code 1 .. 2N} without gaps; roots follow one another.
  * Sibling order is the order of {@code left}. Beyond the manual: {@code arborDepth} (for
  * depth-limited reads and {@link #findNode}); a root's {@code parent} is null (the manual writes
- * 0). Authoritative fields: {@code left} and {@code right}; {@code parent} and {@code arborDepth}
- * are derived from the nesting of the intervals.
+ * 0, which reads take for null). Authoritative fields: {@code left} and {@code right}; {@code
+ * parent} and {@code arborDepth} are derived from the nesting of the intervals. Reads of the
+ * manual's documents, which keep no depth, count a node's depth from the intervals around it.
  *
  * <p>Indexes: {@code {left: 1, right: 1}} (descendants and ancestors by interval, shifts of {@code
  * left}), {@code {right: 1}} (shifts of {@code right}), {@code {parent: 1, left: 1}} (children in
@@ -85,7 +86,7 @@ import org.jspecify.annotations.Nullable;
  * <caption>round trips (rt) and documents read / written; n = subtree size, N = forest
  * size</caption>
  * <tr><th>operation<th>rt<th>read<th>written
- * <tr><td>find, depth<td>1<td>1<td>0
+ * <tr><td>find, depth<td>1 (2 without {@code arborDepth}: the enclosing intervals counted)<td>1<td>0
  * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
  * <tr><td>ancestors<td>2<td>d+1 (index keys examined: up to N)<td>0
  * <tr><td>descendants<td>2<td>n+1, already in preorder<td>0
@@ -392,7 +393,7 @@ final class NestedSetLayout implements Layout {
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(structure, d -> eq(parentField, d.getString(ID)), leftField,
-        d -> parentOf(d), d -> (int) depthOf(d));
+        d -> parentOf(d), d -> d.get(depthField) instanceof Number n ? n.intValue() : -1);
   }
 
   @Override
@@ -423,7 +424,7 @@ final class NestedSetLayout implements Layout {
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, parentOf(d), (int) depthOf(d), context.attributesOf(d)));
+    return Optional.of(new Node(id, parentOf(d), (int) depthOf(r, d), context.attributesOf(d)));
   }
 
   /**
@@ -433,7 +434,10 @@ final class NestedSetLayout implements Layout {
    */
   @Override
   public List<String> rootIds(Reads r) {
-    List<Document> found = r.find(isNull(parentField))
+    // parent null (or missing), or 0, the manual's way of writing a root, where ids are strings
+    // (in a tree of long ids, 0 is a node's id)
+    List<Document> found = r.find(context.ids().isString()
+            ? and(NODES, in(parentField, java.util.Arrays.asList(null, 0))) : isNull(parentField))
         .projection(fields(leftField, rightField)).sort(Sorts.ascending(leftField))
         .into(new ArrayList<>());
     List<String> roots = new ArrayList<>(found.size());
@@ -448,8 +452,8 @@ final class NestedSetLayout implements Layout {
       before = d;
     }
     if (roots.isEmpty()) {
-      // No root: an empty tree, or the manual's documents, whose root has parent: 0 (a reader
-      // must not take the tree for empty; repair() rewrites it)
+      // No root: an empty tree, or documents whose roots name a parent that is no id (a reader
+      // must not take the tree for empty)
       Document odd = r.find(and(NODES, ne(parentField, null),
           not(type(parentField, org.bson.BsonType.STRING))))
           .projection(fields(parentField)).limit(1).first();
@@ -551,8 +555,24 @@ final class NestedSetLayout implements Layout {
       return List.of();
     }
     Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
+    if (maxDepth != Integer.MAX_VALUE && !(x.get(depthField) instanceof Number)) {
+      // No depths (documents written by another tool): the levels counted from the intervals
+      List<Document> docs = r.find(filter).projection(fields(leftField, rightField))
+          .sort(Sorts.ascending(leftField)).into(new ArrayList<>());
+      refuseOverfull(id, num(x, leftField), num(x, rightField), docs.size());
+      Deque<Document> open = new ArrayDeque<>();
+      open.push(x);
+      List<String> ids = new ArrayList<>();
+      for (Document d : docs) {
+        nestedParent(open, d);
+        if (open.size() - 1 <= maxDepth) {
+          ids.add(d.getString(ID));
+        }
+      }
+      return ids;
+    }
     if (maxDepth != Integer.MAX_VALUE) {
-      filter = and(filter, lte(depthField, depthOf(x) + maxDepth));
+      filter = and(filter, lte(depthField, num(x, depthField) + maxDepth));
     }
     List<String> ids = ids(r.find(filter).projection(fields(ID))
         .sort(Sorts.ascending(leftField)));
@@ -577,7 +597,7 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public int depthOf(Reads r, String id) {
-    return (int) depthOf(r.require(id, fields(depthField)));
+    return (int) depthOf(r, r.require(id, structure));
   }
 
   @Override
@@ -785,18 +805,34 @@ final class NestedSetLayout implements Layout {
    * @throws dev.arbor.core.TreeException naming the node if it has none (nested sets written by
    *     another tool), rather than a depth of 0 and subtrees cut short
    */
-  private long depthOf(Document d) {
-    if (!(d.get(depthField) instanceof Number n)) {
-      throw new dev.arbor.core.TreeException("node '" + d.get(ID) + "' has no numeric "
-          + depthField + " (" + d.get(depthField) + "): check() lists the problems, repair()"
-          + " writes depths from the intervals");
+  private long depthOf(Reads r, Document d) {
+    if (d.get(depthField) instanceof Number n) {
+      return n.longValue();
     }
-    return n.longValue();
+    // Nested sets written by another tool (the manual's keep no depth): the number of intervals
+    // that enclose the node's, one count (index keys examined: up to N), only then.
+    if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)) {
+      throw new dev.arbor.core.TreeException("node '" + d.get(ID) + "' has no numeric "
+          + depthField + " (" + d.get(depthField) + ") nor an interval to count it from ("
+          + leftField + " " + d.get(leftField) + ", " + rightField + " " + d.get(rightField)
+          + "): check() lists the problems");
+    }
+    return r.count(and(lt(leftField, num(d, leftField)), gt(rightField, num(d, rightField))));
   }
 
   /** The parent id of node document {@code d}, null for a root ({@link Layout#stringField}). */
   private @Nullable String parentOf(Document d) {
+    Object v = d.get(parentField);
+    if (v instanceof Number n && n.doubleValue() == 0 && context.ids().isString()) {
+      return null; // the manual's root: parent 0 (check() lists it, repair() writes null)
+    }
     return Layout.stringField(d, parentField);
+  }
+
+  /** {@link Layout#parentOf}, the manual's root {@code parent: 0} read as no parent. */
+  @Override
+  public @Nullable String parentOf(Reads r, String id) {
+    return parentOf(r.require(id, fields(parentField)));
   }
 
   static long num(Document d, String field) {
