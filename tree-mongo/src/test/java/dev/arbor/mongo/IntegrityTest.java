@@ -331,6 +331,9 @@ class IntegrityTest {
     TreeException children = assertThrows(TreeException.class, () -> store.children("Books"));
     assertTrue(children.getMessage().contains("'Books'")
         && children.getMessage().contains("repair()"), children.getMessage());
+    TreeException count = assertThrows(TreeException.class, () -> store.childCount("Books"));
+    assertTrue(count.getMessage().contains("'Books'"), count.getMessage());
+    assertThrows(TreeException.class, () -> store.isLeaf("Books"));
     assertEquals(List.of(), store.repair());
     assertEquals(List.of("Books"), store.roots());
     assertEquals(List.of("Programming"), store.children("Books"));

@@ -14,7 +14,6 @@ import static com.mongodb.client.model.Filters.not;
 import static com.mongodb.client.model.Filters.or;
 import static com.mongodb.client.model.Filters.type;
 import static dev.arbor.mongo.internal.bson.Queries.checkMaxDepth;
-import static dev.arbor.mongo.internal.bson.Queries.countOrRequire;
 import static dev.arbor.mongo.internal.bson.Queries.fields;
 import static dev.arbor.mongo.internal.bson.Queries.ids;
 import static dev.arbor.mongo.internal.bson.Queries.isNull;
@@ -396,9 +395,23 @@ final class NestedSetLayout implements Layout {
         d -> parentOf(d), d -> d.get(depthField) instanceof Number n ? n.intValue() : -1);
   }
 
+  /**
+   * A count of the nodes whose {@code parent} is {@code id}; when there are none, the node's
+   * document (read anyway, to tell a leaf from a missing node) is held against its interval, as
+   * {@link #childIds} does: an interval that holds descendants is a {@code parent} field that
+   * disagrees with the intervals, refused naming the node.
+   */
   @Override
   public long childCountOf(Reads r, String id) {
-    return countOrRequire(r, eq(parentField, id), id);
+    long n = r.count(eq(parentField, id));
+    if (n == 0) {
+      Document x = r.require(id, fields(leftField, rightField));
+      if (num(x, rightField) - num(x, leftField) > 1) {
+        throw disagrees(x, "has no node whose " + parentField + " names it, but its interval ["
+            + num(x, leftField) + ", " + num(x, rightField) + "] holds descendants");
+      }
+    }
+    return n;
   }
 
   /** From the node's own interval: {@code (right - left - 1) / 2}, one document read. */
