@@ -334,6 +334,11 @@ class IntegrityTest {
     TreeException count = assertThrows(TreeException.class, () -> store.childCount("Books"));
     assertTrue(count.getMessage().contains("'Books'"), count.getMessage());
     assertThrows(TreeException.class, () -> store.isLeaf("Books"));
+    TreeException found = assertThrows(TreeException.class, () -> store.find("Programming"));
+    assertTrue(found.getMessage().contains("'Programming'")
+        && found.getMessage().contains("repair()"), found.getMessage());
+    assertEquals(java.util.Optional.of(new dev.arbor.core.Node("Books", null, 0, java.util.Map.of())),
+        store.find("Books"));
     assertEquals(List.of(), store.repair());
     assertEquals(List.of("Books"), store.roots());
     assertEquals(List.of("Programming"), store.children("Books"));

@@ -437,7 +437,18 @@ final class NestedSetLayout implements Layout {
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, parentOf(d), (int) depthOf(r, d), context.attributesOf(d)));
+    String parent = parentOf(d);
+    long depth = depthOf(r, d);
+    if ((parent == null) != (depth == 0)) {
+      // Two fields derived from the intervals that contradict each other (a table without
+      // parent, or a stale one): whichever is wrong, the node is not answered with it.
+      throw new dev.arbor.core.TreeException("node '" + id + "' has " + parentField + " "
+          + (parent == null ? "null" : "'" + parent + "'") + " but depth " + depth
+          + (d.get(depthField) instanceof Number ? "" : " (counted from the intervals)")
+          + ": the fields derived from the nested-set intervals disagree; check() lists the"
+          + " problems, repair() rewrites them from the intervals");
+    }
+    return Optional.of(new Node(id, parent, (int) depth, context.attributesOf(d)));
   }
 
   /**
