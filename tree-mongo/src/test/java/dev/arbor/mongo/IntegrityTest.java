@@ -409,6 +409,9 @@ class IntegrityTest {
     TreeException read = assertThrows(TreeException.class, () -> store.descendants("4"));
     assertTrue(read.getMessage().contains("'4'") && read.getMessage().contains("check()"),
         read.getMessage());
+    TreeException up = assertThrows(TreeException.class, () -> store.ancestors("5"));
+    assertTrue(up.getMessage().contains("'5'") && up.getMessage().contains("check()"),
+        up.getMessage());
     // Each tree in a scope of its own: its _id {s: tree_id, id: _id}.
     MongoCollection<Document> scoped = MongoTestServer.get().freshCollection();
     for (Document d : before) {

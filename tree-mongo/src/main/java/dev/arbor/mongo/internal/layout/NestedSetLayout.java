@@ -564,11 +564,34 @@ final class NestedSetLayout implements Layout {
         + " rewrites " + parentField + " from the intervals");
   }
 
+  /**
+   * The intervals around the node's, in {@code left} order; each must lie strictly inside the
+   * one before (a chain, as intervals that nest are): a read that returns two that do not, such
+   * as the roots of two trees each numbered from 1, is refused naming the node (free: their
+   * numbers come with them).
+   */
   @Override
   public List<String> ancestorIds(Reads r, String id) {
     Document x = r.require(id, structure);
-    return ids(r.find(and(lt(leftField, num(x, leftField)), gt(rightField, num(x, rightField))))
-        .projection(fields(ID)).sort(Sorts.ascending(leftField)));
+    List<Document> found = r.find(and(lt(leftField, num(x, leftField)),
+        gt(rightField, num(x, rightField)))).projection(fields(leftField, rightField))
+        .sort(Sorts.ascending(leftField)).into(new ArrayList<>());
+    List<String> ids = new ArrayList<>(found.size());
+    Document before = null;
+    for (Document d : found) {
+      if (before != null && (num(d, leftField) <= num(before, leftField)
+          || num(d, rightField) >= num(before, rightField))) {
+        throw new dev.arbor.core.TreeException("node '" + id + "': the intervals around its ["
+            + num(x, leftField) + ", " + num(x, rightField) + "] do not nest ('"
+            + before.get(ID) + "' [" + num(before, leftField) + ", " + num(before, rightField)
+            + "], '" + d.get(ID) + "' [" + num(d, leftField) + ", " + num(d, rightField)
+            + "]): the nested-set numbers overlap or repeat (several trees each numbered from 1"
+            + " in one collection?); check() lists the problems");
+      }
+      ids.add(d.getString(ID));
+      before = d;
+    }
+    return ids;
   }
 
   @Override
