@@ -151,11 +151,10 @@ class IntegrityTest {
     TreeStore store = pattern.open(c);
     store.ensureIndexes();
     assertFalse(store.check().isEmpty(), "Arbor's extra fields are missing");
-    if (pattern != TreePattern.NESTED_SETS) { // whose reads name the repair (below)
-      // reads before repair() agree with each other (child references: roots() was empty)
-      assertEquals(List.of("Books"), store.roots(), pattern.toString());
-      assertEquals(List.of("Books"), store.snapshot().roots(), pattern.toString());
-    }
+    // reads before repair() agree with each other (child references: roots() was empty; nested
+    // sets refused the manual's root, parent: 0)
+    assertEquals(List.of("Books"), store.roots(), pattern.toString());
+    assertEquals(List.of("Books"), store.snapshot().roots(), pattern.toString());
     if (pattern != TreePattern.CHILD_REFERENCES) { // its non-roots need no extra field
       TreeException refused = assertThrows(TreeException.class,
           () -> store.insert("x", Position.lastChildOf("Databases")));
@@ -178,33 +177,47 @@ class IntegrityTest {
   }
 
   /**
-   * Reads of the manual's nested-set documents before {@code repair()}: each tells what to do,
-   * or answers; none fails with a {@code ClassCastException} on the manual's root ({@code parent:
-   * 0}), as {@code snapshot()}, {@code children} and {@code find} did.
+   * The manual's nested-set documents read as they are, before {@code repair()}: the root's
+   * {@code parent: 0} is the manual's way of writing a root, and a depth the documents do not
+   * keep ({@code arborDepth}) is counted from the intervals. (Found by a trial: roots(), find(),
+   * depth() and snapshot() threw, naming the root's parent 0 or the missing arborDepth; before
+   * that, snapshot(), children and find failed with a {@code ClassCastException}.)
    */
   @Test
-  void readsOfTheManualsNestedSetsBeforeRepairNameTheRepair() {
+  void readsOfTheManualsNestedSetsAnswerAsTheManualWritesThem() {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     for (String line : ManualDocuments.AS_WRITTEN.get(TreePattern.NESTED_SETS).split("\n")) {
       c.insertOne(Document.parse(line));
     }
     TreeStore store = TreePattern.NESTED_SETS.open(c);
-    // roots() does not answer an empty list (the manual's root has parent: 0; a trial found it)
-    TreeException none = assertThrows(TreeException.class, store::roots);
-    assertTrue(none.getMessage().contains("repair()"), none.getMessage());
-    for (java.util.function.Consumer<TreeStore> read
-        : List.<java.util.function.Consumer<TreeStore>>of(
-        TreeStore::snapshot, s -> s.find("Books"), s -> s.find("Programming"),
-        s -> s.children("Books"), s -> s.subtree("Books", 3), s -> s.ancestors("dbm"),
-        s -> s.descendants("Books"), TreeStore::roots)) {
-      try {
-        read.accept(store);
-      } catch (TreeException e) {
-        assertTrue(e.getMessage().contains("repair()"), e.getMessage());
-      }
+    Tree categories = Tree.parse(Fixtures.CATEGORIES);
+    assertEquals(List.of("Books"), store.roots());
+    assertEquals(categories, store.snapshot());
+    assertEquals(categories.entries(), store.entries().toList());
+    for (dev.arbor.core.Node n : categories.entries()) {
+      assertEquals(java.util.Optional.of(n), store.find(n.id()));
+      assertEquals(n.depth(), store.depth(n.id()), n.id());
+      assertEquals(categories.children(n.id()), store.children(n.id()), n.id());
     }
+    assertEquals(Tree.parse("Books(Programming)"), store.subtree("Books", 1));
+    assertEquals(List.of("Programming", "Languages", "Databases"), store.descendants("Books", 2));
+    assertEquals(List.of(2, 2), store.descendantNodes("Programming", 1).stream()
+        .map(dev.arbor.core.Node::depth).toList());
+    assertEquals(List.of(3, 3), store.childNodes("Databases").stream()
+        .map(dev.arbor.core.Node::depth).toList());
+    assertEquals(List.of("Databases"), store.siblings("Languages"));
+    assertEquals(List.of(), store.siblings("Books"));
+    assertEquals(List.of("Books", "Programming", "Databases"), store.ancestors("dbm"));
+    assertEquals(List.of(), c.find(Filters.exists("arborDepth")).into(new java.util.ArrayList<>()),
+        "reads write nothing");
+    // Changes still ask for repair() first (they write depths; the documents keep none)
+    TreeException lift = assertThrows(TreeException.class,
+        () -> store.delete("Programming", dev.arbor.core.Deletion.LIFT_CHILDREN));
+    assertTrue(lift.getMessage().contains("repair()"), lift.getMessage());
+    assertEquals(6L, c.countDocuments(MongoTreeStore.NODES));
+    assertEquals(List.of(), c.find(Filters.exists("arborDepth")).into(new java.util.ArrayList<>()));
     assertEquals(List.of(), store.repair());
-    assertEquals(Tree.parse(Fixtures.CATEGORIES), store.snapshot());
+    assertEquals(categories, store.snapshot());
   }
 
   @Test
@@ -281,6 +294,140 @@ class IntegrityTest {
     assertTrue(e.getMessage().contains("'B'") && e.getMessage().contains("repair()"),
         e.getMessage());
     assertEquals(4L, c.countDocuments(Filters.type("_id", "string")), "nothing deleted");
+  }
+
+  /**
+   * In nested sets the intervals are authoritative: {@code snapshot()}, {@code entries()} and
+   * {@code subtree} of a classic {@code left}/{@code right} table without a {@code parent} field,
+   * or with a {@code parent} that disagrees with the intervals, follow the intervals; {@code
+   * roots()} and {@code children}, which read {@code parent} by its index, refuse naming the node
+   * where what they read contradicts the intervals, and point at {@code repair()}. (Found by a
+   * trial on collections made by others: the table read as a flat forest of 6 roots, and a
+   * {@code parent} that disagreed with sound intervals was believed by {@code snapshot()} while
+   * {@code entries()} refused.)
+   */
+  @Test
+  void wholeTreeReadsOfNestedSetsFollowTheIntervalsNotTheParentField() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    for (String d : List.of("{_id: 'Books', left: 1, right: 12, arborDepth: 0}",
+        "{_id: 'Programming', left: 2, right: 11, arborDepth: 1}",
+        "{_id: 'Languages', left: 3, right: 4, arborDepth: 2}",
+        "{_id: 'Databases', left: 5, right: 10, arborDepth: 2}",
+        "{_id: 'MongoDB', left: 6, right: 7, arborDepth: 3}",
+        "{_id: 'dbm', left: 8, right: 9, arborDepth: 3}")) {
+      c.insertOne(Document.parse(d));
+    }
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    Tree categories = Tree.parse(Fixtures.CATEGORIES);
+    assertEquals(categories, store.snapshot());
+    assertEquals(categories.entries(), store.entries().toList());
+    assertEquals(categories, store.subtree("Books", Integer.MAX_VALUE));
+    assertEquals(List.of("Languages", "Databases"), store.descendantNodes("Programming", 1)
+        .stream().map(dev.arbor.core.Node::id).toList());
+    TreeException roots = assertThrows(TreeException.class, store::roots);
+    assertTrue(roots.getMessage().contains("'Programming'")
+        && roots.getMessage().contains("'Books'") && roots.getMessage().contains("repair()"),
+        roots.getMessage());
+    TreeException children = assertThrows(TreeException.class, () -> store.children("Books"));
+    assertTrue(children.getMessage().contains("'Books'")
+        && children.getMessage().contains("repair()"), children.getMessage());
+    TreeException count = assertThrows(TreeException.class, () -> store.childCount("Books"));
+    assertTrue(count.getMessage().contains("'Books'"), count.getMessage());
+    assertThrows(TreeException.class, () -> store.isLeaf("Books"));
+    TreeException found = assertThrows(TreeException.class, () -> store.find("Programming"));
+    assertTrue(found.getMessage().contains("'Programming'")
+        && found.getMessage().contains("repair()"), found.getMessage());
+    assertEquals(java.util.Optional.of(new dev.arbor.core.Node("Books", null, 0, java.util.Map.of())),
+        store.find("Books"));
+    assertEquals(List.of(), store.repair());
+    assertEquals(List.of("Books"), store.roots());
+    assertEquals(List.of("Programming"), store.children("Books"));
+
+    // A parent that disagrees with sound intervals: MongoDB (6-7, inside Databases) names
+    // Programming.
+    c.updateOne(Filters.eq("_id", "MongoDB"), Updates.set("parent", "Programming"));
+    assertEquals(categories, store.snapshot());
+    assertEquals(categories.entries(), store.entries().toList());
+    assertEquals(Tree.parse("Programming(Languages Databases(MongoDB dbm))"),
+        store.subtree("Programming", Integer.MAX_VALUE));
+    TreeException misplaced = assertThrows(TreeException.class,
+        () -> store.children("Programming"));
+    assertTrue(misplaced.getMessage().contains("'MongoDB'")
+        && misplaced.getMessage().contains("repair()"), misplaced.getMessage());
+    assertEquals(List.of(), store.repair());
+    assertEquals(List.of("MongoDB", "dbm"), store.children("Databases"));
+  }
+
+  /** django-mptt's layout: two trees in one collection, told apart by tree_id, each from 1. */
+  private static final List<String> MPTT = List.of(
+      "{_id: '1', parent_id: null, tree_id: 1, lft: 1, rght: 6, level: 0, name: 'Books'}",
+      "{_id: '2', parent_id: '1', tree_id: 1, lft: 2, rght: 5, level: 1}",
+      "{_id: '3', parent_id: '2', tree_id: 1, lft: 3, rght: 4, level: 2}",
+      "{_id: '4', parent_id: null, tree_id: 2, lft: 1, rght: 4, level: 0, name: 'Music'}",
+      "{_id: '5', parent_id: '4', tree_id: 2, lft: 2, rght: 3, level: 1}");
+
+  private static final TreeOptions MPTT_NAMES = TreeOptions.defaults()
+      .withFieldName(TreeField.LEFT, "lft").withFieldName(TreeField.RIGHT, "rght")
+      .withFieldName(TreeField.PARENT, "parent_id").withFieldName(TreeField.DEPTH, "level");
+
+  /**
+   * Several trees of nested sets in one collection, each numbered from 1 (django-mptt's, told
+   * apart by {@code tree_id}), are not one forest: an insert, a move, a delete of a leaf or one
+   * lifting its children is refused naming the nodes that share the first number, pointing at
+   * {@code check()} and at a scope of their own, and nothing is written; a read of descendants
+   * whose interval holds more nodes than fit is refused too. Each tree copied into a scope of
+   * its own ({@code _id: {s: tree_id, id: _id}}) is then sound and takes the changes. (Found by
+   * a trial on collections made by others: the insert under '5' renumbered both trees,
+   * descendants('4') answered nodes of the other tree, and a delete of the leaf '5' also
+   * deleted '2' and '3', of the other tree.)
+   */
+  @Test
+  void changesOnTreesEachNumberedFromOneAreRefusedNamingTheScope() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    MPTT.forEach(d -> c.insertOne(Document.parse(d)));
+    TreeStore store = TreePattern.NESTED_SETS.open(c, MPTT_NAMES);
+    List<Document> before = c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>());
+    List<org.junit.jupiter.api.function.Executable> changes = List.of(
+        () -> store.insert("x", Position.lastChildOf("5")),
+        () -> store.insert("x", Position.after("2")),
+        () -> store.move("4", Position.lastChildOf("3")),
+        () -> store.move("5", Position.lastRoot()),
+        () -> store.delete("5"),
+        () -> store.delete("5", dev.arbor.core.Deletion.LIFT_CHILDREN),
+        () -> store.delete("4"));
+    for (org.junit.jupiter.api.function.Executable change : changes) {
+      TreeException e = assertThrows(TreeException.class, change);
+      String m = e.getMessage();
+      assertTrue(m.contains("Nothing was written") && m.contains("check()")
+          && (m.contains("withScope") || m.contains("repair()")), m);
+      assertEquals(before, c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>()), m);
+    }
+    TreeException e = assertThrows(TreeException.class, () -> store.insert("x",
+        Position.firstChildOf("2")));
+    assertTrue(e.getMessage().contains("'1'") && e.getMessage().contains("'4'")
+        && e.getMessage().contains("withScope"), e.getMessage());
+    TreeException read = assertThrows(TreeException.class, () -> store.descendants("4"));
+    assertTrue(read.getMessage().contains("'4'") && read.getMessage().contains("check()"),
+        read.getMessage());
+    TreeException up = assertThrows(TreeException.class, () -> store.ancestors("5"));
+    assertTrue(up.getMessage().contains("'5'") && up.getMessage().contains("check()"),
+        up.getMessage());
+    // Each tree in a scope of its own: its _id {s: tree_id, id: _id}.
+    MongoCollection<Document> scoped = MongoTestServer.get().freshCollection();
+    for (Document d : before) {
+      scoped.insertOne(new Document(d).append("_id", new Document("s", d.get("tree_id"))
+          .append("id", d.get("_id"))));
+    }
+    for (int tree : List.of(1, 2)) {
+      TreeStore one = TreePattern.NESTED_SETS.open(scoped, MPTT_NAMES.withScope("tree_id", tree));
+      assertEquals(List.of(), one.check());
+      one.insert("x", Position.lastChildOf(tree == 1 ? "3" : "5"));
+      assertEquals(List.of(), one.check());
+    }
+    Tree first = TreePattern.NESTED_SETS.open(scoped, MPTT_NAMES.withScope("tree_id", 1))
+        .snapshot();
+    assertEquals(List.of("1", "2", "3", "x"), first.ids());
+    assertEquals(List.of("x"), first.children("3"));
   }
 
   /**

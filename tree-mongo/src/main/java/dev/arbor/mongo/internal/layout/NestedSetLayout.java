@@ -7,13 +7,14 @@ import static com.mongodb.client.model.Filters.and;
 import static com.mongodb.client.model.Filters.eq;
 import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
+import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
 import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.ne;
 import static com.mongodb.client.model.Filters.not;
+import static com.mongodb.client.model.Filters.or;
 import static com.mongodb.client.model.Filters.type;
 import static dev.arbor.mongo.internal.bson.Queries.checkMaxDepth;
-import static dev.arbor.mongo.internal.bson.Queries.countOrRequire;
 import static dev.arbor.mongo.internal.bson.Queries.fields;
 import static dev.arbor.mongo.internal.bson.Queries.ids;
 import static dev.arbor.mongo.internal.bson.Queries.isNull;
@@ -66,8 +67,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The numbers of the whole forest are {@code 1 .. 2N} without gaps; roots follow one another.
  * Sibling order is the order of {@code left}. Beyond the manual: {@code arborDepth} (for
  * depth-limited reads and {@link #findNode}); a root's {@code parent} is null (the manual writes
- * 0). Authoritative fields: {@code left} and {@code right}; {@code parent} and {@code arborDepth}
- * are derived from the nesting of the intervals.
+ * 0, which reads take for null). Authoritative fields: {@code left} and {@code right}; {@code
+ * parent} and {@code arborDepth} are derived from the nesting of the intervals. Reads of the
+ * manual's documents, which keep no depth, count a node's depth from the intervals around it.
  *
  * <p>Indexes: {@code {left: 1, right: 1}} (descendants and ancestors by interval, shifts of {@code
  * left}), {@code {right: 1}} (shifts of {@code right}), {@code {parent: 1, left: 1}} (children in
@@ -85,15 +87,15 @@ import org.jspecify.annotations.Nullable;
  * <caption>round trips (rt) and documents read / written; n = subtree size, N = forest
  * size</caption>
  * <tr><th>operation<th>rt<th>read<th>written
- * <tr><td>find, depth<td>1<td>1<td>0
+ * <tr><td>find, depth<td>1 (2 without {@code arborDepth}: the enclosing intervals counted)<td>1<td>0
  * <tr><td>children, roots<td>1 (2 for a leaf)<td>children<td>0
  * <tr><td>ancestors<td>2<td>d+1 (index keys examined: up to N)<td>0
  * <tr><td>descendants<td>2<td>n+1, already in preorder<td>0
  * <tr><td>isDescendant<td>1<td>2<td>0
  * <tr><td>update<td>2<td>1<td>1 (no journal)
- * <tr><td>insert<td>2 (3 at the last root)<td>2<td>1 + every node to the right: up to N
- * <tr><td>move<td>2<td>2<td>the subtree twice + every node between old and new place: up to 2N
- * <tr><td>delete<td>2 (3 for a subtree: its interval's nodes counted first)<td>1<td>n deleted + every node to the right: up to N
+ * <tr><td>insert<td>2 (3 at the last root)<td>2 + the first root<td>1 + every node to the right: up to N
+ * <tr><td>move<td>2<td>2 + the first root<td>the subtree twice + every node between old and new place: up to 2N
+ * <tr><td>delete<td>2 (3 for a subtree: its interval's nodes counted first)<td>1 + the first root<td>n deleted + every node to the right: up to N
  * <tr><td>subtree, descendantNodes<td>2<td>n+1, already in preorder<td>0
  * <tr><td>descendantNodes with a filter<td>3<td>n structures + matches<td>0
  * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
@@ -102,8 +104,12 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>childCount, isLeaf<td>1 (2 when 0)<td>0 (a count)<td>0
  * <tr><td>siblings, previous/next<td>2<td>siblings + 1<td>0
  * <tr><td>subtreeFilter<td>1<td>1<td>0
- * <tr><td>delete lifting children<td>2<td>1<td>n + every node to the right: up to N
+ * <tr><td>delete lifting children<td>2<td>1 + the first root<td>n + every node to the right: up to N
  * </table>
+ *
+ * <p>The first read of an insert, move or delete also reads, in the same query, the documents
+ * whose {@code left} is 1: more than one are several trees each numbered from 1 (django-mptt's
+ * {@code tree_id}), and the change is refused before anything is written.
  *
  * <p>Choose it for static trees read by subtree: the manual finds it "fast and efficient for
  * finding subtrees but inefficient for modifying the tree structure".
@@ -156,7 +162,8 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, true, position, structure);
+    Map<String, Document> docs = subjectAndAnchorOfOneForest(c, id, true, position,
+        "insert '" + id + "' at " + position);
     Target t = target(c, position, docs);
     Document structure = new Document(parentField, t.parent).append(leftField, t.at)
         .append(rightField, t.at + 1).append(depthField, t.depth);
@@ -169,7 +176,8 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchor(c, id, false, position, structure);
+    Map<String, Document> docs = subjectAndAnchorOfOneForest(c, id, false, position,
+        "move '" + id + "' to " + position);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
@@ -212,6 +220,65 @@ final class NestedSetLayout implements Layout {
   }
 
   /**
+   * {@link #subjectAndAnchor}, and in the same query the documents whose {@code left} is 1: in one
+   * forest numbered {@code 1..2N} there is one, the first root; two or more are several trees each
+   * numbered from 1 (django-mptt keeps them in one collection, told apart by {@code tree_id}),
+   * whose numbers a change would shift across, and the change is refused (an index point of
+   * {@code left}, at most two documents more, no round trip more).
+   */
+  private Map<String, Document> subjectAndAnchorOfOneForest(Change c, String id, boolean insert,
+      Position position, String change) {
+    Found found = subjectAndAnchorWith(c, id, insert, position, structure, eq(leftField, 1), 2);
+    refuseSeveralForests(found.others(), change);
+    return found.docs();
+  }
+
+  /**
+   * The document of {@code id}, read in one query with the documents whose {@code left} is 1,
+   * which must be one at most ({@link #subjectAndAnchorOfOneForest}).
+   */
+  private Document requireInOneForest(Change c, String id, String change) {
+    List<Document> found = c.find(or(in(ID, List.of(id)), eq(leftField, 1)))
+        .projection(structure).limit(3).into(new ArrayList<>());
+    Document x = null;
+    for (Document d : found) {
+      if (id.equals(d.get(ID))) {
+        x = d;
+      }
+    }
+    if (x == null) {
+      x = c.require(id, structure); // not found, or crowded out by three first roots
+    }
+    refuseSeveralForests(found.size() < 3 || found.contains(x) ? found : null, change);
+    return x;
+  }
+
+  /**
+   * Refuses a change when {@code read} (or null: more than fit in the read's limit) holds two or
+   * more documents whose {@code left} is 1.
+   */
+  private void refuseSeveralForests(@Nullable List<Document> read, String change) {
+    List<String> firsts = new ArrayList<>();
+    if (read != null) {
+      for (Document d : read) {
+        if (d.get(leftField) instanceof Number n && n.doubleValue() == 1) {
+          firsts.add("'" + d.get(ID) + "'");
+        }
+      }
+    }
+    if (read == null || firsts.size() > 1) {
+      throw new dev.arbor.core.TreeException("Cannot " + change + ": "
+          + (read == null ? "three or more nodes" : String.join(" and ", firsts)) + " have "
+          + leftField + " 1: the collection holds several nested-set numberings from 1 (several"
+          + " trees, as django-mptt keeps them apart by tree_id), not one forest, and the change"
+          + " would shift the numbers of all of them. Give each tree a scope of its own"
+          + " (TreeOptions.withScope, its nodes' _id {s: <scope value>, id: <node id>}; see"
+          + " docs/data-api.md, \"Several trees in one collection\") or number them as one"
+          + " forest; check() lists the problems. Nothing was written.");
+    }
+  }
+
+  /**
    * The nodes of the subtree whose interval is {@code [left, right]}: {@code left} in that range,
    * a tight range of the {@code {left: 1, right: 1}} index ({@code right} follows from it).
    */
@@ -221,7 +288,7 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public long planDelete(Change c, String id) {
-    Document x = c.require(id, structure);
+    Document x = requireInOneForest(c, id, "delete '" + id + "'");
     long left = num(x, leftField);
     long right = num(x, rightField);
     long width = right - left + 1;
@@ -249,7 +316,7 @@ final class NestedSetLayout implements Layout {
    */
   @Override
   public void planLift(Change c, String id) {
-    Document x = c.require(id, structure);
+    Document x = requireInOneForest(c, id, "delete '" + id + "'");
     long left = num(x, leftField);
     long right = num(x, rightField);
     c.deleteMany(eq(ID, id));
@@ -262,7 +329,12 @@ final class NestedSetLayout implements Layout {
     c.updateMany(gt(rightField, right), Updates.inc(rightField, -2));
   }
 
-  /** The node's document, then its descendants by one range of {@code left}, in preorder. */
+  /**
+   * The node's document, then its descendants by one range of {@code left}; each one's parent is
+   * the innermost interval that encloses it (the intervals are authoritative, not the stored
+   * {@code parent}). A depth limit is a bound of {@code arborDepth} in the query; on documents
+   * without depths the whole subtree is read and the caller cuts it.
+   */
   @Override
   public Rows subtreeRows(Reads r, String id, int maxDepth, boolean withAttributes) {
     Bson projection = withAttributes ? null : structure;
@@ -271,26 +343,77 @@ final class NestedSetLayout implements Layout {
     rows.add(new Row(id, null, 0, withAttributes ? context.attributesOf(x) : Map.of()));
     if (maxDepth > 0) {
       Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
-      if (maxDepth != Integer.MAX_VALUE) {
-        filter = and(filter, lte(depthField, depthOf(x) + maxDepth));
+      if (maxDepth != Integer.MAX_VALUE && x.get(depthField) instanceof Number depth) {
+        filter = and(filter, lte(depthField, depth.longValue() + maxDepth));
       }
-      for (Document d : r.find(filter).projection(projection)) {
-        rows.add(new Row(idOf(d), parentOf(d), num(d, leftField),
+      List<Document> docs = r.find(filter).projection(projection).into(new ArrayList<>());
+      refuseOverfull(id, num(x, leftField), num(x, rightField), docs.size());
+      docs.sort(Comparator.comparingLong(d -> num(d, leftField)));
+      Deque<Document> open = new ArrayDeque<>();
+      open.push(x);
+      for (Document d : docs) {
+        String parent = nestedParent(open, d);
+        rows.add(new Row(idOf(d), parent, num(d, leftField),
             withAttributes ? context.attributesOf(d) : Map.of()));
       }
     }
-    return new Rows((int) depthOf(x), rows);
+    return new Rows(x.get(depthField) instanceof Number n ? n.intValue() : -1, rows);
+  }
+
+  /**
+   * The parent of {@code d} by the intervals: the innermost of the {@code open} ones (those
+   * read before it in {@code left} order, minus those that closed before it) that encloses it;
+   * {@code d} is then opened. Null for a root (no interval open).
+   *
+   * @throws dev.arbor.core.TreeException naming the node if its interval is not a pair of
+   *     numbers, left below right, strictly inside the one that encloses it: the numbers overlap
+   *     or repeat, and no parent follows from them
+   */
+  private @Nullable String nestedParent(Deque<Document> open, Document d) {
+    long left = num(d, leftField);
+    long right = num(d, rightField);
+    while (!open.isEmpty() && num(open.peek(), rightField) < left) {
+      open.pop();
+    }
+    Document up = open.peek();
+    if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)
+        || left >= right
+        || up != null && (left <= num(up, leftField) || right >= num(up, rightField))) {
+      throw new dev.arbor.core.TreeException("node '" + d.get(ID) + "' (" + leftField + " "
+          + d.get(leftField) + ", " + rightField + " " + d.get(rightField)
+          + ") does not nest in the numbering" + (up == null ? "" : ": its interval overlaps or"
+              + " repeats that of '" + up.get(ID) + "' [" + num(up, leftField) + ", "
+              + num(up, rightField) + "]")
+          + "; check() lists the problems (repair() renumbers intervals that nest, not these)");
+    }
+    // Only the interval is kept open, not the attributes.
+    open.push(new Document(ID, d.get(ID)).append(leftField, left).append(rightField, right));
+    return up == null ? null : idOf(up);
   }
 
   @Override
   public ChildGroup childGroup() {
     return new ChildGroup(structure, d -> eq(parentField, idOf(d)), leftField,
-        d -> parentOf(d), d -> (int) depthOf(d));
+        d -> parentOf(d), d -> d.get(depthField) instanceof Number n ? n.intValue() : -1);
   }
 
+  /**
+   * A count of the nodes whose {@code parent} is {@code id}; when there are none, the node's
+   * document (read anyway, to tell a leaf from a missing node) is held against its interval, as
+   * {@link #childIds} does: an interval that holds descendants is a {@code parent} field that
+   * disagrees with the intervals, refused naming the node.
+   */
   @Override
   public long childCountOf(Reads r, String id) {
-    return countOrRequire(r, eq(parentField, id), id);
+    long n = r.count(eq(parentField, id));
+    if (n == 0) {
+      Document x = r.require(id, fields(leftField, rightField));
+      if (num(x, rightField) - num(x, leftField) > 1) {
+        throw disagrees(x, "has no node whose " + parentField + " names it, but its interval ["
+            + num(x, leftField) + ", " + num(x, rightField) + "] holds descendants");
+      }
+    }
+    return n;
   }
 
   /** From the node's own interval: {@code (right - left - 1) / 2}, one document read. */
@@ -316,16 +439,47 @@ final class NestedSetLayout implements Layout {
     if (d == null) {
       return Optional.empty();
     }
-    return Optional.of(new Node(id, parentOf(d), (int) depthOf(d), context.attributesOf(d)));
+    String parent = parentOf(d);
+    long depth = depthOf(r, d);
+    if ((parent == null) != (depth == 0)) {
+      // Two fields derived from the intervals that contradict each other (a table without
+      // parent, or a stale one): whichever is wrong, the node is not answered with it.
+      throw new dev.arbor.core.TreeException("node '" + id + "' has " + parentField + " "
+          + (parent == null ? "null" : "'" + parent + "'") + " but depth " + depth
+          + (d.get(depthField) instanceof Number ? "" : " (counted from the intervals)")
+          + ": the fields derived from the nested-set intervals disagree; check() lists the"
+          + " problems, repair() rewrites them from the intervals");
+    }
+    return Optional.of(new Node(id, parent, (int) depth, context.attributesOf(d)));
   }
 
+  /**
+   * The nodes without a parent, in {@code left} order, whose intervals must follow one another:
+   * one that lies inside another is a {@code parent} that disagrees with the intervals (a table
+   * without the field, or a stale one), refused naming it rather than answered as a root.
+   */
   @Override
   public List<String> rootIds(Reads r) {
-    List<String> roots = ids(r.find(isNull(parentField)).projection(fields(ID))
-        .sort(Sorts.ascending(leftField)));
+    // parent null (or missing), or 0, the manual's way of writing a root, where ids are strings
+    // (in a tree of long ids, 0 is a node's id)
+    List<Document> found = r.find(context.ids().isString()
+            ? and(NODES, in(parentField, java.util.Arrays.asList(null, 0))) : isNull(parentField))
+        .projection(fields(leftField, rightField)).sort(Sorts.ascending(leftField))
+        .into(new ArrayList<>());
+    List<String> roots = new ArrayList<>(found.size());
+    Document before = null;
+    for (Document d : found) {
+      if (before != null && num(d, leftField) <= num(before, rightField)) {
+        throw disagrees(d, "has no " + parentField + ", but its interval [" + num(d, leftField)
+            + ", " + num(d, rightField) + "] lies inside that of '" + before.get(ID) + "' ["
+            + num(before, leftField) + ", " + num(before, rightField) + "]");
+      }
+      roots.add(idOf(d));
+      before = d;
+    }
     if (roots.isEmpty()) {
-      // No root: an empty tree, or the manual's documents, whose root has parent: 0 (a reader
-      // must not take the tree for empty; repair() rewrites it)
+      // No root: an empty tree, or documents whose roots name a parent that is no id (a reader
+      // must not take the tree for empty)
       Document odd = r.find(and(NODES, ne(parentField, null),
           not(type(parentField, org.bson.BsonType.STRING))))
           .projection(fields(parentField)).limit(1).first();
@@ -338,8 +492,8 @@ final class NestedSetLayout implements Layout {
 
   /**
    * The whole forest by one cursor in {@code left} order, which is preorder: a stack of the open
-   * intervals (bounded by the depth) gives each node's parent and depth, and the stored {@code
-   * parent} must agree with it.
+   * intervals (bounded by the depth) gives each node's parent and depth, as {@link #forest} does
+   * (the intervals are authoritative; the stored {@code parent} is not read).
    */
   @Override
   public PreorderCursor preorder(Reads r) {
@@ -357,27 +511,9 @@ final class NestedSetLayout implements Layout {
       @Override
       public Node next() {
         Document d = cursor.next();
-        String id = idOf(d);
-        long left = num(d, leftField);
-        long right = num(d, rightField);
-        while (!open.isEmpty() && num(open.peek(), rightField) < left) {
-          open.pop();
-        }
-        Document up = open.peek();
-        String parent = up == null ? null : idOf(up);
-        if (left >= right || (up != null && right > num(up, rightField))
-            || !java.util.Objects.equals(parent, d.get(parentField))) {
-          throw new dev.arbor.core.TreeException("node '" + id + "' (left " + left
-              + ", right " + right + ", parent " + d.get(parentField)
-                  + ") does not nest where its interval puts it"
-              + (up == null ? " (a root)" : " (under '" + parent + "')")
-              + ": check() lists the problems, repair() renumbers derivable intervals");
-        }
-        Node e = new Node(Forest.nodeId(id, parent), parent, open.size(),
+        String parent = nestedParent(open, d);
+        return new Node(Forest.nodeId(idOf(d), parent), parent, open.size() - 1,
             context.attributesOf(d));
-        // Only the interval is kept on the stack, not the attributes.
-        open.push(new Document(ID, id).append(leftField, left).append(rightField, right));
-        return e;
       }
 
       @Override
@@ -387,16 +523,79 @@ final class NestedSetLayout implements Layout {
     };
   }
 
+  /**
+   * The nodes whose {@code parent} is {@code id}, in {@code left} order (the {@code {parent: 1,
+   * left: 1}} index). What the read returns is held against the intervals: children whose
+   * intervals overlap, or a node without children whose interval holds descendants, are a
+   * {@code parent} that disagrees with the intervals, refused naming the node (free: the
+   * children's numbers come with them, and a leaf's document is read anyway).
+   */
   @Override
   public List<String> childIds(Reads r, String id) {
-    return r.childrenOrRequire(eq(parentField, id), Sorts.ascending(leftField), id);
+    List<Document> found = r.find(eq(parentField, id)).projection(fields(leftField, rightField))
+        .sort(Sorts.ascending(leftField)).into(new ArrayList<>());
+    if (found.isEmpty()) {
+      Document x = r.require(id, fields(leftField, rightField));
+      if (num(x, rightField) - num(x, leftField) > 1) {
+        throw disagrees(x, "has no node whose " + parentField + " names it, but its interval ["
+            + num(x, leftField) + ", " + num(x, rightField) + "] holds descendants");
+      }
+      return List.of();
+    }
+    List<String> children = new ArrayList<>(found.size());
+    Document before = null;
+    for (Document d : found) {
+      if (before != null && num(d, leftField) <= num(before, rightField)) {
+        throw disagrees(d, "has " + parentField + " '" + id + "', but its interval ["
+            + num(d, leftField) + ", " + num(d, rightField) + "] lies inside that of its"
+            + " sibling '" + before.get(ID) + "' [" + num(before, leftField) + ", "
+            + num(before, rightField) + "]");
+      }
+      children.add(idOf(d));
+      before = d;
+    }
+    return children;
   }
 
+  /**
+   * A read refused because the {@code parent} it read disagrees with the intervals, which are
+   * authoritative.
+   */
+  private dev.arbor.core.TreeException disagrees(Document d, String what) {
+    return new dev.arbor.core.TreeException("node '" + d.get(ID) + "' " + what + ": its "
+        + parentField + " disagrees with the nested-set intervals, which are authoritative"
+        + " (snapshot() and entries() follow them); check() lists the problems, repair()"
+        + " rewrites " + parentField + " from the intervals");
+  }
+
+  /**
+   * The intervals around the node's, in {@code left} order; each must lie strictly inside the
+   * one before (a chain, as intervals that nest are): a read that returns two that do not, such
+   * as the roots of two trees each numbered from 1, is refused naming the node (free: their
+   * numbers come with them).
+   */
   @Override
   public List<String> ancestorIds(Reads r, String id) {
     Document x = r.require(id, structure);
-    return ids(r.find(and(lt(leftField, num(x, leftField)), gt(rightField, num(x, rightField))))
-        .projection(fields(ID)).sort(Sorts.ascending(leftField)));
+    List<Document> found = r.find(and(lt(leftField, num(x, leftField)),
+        gt(rightField, num(x, rightField)))).projection(fields(leftField, rightField))
+        .sort(Sorts.ascending(leftField)).into(new ArrayList<>());
+    List<String> ids = new ArrayList<>(found.size());
+    Document before = null;
+    for (Document d : found) {
+      if (before != null && (num(d, leftField) <= num(before, leftField)
+          || num(d, rightField) >= num(before, rightField))) {
+        throw new dev.arbor.core.TreeException("node '" + id + "': the intervals around its ["
+            + num(x, leftField) + ", " + num(x, rightField) + "] do not nest ('"
+            + before.get(ID) + "' [" + num(before, leftField) + ", " + num(before, rightField)
+            + "], '" + d.get(ID) + "' [" + num(d, leftField) + ", " + num(d, rightField)
+            + "]): the nested-set numbers overlap or repeat (several trees each numbered from 1"
+            + " in one collection?); check() lists the problems");
+      }
+      ids.add(idOf(d));
+      before = d;
+    }
+    return ids;
   }
 
   @Override
@@ -407,15 +606,49 @@ final class NestedSetLayout implements Layout {
       return List.of();
     }
     Bson filter = and(gt(leftField, num(x, leftField)), lt(leftField, num(x, rightField)));
-    if (maxDepth != Integer.MAX_VALUE) {
-      filter = and(filter, lte(depthField, depthOf(x) + maxDepth));
+    if (maxDepth != Integer.MAX_VALUE && !(x.get(depthField) instanceof Number)) {
+      // No depths (documents written by another tool): the levels counted from the intervals
+      List<Document> docs = r.find(filter).projection(fields(leftField, rightField))
+          .sort(Sorts.ascending(leftField)).into(new ArrayList<>());
+      refuseOverfull(id, num(x, leftField), num(x, rightField), docs.size());
+      Deque<Document> open = new ArrayDeque<>();
+      open.push(x);
+      List<String> ids = new ArrayList<>();
+      for (Document d : docs) {
+        nestedParent(open, d);
+        if (open.size() - 1 <= maxDepth) {
+          ids.add(idOf(d));
+        }
+      }
+      return ids;
     }
-    return ids(r.find(filter).projection(fields(ID)).sort(Sorts.ascending(leftField)));
+    if (maxDepth != Integer.MAX_VALUE) {
+      filter = and(filter, lte(depthField, num(x, depthField) + maxDepth));
+    }
+    List<String> ids = ids(r.find(filter).projection(fields(ID))
+        .sort(Sorts.ascending(leftField)));
+    refuseOverfull(id, num(x, leftField), num(x, rightField), ids.size());
+    return ids;
+  }
+
+  /**
+   * Refuses a read of the descendants of {@code id} that found more nodes inside its interval
+   * {@code [left, right]} than fit there ({@code (right - left - 1) / 2}, each descendant taking
+   * two of its numbers): the numbers overlap or repeat, and some of the nodes belong elsewhere
+   * (another tree numbered from 1 too). A check of what the read returned, free.
+   */
+  private void refuseOverfull(String id, long left, long right, long held) {
+    if (held > (right - left - 1) / 2) {
+      throw new dev.arbor.core.TreeException("node '" + id + "': its interval [" + left + ", "
+          + right + "] holds " + held + " nodes where at most " + (right - left - 1) / 2
+          + " fit: the nested-set numbers overlap or repeat (several trees each numbered from 1"
+          + " in one collection?); check() lists the problems");
+    }
   }
 
   @Override
   public int depthOf(Reads r, String id) {
-    return (int) depthOf(r.require(id, fields(depthField)));
+    return (int) depthOf(r, r.require(id, structure));
   }
 
   @Override
@@ -448,9 +681,17 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public Forest forest(Reads r, boolean withAttributes) {
-    List<Row> rows = new ArrayList<>();
-    for (Document d : r.find(NODES).projection(withAttributes ? null : structure)) {
-      rows.add(new Row(idOf(d), parentOf(d), num(d, leftField),
+    List<Document> docs = r.find(NODES).projection(withAttributes ? null : structure)
+        .into(new ArrayList<>());
+    // The structure from the intervals, which are authoritative: parent is derived (a table
+    // without it, or with a stale one, reads as its numbers say), sorted here rather than by the
+    // server.
+    docs.sort(Comparator.comparingLong(d -> num(d, leftField)));
+    Deque<Document> open = new ArrayDeque<>();
+    List<Row> rows = new ArrayList<>(docs.size());
+    for (Document d : docs) {
+      String parent = nestedParent(open, d);
+      rows.add(new Row(idOf(d), parent, num(d, leftField),
           withAttributes ? context.attributesOf(d) : Map.of()));
     }
     return new Forest(rows);
@@ -622,18 +863,34 @@ final class NestedSetLayout implements Layout {
    * @throws dev.arbor.core.TreeException naming the node if it has none (nested sets written by
    *     another tool), rather than a depth of 0 and subtrees cut short
    */
-  private long depthOf(Document d) {
-    if (!(d.get(depthField) instanceof Number n)) {
-      throw new dev.arbor.core.TreeException("node '" + d.get(ID) + "' has no numeric "
-          + depthField + " (" + d.get(depthField) + "): check() lists the problems, repair()"
-          + " writes depths from the intervals");
+  private long depthOf(Reads r, Document d) {
+    if (d.get(depthField) instanceof Number n) {
+      return n.longValue();
     }
-    return n.longValue();
+    // Nested sets written by another tool (the manual's keep no depth): the number of intervals
+    // that enclose the node's, one count (index keys examined: up to N), only then.
+    if (!(d.get(leftField) instanceof Number) || !(d.get(rightField) instanceof Number)) {
+      throw new dev.arbor.core.TreeException("node '" + d.get(ID) + "' has no numeric "
+          + depthField + " (" + d.get(depthField) + ") nor an interval to count it from ("
+          + leftField + " " + d.get(leftField) + ", " + rightField + " " + d.get(rightField)
+          + "): check() lists the problems");
+    }
+    return r.count(and(lt(leftField, num(d, leftField)), gt(rightField, num(d, rightField))));
   }
 
   /** The parent id of node document {@code d}, null for a root ({@link Layout#stringField}). */
   private @Nullable String parentOf(Document d) {
+    Object v = d.get(parentField);
+    if (v instanceof Number n && n.doubleValue() == 0 && context.ids().isString()) {
+      return null; // the manual's root: parent 0 (check() lists it, repair() writes null)
+    }
     return Layout.stringField(d, parentField);
+  }
+
+  /** {@link Layout#parentOf}, the manual's root {@code parent: 0} read as no parent. */
+  @Override
+  public @Nullable String parentOf(Reads r, String id) {
+    return parentOf(r.require(id, fields(parentField)));
   }
 
   static long num(Document d, String field) {
