@@ -165,13 +165,7 @@ class MistypedReferencesTest {
   void aParentInAnotherFormNamingNoNodeStaysListedByRepair() {
     MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
     String missing = "65a0000000000000000000ff";
-    raw(c).insertMany(List.of(
-        new BsonDocument("_id", typed(NodeIdType.OBJECT_ID, ROOT_OID))
-            .append("parent", BsonNull.VALUE).append("arborRank", new BsonInt32(0)),
-        new BsonDocument("_id", typed(NodeIdType.OBJECT_ID, id(NodeIdType.OBJECT_ID, 2)))
-            .append("parent", new BsonString(missing)).append("arborRank", new BsonInt32(0))));
-    MongoTree tree = TreePattern.PARENT_REFERENCES.open(c,
-        TreeOptions.defaults().withIdType(NodeIdType.OBJECT_ID));
+    MongoTree tree = rootAndChild(c, new BsonString(missing));
     List<Problem> problems = tree.repair();
     assertEquals(1, problems.size(), problems.toString());
     assertTrue(problems.get(0).message().contains("not an ObjectId")
@@ -189,13 +183,7 @@ class MistypedReferencesTest {
   void aParentInAFormArborDoesNotReadIsNamedAndLeftByRepair() {
     MongoCollection<Document> c = MongoTestServer.get().scratchCollection();
     String upper = ROOT_OID.toUpperCase(java.util.Locale.ROOT);
-    raw(c).insertMany(List.of(
-        new BsonDocument("_id", typed(NodeIdType.OBJECT_ID, ROOT_OID))
-            .append("parent", BsonNull.VALUE).append("arborRank", new BsonInt32(0)),
-        new BsonDocument("_id", typed(NodeIdType.OBJECT_ID, id(NodeIdType.OBJECT_ID, 2)))
-            .append("parent", new BsonString(upper)).append("arborRank", new BsonInt32(0))));
-    MongoTree tree = TreePattern.PARENT_REFERENCES.open(c,
-        TreeOptions.defaults().withIdType(NodeIdType.OBJECT_ID));
+    MongoTree tree = rootAndChild(c, new BsonString(upper));
     List<Problem> problems = tree.repair();
     assertEquals(1, problems.size(), problems.toString());
     assertTrue(problems.get(0).message().startsWith("parent is not an ObjectId: the string \""
@@ -387,4 +375,17 @@ class MistypedReferencesTest {
     }
   }
 
+  /**
+   * Parent references with ObjectId ids in {@code c}: the root and one node whose {@code parent}
+   * is {@code parent}, as another tool wrote them; the store opened on them.
+   */
+  private static MongoTree rootAndChild(MongoCollection<Document> c, BsonValue parent) {
+    raw(c).insertMany(List.of(
+        new BsonDocument("_id", typed(NodeIdType.OBJECT_ID, ROOT_OID))
+            .append("parent", BsonNull.VALUE).append("arborRank", new BsonInt32(0)),
+        new BsonDocument("_id", typed(NodeIdType.OBJECT_ID, id(NodeIdType.OBJECT_ID, 2)))
+            .append("parent", parent).append("arborRank", new BsonInt32(0))));
+    return TreePattern.PARENT_REFERENCES.open(c,
+        TreeOptions.defaults().withIdType(NodeIdType.OBJECT_ID));
+  }
 }
