@@ -319,12 +319,24 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
       }
     });
     List<String> chain = new ArrayList<>();
-    Set<String> seen = new HashSet<>();
-    for (String p = up.parent; p != null && up.parents.containsKey(p) && seen.add(p);
-        p = up.parents.get(p)) {
+    Set<String> seen = new HashSet<>(List.of(id));
+    for (String p = up.parent; p != null && up.parents.containsKey(p); p = up.parents.get(p)) {
+      if (!seen.add(p)) {
+        throw cycle(p);
+      }
       chain.add(0, p);
     }
     return chain;
+  }
+
+  /**
+   * What a walk that meets {@code id} again throws: the parent links from it lead back to it,
+   * so no answer (its ancestors, its subtree) is true; a change that meets it writes nothing.
+   */
+  private static dev.arbor.core.TreeException cycle(String id) {
+    return new dev.arbor.core.TreeException("node '" + id + "' is its own ancestor (a cycle of"
+        + " parent links): check() lists the problems; repair() cannot settle a cycle, set one"
+        + " of its nodes' parent yourself");
   }
 
   /** A node's parent, and the parent of each of its ancestors found (null for a root). */
@@ -417,7 +429,11 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
             new Document("$project", new Document("down." + ID, 1).append("down." + parentField, 1)
                 .append("down." + rankField, 1))))
         .allowDiskUse(true)) {
-      rows.add(row(d.get("down", Document.class)));
+      Row row = row(d.get("down", Document.class));
+      if (row.id().equals(id)) {
+        throw cycle(id); // its subtree holds it: a cycle of parent links
+      }
+      rows.add(row);
     }
     if (rows.isEmpty()) {
       r.require(id, fields(ID));
@@ -439,6 +455,8 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
           if (d.get(ID) instanceof String child && seen.add(child)) {
             rows.add(row(d));
             next.add(child);
+          } else if (id.equals(d.get(ID))) {
+            throw cycle(id); // its subtree holds it: a cycle of parent links
           }
         }
       }

@@ -93,9 +93,21 @@ public final class StreamedEntries implements PreorderCursor {
         return true;
       }
       walk.close();
+      // With isolated reads, the nodes stored (one count) against those the walk reached: a
+      // node no root reaches (an orphan, a node below one, a cycle of parent links) is not
+      // left out without a word, as snapshot() says too
+      long stored = before == null ? -1
+          : ReadRetry.run(store.lock.lock, () -> fenced.unisolated(() -> {}, retry)
+              .count(MongoTreeStore.NODES));
       TreeLock.State now = changed();
       if (now == null) {
         ended = true;
+        if (stored > delivered) {
+          throw new dev.arbor.core.TreeException("The stream of tree '" + store.collectionName
+              + "' reached " + delivered + " of its " + stored + " nodes: the others are"
+              + " unreachable from every root (an orphan, a node below one, or a cycle of parent"
+              + " links); check() lists them, and repair() settles what it can");
+        }
         return false;
       }
       if (delivered > 0) {
