@@ -191,9 +191,28 @@ final class ArrayOfAncestorsLayout implements Layout {
   @Override
   public long planDelete(Change c, String id) {
     Bson subtree = or(eq(ID, id), eq(ancestorsField, id));
-    long n = c.count(subtree); // also tells whether the node exists
+    // The subtree's parents, in the query that counts it (and tells whether the node exists):
+    // the subtree is found by the derived ancestors, and a node a stale array lists under it
+    // whose parent is elsewhere must not go with it.
+    List<Document> found = c.find(subtree).projection(fields(parentField))
+        .into(new ArrayList<>());
+    long n = found.size();
     if (n == 0) {
       throw new NodeNotFoundException(id);
+    }
+    java.util.Set<Object> ids = new java.util.HashSet<>();
+    for (Document d : found) {
+      ids.add(d.get(ID));
+    }
+    for (Document d : found) {
+      Object parent = d.get(parentField);
+      if (!id.equals(d.get(ID)) && !ids.contains(parent)) {
+        throw new dev.arbor.core.TreeException("Cannot delete '" + id + "': node '" + idOf(d)
+            + "' lists it among its " + ancestorsField + " but its " + parentField + " '"
+            + parent + "' is not in its subtree: the " + ancestorsField + " disagree with the"
+            + " parents, which are authoritative; check() lists the problems, repair() rebuilds"
+            + " the " + ancestorsField + " from the parents. Nothing was written.");
+      }
     }
     if (n == 1) {
       c.deleteOne(subtree); // a leaf: one document
