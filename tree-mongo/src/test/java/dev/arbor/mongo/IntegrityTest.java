@@ -526,6 +526,23 @@ class IntegrityTest {
     assertEquals(List.of("a", "b", "c"), store.snapshot().ids());
   }
 
+  /**
+   * check() names a document whose {@code _id} is a document or binary (another application's)
+   * by its extended JSON, as a user would search for it in mongosh, not by Java's toString.
+   * (Found by a trial on collections made by others: {@code 'Document{{tenant=x, n=1}}'}.)
+   */
+  @Test
+  void checkNamesAForeignIdByItsExtendedJson() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeStore store = TreePattern.PARENT_REFERENCES.open(c);
+    store.load(Tree.parse("r(a)"));
+    c.insertOne(new Document("_id", new Document("tenant", "x").append("n", 1)));
+    c.insertOne(new Document("_id", new org.bson.types.Binary((byte) 0x80, new byte[] {1, 2})));
+    List<String> named = store.check().stream().map(dev.arbor.core.Problem::nodeId).toList();
+    assertTrue(named.contains("{\"tenant\": \"x\", \"n\": 1}"), named::toString);
+    assertTrue(named.stream().anyMatch(n -> n.startsWith("{\"$binary\"")), named::toString);
+  }
+
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void aCollectionOfAnotherPatternIsRefusedNamingIt(TreePattern pattern) {
