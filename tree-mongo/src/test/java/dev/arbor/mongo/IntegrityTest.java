@@ -543,6 +543,38 @@ class IntegrityTest {
     assertTrue(named.stream().anyMatch(n -> n.startsWith("{\"$binary\"")), named::toString);
   }
 
+  /**
+   * Child references with a node listed in the {@code children} of two documents (a collection
+   * written by others; check() reports it): a delete or a move of that node would take it out of
+   * one and leave the other's reference dangling, so each is refused naming both, nothing
+   * written. (Found by a trial on collections made by others: the other parent kept a reference
+   * to the deleted node.)
+   */
+  @Test
+  void aChildListedByTwoParentsIsNeitherDeletedNorMovedLeavingADanglingReference() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    for (String d : List.of("{_id: 'r', children: ['a', 'b'], arborRank: 0}",
+        "{_id: 'a', children: ['x']}", "{_id: 'b', children: ['x', 'y']}",
+        "{_id: 'x', children: ['z']}", "{_id: 'y', children: []}", "{_id: 'z', children: []}")) {
+      c.insertOne(Document.parse(d));
+    }
+    TreeStore store = TreePattern.CHILD_REFERENCES.open(c);
+    List<Document> before = c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>());
+    List<org.junit.jupiter.api.function.Executable> changes = List.of(
+        () -> store.delete("x"), () -> store.delete("x", dev.arbor.core.Deletion.LIFT_CHILDREN),
+        () -> store.move("x", Position.lastChildOf("y")),
+        () -> store.move("x", Position.before("y")),
+        () -> store.move("x", Position.lastRoot()));
+    for (org.junit.jupiter.api.function.Executable change : changes) {
+      TreeException e = assertThrows(TreeException.class, change);
+      assertTrue(e.getMessage().contains("'x'") && e.getMessage().contains("'a'")
+          && e.getMessage().contains("'b'") && e.getMessage().contains("Nothing was written"),
+          e.getMessage());
+      assertEquals(before, c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>()));
+    }
+    assertEquals(1, store.delete("y")); // a node listed once is deleted as ever
+  }
+
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void aCollectionOfAnotherPatternIsRefusedNamingIt(TreePattern pattern) {

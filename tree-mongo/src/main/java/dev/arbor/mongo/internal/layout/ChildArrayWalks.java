@@ -40,6 +40,39 @@ final class ChildArrayWalks {
     return r.find(eq(childrenField, id)).projection(fields(childrenField)).first();
   }
 
+  /**
+   * The document whose {@code children} lists {@code id}, or null for a root, for a change that
+   * takes {@code id} out of it: refused when two documents list it (a collection written by
+   * others; check() reports it), since taking it out of one would leave the other's reference
+   * dangling. One query of at most two documents.
+   */
+  Document soleParentDocument(Reads r, String id) {
+    List<Document> listers = r.find(eq(childrenField, id)).projection(fields(childrenField))
+        .limit(2).into(new java.util.ArrayList<>());
+    return soleListerOf(id, listers);
+  }
+
+  /**
+   * {@link #listerOf}, for a change that takes {@code id} out of its lister: refused when two of
+   * {@code docs} list it (see {@link #soleParentDocument}).
+   */
+  @org.jspecify.annotations.Nullable Document soleListerOf(String id, List<Document> docs) {
+    Document first = null;
+    for (Document d : docs) {
+      if (!id.equals(d.get(ID)) && Layout.idList(d, childrenField).contains(id)) {
+        if (first != null) {
+          throw new dev.arbor.core.TreeException("Node '" + id + "' is listed in the "
+              + childrenField + " of both '" + idOf(first) + "' and '" + idOf(d) + "': taking it"
+              + " out of one would leave the other's reference dangling; check() lists the"
+              + " problems, and repair() leaves it in both: remove it from one yourself. Nothing"
+              + " was written.");
+        }
+        first = d;
+      }
+    }
+    return first;
+  }
+
   /** The document among {@code docs} (read already) whose children array lists {@code id}. */
   @org.jspecify.annotations.Nullable Document listerOf(String id, List<Document> docs) {
     for (Document d : docs) {

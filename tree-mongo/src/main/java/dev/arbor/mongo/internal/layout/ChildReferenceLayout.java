@@ -197,15 +197,16 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     // Beside a sibling, the sibling's parent too.
     Found found = position instanceof Position.Sibling s
         ? subjectAndAnchorWith(c, id, false, position, fields(childrenField, rankField),
-            or(eq(childrenField, id), eq(childrenField, s.siblingId())), 2)
+            or(eq(childrenField, id), eq(childrenField, s.siblingId())), 3)
         : subjectAndAnchorWith(c, id, false, position, fields(childrenField, rankField),
-            eq(childrenField, id), 1);
+            eq(childrenField, id), 2);
     Map<String, Document> docs = found.docs();
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
-    Document oldParent = found.others() != null ? walks.listerOf(id, found.others())
-        : parentDocument(c, id);
+    // two documents listing it: refused, naming them (the move would leave one dangling)
+    Document oldParent = found.others() != null ? walks.soleListerOf(id, found.others())
+        : walks.soleParentDocument(c, id);
     boolean leaf = childrenOf(docs.get(id)).isEmpty();
     Target t = target(c, position, docs, id, found.others());
     if (t.parent != null
@@ -231,10 +232,11 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
     // The node and its parent in one query: a leaf needs no walk down.
     TreeStores.checkId(id);
     List<Document> found = new ArrayList<>();
-    c.find(or(eq(ID, id), eq(childrenField, id))).projection(fields(childrenField)).limit(2)
+    // at most two listers beside the node: two are refused, naming them (see soleListerOf)
+    c.find(or(eq(ID, id), eq(childrenField, id))).projection(fields(childrenField)).limit(3)
         .into(found);
     Document self = found.stream().filter(d -> id.equals(d.get(ID))).findFirst().orElse(null);
-    Document parent = walks.listerOf(id, found);
+    Document parent = walks.soleListerOf(id, found);
     List<String> doomed = new ArrayList<>();
     if (self != null && childrenOf(self).isEmpty()) {
       doomed.add(id);
@@ -243,7 +245,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
         doomed.add(r.id());
       }
       if (parent == null) {
-        parent = parentDocument(c, id);
+        parent = walks.soleParentDocument(c, id);
       }
     }
     if (parent != null) {
@@ -261,7 +263,7 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   @Override
   public void planLift(Change c, String id) {
     List<String> children = childrenOf(c.require(id, fields(childrenField, rankField)));
-    Document parent = parentDocument(c, id);
+    Document parent = walks.soleParentDocument(c, id);
     if (parent != null) {
       List<String> regrouped = lifted(childrenOf(parent), id, children);
       if (!children.isEmpty()) {
