@@ -103,6 +103,13 @@ public final class TreeJson {
   /** The typed wrapper for the doubles JSON has no literal for: NaN and the infinities. */
   public static final String NUMBER_DOUBLE = "$numberDouble";
 
+  /**
+   * The typed wrapper for a date ({@code java.util.Date}, which a MongoDB store reads a BSON date
+   * as): MongoDB Extended JSON's, {@code {"$date": "2020-01-01T00:00:00.000Z"}} for the years 1970
+   * to 9999, {@code {"$date": {"$numberLong": "<milliseconds since 1970>"}}} for the others.
+   */
+  public static final String DATE = "$date";
+
   private static final JsonFactory FACTORY = JsonFactory.builder()
       .streamReadConstraints(StreamReadConstraints.builder()
           .maxNestingDepth(Integer.MAX_VALUE) // deep trees nest deeply; no recursion depends on it

@@ -98,8 +98,8 @@ public final class TreeJsonReader implements Iterator<Node>, Closeable {
      *
      * @param name the name
      * @param attribute true for an attribute's name, false for a key inside an attribute's value
-     *     (the typed-number wrappers {@value TreeJson#NUMBER_LONG} and {@value
-     *     TreeJson#NUMBER_DOUBLE} are not asked about)
+     *     (the typed wrappers {@value TreeJson#NUMBER_LONG}, {@value TreeJson#NUMBER_DOUBLE}
+     *     and {@value TreeJson#DATE} are not asked about)
      */
     String refuse(String name, boolean attribute);
   }
@@ -381,7 +381,7 @@ public final class TreeJsonReader implements Iterator<Node>, Closeable {
       String key = name();
       String name = attribute == null ? key : attribute;
       if (attribute == null || !key.equals(TreeJson.NUMBER_LONG)
-          && !key.equals(TreeJson.NUMBER_DOUBLE)) {
+          && !key.equals(TreeJson.NUMBER_DOUBLE) && !key.equals(TreeJson.DATE)) {
         String refused = names.refuse(key, attribute == null);
         if (refused != null) {
           throw error((attribute == null ? "attribute " + quote(key)
@@ -476,9 +476,29 @@ public final class TreeJsonReader implements Iterator<Node>, Closeable {
     }
   }
 
-  /** Turns the typed wrappers {@code {"$numberLong": "5"}} and {@code $numberDouble} to numbers. */
+  /**
+   * Turns the typed wrappers {@code {"$numberLong": "5"}} and {@code $numberDouble} to numbers,
+   * and {@code {"$date": …}} to a {@code java.util.Date}.
+   */
   private @Nullable Object unwrap(Map<String, @Nullable Object> map, JsonLocation start,
       @Nullable String id, @Nullable String attribute) {
+    if (map.containsKey(TreeJson.DATE)) {
+      Object v = map.get(TreeJson.DATE);
+      try {
+        if (map.size() == 1 && v instanceof String s) {
+          return java.util.Date.from(java.time.OffsetDateTime.parse(s).toInstant());
+        }
+        if (map.size() == 1 && (v instanceof Long || v instanceof Integer)) {
+          return new java.util.Date(((Number) v).longValue());
+        }
+      } catch (java.time.DateTimeException | ArithmeticException e) {
+        // malformed: told below
+      }
+      throw error(start, "attribute '" + attribute + "' of " + nodeName(id)
+          + " has a malformed date, expected {\"" + TreeJson.DATE + "\": \"<ISO-8601 date and"
+          + " time, e.g. 2020-01-01T00:00:00.000Z>\"} or {\"" + TreeJson.DATE + "\": {\""
+          + TreeJson.NUMBER_LONG + "\": \"<milliseconds since 1970>\"}}");
+    }
     boolean isLong = map.containsKey(TreeJson.NUMBER_LONG);
     boolean isDouble = map.containsKey(TreeJson.NUMBER_DOUBLE);
     if (!isLong && !isDouble) {

@@ -41,6 +41,14 @@ import org.jspecify.annotations.Nullable;
  * <p>Not thread-safe: one writer per thread.
  */
 public final class TreeJsonWriter implements Closeable, Flushable {
+  /** A date's relaxed form: ISO-8601 in UTC with milliseconds (Extended JSON's, years 1970-9999). */
+  private static final java.time.format.DateTimeFormatter ISO_MILLIS =
+      java.time.format.DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'")
+          .withZone(java.time.ZoneOffset.UTC);
+
+  /** The first millisecond of the year 10000, past which a date is written as a number. */
+  private static final long LAST_RELAXED_DATE = 253402300800000L;
+
   /** Indentation grows two spaces per level up to this many levels, so a file stays linear. */
   static final int MAX_INDENT_LEVELS = 32;
 
@@ -239,6 +247,15 @@ public final class TreeJsonWriter implements Closeable, Flushable {
       } else {
         sb.append("{\"" + TreeJson.NUMBER_DOUBLE + "\": \"").append(d).append("\"}");
       }
+    } else if (value instanceof java.util.Date date) {
+      long millis = date.getTime();
+      if (millis >= 0 && millis < LAST_RELAXED_DATE) {
+        sb.append("{\"" + TreeJson.DATE + "\": \"")
+            .append(ISO_MILLIS.format(java.time.Instant.ofEpochMilli(millis))).append("\"}");
+      } else {
+        sb.append("{\"" + TreeJson.DATE + "\": {\"" + TreeJson.NUMBER_LONG + "\": \"")
+            .append(millis).append("\"}}");
+      }
     } else if (value instanceof Map<?, ?> map) {
       if (map.isEmpty()) {
         sb.append("{}");
@@ -272,7 +289,7 @@ public final class TreeJsonWriter implements Closeable, Flushable {
     } else {
       throw new IllegalArgumentException("attribute '" + attribute + "' of node '" + id
           + "' is a " + value.getClass().getName() + ", which has no form in the JSON tree format"
-          + " (supported: string, number, boolean, null, map, list)");
+          + " (supported: string, number, boolean, date, null, map, list)");
     }
   }
 
