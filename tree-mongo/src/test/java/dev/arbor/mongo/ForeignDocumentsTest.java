@@ -50,6 +50,27 @@ class ForeignDocumentsTest {
             "{_id: 'C', parent: 'B', left: 3, right: 4}")));
   }
 
+  /**
+   * A reference that is a document or a binary (another application's) is shown in a read's
+   * refusal by its extended JSON, as a user would search for it in mongosh, not by Java's
+   * toString. (Found by a trial on collections made by others: {@code parent Document{{x=1}}}.)
+   */
+  @org.junit.jupiter.api.Test
+  void aRefusalShowsAForeignValueByItsExtendedJson() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    c.insertOne(Document.parse("{_id: 'A', parent: null}"));
+    c.insertOne(Document.parse("{_id: 'C', parent: {tenant: 'x', n: 1}}"));
+    c.insertOne(new Document("_id", "D").append("parent",
+        new org.bson.types.Binary((byte) 0x80, new byte[] {1, 2})));
+    TreeStore store = TreePattern.PARENT_REFERENCES.open(c);
+    String c1 = org.junit.jupiter.api.Assertions.assertThrows(TreeException.class,
+        () -> store.ancestors("C")).getMessage();
+    assertTrue(c1.contains("{\"tenant\": \"x\", \"n\": 1}"), c1);
+    String d1 = org.junit.jupiter.api.Assertions.assertThrows(TreeException.class,
+        () -> store.ancestors("D")).getMessage();
+    assertTrue(d1.contains("{\"$binary\"") && !d1.contains("Binary@"), d1);
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("shapes")
   void readsAnswerOrNameTheNode(String shape, TreePattern pattern,

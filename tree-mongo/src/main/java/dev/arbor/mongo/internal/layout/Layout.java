@@ -181,8 +181,8 @@ public interface Layout {
           + " another form of an existing node's id as its id (a change refused for it wrote"
           + " nothing)");
     }
-    return new dev.arbor.core.TreeException("node '" + d.get("_id") + "' has " + field + " " + v
-        + ", which is not a node id nor a path: check() lists the problems, repair() rewrites"
+    return new dev.arbor.core.TreeException("node '" + d.get("_id") + "' has " + field + " "
+        + dev.arbor.mongo.internal.bson.NodeIds.shown(v) + ", which is not a node id nor a path: check() lists the problems, repair() rewrites"
         + " the fields derived from the authoritative ones");
   }
 
