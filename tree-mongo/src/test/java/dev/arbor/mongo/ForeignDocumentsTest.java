@@ -71,6 +71,22 @@ class ForeignDocumentsTest {
     assertTrue(d1.contains("{\"$binary\"") && !d1.contains("Binary@"), d1);
   }
 
+  /**
+   * check() shows the items of a child references {@code children} array that are not node ids
+   * (a document, a binary another application wrote) by their extended JSON, not Java's toString.
+   */
+  @org.junit.jupiter.api.Test
+  void checkShowsForeignChildrenItemsByTheirExtendedJson() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    c.insertOne(new Document("_id", "A").append("arborRank", 0).append("children", List.of("B",
+        new Document("tenant", "x"), new org.bson.types.Binary((byte) 0x80, new byte[] {1, 2}))));
+    c.insertOne(new Document("_id", "B").append("children", List.of()));
+    TreeStore store = TreePattern.CHILD_REFERENCES.open(c);
+    String said = store.check().toString();
+    assertTrue(said.contains("{\"tenant\": \"x\"}") && said.contains("{\"$binary\"")
+        && !said.contains("Document{{") && !said.contains("Binary@"), said);
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("shapes")
   void readsAnswerOrNameTheNode(String shape, TreePattern pattern,
