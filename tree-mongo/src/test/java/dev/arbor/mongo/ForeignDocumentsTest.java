@@ -87,6 +87,36 @@ class ForeignDocumentsTest {
         && !said.contains("Document{{") && !said.contains("Binary@"), said);
   }
 
+  /**
+   * A change that would rewrite a {@code children} array holding values that are not node ids
+   * (another tool's numbers, nulls, ObjectIds) is refused naming the node, and writes nothing:
+   * the user's values are not dropped behind their back; {@code repair()} drops them when asked.
+   * (Found by a trial on collections made by others: reads threw {@code ClassCastException}.)
+   */
+  @org.junit.jupiter.api.Test
+  void aChangeToChildrenHoldingForeignValuesIsRefusedNamingTheNodeAndKeepsThem() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    List.of("{_id: 'A', children: ['B', 7, null], arborRank: 0}", "{_id: 'B', children: []}")
+        .forEach(d -> c.insertOne(Document.parse(d)));
+    TreeStore store = TreePattern.CHILD_REFERENCES.open(c);
+    org.bson.conversions.Bson nodes = com.mongodb.client.model.Filters.type("_id", "string");
+    List<Document> before = c.find(nodes).into(new java.util.ArrayList<>());
+    List<Runnable> changes = List.of(() -> store.insert("X", dev.arbor.core.Position.lastChildOf("A")), () -> store.delete("B"),
+        () -> store.move("B", dev.arbor.core.Position.lastRoot()));
+    for (Runnable change : changes) {
+      TreeException e = org.junit.jupiter.api.Assertions.assertThrows(TreeException.class,
+          change::run);
+      assertTrue(e.getMessage().contains("'A'") && e.getMessage().contains("children")
+          && e.getMessage().contains("7") && e.getMessage().contains("repair() drops"),
+          e.getMessage());
+      org.junit.jupiter.api.Assertions.assertEquals(before, c.find(nodes).into(
+          new java.util.ArrayList<>()), "a refused change wrote");
+    }
+    assertFalse(store.check().isEmpty(), "check() found nothing");
+    store.repair();
+    org.junit.jupiter.api.Assertions.assertEquals(List.of("B"), store.children("A"));
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("shapes")
   void readsAnswerOrNameTheNode(String shape, TreePattern pattern,

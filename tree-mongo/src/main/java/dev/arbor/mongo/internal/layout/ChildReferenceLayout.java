@@ -699,6 +699,6 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   }
 
   private List<String> childrenOf(Document d) {
-    return Layout.idList(d, childrenField);
+    return Layout.childIdList(d, childrenField);
   }
 }
