@@ -50,6 +50,73 @@ class ForeignDocumentsTest {
             "{_id: 'C', parent: 'B', left: 3, right: 4}")));
   }
 
+  /**
+   * A reference that is a document or a binary (another application's) is shown in a read's
+   * refusal by its extended JSON, as a user would search for it in mongosh, not by Java's
+   * toString. (Found by a trial on collections made by others: {@code parent Document{{x=1}}}.)
+   */
+  @org.junit.jupiter.api.Test
+  void aRefusalShowsAForeignValueByItsExtendedJson() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    c.insertOne(Document.parse("{_id: 'A', parent: null}"));
+    c.insertOne(Document.parse("{_id: 'C', parent: {tenant: 'x', n: 1}}"));
+    c.insertOne(new Document("_id", "D").append("parent",
+        new org.bson.types.Binary((byte) 0x80, new byte[] {1, 2})));
+    TreeStore store = TreePattern.PARENT_REFERENCES.open(c);
+    String c1 = org.junit.jupiter.api.Assertions.assertThrows(TreeException.class,
+        () -> store.ancestors("C")).getMessage();
+    assertTrue(c1.contains("{\"tenant\": \"x\", \"n\": 1}"), c1);
+    String d1 = org.junit.jupiter.api.Assertions.assertThrows(TreeException.class,
+        () -> store.ancestors("D")).getMessage();
+    assertTrue(d1.contains("{\"$binary\"") && !d1.contains("Binary@"), d1);
+  }
+
+  /**
+   * check() shows the items of a child references {@code children} array that are not node ids
+   * (a document, a binary another application wrote) by their extended JSON, not Java's toString.
+   */
+  @org.junit.jupiter.api.Test
+  void checkShowsForeignChildrenItemsByTheirExtendedJson() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    c.insertOne(new Document("_id", "A").append("arborRank", 0).append("children", List.of("B",
+        new Document("tenant", "x"), new org.bson.types.Binary((byte) 0x80, new byte[] {1, 2}))));
+    c.insertOne(new Document("_id", "B").append("children", List.of()));
+    TreeStore store = TreePattern.CHILD_REFERENCES.open(c);
+    String said = store.check().toString();
+    assertTrue(said.contains("{\"tenant\": \"x\"}") && said.contains("{\"$binary\"")
+        && !said.contains("Document{{") && !said.contains("Binary@"), said);
+  }
+
+  /**
+   * A change that would rewrite a {@code children} array holding values that are not node ids
+   * (another tool's numbers, nulls, ObjectIds) is refused naming the node, and writes nothing:
+   * the user's values are not dropped behind their back; {@code repair()} drops them when asked.
+   * (Found by a trial on collections made by others: reads threw {@code ClassCastException}.)
+   */
+  @org.junit.jupiter.api.Test
+  void aChangeToChildrenHoldingForeignValuesIsRefusedNamingTheNodeAndKeepsThem() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    List.of("{_id: 'A', children: ['B', 7, null], arborRank: 0}", "{_id: 'B', children: []}")
+        .forEach(d -> c.insertOne(Document.parse(d)));
+    TreeStore store = TreePattern.CHILD_REFERENCES.open(c);
+    org.bson.conversions.Bson nodes = com.mongodb.client.model.Filters.type("_id", "string");
+    List<Document> before = c.find(nodes).into(new java.util.ArrayList<>());
+    List<Runnable> changes = List.of(() -> store.insert("X", dev.arbor.core.Position.lastChildOf("A")), () -> store.delete("B"),
+        () -> store.move("B", dev.arbor.core.Position.lastRoot()));
+    for (Runnable change : changes) {
+      TreeException e = org.junit.jupiter.api.Assertions.assertThrows(TreeException.class,
+          change::run);
+      assertTrue(e.getMessage().contains("'A'") && e.getMessage().contains("children")
+          && e.getMessage().contains("7") && e.getMessage().contains("repair() drops"),
+          e.getMessage());
+      org.junit.jupiter.api.Assertions.assertEquals(before, c.find(nodes).into(
+          new java.util.ArrayList<>()), "a refused change wrote");
+    }
+    assertFalse(store.check().isEmpty(), "check() found nothing");
+    store.repair();
+    org.junit.jupiter.api.Assertions.assertEquals(List.of("B"), store.children("A"));
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("shapes")
   void readsAnswerOrNameTheNode(String shape, TreePattern pattern,

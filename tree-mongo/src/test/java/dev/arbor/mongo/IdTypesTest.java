@@ -287,6 +287,32 @@ class IdTypesTest {
     assertStoredTyped(pattern, type, c);
   }
 
+  /**
+   * In a store of UUID ids, a document whose {@code _id} is a UUID in the legacy Java subtype 3
+   * (not the standard subtype 4 the store reads and writes) is named by check() in extended JSON,
+   * with a hint that tells the subtype, not that a UUID store would read it (this one is);
+   * repair() writes nothing to it and reads do not throw a ClassCastException. (Found by a trial
+   * on collections made by others.)
+   */
+  @Test
+  void aLegacySubtype3UuidIdInAUuidStoreIsNamedForItsSubtypeAndLeftAlone() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    Document legacy = new Document("_id", new org.bson.types.Binary((byte) 3, new byte[16]))
+        .append("parent", null);
+    c.insertOne(legacy);
+    TreeStore store = TreePattern.PARENT_REFERENCES.open(c,
+        TreeOptions.defaults().withIdType(NodeIdType.UUID));
+    assertEquals(List.of(), store.roots());
+    store.snapshot();
+    List<dev.arbor.core.Problem> problems = store.check();
+    assertEquals(1, problems.size(), problems::toString);
+    assertTrue(problems.get(0).nodeId().startsWith("{\"$binary\""), problems::toString);
+    String said = problems.get(0).message();
+    assertTrue(said.contains("subtype 3") && !said.contains("a store opened with"), said);
+    store.repair();
+    assertEquals(legacy, c.find(Filters.type("_id", "binData")).first());
+  }
+
   @Test
   void aCollectionOfAnotherToolWithObjectIdsOpensAsItIs() {
     MongoCollection<Document> c = MongoTestServer.get().scratchCollection();

@@ -575,6 +575,24 @@ class IntegrityTest {
     assertEquals(1, store.delete("y")); // a node listed once is deleted as ever
   }
 
+  /**
+   * Child references: a node that lists itself among its children (and is listed by its parent
+   * too) is not refused as listed by two parents, and deleting it deletes its subtree and nothing
+   * above it: the self-reference goes with the node. (The trial's "cr self loop": delete(a)
+   * answered 3, which are a, b and the x inserted under a.)
+   */
+  @Test
+  void deletingANodeThatListsItselfDeletesItsSubtreeAndNothingAbove() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    List.of("{_id: 'r', children: ['a'], arborRank: 0}", "{_id: 'a', children: ['a', 'b']}",
+        "{_id: 'b', children: []}").forEach(d -> c.insertOne(Document.parse(d)));
+    TreeStore store = TreePattern.CHILD_REFERENCES.open(c);
+    store.insert("x", Position.lastChildOf("a"));
+    assertEquals(3, store.delete("a"));
+    assertEquals(List.of("r"), store.snapshot().ids());
+    assertEquals(List.of(), store.check());
+  }
+
   @ParameterizedTest
   @EnumSource(TreePattern.class)
   void aCollectionOfAnotherPatternIsRefusedNamingIt(TreePattern pattern) {

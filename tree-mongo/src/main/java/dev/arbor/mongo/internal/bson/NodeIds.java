@@ -80,6 +80,24 @@ public final class NodeIds {
         : id instanceof BsonValue v ? typeOf(v) : null;
   }
 
+  /**
+   * A value of unknown type (an {@code _id} or a reference another application wrote) as a
+   * message shows it: in extended JSON ({@code {"tenant": "x", "n": 1}}, {@code {"$binary": …}}),
+   * as a user would search for it in mongosh, not Java's {@code toString} ({@code Document{{…}}},
+   * {@code Binary@1a2b}); a string or a number as it is.
+   */
+  public static String shown(@Nullable Object v) {
+    if (v == null || v instanceof String || v instanceof Number) {
+      return String.valueOf(v);
+    }
+    try {
+      String json = new Document("v", v).toJson();
+      return json.substring(json.indexOf(':') + 1, json.length() - 1).trim();
+    } catch (RuntimeException e) { // no codec for it: Java's words are all there is
+      return String.valueOf(v);
+    }
+  }
+
   /** How to open a store of {@code type}: the option, and the command line's. */
   public static String option(NodeIdType type) {
     return "TreeOptions.withIdType(NodeIdType." + type + ") (arbor: --id-type "

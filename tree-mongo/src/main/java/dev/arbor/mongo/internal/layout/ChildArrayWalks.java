@@ -59,7 +59,7 @@ final class ChildArrayWalks {
   @org.jspecify.annotations.Nullable Document soleListerOf(String id, List<Document> docs) {
     Document first = null;
     for (Document d : docs) {
-      if (!id.equals(d.get(ID)) && Layout.idList(d, childrenField).contains(id)) {
+      if (!id.equals(d.get(ID)) && Layout.childIdList(d, childrenField).contains(id)) {
         if (first != null) {
           throw new dev.arbor.core.TreeException("Node '" + id + "' is listed in the "
               + childrenField + " of both '" + idOf(first) + "' and '" + idOf(d) + "': taking it"
@@ -77,7 +77,7 @@ final class ChildArrayWalks {
   @org.jspecify.annotations.Nullable Document listerOf(String id, List<Document> docs) {
     for (Document d : docs) {
       if (!id.equals(d.get(ID))
-          && Layout.idList(d, childrenField).contains(id)) {
+          && Layout.childIdList(d, childrenField).contains(id)) {
         return d;
       }
     }
@@ -245,6 +245,6 @@ final class ChildArrayWalks {
   }
 
   private List<String> childrenOf(Document d) {
-    return Layout.idList(d, childrenField);
+    return Layout.childIdList(d, childrenField);
   }
 }

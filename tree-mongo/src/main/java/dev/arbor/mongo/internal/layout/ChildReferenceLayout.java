@@ -575,7 +575,8 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
       }
       if (!(children instanceof List<?> list)
           || !list.stream().allMatch(c -> c instanceof String)) {
-        problems.add(new Problem(id, "children is missing or not an array of ids: " + children));
+        problems.add(new Problem(id, "children is missing or not an array of ids: "
+            + dev.arbor.mongo.internal.bson.NodeIds.shown(children)));
         continue;
       }
       for (Object c : list) {
@@ -698,6 +699,6 @@ final class ChildReferenceLayout implements Layout, ReferenceReads.Links {
   }
 
   private List<String> childrenOf(Document d) {
-    return Layout.idList(d, childrenField);
+    return Layout.childIdList(d, childrenField);
   }
 }

@@ -98,6 +98,29 @@ public interface Layout {
   }
 
   /**
+   * The ids in a child references {@code children} array {@code field} of node document {@code
+   * d}, as {@link #idList}, the refusal of an item that is no id at all (a number, a null, a
+   * document another tool wrote) telling what {@code repair()} does with it: it drops it (the
+   * array is authoritative, nothing derives it).
+   *
+   * @throws dev.arbor.core.TreeException naming the node, the array and the item
+   */
+  static java.util.List<String> childIdList(org.bson.Document d, String field) {
+    if (d.get(field) instanceof java.util.List<?> list) {
+      for (Object each : list) {
+        if (!(each instanceof String) && !(each instanceof MistypedId)) {
+          throw new dev.arbor.core.TreeException("node '" + d.get("_id") + "' has " + field + " "
+              + dev.arbor.mongo.internal.bson.NodeIds.shown(list) + " holding "
+              + dev.arbor.mongo.internal.bson.NodeIds.shown(each) + ", which is not a node id:"
+              + " check() lists the problems, repair() drops the items that are not node ids (a"
+              + " change refused for it wrote nothing)");
+        }
+      }
+    }
+    return idList(d, field);
+  }
+
+  /**
    * Whether reference {@code ref} (a parent, an item of children or ancestors, as decoded) names
    * node {@code id}: it is {@code id}, or another form of it ({@link MistypedId}).
    */
@@ -181,8 +204,8 @@ public interface Layout {
           + " another form of an existing node's id as its id (a change refused for it wrote"
           + " nothing)");
     }
-    return new dev.arbor.core.TreeException("node '" + d.get("_id") + "' has " + field + " " + v
-        + ", which is not a node id nor a path: check() lists the problems, repair() rewrites"
+    return new dev.arbor.core.TreeException("node '" + d.get("_id") + "' has " + field + " "
+        + dev.arbor.mongo.internal.bson.NodeIds.shown(v) + ", which is not a node id nor a path: check() lists the problems, repair() rewrites"
         + " the fields derived from the authoritative ones");
   }
 

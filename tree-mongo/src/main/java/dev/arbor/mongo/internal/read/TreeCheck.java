@@ -191,15 +191,7 @@ public final class TreeCheck {
    * {@code Binary@1a2b}); a string or a number as it is.
    */
   static String shown(@Nullable Object id) {
-    if (id == null || id instanceof String || id instanceof Number) {
-      return String.valueOf(id);
-    }
-    try {
-      String json = new Document("v", id).toJson();
-      return json.substring(json.indexOf(':') + 1, json.length() - 1).trim();
-    } catch (RuntimeException e) { // no codec for it: Java's words are all there is
-      return String.valueOf(id);
-    }
+    return NodeIds.shown(id);
   }
 
   /**
