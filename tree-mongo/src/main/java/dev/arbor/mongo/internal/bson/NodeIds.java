@@ -84,11 +84,12 @@ public final class NodeIds {
    * A value of unknown type (an {@code _id} or a reference another application wrote) as a
    * message shows it: in extended JSON ({@code {"tenant": "x", "n": 1}}, {@code {"$binary": …}}),
    * as a user would search for it in mongosh, not Java's {@code toString} ({@code Document{{…}}},
-   * {@code Binary@1a2b}); a string or a number as it is.
+   * {@code Binary@1a2b}); a string or a number as it is, an ObjectId as its hexadecimal digits.
    */
   public static String shown(@Nullable Object v) {
-    if (v == null || v instanceof String || v instanceof Number) {
-      return String.valueOf(v);
+    if (v == null || v instanceof String || v instanceof Number
+        || v instanceof org.bson.types.ObjectId) {
+      return String.valueOf(v); // an ObjectId as its 24 hexadecimal digits, its id's string
     }
     try {
       String json = new Document("v", v).toJson();
