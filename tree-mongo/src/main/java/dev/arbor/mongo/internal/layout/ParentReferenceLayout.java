@@ -212,7 +212,8 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
     boolean leaf = found.others() != null
         && found.others().stream().noneMatch(d -> Layout.names(d.get(parentField), id));
     String parent = targetParent(position, docs);
-    if (parent != null && (parent.equals(id) || !leaf && ancestorsOf(c, parent).contains(id))) {
+    if (parent != null && (parent.equals(id) || !leaf && targetAncestors(c, id, position, parent)
+        .contains(id))) {
       throw new InvalidMoveException(id, position);
     }
     long rank = ranks.rankFor(c, group(parentField, parent), position, anchorRank(position, docs),
@@ -327,6 +328,19 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
       chain.add(0, p);
     }
     return chain;
+  }
+
+  /** The ancestors of a move's new parent; a cycle among them refuses the move, naming it. */
+  private List<String> targetAncestors(Change c, String id, Position position, String parent) {
+    try {
+      return ancestorsOf(c, parent);
+    } catch (dev.arbor.core.TreeException e) {
+      if (e.getClass() != dev.arbor.core.TreeException.class) {
+        throw e; // a node not found, a tree changed meanwhile: as they are
+      }
+      throw new dev.arbor.core.TreeException("Cannot move '" + id + "' to " + position + ": "
+          + e.getMessage() + ". Nothing was written", e);
+    }
   }
 
   /**
