@@ -308,15 +308,12 @@ class IntegrityTest {
    */
   @Test
   void wholeTreeReadsOfNestedSetsFollowTheIntervalsNotTheParentField() {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    for (String d : List.of("{_id: 'Books', left: 1, right: 12, arborDepth: 0}",
+    MongoCollection<Document> c = written("{_id: 'Books', left: 1, right: 12, arborDepth: 0}",
         "{_id: 'Programming', left: 2, right: 11, arborDepth: 1}",
         "{_id: 'Languages', left: 3, right: 4, arborDepth: 2}",
         "{_id: 'Databases', left: 5, right: 10, arborDepth: 2}",
         "{_id: 'MongoDB', left: 6, right: 7, arborDepth: 3}",
-        "{_id: 'dbm', left: 8, right: 9, arborDepth: 3}")) {
-      c.insertOne(Document.parse(d));
-    }
+        "{_id: 'dbm', left: 8, right: 9, arborDepth: 3}");
     TreeStore store = TreePattern.NESTED_SETS.open(c);
     Tree categories = Tree.parse(Fixtures.CATEGORIES);
     assertEquals(categories, store.snapshot());
@@ -337,8 +334,8 @@ class IntegrityTest {
     TreeException found = assertThrows(TreeException.class, () -> store.find("Programming"));
     assertTrue(found.getMessage().contains("'Programming'")
         && found.getMessage().contains("repair()"), found.getMessage());
-    assertEquals(java.util.Optional.of(new dev.arbor.core.Node("Books", null, 0, java.util.Map.of())),
-        store.find("Books"));
+    assertEquals(java.util.Optional.of(
+        new dev.arbor.core.Node("Books", null, 0, java.util.Map.of())), store.find("Books"));
     assertEquals(List.of(), store.repair());
     assertEquals(List.of("Books"), store.roots());
     assertEquals(List.of("Programming"), store.children("Books"));
@@ -508,14 +505,11 @@ class IntegrityTest {
    */
   @Test
   void aDeleteOfAnArrayOfAncestorsRefusesANodeItsStaleAncestorsPutUnderIt() {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    for (String d : List.of("{_id: 'a', parent: null, ancestors: [], arborRank: 0}",
+    MongoCollection<Document> c = written("{_id: 'a', parent: null, ancestors: [], arborRank: 0}",
         "{_id: 'b', parent: 'a', ancestors: ['a'], arborRank: 0}",
         "{_id: 'c', parent: 'b', ancestors: ['x'], arborRank: 0}",
         "{_id: 'x', parent: null, ancestors: [], arborRank: 1}",
-        "{_id: 'y', parent: 'x', ancestors: ['x'], arborRank: 0}")) {
-      c.insertOne(Document.parse(d));
-    }
+        "{_id: 'y', parent: 'x', ancestors: ['x'], arborRank: 0}");
     TreeStore store = TreePattern.ARRAY_OF_ANCESTORS.open(c);
     List<Document> before = c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>());
     TreeException e = assertThrows(TreeException.class, () -> store.delete("x"));
@@ -553,12 +547,9 @@ class IntegrityTest {
    */
   @Test
   void aChildListedByTwoParentsIsNeitherDeletedNorMovedLeavingADanglingReference() {
-    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
-    for (String d : List.of("{_id: 'r', children: ['a', 'b'], arborRank: 0}",
+    MongoCollection<Document> c = written("{_id: 'r', children: ['a', 'b'], arborRank: 0}",
         "{_id: 'a', children: ['x']}", "{_id: 'b', children: ['x', 'y']}",
-        "{_id: 'x', children: ['z']}", "{_id: 'y', children: []}", "{_id: 'z', children: []}")) {
-      c.insertOne(Document.parse(d));
-    }
+        "{_id: 'x', children: ['z']}", "{_id: 'y', children: []}", "{_id: 'z', children: []}");
     TreeStore store = TreePattern.CHILD_REFERENCES.open(c);
     List<Document> before = c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>());
     List<org.junit.jupiter.api.function.Executable> changes = List.of(
@@ -659,5 +650,14 @@ class IntegrityTest {
     assertEquals(List.of(), other.repair());
     assertEquals(moved(Fixtures.categories()), other.snapshot());
     assertEquals(List.of(), other.check());
+  }
+
+  /** A fresh collection holding {@code documents} (extended JSON), as another tool wrote them. */
+  private static MongoCollection<Document> written(String... documents) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    for (String d : documents) {
+      c.insertOne(Document.parse(d));
+    }
+    return c;
   }
 }
