@@ -29,12 +29,21 @@ public final class ReadRetry {
    * transient error until the lock wait runs out.
    */
   public static <T> T run(LockDocument lock, Supplier<T> read) {
-    ReadRetry retry = new ReadRetry(lock);
+    return new ReadRetry(lock).retrying(read);
+  }
+
+  /**
+   * Runs {@code read} (a whole query, or a whole read), made again after each transient error
+   * until the lock wait has run out since this run of errors began; its success ends the run.
+   */
+  public <T> T retrying(Supplier<T> read) {
     for (;;) {
       try {
-        return read.get();
+        T answer = read.get();
+        succeeded();
+        return answer;
       } catch (MongoException e) {
-        retry.failed(e);
+        failed(e);
       }
     }
   }

@@ -85,18 +85,7 @@ public abstract class Preorder implements PreorderCursor {
    */
   final <T> T retried(java.util.function.Supplier<T> query) {
     ReadRetry retry = reads.retry();
-    if (retry == null) {
-      return query.get();
-    }
-    for (;;) {
-      try {
-        T answer = query.get();
-        retry.succeeded();
-        return answer;
-      } catch (com.mongodb.MongoException e) {
-        retry.failed(e);
-      }
-    }
+    return retry == null ? query.get() : retry.retrying(query);
   }
 
   /** The queries sent so far (for tests). */

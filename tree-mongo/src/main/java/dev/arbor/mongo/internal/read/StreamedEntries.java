@@ -54,16 +54,10 @@ public final class StreamedEntries implements PreorderCursor {
    * the lock wait runs out ({@link ReadRetry}).
    */
   private void start() {
-    for (;;) {
-      try {
-        before = fenced.awaitQuiet();
-        walk = store.layout.preorder(fenced.unisolated(() -> {}, retry));
-        retry.succeeded();
-        return;
-      } catch (MongoException e) {
-        retry.failed(e);
-      }
-    }
+    walk = retry.retrying(() -> {
+      before = fenced.awaitQuiet();
+      return store.layout.preorder(fenced.unisolated(() -> {}, retry));
+    });
   }
 
   @Override
@@ -97,7 +91,7 @@ public final class StreamedEntries implements PreorderCursor {
       // node no root reaches (an orphan, a node below one, a cycle of parent links) is not
       // left out without a word, as snapshot() says too
       long stored = before == null ? -1
-          : ReadRetry.run(store.lock.lock, () -> fenced.unisolated(() -> {}, retry)
+          : retry.retrying(() -> fenced.unisolated(() -> {}, retry)
               .count(MongoTreeStore.NODES));
       TreeLock.State now = changed();
       if (now == null) {
@@ -126,7 +120,7 @@ public final class StreamedEntries implements PreorderCursor {
     if (before == null) {
       return null;
     }
-    TreeLock.State now = ReadRetry.run(store.lock.lock, store.lock::read);
+    TreeLock.State now = retry.retrying(store.lock::read);
     dev.arbor.mongo.internal.protocol.Lanes lanes = store.lock.lanes;
     if (lanes == null) { // nested sets, transactions: no lanes
       return before.same(now) ? null : now;

@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.bson.Document;
-import org.jspecify.annotations.Nullable;
 
 /**
  * A store's {@code check()} and {@code repair()}: one scan of every document, checked by the
@@ -62,7 +61,7 @@ public final class TreeCheck {
         Document d = docs.next();
         Object id = d.get(ID);
         if (!(id instanceof String s) || s.isEmpty()) {
-          problems.add(new Problem(shown(id instanceof MistypedId m ? m.value() : id),
+          problems.add(new Problem(NodeIds.shown(id instanceof MistypedId m ? m.value() : id),
               notANodeId(id)));
           continue;
         }
@@ -183,15 +182,6 @@ public final class TreeCheck {
         : " (another form of '" + String.join("' or '", m.candidates()) + "'; repair() does"
             + " not rewrite an _id: write the document again with " + MistypedId.article(type)
             + " _id)");
-  }
-
-  /**
-   * An {@code _id} that is not a string as a message shows it: in extended JSON ({@code {"tenant":
-   * "x", "n": 1}}, {@code {"$binary": …}}), not Java's {@code toString} ({@code Document{{…}}},
-   * {@code Binary@1a2b}); a string or a number as it is.
-   */
-  static String shown(@Nullable Object id) {
-    return NodeIds.shown(id);
   }
 
   /**
