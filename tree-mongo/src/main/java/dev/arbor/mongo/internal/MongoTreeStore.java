@@ -147,7 +147,6 @@ public final class MongoTreeStore implements MongoTree {
     this.loadBatchSize = capabilities.loadBatchSize();
     Set<String> structuralFields = Set.copyOf(names.of(pattern));
     capabilities.checkScope(pattern, structuralFields); // fixes the scope
-    capabilities.checkServer();
     this.scope = capabilities.scope();
     this.listeners = capabilities.listeners();
     this.viewOf = null;
@@ -162,6 +161,9 @@ public final class MongoTreeStore implements MongoTree {
         scope, capabilities.leaseMillis(), capabilities.waitMillis(), capabilities.timing(),
         capabilities.renewals(), capabilities.sender(), capabilities.batchStatements(),
         capabilities.inlineJournalBytes(), capabilities.log(), capabilities.keepAlive());
+    // The server's checks, each command bounded by the lock's command limit, made again after a
+    // cut or stalled connection as a read is (docs/guarantees.md).
+    ReadRetry.opening(lock.lock, () -> capabilities.checkServer(lock.lock.commandLimitMillis()));
     this.transactions = new Transactions(capabilities.client(), data, lock,
         capabilities.transactionMaxDocuments());
     this.onSettled = capabilities.onSettled();

@@ -417,12 +417,15 @@ public final class ServerCapabilities {
    * @throws dev.arbor.core.TreeException naming the collection and the version found and the
    *     minimum, or the collection's default collation if it is not the simple one
    */
-  void checkServer() {
+  void checkServer(long limitMillis) {
     if (serverChecked) {
       return;
     }
-    requireSupportedVersion(reportedVersion(), collection.getNamespace().getFullName());
-    requireSimpleCollation(collection.listIndexes(), collection.getNamespace().getFullName());
+    MongoCollection<Document> bounded = collection.withTimeout(limitMillis,
+        java.util.concurrent.TimeUnit.MILLISECONDS);
+    requireSupportedVersion(reportedVersion(bounded, limitMillis),
+        collection.getNamespace().getFullName());
+    requireSimpleCollation(bounded.listIndexes(), collection.getNamespace().getFullName());
     serverChecked = true;
   }
 
@@ -455,11 +458,13 @@ public final class ServerCapabilities {
   }
 
   /** The version the server reports, or null if it reports none. */
-  private @Nullable String reportedVersion() {
+  private @Nullable String reportedVersion(MongoCollection<Document> collection,
+      long limitMillis) {
     com.mongodb.MongoNamespace ns = collection.getNamespace();
     try {
       if (client != null) {
         return version(client.getDatabase(ns.getDatabaseName())
+            .withTimeout(limitMillis, java.util.concurrent.TimeUnit.MILLISECONDS)
             .withReadPreference(com.mongodb.ReadPreference.primary())
             .runCommand(new Document("buildInfo", 1)));
       }

@@ -33,6 +33,32 @@ public final class ReadRetry {
   }
 
   /**
+   * Runs the server checks of a store being opened ({@code check}), made again after each
+   * transient error until the lock wait runs out; then {@link ChangeInterruptedException} {@code
+   * NOT_APPLIED} saying the tree could not be opened.
+   */
+  public static void opening(LockDocument lock, Runnable check) {
+    ReadRetry retry = new ReadRetry(lock);
+    for (;;) {
+      try {
+        check.run();
+        return;
+      } catch (MongoException e) {
+        if (!MongoErrors.transientError(e)) {
+          throw e;
+        }
+        if (retry.since < 0) {
+          retry.since = lock.timing.nanoTime();
+        }
+        lock.retryPause(e, retry.since, x -> new ChangeInterruptedException("Could not open tree '"
+            + lock.tree + "' (" + x.getMessage() + "): the server's checks were made again until"
+            + " the lock wait of " + lock.waitMillis + " ms ran out; nothing was written, open it"
+            + " again", ChangeInterruptedException.Outcome.NOT_APPLIED, x));
+      }
+    }
+  }
+
+  /**
    * Runs {@code read} (a whole query, or a whole read), made again after each transient error
    * until the lock wait has run out since this run of errors began; its success ends the run.
    */
