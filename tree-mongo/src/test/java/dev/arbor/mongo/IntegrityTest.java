@@ -522,6 +522,69 @@ class IntegrityTest {
   }
 
   /**
+   * The converse of the case above: a true child of the deleted node (by {@code parent}) whose
+   * stale {@code ancestors} leave the node out is not found by the subtree's query on {@code
+   * ancestors}; the delete would leave it (and its own subtree) behind as orphans. The query that
+   * counts the subtree also finds the node's children by {@code parent} (one more branch of the
+   * same {@code $or}, on the parent index) and refuses, naming the child, nothing written.
+   * (Found by a trial on collections made by others: delete('x') left 'c' and 'g' as orphans
+   * that check() reported afterwards.)
+   */
+  @Test
+  void aDeleteOfAnArrayOfAncestorsRefusesAChildItsStaleAncestorsLeaveOut() {
+    MongoCollection<Document> c = written("{_id: 'a', parent: null, ancestors: [], arborRank: 0}",
+        "{_id: 'x', parent: 'a', ancestors: ['a'], arborRank: 0}",
+        "{_id: 'y', parent: 'x', ancestors: ['a', 'x'], arborRank: 0}",
+        "{_id: 'c', parent: 'x', ancestors: ['a'], arborRank: 1}",
+        "{_id: 'g', parent: 'c', ancestors: ['a', 'c'], arborRank: 0}");
+    TreeStore store = TreePattern.ARRAY_OF_ANCESTORS.open(c);
+    List<Document> before = c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>());
+    TreeException e = assertThrows(TreeException.class, () -> store.delete("x"));
+    assertTrue(e.getMessage().contains("'c'") && e.getMessage().contains("'x'")
+        && e.getMessage().contains("repair()") && e.getMessage().contains("Nothing was written"),
+        e.getMessage());
+    assertEquals(before, c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>()));
+    assertEquals(List.of(), store.repair());
+    assertEquals(4, store.delete("x")); // its true subtree, once the ancestors are rebuilt
+    assertEquals(List.of("a"), store.snapshot().ids());
+  }
+
+  /**
+   * A move of an array of ancestors takes the new parent's chain from the anchor's {@code
+   * ancestors}, which are derived: its cycle check and the arrays it writes for the moved subtree
+   * trust them. An anchor whose array does not end with its own {@code parent} (stale: another
+   * tool changed the parent alone) is refused, naming it, nothing written, whether the node goes
+   * under it or beside it. (Found by a trial on collections made by others: x moved under its own
+   * child c, whose stale array left x out, was accepted, making a cycle of parent links x, c;
+   * and a node moved beside c took c's stale array.)
+   */
+  @Test
+  void aMoveOfAnArrayOfAncestorsRefusesAnAnchorWhoseAncestorsDisagreeWithItsParent() {
+    MongoCollection<Document> c = written("{_id: 'a', parent: null, ancestors: [], arborRank: 0}",
+        "{_id: 'x', parent: 'a', ancestors: ['a'], arborRank: 0}",
+        "{_id: 'c', parent: 'x', ancestors: ['a'], arborRank: 0}",
+        "{_id: 'b', parent: 'a', ancestors: ['a'], arborRank: 1}");
+    TreeStore store = TreePattern.ARRAY_OF_ANCESTORS.open(c);
+    List<Document> before = c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>());
+    List<org.junit.jupiter.api.function.Executable> moves = List.of(
+        () -> store.move("x", Position.lastChildOf("c")),
+        () -> store.move("b", Position.after("c")));
+    for (org.junit.jupiter.api.function.Executable move : moves) {
+      TreeException e = assertThrows(TreeException.class, move);
+      assertTrue(e.getMessage().contains("'c'") && e.getMessage().contains("'x'")
+          && e.getMessage().contains("repair()") && e.getMessage().contains("Nothing was written"),
+          e.getMessage());
+      assertEquals(before, c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>()));
+    }
+    assertEquals(List.of(), store.repair());
+    assertThrows(dev.arbor.core.InvalidMoveException.class,
+        () -> store.move("x", Position.lastChildOf("c")));
+    store.move("b", Position.after("c"));
+    assertEquals(List.of("x", "c", "b"), store.descendants("a"));
+    assertEquals(List.of(), store.check());
+  }
+
+  /**
    * check() names a document whose {@code _id} is a document or binary (another application's)
    * by its extended JSON, as a user would search for it in mongosh, not by Java's toString.
    * (Found by a trial on collections made by others: {@code 'Document{{tenant=x, n=1}}'}.)
