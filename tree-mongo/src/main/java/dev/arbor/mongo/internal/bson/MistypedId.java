@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A value in a field naming nodes ({@code parent}, {@code children}, {@code ancestors}) of a
  * tree of typed ids ({@code TreeOptions.withIdType}) that is not of the tree's id type: the
- * string form of an {@code ObjectId} or a UUID, a long written as a string or as a double (as
+ * string form of an {@code ObjectId} or a UUID (its hexadecimal digits in lower or in upper
+ * case), a long written as a string or as a double (as
  * mongosh writes numbers), a legacy UUID (binary subtype 3). Such a value is read as this, never
  * as the id it resembles: the stores' queries compare the stored type, so a read that took it
  * for the id would disagree with them. A read that needs it refuses naming the node ({@code
@@ -37,6 +38,8 @@ public record MistypedId(Object value, NodeIdType type) {
       case OBJECT_ID, UUID -> {
         if (value instanceof String s && NodeIds.of(type).parse(s) != null) {
           out.add(s);
+        } else if (value instanceof String s && NodeIds.upperCase(type, s) != null) {
+          out.add(NodeIds.upperCase(type, s));
         } else if (type == NodeIdType.UUID && value instanceof Binary b
             && b.getType() == BsonBinarySubType.UUID_LEGACY.getValue()
             && b.getData().length == 16) {

@@ -210,6 +210,21 @@ public final class NodeIds {
     };
   }
 
+  /**
+   * The id (canonical, lower case) whose string form in upper case {@code s} is, in a tree of
+   * ObjectIds or UUIDs ({@code "65A0…"}, as some tools write hexadecimal digits), or null. Only
+   * all in upper case: the queries by reference match that form ({@link #forms}), one key more
+   * in the same index lookup, which the many forms in mixed case could not be.
+   */
+  static @Nullable String upperCase(NodeIdType type, String s) {
+    if (type != NodeIdType.OBJECT_ID && type != NodeIdType.UUID) {
+      return null;
+    }
+    String lower = s.toLowerCase(java.util.Locale.ROOT);
+    return !lower.equals(s) && lower.toUpperCase(java.util.Locale.ROOT).equals(s)
+        && of(type).parse(lower) != null ? lower : null;
+  }
+
   /** What a filter compares with for {@code id}: its stored value, or one no node has. */
   private BsonValue match(String id) {
     BsonValue v = parse(id);
@@ -268,7 +283,8 @@ public final class NodeIds {
 
   /**
    * The stored value of {@code id} and the other forms of it that other tools write: its string
-   * (an ObjectId's 24 hexadecimal digits, a UUID's 8-4-4-4-12, a long's decimal digits; a long
+   * (an ObjectId's 24 hexadecimal digits, a UUID's 8-4-4-4-12, each in lower and in upper case; a
+   * long's decimal digits; a long
    * written as a double or a decimal is equal to it already in a query), and for a UUID the
    * legacy binary (subtype 3) in each byte order; just the value that matches nothing if {@code
    * id} is not canonical.
@@ -279,6 +295,10 @@ public final class NodeIds {
       return List.of(match(id));
     }
     List<BsonValue> out = new ArrayList<>(List.of(v, new BsonString(id)));
+    String upper = id.toUpperCase(java.util.Locale.ROOT);
+    if ((type == NodeIdType.OBJECT_ID || type == NodeIdType.UUID) && !upper.equals(id)) {
+      out.add(new BsonString(upper)); // the hexadecimal digits in upper case ("65A0…")
+    }
     if (type == NodeIdType.UUID) {
       java.util.UUID u = java.util.UUID.fromString(id);
       for (UuidRepresentation r : MistypedId.LEGACY) {

@@ -79,7 +79,7 @@ import org.jspecify.annotations.Nullable;
  * <tr><td>update<td>2<td>1<td>1 (no journal)
  * <tr><td>insert<td>3<td>2<td>1
  * <tr><td>move<td>3<td>2<td>n (pipeline update) or 2n (servers without pipeline updates)
- * <tr><td>delete<td>1<td>0<td>n
+ * <tr><td>delete<td>1<td>n (parents and ancestors, in the query that counts them)<td>n
  * <tr><td>subtree, descendantNodes<td>1 (2 with a depth limit)<td>n+1<td>0
  * <tr><td>descendantNodes with a filter<td>2 (3 with a depth limit)<td>n structures + matches<td>0
  * <tr><td>childNodes (a page)<td>2<td>page + 1<td>0
@@ -157,6 +157,12 @@ final class ArrayOfAncestorsLayout implements Layout {
       return;
     }
     Target t = target(position, docs);
+    if (position.anchor() != null) {
+      // The new chain is the anchor's array, which is derived: its cycle check and the arrays
+      // written for the subtree trust it, so one that visibly disagrees with the anchor's parent
+      // (a parent changed alone) is refused rather than believed.
+      refuseStaleEnd(docs.get(position.anchor()), id, position);
+    }
     if (t.parent != null && (t.parent.equals(id) || t.ancestors.contains(id))) {
       throw new InvalidMoveException(id, position);
     }
@@ -193,9 +199,11 @@ final class ArrayOfAncestorsLayout implements Layout {
     Bson subtree = or(eq(ID, id), eq(ancestorsField, id));
     // The subtree's parents, in the query that counts it (and tells whether the node exists):
     // the subtree is found by the derived ancestors, and a node a stale array lists under it
-    // whose parent is elsewhere must not go with it.
-    List<Document> found = c.find(subtree).projection(fields(parentField))
-        .into(new ArrayList<>());
+    // whose parent is elsewhere must not go with it. The same query finds the node's children
+    // by parent (one more branch of the $or, on the parent index): a child whose stale array
+    // leaves the node out would be left behind, an orphan.
+    List<Document> found = c.find(or(eq(ID, id), eq(ancestorsField, id), eq(parentField, id)))
+        .projection(fields(parentField, ancestorsField)).into(new ArrayList<>());
     long n = found.size();
     if (n == 0) {
       throw new NodeNotFoundException(id);
@@ -206,6 +214,17 @@ final class ArrayOfAncestorsLayout implements Layout {
     }
     for (Document d : found) {
       Object parent = d.get(parentField);
+      if (!id.equals(d.get(ID)) && !(d.get(ancestorsField) instanceof List<?> listed
+          && listed.stream().anyMatch(a -> Layout.names(a, id)))) {
+        throw new dev.arbor.core.TreeException("Cannot delete '" + id + "': node '" + idOf(d)
+            + "' is its child (its " + parentField + ") but its " + ancestorsField + " "
+            + dev.arbor.mongo.internal.bson.NodeIds.shown(d.get(ancestorsField))
+            + " leave it out, so the delete, which finds the subtree by the " + ancestorsField
+            + ", would leave that node and its descendants behind as orphans: the "
+            + ancestorsField + " disagree with the parents, which are authoritative; check()"
+            + " lists the problems, repair() rebuilds the " + ancestorsField + " from the"
+            + " parents. Nothing was written.");
+      }
       if (!id.equals(d.get(ID)) && !ids.contains(parent)) {
         throw new dev.arbor.core.TreeException("Cannot delete '" + id + "': node '" + idOf(d)
             + "' lists it among its " + ancestorsField + " but its " + parentField + " '"
@@ -512,6 +531,33 @@ final class ArrayOfAncestorsLayout implements Layout {
         problems.add(new Problem(r.id(), "ancestors " + stored
             + " disagree with the parent chain " + expected));
       }
+    }
+  }
+
+  /**
+   * Refuses a move of {@code id} to {@code position} planned from the array of {@code anchor}
+   * (the document of the position's anchor) when that array does not end with the anchor's own
+   * parent: a stale array another tool left, which would make the move's cycle check and the
+   * arrays it writes wrong. Only what the document read tells: an array stale above its last
+   * item is not seen (docs/patterns.md).
+   */
+  private void refuseStaleEnd(Document anchor, String id, Position position) {
+    Object parent = anchor.get(parentField);
+    List<?> chain = anchor.get(ancestorsField) instanceof List<?> l ? l : List.of();
+    Object last = chain.isEmpty() ? null : chain.get(chain.size() - 1);
+    boolean agree = parent == null ? chain.isEmpty() : last != null && (parent.equals(last)
+        || parent instanceof String p && Layout.names(last, p)
+        || last instanceof String a && Layout.names(parent, a));
+    if (!agree) {
+      throw new dev.arbor.core.TreeException("Cannot move '" + id + "' to " + position
+          + ": node '" + idOf(anchor) + "' has " + parentField + " "
+          + (parent == null ? "null" : "'" + dev.arbor.mongo.internal.bson.NodeIds.shown(parent)
+              + "'") + " but " + ancestorsField + " "
+          + dev.arbor.mongo.internal.bson.NodeIds.shown(chain) + ", which do not end with it:"
+          + " the move takes the new chain from the " + ancestorsField + ", which disagree with"
+          + " the parents, the authoritative ones (it could make a cycle of parents); check()"
+          + " lists the problems, repair() rebuilds the " + ancestorsField + " from the"
+          + " parents. Nothing was written.");
     }
   }
 

@@ -192,6 +192,7 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
   public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
     Map<String, Document> docs = subjectAndAnchor(c, id, true, position,
         fields(parentField, rankField));
+    refuseSelfParent(docs, id, position, "insert");
     String parent = targetParent(position, docs);
     long rank = ranks.rankFor(c, group(parentField, parent), position, anchorRank(position, docs),
         null);
@@ -208,6 +209,9 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
     Map<String, Document> docs = found.docs();
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
+    }
+    if (!id.equals(position.anchor())) {
+      refuseSelfParent(docs, id, position, "move");
     }
     boolean leaf = found.others() != null
         && found.others().stream().noneMatch(d -> Layout.names(d.get(parentField), id));
@@ -340,6 +344,23 @@ final class ParentReferenceLayout implements Layout, ReferenceReads.Links {
       }
       throw new dev.arbor.core.TreeException("Cannot move '" + id + "' to " + position + ": "
           + e.getMessage() + ". Nothing was written", e);
+    }
+  }
+
+  /**
+   * Refuses to {@code what} (insert, move) {@code id} at {@code position} when the anchor's
+   * document, read already, names the anchor as its own parent: the node would go under a cycle
+   * of parent links, out of every root's reach. Only this shortest cycle is seen without a walk
+   * up from the target, which an insert and a leaf's move do not pay (docs/guarantees.md); a
+   * subtree's move walks up and refuses any cycle ({@link #targetAncestors}).
+   */
+  private void refuseSelfParent(Map<String, Document> docs, String id, Position position,
+      String what) {
+    String anchor = position.anchor();
+    if (anchor != null && Layout.names(docs.get(anchor).get(parentField), anchor)) {
+      throw new dev.arbor.core.TreeException("Cannot " + what + " '" + id + "'"
+          + (what.equals("move") ? " to " : " at ") + position
+          + ": " + cycle(anchor).getMessage() + ". Nothing was written");
     }
   }
 
