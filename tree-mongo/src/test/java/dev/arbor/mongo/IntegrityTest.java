@@ -652,6 +652,123 @@ class IntegrityTest {
     assertEquals(List.of(), other.check());
   }
 
+  /**
+   * Each change of a nested set in {@code changes} is refused with a {@link TreeException} that
+   * names {@code named} (every one of them), says nothing was written and points at {@code
+   * check()} and {@code repair()}; the collection is as it was.
+   */
+  private static void assertRefusedNaming(MongoCollection<Document> c, List<String> named,
+      List<org.junit.jupiter.api.function.Executable> changes) {
+    List<Document> before = c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>());
+    for (org.junit.jupiter.api.function.Executable change : changes) {
+      TreeException e = assertThrows(TreeException.class, change);
+      String m = e.getMessage();
+      assertTrue(named.stream().allMatch(id -> m.contains("'" + id + "'"))
+          && m.contains("Nothing was written") && m.contains("check()")
+          && m.contains("repair()"), m);
+      assertEquals(before, c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>()), m);
+    }
+  }
+
+  /**
+   * A nested-set change whose first read meets an interval that is no interval, left not below
+   * right (B: 5, 4), is refused naming the node before anything is written: the insert point or
+   * the shift would follow the wrong number. (Before: an insert under B was written at 4-5 and
+   * B became 7-6, a delete of B deleted nothing and answered 0, a lift deleted B and shifted the
+   * numbers after it down by two, a move of A after B wrote A 3-4 and B 5-2.)
+   */
+  @Test
+  void aNestedSetChangeMeetingALeftAboveItsRightIsRefusedNamingTheNode() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 1, right: 8, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 2, right: 3, arborDepth: 1}",
+        "{_id: 'B', parent: 'R', left: 5, right: 4, arborDepth: 1}",
+        "{_id: 'C', parent: 'R', left: 6, right: 7, arborDepth: 1}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("B"), List.of(
+        () -> store.insert("x", Position.lastChildOf("B")),
+        () -> store.insert("x", Position.after("B")),
+        () -> store.move("B", Position.lastChildOf("A")),
+        () -> store.move("A", Position.after("B")),
+        () -> store.delete("B"),
+        () -> store.delete("B", dev.arbor.core.Deletion.LIFT_CHILDREN)));
+  }
+
+  /**
+   * Every node of a sound nested set takes two numbers and its descendants two each, so {@code
+   * right - left} is odd: an interval with an even difference (A: 2, 4) leaves a number unused
+   * inside it or shares one with another node. A change whose first read meets one is refused
+   * naming the node, nothing written. (Before: an insert under A made it 2-6, and a delete, a
+   * lift or a move of A shifted the numbers after it by its odd width: B became 2-4.)
+   */
+  @Test
+  void aNestedSetChangeMeetingAnIntervalOfAnOddCountOfNumbersIsRefusedNamingTheNode() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 1, right: 8, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 2, right: 4, arborDepth: 1}",
+        "{_id: 'B', parent: 'R', left: 5, right: 7, arborDepth: 1}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("A"), List.of(
+        () -> store.insert("x", Position.lastChildOf("A")),
+        () -> store.insert("x", Position.before("A")),
+        () -> store.move("A", Position.lastRoot()),
+        () -> store.delete("A"),
+        () -> store.delete("A", dev.arbor.core.Deletion.LIFT_CHILDREN)));
+  }
+
+  /**
+   * Two intervals a change reads anyway (the moved node and its target, or either of them and
+   * the first root, which the first read takes with them) must each hold the other or lie apart,
+   * and share no number: siblings that overlap (A 2-5, B 4-9), a child that sticks out of the
+   * first root (C 9-12 in R 1-10) or two nodes that share a number (D's left is B's right) are
+   * refused naming both, nothing written, and a move is not told a cycle where the numbers are
+   * broken. (Before: a move of B under A renumbered the forest into more overlaps, A 2-9, B 5-8
+   * and D 8-9; an insert under C made it 9-14, further out of R; a move of B before D wrote D a
+   * depth of -1; a move of A after B answered InvalidMoveException, a cycle where there is
+   * none.)
+   */
+  @Test
+  void aNestedSetChangeMeetingTwoIntervalsThatOverlapIsRefusedNamingBoth() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 1, right: 10, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 2, right: 5, arborDepth: 1}",
+        "{_id: 'B', parent: 'R', left: 4, right: 7, arborDepth: 1}",
+        "{_id: 'C', parent: 'R', left: 9, right: 12, arborDepth: 1}",
+        "{_id: 'D', parent: null, left: 7, right: 8, arborDepth: 0}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("A", "B"), List.of(
+        () -> store.move("B", Position.lastChildOf("A")),
+        () -> store.move("A", Position.after("B")),
+        () -> store.move("A", Position.firstChildOf("B"))));
+    assertRefusedNaming(c, List.of("C", "R"), List.of(
+        () -> store.insert("x", Position.after("C")),
+        () -> store.insert("x", Position.lastChildOf("C")),
+        () -> store.move("C", Position.firstRoot())));
+    assertRefusedNaming(c, List.of("B", "D"), List.of(
+        () -> store.move("D", Position.after("B")),
+        () -> store.move("B", Position.before("D"))));
+  }
+
+  /**
+   * The numbers of a forest start at 1: a change whose first read (which asks for the node whose
+   * left is 1 with its own documents) finds nodes but none numbered from 1 (a numbering from 2,
+   * or one whose first root was deleted by hand) is refused naming the node it read, nothing
+   * written. (Before: the insert was written and the numbers shifted around the gap.)
+   */
+  @Test
+  void aNestedSetChangeOnNumbersThatDoNotStartAtOneIsRefusedNamingTheNode() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 2, right: 7, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 3, right: 4, arborDepth: 1}",
+        "{_id: 'B', parent: 'R', left: 5, right: 6, arborDepth: 1}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("A"), List.of(
+        () -> store.insert("x", Position.lastChildOf("A")),
+        () -> store.move("A", Position.lastRoot()),
+        () -> store.delete("A")));
+    assertRefusedNaming(c, List.of("R"), List.of(() -> store.insert("x", Position.lastRoot())));
+  }
+
   /** A fresh collection holding {@code documents} (extended JSON), as another tool wrote them. */
   private static MongoCollection<Document> written(String... documents) {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();

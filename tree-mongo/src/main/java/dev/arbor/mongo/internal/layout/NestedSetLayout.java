@@ -109,7 +109,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The first read of an insert, move or delete also reads, in the same query, the documents
  * whose {@code left} is 1: more than one are several trees each numbered from 1 (django-mptt's
- * {@code tree_id}), and the change is refused before anything is written.
+ * {@code tree_id}), and the change is refused before anything is written. What that read returned
+ * is held against the numbering too ({@link NestedSetGuards}): an interval that is none, or two
+ * that overlap or share a number, refuse the change naming the node.
  *
  * <p>Choose it for static trees read by subtree: the manual finds it "fast and efficient for
  * finding subtrees but inefficient for modifying the tree structure".
@@ -122,6 +124,8 @@ final class NestedSetLayout implements Layout {
   private final String depthField;
   /** The projection of the structural fields. */
   private final Bson structure;
+  /** What a change's first read tells about the numbering. */
+  private final NestedSetGuards guards;
 
   NestedSetLayout(LayoutContext context) {
     this.context = context;
@@ -130,6 +134,7 @@ final class NestedSetLayout implements Layout {
     this.rightField = context.names().right;
     this.depthField = context.names().depth;
     this.structure = fields(parentField, leftField, rightField, depthField);
+    this.guards = new NestedSetGuards(leftField, rightField);
   }
 
   @Override
@@ -162,9 +167,9 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public void planInsert(Change c, String id, Position position, Map<String, Object> attributes) {
-    Map<String, Document> docs = subjectAndAnchorOfOneForest(c, id, true, position,
-        "insert '" + id + "' at " + position);
-    Target t = target(c, position, docs);
+    String change = "insert '" + id + "' at " + position;
+    Read read = subjectAndAnchorOfOneForest(c, id, true, position, change);
+    Target t = target(c, position, read, change);
     Document structure = new Document(parentField, t.parent).append(leftField, t.at)
         .append(rightField, t.at + 1).append(depthField, t.depth);
     // The node first: if the server refuses it (a unique index or a validator of the
@@ -176,15 +181,16 @@ final class NestedSetLayout implements Layout {
 
   @Override
   public void planMove(Change c, String id, Position position) {
-    Map<String, Document> docs = subjectAndAnchorOfOneForest(c, id, false, position,
-        "move '" + id + "' to " + position);
+    String change = "move '" + id + "' to " + position;
+    Read read = subjectAndAnchorOfOneForest(c, id, false, position, change);
     if (position instanceof Position.Sibling s && s.siblingId().equals(id)) {
       return;
     }
+    Map<String, Document> docs = read.docs();
     Document x = docs.get(id);
     long left = num(x, leftField);
     long right = num(x, rightField);
-    Target t = target(c, position, docs);
+    Target t = target(c, position, read, change);
     if (t.parent != null) {
       Document p = t.parent.equals(id) ? x : docs.get(t.parentAnchor);
       long pl = p == null ? 0 : num(p, leftField);
@@ -224,14 +230,24 @@ final class NestedSetLayout implements Layout {
    * forest numbered {@code 1..2N} there is one, the first root; two or more are several trees each
    * numbered from 1 (django-mptt keeps them in one collection, told apart by {@code tree_id}),
    * whose numbers a change would shift across, and the change is refused (an index point of
-   * {@code left}, at most two documents more, no round trip more).
+   * {@code left}, at most two documents more, no round trip more). What it read is then held
+   * against itself ({@link NestedSetGuards#refuseBroken}).
    */
-  private Map<String, Document> subjectAndAnchorOfOneForest(Change c, String id, boolean insert,
+  private Read subjectAndAnchorOfOneForest(Change c, String id, boolean insert,
       Position position, String change) {
     Found found = subjectAndAnchorWith(c, id, insert, position, structure, eq(leftField, 1), 2);
     refuseSeveralForests(found.others(), change);
-    return found.docs();
+    List<Document> all = new ArrayList<>(found.docs().values());
+    all.addAll(Objects.requireNonNull(found.others()));
+    guards.refuseBroken(change, all, true);
+    return new Read(found.docs(), all);
   }
+
+  /**
+   * What the first read of an insert or move found: the subject's and the anchor's documents by
+   * id, and every document it read (those too, the first root).
+   */
+  private record Read(Map<String, Document> docs, List<Document> all) {}
 
   /**
    * The document of {@code id}, read in one query with the documents whose {@code left} is 1,
@@ -250,6 +266,9 @@ final class NestedSetLayout implements Layout {
       x = c.require(id, structure); // not found, or crowded out by three first roots
     }
     refuseSeveralForests(found.size() < 3 || found.contains(x) ? found : null, change);
+    List<Document> all = new ArrayList<>(found);
+    all.add(x);
+    guards.refuseBroken(change, all, true);
     return x;
   }
 
@@ -299,7 +318,8 @@ final class NestedSetLayout implements Layout {
       if (held != width / 2) {
         throw new dev.arbor.core.TreeException("Cannot delete '" + id + "': its interval ["
             + left + ", " + right + "] holds " + held + " nodes where " + width / 2 + " fit:"
-            + " the nested-set numbers overlap or repeat; check() lists the problems, repair()"
+            + " the nested-set numbers overlap, repeat or leave gaps; check() lists the problems,"
+            + " repair()"
             + " renumbers the tree from its parents. Nothing was written.");
       }
     }
@@ -825,18 +845,25 @@ final class NestedSetLayout implements Layout {
     }
   }
 
-  /** Where a position puts a node: its future {@code left}, parent and depth. */
-  private Target target(Change c, Position position, Map<String, Document> docs) {
+  /**
+   * Where a position puts a node: its future {@code left}, parent and depth. The last root is
+   * read for a last root position, and held with what the first read found against the
+   * numbering ({@link NestedSetGuards#refuseBroken}).
+   */
+  private Target target(Change c, Position position, Read read, String change) {
     if (position instanceof Position.Root r) {
       if (r.first()) {
         return new Target(1, null, null, 0);
       }
-      Document last = c.find(NODES).projection(fields(rightField))
+      Document last = c.find(NODES).projection(fields(leftField, rightField))
           .sort(Sorts.descending(rightField))
           .limit(1).first();
+      List<Document> all = new ArrayList<>(read.all());
+      all.add(last);
+      guards.refuseBroken(change, all, true);
       return new Target(last == null ? 1 : num(last, rightField) + 1, null, null, 0);
     }
-    Document anchor = docs.get(position.anchor());
+    Document anchor = read.docs().get(position.anchor());
     if (position instanceof Position.Child child) {
       long at = child.first() ? num(anchor, leftField) + 1 : num(anchor, rightField);
       return new Target(at, child.parentId(), child.parentId(), num(anchor, depthField) + 1);
