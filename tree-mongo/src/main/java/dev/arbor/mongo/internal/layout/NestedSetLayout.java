@@ -69,7 +69,10 @@ import org.jspecify.annotations.Nullable;
  * depth-limited reads and {@link #findNode}); a root's {@code parent} is null (the manual writes
  * 0, which reads take for null). Authoritative fields: {@code left} and {@code right}; {@code
  * parent} and {@code arborDepth} are derived from the nesting of the intervals. Reads of the
- * manual's documents, which keep no depth, count a node's depth from the intervals around it.
+ * manual's documents, which keep no depth, count a node's depth from the intervals around it;
+ * changes keep each document's convention (a depth where the document a node is placed by has
+ * one, none where it has none; {@link #movedDepths}), so that no depth is wrong and every node
+ * with a depth has descendants with depths (which depth-limited reads rely on).
  *
  * <p>Indexes: {@code {left: 1, right: 1}} (descendants and ancestors by interval, shifts of {@code
  * left}), {@code {right: 1}} (shifts of {@code right}), {@code {parent: 1, left: 1}} (children in
@@ -157,6 +160,27 @@ final class NestedSetLayout implements Layout {
     return isReference(d.get(parentField)) ? null : "parent is not an id: " + d.get(parentField);
   }
 
+  /**
+   * As {@link #layoutProblem}, but a document may lack {@code arborDepth} (null or missing) and a
+   * root may have the manual's {@code parent: 0}: the manual's own documents take changes as they
+   * are ({@link #planInsert}, {@link #planMove}, {@link #planLift} keep each document's
+   * convention).
+   */
+  @Override
+  public @Nullable String changeProblem(Document d) {
+    for (String f : List.of(leftField, rightField)) {
+      if (!(d.get(f) instanceof Number)) {
+        return f + " is not a number: " + d.get(f);
+      }
+    }
+    if (d.get(depthField) != null && !(d.get(depthField) instanceof Number)) {
+      return depthField + " is not a number: " + d.get(depthField);
+    }
+    Object parent = d.get(parentField);
+    return isReference(parent) || parent instanceof Number n && n.doubleValue() == 0
+        && context.ids().isString() ? null : "parent is not an id: " + parent;
+  }
+
   @Override
   public List<IndexModel> indexes() {
     return List.of(
@@ -171,7 +195,10 @@ final class NestedSetLayout implements Layout {
     Read read = subjectAndAnchorOfOneForest(c, id, true, position, change);
     Target t = target(c, position, read, change);
     Document structure = new Document(parentField, t.parent).append(leftField, t.at)
-        .append(rightField, t.at + 1).append(depthField, t.depth);
+        .append(rightField, t.at + 1);
+    if (t.depth != null) { // else as its neighbour, without (the manual's documents)
+      structure.append(depthField, t.depth);
+    }
     // The node first: if the server refuses it (a unique index or a validator of the
     // application's), nothing else was written. The shifts then leave it out.
     c.insert(context.newDocument(id, structure, attributes));
@@ -198,14 +225,15 @@ final class NestedSetLayout implements Layout {
         throw new InvalidMoveException(id, position);
       }
     }
+    Long depth = x.get(depthField) instanceof Number n ? n.longValue() : null;
     if (t.at != left && t.at != right + 1) {
+      Bson depths = movedDepths(id, depth, t, change);
       long width = right - left + 1;
       long at = t.at > right ? t.at - width : t.at;
       long shift = at - left;
       // 1. take the subtree out of the numbering: negate its numbers
       c.updateMany(subtree(left, right), Updates.combine(
-          Updates.mul(leftField, -1), Updates.mul(rightField, -1),
-          Updates.inc(depthField, t.depth - num(x, depthField))));
+          Updates.mul(leftField, -1), Updates.mul(rightField, -1), depths));
       // 2. close the gap it leaves
       c.updateMany(gt(leftField, right), Updates.inc(leftField, -width));
       c.updateMany(gt(rightField, right), Updates.inc(rightField, -width));
@@ -217,12 +245,36 @@ final class NestedSetLayout implements Layout {
           Updates.inc(leftField, -shift), Updates.inc(rightField, -shift)));
       c.updateMany(lt(leftField, 0), Updates.combine(
           Updates.mul(leftField, -1), Updates.mul(rightField, -1)));
-    } else if (t.depth != num(x, depthField)) {
-      c.updateMany(subtree(left, right), Updates.inc(depthField, t.depth - num(x, depthField)));
+    } else if (depth != null && t.depth != null && t.depth.longValue() != depth) {
+      c.updateMany(subtree(left, right), Updates.inc(depthField, t.depth - depth));
     }
     if (!Objects.equals(t.parent, parentOf(x))) {
       c.set(id, Updates.set(parentField, t.parent));
     }
+  }
+
+  /**
+   * The update of the depths of a moved subtree whose top has depth {@code depth} (null: none
+   * stored) and goes to {@code t}: {@code $inc} by the difference when both are known (every
+   * descendant of a node with a depth has one); else {@code $unset}, the subtree taking the
+   * convention of its new place, where the depths are counted from the intervals (a subtree
+   * without depths cannot be given them without reading it).
+   *
+   * @throws dev.arbor.core.TreeException naming the node, before anything is written, when it
+   *     has no depth and its new parent has one (repair() writes every depth)
+   */
+  private Bson movedDepths(String id, @Nullable Long depth, Target t, String change) {
+    if (depth != null && t.depth != null) {
+      return Updates.inc(depthField, t.depth - depth);
+    }
+    if (depth == null && t.depth != null && t.parent != null) {
+      throw new dev.arbor.core.TreeException("Cannot " + change + ": node '" + id + "' keeps no "
+          + depthField + " (nested sets as the manual writes them) but its new parent '"
+          + t.parent + "' does, and the depths of the subtree cannot be written without reading"
+          + " it: run check(), which lists the nodes without, and repair(), which writes every"
+          + " depth. Nothing was written.");
+    }
+    return Updates.unset(depthField);
   }
 
   /**
@@ -341,8 +393,12 @@ final class NestedSetLayout implements Layout {
     long right = num(x, rightField);
     c.deleteMany(eq(ID, id));
     if (right > left + 1) {
+      // a node without a depth (the manual's documents): its descendants' depths, if any, are
+      // dropped rather than decremented into values for documents that had none
       c.updateMany(and(gt(leftField, left), lt(leftField, right)), Updates.combine(
-          Updates.inc(leftField, -1), Updates.inc(rightField, -1), Updates.inc(depthField, -1)));
+          Updates.inc(leftField, -1), Updates.inc(rightField, -1),
+          x.get(depthField) instanceof Number ? Updates.inc(depthField, -1)
+              : Updates.unset(depthField)));
       c.updateMany(eq(parentField, id), Updates.set(parentField, parentOf(x)));
     }
     c.updateMany(gt(leftField, right), Updates.inc(leftField, -2));
@@ -851,9 +907,17 @@ final class NestedSetLayout implements Layout {
    * numbering ({@link NestedSetGuards#refuseBroken}).
    */
   private Target target(Change c, Position position, Read read, String change) {
+    // A new place keeps the convention of the document it is found by: a depth if that has one,
+    // none if not (the manual's documents keep none; the first root tells for a root).
+    Long rootDepth = 0L;
+    for (Document d : read.all()) {
+      if (num(d, leftField) == 1 && !(d.get(depthField) instanceof Number)) {
+        rootDepth = null;
+      }
+    }
     if (position instanceof Position.Root r) {
       if (r.first()) {
-        return new Target(1, null, null, 0);
+        return new Target(1, null, null, rootDepth);
       }
       Document last = c.find(NODES).projection(fields(leftField, rightField))
           .sort(Sorts.descending(rightField))
@@ -861,17 +925,18 @@ final class NestedSetLayout implements Layout {
       List<Document> all = new ArrayList<>(read.all());
       all.add(last);
       guards.refuseBroken(change, all, true);
-      return new Target(last == null ? 1 : num(last, rightField) + 1, null, null, 0);
+      return new Target(last == null ? 1 : num(last, rightField) + 1, null, null, rootDepth);
     }
     Document anchor = read.docs().get(position.anchor());
+    Long depth = anchor.get(depthField) instanceof Number n ? n.longValue() : null;
     if (position instanceof Position.Child child) {
       long at = child.first() ? num(anchor, leftField) + 1 : num(anchor, rightField);
-      return new Target(at, child.parentId(), child.parentId(), num(anchor, depthField) + 1);
+      return new Target(at, child.parentId(), child.parentId(), depth == null ? null : depth + 1);
     }
     Position.Sibling s = (Position.Sibling) position;
     long at = s.before() ? num(anchor, leftField) : num(anchor, rightField) + 1;
     // The parent of a sibling position is inside the moved subtree exactly when the sibling is.
-    return new Target(at, parentOf(anchor), s.siblingId(), num(anchor, depthField));
+    return new Target(at, parentOf(anchor), s.siblingId(), depth);
   }
 
   /**
@@ -879,10 +944,11 @@ final class NestedSetLayout implements Layout {
    * @param parent the future parent, null for a root
    * @param parentAnchor a document in {@code docs} that lies inside the moved subtree exactly when
    *     the target does (the parent for a child position, the sibling for a sibling position)
-   * @param depth the future depth
+   * @param depth the future depth, null where the document the position is found by keeps none
+   *     (the manual's documents)
    */
   private record Target(long at, @Nullable String parent, @Nullable String parentAnchor,
-      long depth) {}
+      @Nullable Long depth) {}
 
   /**
    * The depth of node document {@code d}, which reads of depths and depth limits trust.
