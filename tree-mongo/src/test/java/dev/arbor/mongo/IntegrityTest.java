@@ -834,6 +834,32 @@ class IntegrityTest {
   }
 
   /**
+   * A move takes its subtree out of the numbering by negating its numbers and puts it back by
+   * every negative {@code left}: a document another tool left with numbers below 1 (Z: -3, -2),
+   * anywhere in the collection, would be taken for part of it. The first read of a change, which
+   * asks for the nodes numbered 1 with its own documents, asks for those below 1 too (one key of
+   * the {@code left} index in a sound forest) and refuses naming the node, nothing written.
+   * check() names Z. (Before: a move of A after B shifted and negated Z with A: Z became 5-4, on
+   * A's new numbers 4-5; check() named only a gap, at R.)
+   */
+  @Test
+  void aNestedSetChangeRefusesNumbersBelowOneAnywhereInTheCollection() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 1, right: 6, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 2, right: 3, arborDepth: 1}",
+        "{_id: 'B', parent: 'R', left: 4, right: 5, arborDepth: 1}",
+        "{_id: 'Z', parent: null, left: -3, right: -2, arborDepth: 0}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("Z"), List.of(
+        () -> store.move("A", Position.after("B")),
+        () -> store.insert("x", Position.lastChildOf("A")),
+        () -> store.delete("A"),
+        () -> store.delete("R", dev.arbor.core.Deletion.LIFT_CHILDREN)));
+    assertTrue(store.check().stream().anyMatch(p -> p.nodeId().equals("Z")),
+        store.check()::toString);
+  }
+
+  /**
    * The numbers of a forest start at 1: a change whose first read (which asks for the node whose
    * left is 1 with its own documents) finds nodes but none numbered from 1 (a numbering from 2,
    * or one whose first root was deleted by hand) is refused naming the node it read, nothing

@@ -101,6 +101,11 @@ final class NestedSetChecks {
         problems.add(new Problem(id, "left " + d.get(leftField) + " is not below right "
             + d.get(rightField)));
       } else {
+        if (num(d, leftField) < 1) {
+          // named: a move, which negates its subtree's numbers, would take it for its own
+          problems.add(new Problem(id, "left " + d.get(leftField) + " is below 1, where the"
+              + " numbering starts (changes are refused while it is)"));
+        }
         docs.add(d);
       }
     }

@@ -89,10 +89,12 @@ import org.jspecify.annotations.Nullable;
  * </table>
  *
  * <p>The first read of an insert, move or delete also reads, in the same query, the documents
- * whose {@code left} is 1: more than one are several trees each numbered from 1 (django-mptt's
- * {@code tree_id}), and the change is refused before anything is written. What that read returned
- * is held against the numbering too ({@link NestedSetGuards}): an interval that is none, or two
- * that overlap or share a number, refuse the change naming the node.
+ * whose {@code left} is 1 or below: more than one numbered 1 are several trees each numbered
+ * from 1 (django-mptt's {@code tree_id}), any below 1 are broken numbers that a move, which
+ * negates its subtree's numbers, would take for its own; the change is refused before anything
+ * is written. What that read returned is held against the numbering too ({@link
+ * NestedSetGuards}): an interval that is none, or two that overlap or share a number, refuse the
+ * change naming the node.
  *
  * <p>Choose it for static trees read by subtree: the manual finds it "fast and efficient for
  * finding subtrees but inefficient for modifying the tree structure".

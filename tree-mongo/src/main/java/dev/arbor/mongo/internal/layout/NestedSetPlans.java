@@ -6,6 +6,7 @@ import static com.mongodb.client.model.Filters.gt;
 import static com.mongodb.client.model.Filters.gte;
 import static com.mongodb.client.model.Filters.in;
 import static com.mongodb.client.model.Filters.lt;
+import static com.mongodb.client.model.Filters.lte;
 import static com.mongodb.client.model.Filters.ne;
 import static com.mongodb.client.model.Filters.or;
 import static dev.arbor.mongo.internal.MongoTreeStore.ID;
@@ -143,17 +144,19 @@ final class NestedSetPlans {
   }
 
   /**
-   * {@link Layout#subjectAndAnchor}, and in the same query the documents whose {@code left} is 1:
-   * in one forest numbered {@code 1..2N} there is one, the first root; two or more are several
+   * {@link Layout#subjectAndAnchor}, and in the same query the documents whose {@code left} is 1
+   * or below (none below in a sound forest; {@link NestedSetGuards} refuses them): in one forest
+   * numbered {@code 1..2N} there is one, the first root; two or more are several
    * trees each numbered from 1 (django-mptt keeps them in one collection, told apart by {@code
    * tree_id}), whose numbers a change would shift across, and the change is refused (an index
-   * point of {@code left}, at most two documents more, no round trip more). What it read is then
+   * range of {@code left} that holds one key in a sound forest, at most two documents more, no
+   * round trip more). What it read is then
    * held against itself ({@link NestedSetGuards#refuseBroken}).
    */
   private Read subjectAndAnchorOfOneForest(Change c, String id, boolean insert,
       Position position, String change) {
     Layout.Found found = layout.subjectAndAnchorWith(c, id, insert, position, structure,
-        eq(leftField, 1), 2);
+        lte(leftField, 1), 2);
     refuseSeveralForests(found.others(), change);
     List<Document> all = new ArrayList<>(found.docs().values());
     all.addAll(Objects.requireNonNull(found.others()));
@@ -168,11 +171,11 @@ final class NestedSetPlans {
   private record Read(Map<String, Document> docs, List<Document> all) {}
 
   /**
-   * The document of {@code id}, read in one query with the documents whose {@code left} is 1,
-   * which must be one at most ({@link #subjectAndAnchorOfOneForest}).
+   * The document of {@code id}, read in one query with the documents whose {@code left} is 1 or
+   * below, which must be one at most ({@link #subjectAndAnchorOfOneForest}).
    */
   private Document requireInOneForest(Change c, String id, String change) {
-    List<Document> found = c.find(or(in(ID, List.of(id)), eq(leftField, 1)))
+    List<Document> found = c.find(or(in(ID, List.of(id)), lte(leftField, 1)))
         .projection(structure).limit(3).into(new ArrayList<>());
     Document x = null;
     for (Document d : found) {
@@ -181,7 +184,7 @@ final class NestedSetPlans {
       }
     }
     if (x == null) {
-      x = c.require(id, structure); // not found, or crowded out by three first roots
+      x = c.require(id, structure); // not found, or crowded out by three numbered 1 or below
     }
     refuseSeveralForests(found.size() < 3 || found.contains(x) ? found : null, change);
     List<Document> all = new ArrayList<>(found);
@@ -191,8 +194,8 @@ final class NestedSetPlans {
   }
 
   /**
-   * Refuses a change when {@code read} (or null: more than fit in the read's limit) holds two or
-   * more documents whose {@code left} is 1.
+   * Refuses a change when {@code read} (or null: more documents whose {@code left} is 1 or below
+   * than fit in the read's limit) holds two or more documents whose {@code left} is 1.
    */
   private void refuseSeveralForests(@Nullable List<Document> read, String change) {
     List<String> firsts = new ArrayList<>();
@@ -205,13 +208,16 @@ final class NestedSetPlans {
     }
     if (read == null || firsts.size() > 1) {
       throw new dev.arbor.core.TreeException("Cannot " + change + ": "
-          + (read == null ? "three or more nodes" : String.join(" and ", firsts)) + " have "
-          + leftField + " 1: the collection holds several nested-set numberings from 1 (several"
+          + (read == null ? "three or more nodes have " + leftField + " 1 or below"
+              : String.join(" and ", firsts) + " have " + leftField + " 1")
+          + ": the collection holds several nested-set numberings from 1 (several"
           + " trees, as django-mptt keeps them apart by tree_id), not one forest, and the change"
           + " would shift the numbers of all of them. Give each tree a scope of its own"
           + " (TreeOptions.withScope, its nodes' _id {s: <scope value>, id: <node id>}; see"
           + " docs/data-api.md, \"Several trees in one collection\") or number them as one"
-          + " forest; check() lists the problems. Nothing was written.");
+          + " forest" + (read == null ? " (numbers below 1 are broken ones: repair() renumbers"
+              + " intervals that nest)" : "") + "; check() lists the problems. Nothing was"
+          + " written.");
     }
   }
 
