@@ -155,7 +155,9 @@ class IntegrityTest {
     // sets refused the manual's root, parent: 0)
     assertEquals(List.of("Books"), store.roots(), pattern.toString());
     assertEquals(List.of("Books"), store.snapshot().roots(), pattern.toString());
-    if (pattern != TreePattern.CHILD_REFERENCES) { // its non-roots need no extra field
+    // child references' non-roots need no extra field; nested sets' changes work on the manual's
+    // documents as they are (theManualsNestedSetsTakeChangesAsTheyAreWritten)
+    if (pattern != TreePattern.CHILD_REFERENCES && pattern != TreePattern.NESTED_SETS) {
       TreeException refused = assertThrows(TreeException.class,
           () -> store.insert("x", Position.lastChildOf("Databases")));
       assertTrue(refused.getMessage().contains("repair()"), refused.getMessage());
@@ -210,15 +212,97 @@ class IntegrityTest {
     assertEquals(List.of("Books", "Programming", "Databases"), store.ancestors("dbm"));
     assertEquals(List.of(), c.find(Filters.exists("arborDepth")).into(new java.util.ArrayList<>()),
         "reads write nothing");
-    // Changes still ask for repair() first (they write depths; the documents keep none)
-    TreeException lift = assertThrows(TreeException.class,
-        () -> store.delete("Programming", dev.arbor.core.Deletion.LIFT_CHILDREN));
-    assertTrue(lift.getMessage().contains("repair()"), lift.getMessage());
-    assertEquals(6L, c.countDocuments(MongoTreeStore.NODES));
+    // Changes take them as they are (theManualsNestedSetsTakeChangesAsTheyAreWritten): a lift
+    // writes no depth (before stop 57 it was refused, asking for repair() first)
+    store.delete("Programming", dev.arbor.core.Deletion.LIFT_CHILDREN);
+    assertEquals(Tree.parse("Books(Languages Databases(MongoDB dbm))"), store.snapshot());
     assertEquals(List.of(), c.find(Filters.exists("arborDepth")).into(new java.util.ArrayList<>()));
+    assertEquals(List.of(2, 2), store.childNodes("Databases").stream()
+        .map(dev.arbor.core.Node::depth).toList());
     assertEquals(List.of(), store.repair());
-    assertEquals(categories, store.snapshot());
+    assertEquals(Tree.parse("Books(Languages Databases(MongoDB dbm))"), store.snapshot());
   }
+
+  /**
+   * The manual's nested-set documents (root {@code parent: 0}, no {@code arborDepth}) take
+   * inserts, moves and deletes as they are written, and keep their convention: a new node is
+   * written without a depth where the node it is placed by has none, a move writes no depth
+   * into a subtree without them, a lift decrements none into being; the tree reads as the
+   * in-memory reference after the same changes, and {@code repair()} then completes it. (Before
+   * stop 57 every change was refused asking for {@code repair()} first; a lift, let through,
+   * would have written arborDepth -1 into the lifted children.)
+   */
+  @Test
+  void theManualsNestedSetsTakeChangesAsTheyAreWritten() {
+    MongoCollection<Document> c = written(
+        ManualDocuments.AS_WRITTEN.get(TreePattern.NESTED_SETS).split("\n"));
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    InMemoryTreeStore reference = new InMemoryTreeStore();
+    reference.load(Tree.parse(Fixtures.CATEGORIES));
+    List<java.util.function.Consumer<TreeStore>> changes = List.of(
+        s -> s.insert("x", Position.lastChildOf("Databases")),
+        s -> s.insert("r", Position.lastRoot()),
+        s -> s.insert("f", Position.firstRoot()),
+        s -> s.insert("y", Position.before("Languages")),
+        s -> s.move("Databases", Position.after("Books")),
+        s -> s.move("Languages", Position.lastChildOf("r")),
+        s -> s.move("x", Position.firstChildOf("Programming")),
+        s -> s.delete("Databases", dev.arbor.core.Deletion.LIFT_CHILDREN),
+        s -> s.delete("f"),
+        s -> s.move("Books", Position.lastChildOf("MongoDB")));
+    for (java.util.function.Consumer<TreeStore> change : changes) {
+      change.accept(store);
+      change.accept(reference);
+      assertEquals(reference.snapshot(), store.snapshot());
+      assertEquals(reference.snapshot().entries(), store.entries().toList());
+    }
+    assertEquals(List.of(), c.find(Filters.exists("arborDepth")).into(new java.util.ArrayList<>()),
+        "no depth written beside documents that keep none");
+    for (dev.arbor.core.Node n : reference.snapshot().entries()) {
+      assertEquals(n.depth(), store.depth(n.id()), n.id());
+    }
+    assertTrue(store.check().stream().allMatch(p -> p.message().contains("depth")
+        || p.message().contains("parent")), store.check()::toString);
+    assertEquals(List.of(), store.repair());
+    assertEquals(reference.snapshot(), store.snapshot());
+    assertEquals(List.of(), store.check());
+  }
+
+  /**
+   * A nested set some of whose nodes keep {@code arborDepth} and some not: a move keeps each
+   * document right or without a depth, never with a wrong one. A subtree with depths moved under
+   * a node without drops them; a subtree without depths cannot be moved under a node with one
+   * (its depths cannot be written without reading it): refused naming both, nothing written,
+   * pointing at repair(). (Before stop 57 every change was refused asking for repair() first.)
+   */
+  @Test
+  void aNestedSetMoveBetweenNodesWithAndWithoutDepthsWritesNoWrongDepth() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 1, right: 4, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 2, right: 3, arborDepth: 1}",
+        "{_id: 'S', parent: null, left: 5, right: 8}",
+        "{_id: 'T', parent: 'S', left: 6, right: 7}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("S", "A"), List.of(
+        () -> store.move("S", Position.lastChildOf("A"))));
+    assertRefusedNaming(c, List.of("T", "R"), List.of(() -> store.move("T", Position.after("A"))));
+    store.insert("y", Position.lastChildOf("A"));
+    assertEquals(2L, c.find(Filters.eq("_id", "y")).first().get("arborDepth", Number.class)
+        .longValue());
+    store.insert("z", Position.lastChildOf("S"));
+    assertFalse(c.find(Filters.eq("_id", "z")).first().containsKey("arborDepth"));
+    store.move("A", Position.lastChildOf("T"));
+    assertEquals(0L, c.countDocuments(Filters.and(Filters.in("_id", List.of("A", "y")),
+        Filters.exists("arborDepth"))), "the moved subtree takes its new place's convention");
+    store.move("T", Position.firstRoot());
+    assertEquals(Tree.parse("T(A(y)) R S(z)"), store.snapshot());
+    assertEquals(List.of(0, 1, 2, 0, 0, 1), store.entries().map(dev.arbor.core.Node::depth)
+        .toList());
+    assertEquals(List.of("A", "y"), store.descendants("T", 2));
+    assertEquals(List.of(), store.repair());
+    assertEquals(List.of(), store.check());
+  }
+
 
   @Test
   void repairRebuildsDerivedFields() {
@@ -743,6 +827,149 @@ class IntegrityTest {
     assertEquals(List.of(), other.repair());
     assertEquals(moved(Fixtures.categories()), other.snapshot());
     assertEquals(List.of(), other.check());
+  }
+
+  /**
+   * Each change of a nested set in {@code changes} is refused with a {@link TreeException} that
+   * names {@code named} (every one of them), says nothing was written and points at {@code
+   * check()} and {@code repair()}; the collection is as it was.
+   */
+  private static void assertRefusedNaming(MongoCollection<Document> c, List<String> named,
+      List<org.junit.jupiter.api.function.Executable> changes) {
+    List<Document> before = c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>());
+    for (org.junit.jupiter.api.function.Executable change : changes) {
+      TreeException e = assertThrows(TreeException.class, change);
+      String m = e.getMessage();
+      assertTrue(named.stream().allMatch(id -> m.contains("'" + id + "'"))
+          && m.contains("Nothing was written") && m.contains("check()")
+          && m.contains("repair()"), m);
+      assertEquals(before, c.find(MongoTreeStore.NODES).into(new java.util.ArrayList<>()), m);
+    }
+  }
+
+  /**
+   * A nested-set change whose first read meets an interval that is no interval, left not below
+   * right (B: 5, 4), is refused naming the node before anything is written: the insert point or
+   * the shift would follow the wrong number. (Before: an insert under B was written at 4-5 and
+   * B became 7-6, a delete of B deleted nothing and answered 0, a lift deleted B and shifted the
+   * numbers after it down by two, a move of A after B wrote A 3-4 and B 5-2.)
+   */
+  @Test
+  void aNestedSetChangeMeetingALeftAboveItsRightIsRefusedNamingTheNode() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 1, right: 8, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 2, right: 3, arborDepth: 1}",
+        "{_id: 'B', parent: 'R', left: 5, right: 4, arborDepth: 1}",
+        "{_id: 'C', parent: 'R', left: 6, right: 7, arborDepth: 1}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("B"), List.of(
+        () -> store.insert("x", Position.lastChildOf("B")),
+        () -> store.insert("x", Position.after("B")),
+        () -> store.move("B", Position.lastChildOf("A")),
+        () -> store.move("A", Position.after("B")),
+        () -> store.delete("B"),
+        () -> store.delete("B", dev.arbor.core.Deletion.LIFT_CHILDREN)));
+  }
+
+  /**
+   * Every node of a sound nested set takes two numbers and its descendants two each, so {@code
+   * right - left} is odd: an interval with an even difference (A: 2, 4) leaves a number unused
+   * inside it or shares one with another node. A change whose first read meets one is refused
+   * naming the node, nothing written. (Before: an insert under A made it 2-6, and a delete, a
+   * lift or a move of A shifted the numbers after it by its odd width: B became 2-4.)
+   */
+  @Test
+  void aNestedSetChangeMeetingAnIntervalOfAnOddCountOfNumbersIsRefusedNamingTheNode() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 1, right: 8, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 2, right: 4, arborDepth: 1}",
+        "{_id: 'B', parent: 'R', left: 5, right: 7, arborDepth: 1}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("A"), List.of(
+        () -> store.insert("x", Position.lastChildOf("A")),
+        () -> store.insert("x", Position.before("A")),
+        () -> store.move("A", Position.lastRoot()),
+        () -> store.delete("A"),
+        () -> store.delete("A", dev.arbor.core.Deletion.LIFT_CHILDREN)));
+  }
+
+  /**
+   * Two intervals a change reads anyway (the moved node and its target, or either of them and
+   * the first root, which the first read takes with them) must each hold the other or lie apart,
+   * and share no number: siblings that overlap (A 2-5, B 4-9), a child that sticks out of the
+   * first root (C 9-12 in R 1-10) or two nodes that share a number (D's left is B's right) are
+   * refused naming both, nothing written, and a move is not told a cycle where the numbers are
+   * broken. (Before: a move of B under A renumbered the forest into more overlaps, A 2-9, B 5-8
+   * and D 8-9; an insert under C made it 9-14, further out of R; a move of B before D wrote D a
+   * depth of -1; a move of A after B answered InvalidMoveException, a cycle where there is
+   * none.)
+   */
+  @Test
+  void aNestedSetChangeMeetingTwoIntervalsThatOverlapIsRefusedNamingBoth() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 1, right: 10, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 2, right: 5, arborDepth: 1}",
+        "{_id: 'B', parent: 'R', left: 4, right: 7, arborDepth: 1}",
+        "{_id: 'C', parent: 'R', left: 9, right: 12, arborDepth: 1}",
+        "{_id: 'D', parent: null, left: 7, right: 8, arborDepth: 0}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("A", "B"), List.of(
+        () -> store.move("B", Position.lastChildOf("A")),
+        () -> store.move("A", Position.after("B")),
+        () -> store.move("A", Position.firstChildOf("B"))));
+    assertRefusedNaming(c, List.of("C", "R"), List.of(
+        () -> store.insert("x", Position.after("C")),
+        () -> store.insert("x", Position.lastChildOf("C")),
+        () -> store.move("C", Position.firstRoot())));
+    assertRefusedNaming(c, List.of("B", "D"), List.of(
+        () -> store.move("D", Position.after("B")),
+        () -> store.move("B", Position.before("D"))));
+  }
+
+  /**
+   * A move takes its subtree out of the numbering by negating its numbers and puts it back by
+   * every negative {@code left}: a document another tool left with numbers below 1 (Z: -3, -2),
+   * anywhere in the collection, would be taken for part of it. The first read of a change, which
+   * asks for the nodes numbered 1 with its own documents, asks for those below 1 too (one key of
+   * the {@code left} index in a sound forest) and refuses naming the node, nothing written.
+   * check() names Z. (Before: a move of A after B shifted and negated Z with A: Z became 5-4, on
+   * A's new numbers 4-5; check() named only a gap, at R.)
+   */
+  @Test
+  void aNestedSetChangeRefusesNumbersBelowOneAnywhereInTheCollection() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 1, right: 6, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 2, right: 3, arborDepth: 1}",
+        "{_id: 'B', parent: 'R', left: 4, right: 5, arborDepth: 1}",
+        "{_id: 'Z', parent: null, left: -3, right: -2, arborDepth: 0}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("Z"), List.of(
+        () -> store.move("A", Position.after("B")),
+        () -> store.insert("x", Position.lastChildOf("A")),
+        () -> store.delete("A"),
+        () -> store.delete("R", dev.arbor.core.Deletion.LIFT_CHILDREN)));
+    assertTrue(store.check().stream().anyMatch(p -> p.nodeId().equals("Z")),
+        store.check()::toString);
+  }
+
+  /**
+   * The numbers of a forest start at 1: a change whose first read (which asks for the node whose
+   * left is 1 with its own documents) finds nodes but none numbered from 1 (a numbering from 2,
+   * or one whose first root was deleted by hand) is refused naming the node it read, nothing
+   * written. (Before: the insert was written and the numbers shifted around the gap.)
+   */
+  @Test
+  void aNestedSetChangeOnNumbersThatDoNotStartAtOneIsRefusedNamingTheNode() {
+    MongoCollection<Document> c = written(
+        "{_id: 'R', parent: null, left: 2, right: 7, arborDepth: 0}",
+        "{_id: 'A', parent: 'R', left: 3, right: 4, arborDepth: 1}",
+        "{_id: 'B', parent: 'R', left: 5, right: 6, arborDepth: 1}");
+    TreeStore store = TreePattern.NESTED_SETS.open(c);
+    assertRefusedNaming(c, List.of("A"), List.of(
+        () -> store.insert("x", Position.lastChildOf("A")),
+        () -> store.move("A", Position.lastRoot()),
+        () -> store.delete("A")));
+    assertRefusedNaming(c, List.of("R"), List.of(() -> store.insert("x", Position.lastRoot())));
   }
 
   /** A fresh collection holding {@code documents} (extended JSON), as another tool wrote them. */

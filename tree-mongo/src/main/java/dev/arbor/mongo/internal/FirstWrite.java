@@ -17,8 +17,9 @@ import org.jspecify.annotations.Nullable;
  * What a store checks before it writes, shared by the store and its views: a collection laid out
  * in another pattern, or holding another id type's tree ({@link Layouts#require}, one sample
  * read until nodes of this pattern have been seen); before a change, a sample node that lacks
- * what the layout adds to the manual's fields ({@link Layout#layoutProblem}: a collection in the
- * manual's shape that {@code repair()} has not completed); and a unique index of the user's
+ * what the layout adds to the manual's fields ({@link Layout#changeProblem}: a collection in the
+ * manual's shape that {@code repair()} has not completed, where the pattern's changes need
+ * those fields); and a unique index of the user's
  * that would refuse Arbor's own documents ({@link UniqueIndexes}).
  */
 final class FirstWrite {
@@ -61,7 +62,7 @@ final class FirstWrite {
           commandLimitMillis.getAsLong(), TimeUnit.MILLISECONDS), scope, names);
       if (change) {
         for (Document d : sample) {
-          String problem = layout.layoutProblem(d);
+          String problem = layout.changeProblem(d);
           if (problem != null) {
             throw new TreeException("Node '" + d.get(MongoTreeStore.ID) + "' is not in the "
                 + pattern + " layout: " + problem + " (run check() to see all problems,"

@@ -248,10 +248,21 @@ public interface Layout {
 
   /**
    * What is wrong with the structural fields of one document (read with the projection the
-   * layout plans with), or null if they have the pattern's types; changes refuse to start from a
-   * document in another layout.
+   * layout plans with), or null if they have the pattern's types; a graft refuses to start from a
+   * document in another layout, and so do changes unless {@link #changeProblem} says otherwise.
    */
   public @Nullable String layoutProblem(Document d);
+
+  /**
+   * What stops a change (an insert, move or delete) from starting from document {@code d}, or
+   * null: by default its {@link #layoutProblem}. A pattern whose changes can work on documents
+   * that lack a field the layout adds (nested sets without {@code arborDepth}, as the manual
+   * writes them) accepts them here; a graft, which writes from the parent's fields, still asks
+   * for {@link #layoutProblem}.
+   */
+  public default @Nullable String changeProblem(Document d) {
+    return layoutProblem(d);
+  }
 
   // ------------------------------------------------------------------ plans of changes
 
@@ -509,7 +520,7 @@ public interface Layout {
       throw new DuplicateNodeException(id);
     }
     for (Document d : docs.values()) {
-      String problem = layoutProblem(d);
+      String problem = changeProblem(d);
       if (problem != null) {
         throw new TreeException("Node '" + d.get(ID) + "' is not in the " + pattern()
             + " layout: " + problem + " (run check() to see all problems, repair() to complete"
