@@ -24,8 +24,9 @@ final class CheckCommand extends ArborCommand {
   public Integer call() {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
-      String where = Loads.where(db, store.collection, store.pattern);
       connection.requireCollection(db, store.collection);
+      store.recognisePattern(db, progress);
+      String where = Loads.where(db, store.collection, store.pattern);
       Patterns.require(db, store.collection, store.pattern, store.treeOptions());
       TreeStore tree = connection.open(store.pattern, db.getCollection(store.collection),
           store.treeOptions());

@@ -74,8 +74,15 @@ final class ImportCommand extends ArborCommand {
       throw new picocli.CommandLine.ParameterException(spec.commandLine(),
           "--graft adds roots and --under adds children of a node: give one");
     }
+    if (!grafting) {
+      store.pattern("the pattern to store the tree in");
+    }
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
+      if (grafting && store.pattern == null) {
+        connection.requireCollection(db, store.collection);
+        store.recognisePattern(db, progress);
+      }
       String where = Loads.where(db, store.collection, store.pattern);
       if (grafting) {
         Patterns.require(db, store.collection, store.pattern, store.treeOptions()); // first

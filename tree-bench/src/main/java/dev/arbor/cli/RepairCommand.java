@@ -38,8 +38,9 @@ final class RepairCommand extends ArborCommand {
   public Integer call() {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
-      String where = Loads.where(db, store.collection, store.pattern);
       connection.requireCollection(db, store.collection);
+      store.recognisePattern(db, progress);
+      String where = Loads.where(db, store.collection, store.pattern);
       Patterns.require(db, store.collection, store.pattern, store.treeOptions());
       MongoCollection<Document> collection = db.getCollection(store.collection);
       if (!force && Connection.hasNodes(collection)) {

@@ -530,6 +530,81 @@ class CliTest {
   }
 
   @Test
+  void withoutPatternCheckExportConvertAndRepairRecogniseTheCollectionsPatternAndSaySo()
+      throws IOException {
+    for (TreePattern p : TreePattern.values()) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      String n = c.getNamespace().getCollectionName();
+      p.open(c).load(example());
+      String recognised = "arbor: no --pattern: collection " + db() + "." + n
+          + " is laid out in " + Patterns.name(p);
+      Cli.Result check = Cli.run(onServer("check", "-c", n));
+      assertEquals(0, check.exit(), check::toString);
+      assertEquals(recognised, check.errLines().get(0), check::toString);
+      assertTrue(check.errLines().get(1).startsWith(db() + "." + n + " (" + Patterns.name(p)
+          + "): sound, 6 nodes"), check::toString);
+
+      Path exported = dir.resolve(n + ".json");
+      Cli.Result export = Cli.run(onServer("export", exported.toString(), "-c", n));
+      assertEquals(0, export.exit(), export::toString);
+      assertEquals(recognised, export.errLines().get(0), export::toString);
+      assertArrayEquals(Files.readAllBytes(EXAMPLE), Files.readAllBytes(exported), p::toString);
+
+      Cli.Result quiet = Cli.run(onServer("check", "-q", "-c", n));
+      assertEquals(0, quiet.exit(), quiet::toString);
+      assertEquals("", quiet.stderr(), quiet::toString);
+    }
+    MongoCollection<Document> manual = MongoTestServer.get().freshCollection();
+    String m = manual.getNamespace().getCollectionName();
+    manual.insertMany(List.of(new Document("_id", "Books").append("parent", null),
+        new Document("_id", "Programming").append("parent", "Books")));
+    Cli.Result repair = Cli.run(onServer("repair", "-c", m));
+    assertEquals(0, repair.exit(), repair::toString);
+    assertEquals("arbor: no --pattern: collection " + db() + "." + m
+        + " is laid out in parent-references", repair.errLines().get(0), repair::toString);
+    assertTrue(manual.find(new Document("_id", "Programming")).first().get("arborRank")
+        instanceof Number, repair::toString);
+    Cli.Result convert = Cli.run(onServer("convert", "-c", m, "--to-collection", m + "_ns",
+        "--to-pattern", "nested-sets"));
+    assertEquals(0, convert.exit(), convert::toString);
+    assertTrue(convert.stderr().contains("converted 2 nodes from " + db() + "." + m
+        + " (parent-references)"), convert::toString);
+  }
+
+  @Test
+  void withoutPatternAnEmptyOrUnrecognisableCollectionIsRefusedAskingForIt() {
+    MongoTestServer.get().database().createCollection(name);
+    Cli.Result empty = Cli.run(onServer("check", "-c", name));
+    assertEquals(Arbor.EXIT_USAGE, empty.exit(), empty::toString);
+    assertEquals(List.of("arbor check: collection " + db() + "." + name + " holds no nodes,"
+        + " so its pattern cannot be recognised: give --pattern (-p): parent-references,"
+        + " child-references, array-of-ancestors, materialized-paths, nested-sets; see"
+        + " 'arbor check --help'"), empty.errLines());
+
+    // one document in each of two patterns: they fit neither more than the other
+    collection.insertMany(List.of(new Document("_id", "a").append("path", null),
+        new Document("_id", "b").append("children", List.of())));
+    List<Document> before = collection.find().into(new java.util.ArrayList<>());
+    for (String command : List.of("export", "repair")) {
+      Cli.Result ambiguous = Cli.run(onServer(command, "-c", name));
+      assertEquals(Arbor.EXIT_USAGE, ambiguous.exit(), ambiguous::toString);
+      assertEquals(List.of("arbor " + command + ": the node documents of collection " + db()
+          + "." + name + " fit no one pattern (they have no pattern's structural fields, or"
+          + " those of two patterns equally), so its pattern cannot be recognised: give"
+          + " --pattern (-p): parent-references, child-references, array-of-ancestors,"
+          + " materialized-paths, nested-sets; see 'arbor " + command + " --help'"),
+          ambiguous.errLines());
+      assertEquals(before, collection.find().into(new java.util.ArrayList<>()));
+    }
+
+    Cli.Result load = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name + "_new"));
+    assertEquals(Arbor.EXIT_USAGE, load.exit(), load::toString);
+    assertEquals(List.of("arbor import: give --pattern (-p), the pattern to store the tree in:"
+        + " parent-references, child-references, array-of-ancestors, materialized-paths,"
+        + " nested-sets; see 'arbor import --help'"), load.errLines());
+  }
+
+  @Test
   void progressLinesForLongPhasesAndNothingWhenQuiet() {
     Cli.Result result = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
         "-p", "child-references", "--progress-interval", "1"));
