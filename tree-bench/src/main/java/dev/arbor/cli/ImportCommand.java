@@ -126,6 +126,11 @@ final class ImportCommand extends ArborCommand {
         if (at != null) {
           throw new CliException(file + ": " + at.getMessage(), e);
         }
+        if (grafting) { // the tree holds the id already: the graft wrote nothing
+          throw new CliException(file + ": node " + CheckCommand.quote(e.id())
+              + " already exists in the tree of " + Loads.where(db, store.collection, store.pattern)
+              + ": a graft adds new nodes only; remove it from the file; nothing was written", e);
+        }
         throw e;
       }
     } finally {

@@ -209,6 +209,22 @@ class CliTest {
   }
 
   @Test
+  void aGraftOfAnIdTheTreeHoldsNamesTheFileTheTreeAndSaysNothingWasWritten()
+      throws IOException {
+    pattern(TreePattern.MATERIALIZED_PATHS).load(Tree.parse("Books(Databases(Postgres))"));
+    Tree before = pattern(TreePattern.MATERIALIZED_PATHS).snapshot();
+    Path more = Files.writeString(dir.resolve("more.json"), "[{\"id\": \"SQLite\"},"
+        + " {\"id\": \"Postgres\"}]");
+    Cli.Result again = Cli.run(onServer("import", more.toString(), "-c", name,
+        "-p", "materialized-paths", "--under", "Databases"));
+    assertEquals(Arbor.EXIT_FAILURE, again.exit(), again::toString);
+    assertEquals(List.of("arbor import: " + more + ": node 'Postgres' already exists in the"
+        + " tree of " + db() + "." + name + " (materialized-paths): a graft adds new nodes only; remove it"
+        + " from the file; nothing was written"), again.errLines());
+    assertEquals(before, pattern(TreePattern.MATERIALIZED_PATHS).snapshot());
+  }
+
+  @Test
   void graftAddsTheFileUnderANodeOrAsRootsAllOrNothing() throws IOException {
     pattern(TreePattern.NESTED_SETS).load(Tree.parse("x(y z)"));
     Cli.Result under = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
