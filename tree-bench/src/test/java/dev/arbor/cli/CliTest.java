@@ -219,8 +219,8 @@ class CliTest {
         "-p", "materialized-paths", "--under", "Databases"));
     assertEquals(Arbor.EXIT_FAILURE, again.exit(), again::toString);
     assertEquals(List.of("arbor import: " + more + ": node 'Postgres' already exists in the"
-        + " tree of " + db() + "." + name + " (materialized-paths): a graft adds new nodes only; remove it"
-        + " from the file; nothing was written"), again.errLines());
+        + " tree of " + db() + "." + name + " (materialized-paths): a graft adds new nodes"
+        + " only; remove it from the file; nothing was written"), again.errLines());
     assertEquals(before, pattern(TreePattern.MATERIALIZED_PATHS).snapshot());
   }
 
