@@ -2,6 +2,7 @@ package dev.arbor.cli;
 
 import com.mongodb.client.MongoDatabase;
 import dev.arbor.core.DuplicateNodeException;
+import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.internal.JsonReaders;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonException;
@@ -120,6 +121,13 @@ final class ImportCommand extends ArborCommand {
                 store.treeOptions(), progress)
             : Loads.write(reader, size, connection, db, store.collection, store.pattern,
                 store.treeOptions(), replace, progress));
+      } catch (NodeNotFoundException e) {
+        if (under != null && under.equals(e.id())) { // checked before the graft wrote anything
+          throw new CliException("--under " + CheckCommand.quote(under) + ": no such node in the"
+              + " tree of " + Loads.where(db, store.collection, store.pattern)
+              + "; nothing was written", e);
+        }
+        throw e;
       } catch (DuplicateNodeException e) {
         // the load is undone; where the file repeats the id (a graft may meet one in the tree)
         TreeJsonException at = repeat(source, e.id());

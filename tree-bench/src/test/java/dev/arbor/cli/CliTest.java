@@ -209,7 +209,7 @@ class CliTest {
   }
 
   @Test
-  void aGraftOfAnIdTheTreeHoldsNamesTheFileTheTreeAndSaysNothingWasWritten()
+  void aGraftOfAnIdTheTreeHoldsOrUnderAMissingNodeNamesThemAndSaysNothingWasWritten()
       throws IOException {
     pattern(TreePattern.MATERIALIZED_PATHS).load(Tree.parse("Books(Databases(Postgres))"));
     Tree before = pattern(TreePattern.MATERIALIZED_PATHS).snapshot();
@@ -221,6 +221,13 @@ class CliTest {
     assertEquals(List.of("arbor import: " + more + ": node 'Postgres' already exists in the"
         + " tree of " + db() + "." + name + " (materialized-paths): a graft adds new nodes"
         + " only; remove it from the file; nothing was written"), again.errLines());
+    assertEquals(before, pattern(TreePattern.MATERIALIZED_PATHS).snapshot());
+
+    Cli.Result unknown = Cli.run(onServer("import", more.toString(), "-c", name,
+        "-p", "materialized-paths", "--under", "Storage"));
+    assertEquals(Arbor.EXIT_FAILURE, unknown.exit(), unknown::toString);
+    assertEquals(List.of("arbor import: --under 'Storage': no such node in the tree of " + db()
+        + "." + name + " (materialized-paths); nothing was written"), unknown.errLines());
     assertEquals(before, pattern(TreePattern.MATERIALIZED_PATHS).snapshot());
   }
 
