@@ -39,6 +39,8 @@ final class CheckCommand extends ArborCommand {
         progress.done(where + ": sound, " + nodes(nodes) + ", no problem");
         return Arbor.EXIT_OK;
       }
+      progress.note("run 'arbor repair' with the same options: it rebuilds what the stored"
+          + " structure determines and lists what it cannot settle without guessing");
       progress.done(where + ": " + count(problems.size()) + " in " + nodes(nodes));
       return Arbor.EXIT_PROBLEMS;
     }

@@ -395,6 +395,26 @@ class CliTest {
   }
 
   @Test
+  void checkAndRepairSayWhatToDoAboutTheProblemsTheyLeave() {
+    collection.insertMany(List.of(new Document("_id", "Books").append("parent", null),
+        new Document("_id", "Lost").append("parent", "Nowhere")));
+    String[] where = {"-c", name, "-p", "parent-references"};
+    Cli.Result check = Cli.run(onServer(concat(new String[] {"check"}, where)));
+    assertEquals(Arbor.EXIT_PROBLEMS, check.exit(), check::toString);
+    assertTrue(check.errLines().contains("arbor: run 'arbor repair' with the same options: it"
+        + " rebuilds what the stored structure determines and lists what it cannot settle"
+        + " without guessing"), check::toString);
+
+    Cli.Result repair = Cli.run(onServer(concat(new String[] {"repair"}, where)));
+    assertEquals(Arbor.EXIT_PROBLEMS, repair.exit(), repair::toString);
+    assertEquals(List.of("node 'Lost': parent 'Nowhere' does not exist (orphan)"),
+        repair.out().lines().toList());
+    assertTrue(repair.errLines().contains("arbor: what remains needs your decision: move each"
+        + " node named to where it belongs (TreeStore.move) or delete it (TreeStore.delete),"
+        + " then run 'arbor check'"), repair::toString);
+  }
+
+  @Test
   void repairRefusesAPatternWhoseFieldsNoDocumentHas() {
     // No document has the fields of any pattern: repair would add a whole structure.
     collection.insertMany(List.of(new Document("_id", "a").append("title", "A"),
