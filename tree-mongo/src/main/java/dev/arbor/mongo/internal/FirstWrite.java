@@ -73,6 +73,21 @@ final class FirstWrite {
     }
   }
 
+  /**
+   * Throws, before {@code ensureIndexes()} creates an index, what {@link #require} throws of a
+   * unique index of the user's, a collection laid out in another pattern or one holding another
+   * id type's tree; it notes nothing, so that the first change still checks its sample for what
+   * {@code repair()} has to complete.
+   *
+   * @throws TreeException naming what stops it
+   */
+  void requireForIndexes() {
+    uniqueIndexes.require();
+    if (!layoutSeen) {
+      Layouts.require(pattern, data, scope, names);
+    }
+  }
+
   /** Notes that the collection holds nodes of this pattern (a change or a load wrote them). */
   void seen() {
     layoutSeen = true;
