@@ -91,7 +91,8 @@ final class StoreOptions {
   /**
    * Settles the pattern of a collection that exists: {@code --pattern} if given, else the
    * pattern its node documents are laid out in ({@link TreePattern#recognise}), said in a note on
-   * stderr. An empty collection, or one whose documents fit no one pattern, keeps asking for
+   * stderr; without {@code --id-type} too, a tree whose ids are all of one other type is
+   * recognised with that type. An empty collection, or one whose documents fit no one pattern, keeps asking for
    * {@code --pattern}.
    *
    * @throws ParameterException without {@code --pattern}, if the pattern cannot be recognised
@@ -107,6 +108,21 @@ final class StoreOptions {
     MongoCollection<Document> c = database.getCollection(collection);
     Optional<TreePattern> seen = TreePattern.recognise(c, options);
     String where = database.getName() + "." + collection;
+    String ids = "";
+    if (seen.isEmpty() && idType == null) { // a tree whose ids are of one other type
+      Map<NodeIdType, TreePattern> others = new LinkedHashMap<>();
+      for (NodeIdType type : NodeIdType.values()) {
+        if (type != NodeIdType.STRING) {
+          TreePattern.recognise(c, options.withIdType(type)).ifPresent(p -> others.put(type, p));
+        }
+      }
+      if (others.size() == 1) {
+        idType = others.keySet().iterator().next();
+        seen = Optional.of(others.get(idType));
+        ids = ", its node ids " + IdTypes.name(idType) + " (--id-type " + IdTypes.name(idType)
+            + ")";
+      }
+    }
     if (seen.isEmpty()) {
       throw new ParameterException(mixee.commandLine(), (Connection.hasNodes(c)
           ? "the node documents of collection " + where + " fit no one pattern (they have no"
@@ -117,7 +133,7 @@ final class StoreOptions {
     }
     pattern = seen.get();
     progress.note("no --pattern: collection " + where + " is laid out in "
-        + Patterns.name(pattern));
+        + Patterns.name(pattern) + ids);
   }
 
   /**

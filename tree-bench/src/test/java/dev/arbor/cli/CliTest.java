@@ -615,6 +615,26 @@ class CliTest {
   }
 
   @Test
+  void withoutPatternOrIdTypeATreeOfAnotherIdTypeIsRecognisedWithItsIdType() throws IOException {
+    String a = "65a000000000000000000001";
+    Path file = dir.resolve("oids.json");
+    Files.writeString(file, TreeJson.toJson(Tree.parse(a + "(65a000000000000000000002)")));
+    Cli.Result imported = Cli.run(onServer("import", file.toString(), "-q", "-c", name,
+        "-p", "array-of-ancestors", "--id-type", "objectid"));
+    assertEquals(0, imported.exit(), imported::toString);
+
+    Cli.Result check = Cli.run(onServer("check", "-c", name));
+    assertEquals(0, check.exit(), check::toString);
+    assertEquals("arbor: no --pattern: collection " + db() + "." + name + " is laid out in"
+        + " array-of-ancestors, its node ids objectid (--id-type objectid)",
+        check.errLines().get(0), check::toString);
+    Path exported = dir.resolve("back.json");
+    Cli.Result export = Cli.run(onServer("export", exported.toString(), "-q", "-c", name));
+    assertEquals(0, export.exit(), export::toString);
+    assertArrayEquals(Files.readAllBytes(file), Files.readAllBytes(exported));
+  }
+
+  @Test
   void withoutPatternAnEmptyOrUnrecognisableCollectionIsRefusedAskingForIt() {
     MongoTestServer.get().database().createCollection(name);
     Cli.Result empty = Cli.run(onServer("check", "-c", name));
