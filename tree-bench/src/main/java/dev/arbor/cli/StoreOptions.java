@@ -92,8 +92,8 @@ final class StoreOptions {
    * Settles the pattern of a collection that exists: {@code --pattern} if given, else the
    * pattern its node documents are laid out in ({@link TreePattern#recognise}), said in a note on
    * stderr; without {@code --id-type} too, a tree whose ids are all of one other type is
-   * recognised with that type. An empty collection, or one whose documents fit no one pattern, keeps asking for
-   * {@code --pattern}.
+   * recognised with that type. An empty collection, or one whose documents fit no one pattern,
+   * keeps asking for {@code --pattern}.
    *
    * @throws ParameterException without {@code --pattern}, if the pattern cannot be recognised
    */
