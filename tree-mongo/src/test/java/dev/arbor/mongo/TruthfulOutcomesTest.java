@@ -377,10 +377,14 @@ class TruthfulOutcomesTest {
     TreeStore store = pattern.open(own.getDatabase(c.getNamespace().getDatabaseName())
         .getCollection(c.getNamespace().getCollectionName()));
     assertEquals(List.of("b"), store.children("a"));
+    TreeStore empty = pattern.open(own.getDatabase(c.getNamespace().getDatabaseName())
+        .getCollection(MongoTestServer.get().freshCollection().getNamespace()
+            .getCollectionName()));
     own.close();
     List<org.junit.jupiter.api.function.Executable> calls = List.of(
         () -> store.insert("c", Position.lastChildOf("a")), () -> store.children("a"),
-        () -> store.move("b", Position.lastRoot()), store::snapshot, store::check);
+        () -> store.move("b", Position.lastRoot()), store::snapshot, store::check,
+        store::repair, store::ensureIndexes, () -> empty.load(Tree.parse("x")));
     for (org.junit.jupiter.api.function.Executable call : calls) {
       dev.arbor.core.ChangeInterruptedException e = assertThrows(
           dev.arbor.core.ChangeInterruptedException.class, call);
