@@ -635,6 +635,28 @@ class CliTest {
   }
 
   @Test
+  void aCollectionOfScopedTreesIsNotCalledEmptyButNamedForWhatItHolds() {
+    TreePattern.MATERIALIZED_PATHS.open(collection, dev.arbor.mongo.TreeOptions.defaults()
+        .withScope("tenant", "acme")).insert("General", dev.arbor.core.Position.lastRoot());
+    for (String command : List.of("check", "export", "repair")) {
+      Cli.Result result = Cli.run(onServer(command, "-c", name));
+      assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
+      assertEquals(List.of("arbor " + command + ": collection " + db() + "." + name + " holds"
+          + " trees with a scope (TreeOptions.withScope: each node's _id is {s: scope, id:"
+          + " node id}), which the command line does not read; read them with the library"),
+          result.errLines());
+    }
+    List<Document> before = collection.find().into(new java.util.ArrayList<>());
+    Cli.Result load = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name, "-p",
+        "materialized-paths"));
+    assertEquals(Arbor.EXIT_FAILURE, load.exit(), load::toString);
+    assertEquals(List.of("arbor import: collection " + db() + "." + name + " holds trees with a"
+        + " scope (TreeOptions.withScope), which a tree without one does not join: give another"
+        + " collection, or --replace to replace them"), load.errLines());
+    assertEquals(before, collection.find().into(new java.util.ArrayList<>()), "nothing written");
+  }
+
+  @Test
   void withoutPatternAnEmptyOrUnrecognisableCollectionIsRefusedAskingForIt() {
     MongoTestServer.get().database().createCollection(name);
     Cli.Result empty = Cli.run(onServer("check", "-c", name));
