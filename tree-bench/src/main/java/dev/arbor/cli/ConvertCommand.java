@@ -126,7 +126,7 @@ final class ConvertCommand extends ArborCommand {
             targetOptions, replace, progress);
       }
       target.save(progress);
-      progress.done("converted " + n + " nodes from " + sourceWhere + " to "
+      progress.done("converted " + CheckCommand.nodes(n) + " from " + sourceWhere + " to "
           + targetWhere);
       return Arbor.EXIT_OK;
     }

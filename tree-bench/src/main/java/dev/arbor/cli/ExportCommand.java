@@ -68,7 +68,7 @@ final class ExportCommand extends ArborCommand {
       } else {
         written = writeFile(source, Path.of(file), progress);
       }
-      progress.done("exported " + written + " nodes from " + where + " to "
+      progress.done("exported " + CheckCommand.nodes(written) + " from " + where + " to "
           + (file.equals("-") ? "stdout" : file));
       return Arbor.EXIT_OK;
     }

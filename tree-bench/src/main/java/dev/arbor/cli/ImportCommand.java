@@ -93,8 +93,8 @@ final class ImportCommand extends ArborCommand {
       }
       long n = stream(progress, connection, db, grafting);
       connection.save(progress);
-      progress.done((grafting ? "grafted " : "imported ") + n + " nodes from " + file
-          + " into " + where + (under != null ? " under '" + under + "'"
+      progress.done((grafting ? "grafted " : "imported ") + CheckCommand.nodes(n) + " from "
+          + file + " into " + where + (under != null ? " under '" + under + "'"
               : graft ? " as new roots" : "")
           + (connection.temporary() ? " (temporary: discarded now)" : ""));
       return Arbor.EXIT_OK;

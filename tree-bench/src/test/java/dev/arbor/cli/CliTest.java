@@ -232,6 +232,31 @@ class CliTest {
   }
 
   @Test
+  void oneNodeIsCountedInTheSingular() throws IOException {
+    Path one = Files.writeString(dir.resolve("one.json"), "[{\"id\": \"Books\"}]");
+    Cli.Result imported = Cli.run(onServer("import", one.toString(), "-c", name, "-p",
+        "nested-sets"));
+    assertTrue(imported.stderr().contains("imported 1 node from "), imported::toString);
+    Path more = Files.writeString(dir.resolve("more.json"), "[{\"id\": \"Rust\"}]");
+    Cli.Result grafted = Cli.run(onServer("import", more.toString(), "-c", name, "-p",
+        "nested-sets", "--under", "Books"));
+    assertTrue(grafted.stderr().contains("grafted 1 node from "), grafted::toString);
+    Cli.Result exported = Cli.run(onServer("export", "-c", name, "-p", "nested-sets"));
+    assertTrue(exported.stderr().contains("exported 2 nodes from "), exported::toString);
+    Cli.Result converted = Cli.run(onServer("convert", "-c", name, "-p", "nested-sets",
+        "--to-collection", name + "_one", "--to-pattern", "parent-references"));
+    assertTrue(converted.stderr().contains("converted 2 nodes from "), converted::toString);
+    MongoCollection<Document> single = MongoTestServer.get().freshCollection();
+    String s = single.getNamespace().getCollectionName();
+    pattern(TreePattern.NESTED_SETS).delete("Rust");
+    Cli.Result alone = Cli.run(onServer("export", "-c", name, "-p", "nested-sets"));
+    assertTrue(alone.stderr().contains("exported 1 node from "), alone::toString);
+    Cli.Result copied = Cli.run(onServer("convert", "-c", name, "-p", "nested-sets",
+        "--to-collection", s, "--to-pattern", "parent-references", "--replace"));
+    assertTrue(copied.stderr().contains("converted 1 node from "), copied::toString);
+  }
+
+  @Test
   void graftAddsTheFileUnderANodeOrAsRootsAllOrNothing() throws IOException {
     pattern(TreePattern.NESTED_SETS).load(Tree.parse("x(y z)"));
     Cli.Result under = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
