@@ -39,8 +39,12 @@ final class CheckCommand extends ArborCommand {
         progress.done(where + ": sound, " + nodes(nodes) + ", no problem");
         return Arbor.EXIT_OK;
       }
-      progress.note("run 'arbor repair' with the same options: it rebuilds what the stored"
-          + " structure determines and lists what it cannot settle without guessing");
+      if (problems.stream().anyMatch(p -> !p.message().startsWith("_id is not"))) {
+        // not for documents that are no node of this tree (another id type, a scope): their
+        // problems say which option reads them, and repair leaves them
+        progress.note("run 'arbor repair' with the same options: it rebuilds what the stored"
+            + " structure determines and lists what it cannot settle without guessing");
+      }
       progress.done(where + ": " + count(problems.size()) + " in " + nodes(nodes));
       return Arbor.EXIT_PROBLEMS;
     }

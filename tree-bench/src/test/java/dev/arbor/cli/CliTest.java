@@ -657,6 +657,12 @@ class CliTest {
     Cli.Result export = Cli.run(onServer("export", exported.toString(), "-q", "-c", name));
     assertEquals(0, export.exit(), export::toString);
     assertArrayEquals(Files.readAllBytes(file), Files.readAllBytes(exported));
+
+    // with -p and no --id-type: the problems say --id-type; repair, which refuses, is not offered
+    Cli.Result strings = Cli.run(onServer("check", "-c", name, "-p", "array-of-ancestors"));
+    assertEquals(Arbor.EXIT_PROBLEMS, strings.exit(), strings::toString);
+    assertTrue(strings.out().contains("--id-type objectid"), strings::toString);
+    assertFalse(strings.stderr().contains("arbor repair"), strings::toString);
   }
 
   @Test
