@@ -24,8 +24,9 @@ final class CheckCommand extends ArborCommand {
   public Integer call() {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
-      String where = Loads.where(db, store.collection, store.pattern);
       connection.requireCollection(db, store.collection);
+      store.recognisePattern(db, progress);
+      String where = Loads.where(db, store.collection, store.pattern);
       Patterns.require(db, store.collection, store.pattern, store.treeOptions());
       TreeStore tree = connection.open(store.pattern, db.getCollection(store.collection),
           store.treeOptions());
@@ -37,6 +38,12 @@ final class CheckCommand extends ArborCommand {
       if (problems.isEmpty()) {
         progress.done(where + ": sound, " + nodes(nodes) + ", no problem");
         return Arbor.EXIT_OK;
+      }
+      if (problems.stream().anyMatch(p -> !p.message().startsWith("_id is not"))) {
+        // not for documents that are no node of this tree (another id type, a scope): their
+        // problems say which option reads them, and repair leaves them
+        progress.note("run 'arbor repair' with the same options: it rebuilds what the stored"
+            + " structure determines and lists what it cannot settle without guessing");
       }
       progress.done(where + ": " + count(problems.size()) + " in " + nodes(nodes));
       return Arbor.EXIT_PROBLEMS;

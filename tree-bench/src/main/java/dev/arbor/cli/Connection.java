@@ -36,6 +36,9 @@ final class Connection implements AutoCloseable {
    * the only ones whose {@code _id} is a document.
    */
   private static final Bson NODES = Filters.not(Filters.type("_id", BsonType.DOCUMENT));
+  /** The node documents of trees with a scope: an {@code _id} {@code {s: scope, id: node id}}. */
+  private static final Bson SCOPED = Filters.and(Filters.exists("_id.s"),
+      Filters.exists("_id.id"));
 
   private final String description;
   private final ServerConnection server;
@@ -105,13 +108,31 @@ final class Connection implements AutoCloseable {
     return false;
   }
 
-  /** Fails unless the database holds the collection. */
+  /**
+   * Fails unless the database holds the collection, and if it holds trees with a scope and no
+   * node of a tree without one ({@link #scopedOnly}).
+   */
   void requireCollection(MongoDatabase database, String collection) {
     if (!exists(database, collection)) {
       throw new CliException("collection " + database.getName() + "." + collection
           + " does not exist" + (temporary() ? " (the temporary in-memory server starts empty: give"
               + " --uri or --data-dir)" : ""));
     }
+    if (scopedOnly(database.getCollection(collection))) {
+      throw new CliException("collection " + database.getName() + "." + collection + " holds"
+          + " trees with a scope (TreeOptions.withScope: each node's _id is {s: scope, id: node"
+          + " id}), which the command line does not read; read them with the library");
+    }
+  }
+
+  /**
+   * Whether the collection holds node documents of trees with a scope ({@code
+   * TreeOptions.withScope}: an {@code _id} {@code {s: scope, id: node id}}) and no node of a tree
+   * without one: the command line, which reads trees without a scope, would take it for empty.
+   */
+  static boolean scopedOnly(MongoCollection<Document> collection) {
+    return !hasNodes(collection) && collection.find(SCOPED).projection(new Document("_id", 1))
+        .limit(1).first() != null;
   }
 
   /**

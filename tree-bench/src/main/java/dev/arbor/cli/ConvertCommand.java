@@ -74,7 +74,9 @@ final class ConvertCommand extends ArborCommand {
           "--to-uri and --to-data-dir exclude each other: give one");
     }
     StoreOptions.validate(spec, "--to-collection", toCollection, "--to-db", toDb);
-    dev.arbor.mongo.TreeOptions sourceOptions = source.treeOptions();
+    if (source.pattern != null) {
+      source.treeOptions(); // a --field the pattern does not keep: refused before connecting
+    }
     dev.arbor.mongo.TreeOptions targetOptions =
         StoreOptions.treeOptions(spec, "--to-field", toFields, toPattern);
     if (toIdType != null) {
@@ -94,7 +96,6 @@ final class ConvertCommand extends ArborCommand {
           ? (toDb == null ? sourceDb : from.database(toDb))
           : to.database(toDb != null ? toDb : source.db);
       String targetCollection = toCollection != null ? toCollection : source.collection;
-      String sourceWhere = Loads.where(sourceDb, source.collection, source.pattern);
       String targetWhere = Loads.where(targetDb, targetCollection, toPattern);
       boolean inPlace = sameServer && sourceDb.getName().equals(targetDb.getName())
           && source.collection.equals(targetCollection);
@@ -104,6 +105,9 @@ final class ConvertCommand extends ArborCommand {
             + " --to-collection");
       }
       from.requireCollection(sourceDb, source.collection);
+      source.recognisePattern(sourceDb, progress);
+      dev.arbor.mongo.TreeOptions sourceOptions = source.treeOptions();
+      String sourceWhere = Loads.where(sourceDb, source.collection, source.pattern);
       Loads.checkTarget(sameServer ? from : to, targetDb, targetCollection, toPattern,
           targetOptions, replace); // fail before reading
       ExportCommand.Source sourceTree = ExportCommand.open(sourceDb, source.collection,
@@ -122,7 +126,7 @@ final class ConvertCommand extends ArborCommand {
             targetOptions, replace, progress);
       }
       target.save(progress);
-      progress.done("converted " + n + " nodes from " + sourceWhere + " to "
+      progress.done("converted " + CheckCommand.nodes(n) + " from " + sourceWhere + " to "
           + targetWhere);
       return Arbor.EXIT_OK;
     }

@@ -55,6 +55,10 @@ final class ExportCommand extends ArborCommand {
   public Integer call() {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
+      if (store.pattern == null) {
+        connection.requireCollection(db, store.collection);
+        store.recognisePattern(db, progress);
+      }
       String where = Loads.where(db, store.collection, store.pattern);
       Source source = open(db, store.collection, store.pattern, store.treeOptions(), !noCheck,
           connection, progress);
@@ -64,7 +68,7 @@ final class ExportCommand extends ArborCommand {
       } else {
         written = writeFile(source, Path.of(file), progress);
       }
-      progress.done("exported " + written + " nodes from " + where + " to "
+      progress.done("exported " + CheckCommand.nodes(written) + " from " + where + " to "
           + (file.equals("-") ? "stdout" : file));
       return Arbor.EXIT_OK;
     }

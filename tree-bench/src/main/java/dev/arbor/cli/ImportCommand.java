@@ -2,6 +2,7 @@ package dev.arbor.cli;
 
 import com.mongodb.client.MongoDatabase;
 import dev.arbor.core.DuplicateNodeException;
+import dev.arbor.core.NodeNotFoundException;
 import dev.arbor.core.internal.JsonReaders;
 import dev.arbor.core.json.TreeJson;
 import dev.arbor.core.json.TreeJsonException;
@@ -74,8 +75,15 @@ final class ImportCommand extends ArborCommand {
       throw new picocli.CommandLine.ParameterException(spec.commandLine(),
           "--graft adds roots and --under adds children of a node: give one");
     }
+    if (!grafting) {
+      store.pattern("the pattern to store the tree in");
+    }
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
+      if (grafting && store.pattern == null) {
+        connection.requireCollection(db, store.collection);
+        store.recognisePattern(db, progress);
+      }
       String where = Loads.where(db, store.collection, store.pattern);
       if (grafting) {
         Patterns.require(db, store.collection, store.pattern, store.treeOptions()); // first
@@ -85,8 +93,8 @@ final class ImportCommand extends ArborCommand {
       }
       long n = stream(progress, connection, db, grafting);
       connection.save(progress);
-      progress.done((grafting ? "grafted " : "imported ") + n + " nodes from " + file
-          + " into " + where + (under != null ? " under '" + under + "'"
+      progress.done((grafting ? "grafted " : "imported ") + CheckCommand.nodes(n) + " from "
+          + file + " into " + where + (under != null ? " under '" + under + "'"
               : graft ? " as new roots" : "")
           + (connection.temporary() ? " (temporary: discarded now)" : ""));
       return Arbor.EXIT_OK;
@@ -113,11 +121,23 @@ final class ImportCommand extends ArborCommand {
                 store.treeOptions(), progress)
             : Loads.write(reader, size, connection, db, store.collection, store.pattern,
                 store.treeOptions(), replace, progress));
+      } catch (NodeNotFoundException e) {
+        if (under != null && under.equals(e.id())) { // checked before the graft wrote anything
+          throw new CliException("--under " + CheckCommand.quote(under) + ": no such node in the"
+              + " tree of " + Loads.where(db, store.collection, store.pattern)
+              + "; nothing was written", e);
+        }
+        throw e;
       } catch (DuplicateNodeException e) {
         // the load is undone; where the file repeats the id (a graft may meet one in the tree)
         TreeJsonException at = repeat(source, e.id());
         if (at != null) {
           throw new CliException(file + ": " + at.getMessage(), e);
+        }
+        if (grafting) { // the tree holds the id already: the graft wrote nothing
+          throw new CliException(file + ": node " + CheckCommand.quote(e.id())
+              + " already exists in the tree of " + Loads.where(db, store.collection, store.pattern)
+              + ": a graft adds new nodes only; remove it from the file; nothing was written", e);
         }
         throw e;
       }

@@ -40,6 +40,11 @@ final class Loads {
     MongoCollection<Document> target = db.getCollection(collection);
     settle(connection, target, pattern, options);
     boolean occupied = Connection.hasNodes(target);
+    if (!occupied && !replace && Connection.scopedOnly(target)) {
+      throw new CliException("collection " + db.getName() + "." + collection + " holds trees with"
+          + " a scope (TreeOptions.withScope), which a tree without one does not join: give"
+          + " another collection, or --replace to replace them");
+    }
     if (occupied && !replace) {
       long nodes = Connection.nodes(target);
       throw new CliException("collection " + where(db, collection, pattern) + " is not empty ("

@@ -38,8 +38,9 @@ final class RepairCommand extends ArborCommand {
   public Integer call() {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
-      String where = Loads.where(db, store.collection, store.pattern);
       connection.requireCollection(db, store.collection);
+      store.recognisePattern(db, progress);
+      String where = Loads.where(db, store.collection, store.pattern);
       Patterns.require(db, store.collection, store.pattern, store.treeOptions());
       MongoCollection<Document> collection = db.getCollection(store.collection);
       if (!force && Connection.hasNodes(collection)) {
@@ -63,6 +64,14 @@ final class RepairCommand extends ArborCommand {
       connection.save(progress);
       CheckCommand.print(remaining, out());
       long nodes = Connection.nodes(collection);
+      if (!remaining.isEmpty()) {
+        progress.note("what remains needs your decision: " + (store.pattern
+            == TreePattern.NESTED_SETS ? "set the left and right of each node named so that"
+                + " the intervals nest, or delete it (TreeStore.delete), then run 'arbor"
+                + " repair' again"
+            : "move each node named to where it belongs (TreeStore.move) or delete it"
+                + " (TreeStore.delete), then run 'arbor check'"));
+      }
       if (found.isEmpty() && remaining.isEmpty()) {
         progress.done(where + ": sound, " + CheckCommand.nodes(nodes) + ", nothing to repair");
       } else {

@@ -1,5 +1,7 @@
 package dev.arbor.cli;
 
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
 import dev.arbor.mongo.NodeIdType;
 import dev.arbor.mongo.TreeField;
 import dev.arbor.mongo.TreeOptions;
@@ -10,6 +12,8 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import org.bson.Document;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -42,10 +46,12 @@ final class StoreOptions {
       description = "Collection holding the tree, one document per node.")
   String collection;
 
-  @Option(names = {"-p", "--pattern"}, required = true, paramLabel = "PATTERN",
+  @Option(names = {"-p", "--pattern"}, paramLabel = "PATTERN",
       converter = Patterns.class, completionCandidates = Patterns.class,
-      description = "How the collection models the tree: ${COMPLETION-CANDIDATES}.")
-  TreePattern pattern;
+      description = "How the collection models the tree: ${COMPLETION-CANDIDATES}. Without it,"
+          + " a command that reads an existing collection recognises its pattern from its"
+          + " documents and says so; import needs it, unless it grafts (--graft, --under).")
+  TreePattern pattern; // null until given or recognised
 
   @Option(names = "--field", paramLabel = "FIELD=NAME",
       description = {"The name a structural field has in the collection, when it is not the"
@@ -82,7 +88,71 @@ final class StoreOptions {
     return idType == null ? options : options.withIdType(idType);
   }
 
-  /** As {@link #treeOptions()}, for the options of another store (convert's target). */
+  /**
+   * Settles the pattern of a collection that exists: {@code --pattern} if given, else the
+   * pattern its node documents are laid out in ({@link TreePattern#recognise}), said in a note on
+   * stderr; without {@code --id-type} too, a tree whose ids are all of one other type is
+   * recognised with that type. An empty collection, or one whose documents fit no one pattern,
+   * keeps asking for {@code --pattern}.
+   *
+   * @throws ParameterException without {@code --pattern}, if the pattern cannot be recognised
+   */
+  void recognisePattern(MongoDatabase database, Progress progress) {
+    if (pattern != null) {
+      return;
+    }
+    TreeOptions options = treeOptions(mixee, "--field", fields, null);
+    if (idType != null) {
+      options = options.withIdType(idType);
+    }
+    MongoCollection<Document> c = database.getCollection(collection);
+    Optional<TreePattern> seen = TreePattern.recognise(c, options);
+    String where = database.getName() + "." + collection;
+    String ids = "";
+    if (seen.isEmpty() && idType == null) { // a tree whose ids are of one other type
+      Map<NodeIdType, TreePattern> others = new LinkedHashMap<>();
+      for (NodeIdType type : NodeIdType.values()) {
+        if (type != NodeIdType.STRING) {
+          TreePattern.recognise(c, options.withIdType(type)).ifPresent(p -> others.put(type, p));
+        }
+      }
+      if (others.size() == 1) {
+        idType = others.keySet().iterator().next();
+        seen = Optional.of(others.get(idType));
+        ids = ", its node ids " + IdTypes.name(idType) + " (--id-type " + IdTypes.name(idType)
+            + ")";
+      }
+    }
+    if (seen.isEmpty()) {
+      throw new ParameterException(mixee.commandLine(), (Connection.hasNodes(c)
+          ? "the node documents of collection " + where + " fit no one pattern (they have no"
+              + " pattern's structural fields, or those of two patterns equally)"
+          : "collection " + where + " holds no nodes")
+          + ", so its pattern cannot be recognised: give --pattern (-p): "
+          + String.join(", ", Patterns.names()));
+    }
+    pattern = seen.get();
+    progress.note("no --pattern: collection " + where + " is laid out in "
+        + Patterns.name(pattern) + ids);
+  }
+
+  /**
+   * The pattern given or recognised.
+   *
+   * @throws ParameterException if there is none yet: {@code what} says what it is needed for
+   */
+  TreePattern pattern(String what) {
+    if (pattern == null) {
+      throw new ParameterException(mixee.commandLine(), "give --pattern (-p), " + what + ": "
+          + String.join(", ", Patterns.names()));
+    }
+    return pattern;
+  }
+
+  /**
+   * As {@link #treeOptions()}, for the options of another store (convert's target); a null
+   * {@code pattern} checks the names alone, not whether the pattern keeps their fields.
+   */
   static TreeOptions treeOptions(CommandSpec spec, String option, Map<String, String> fields,
       TreePattern pattern) {
     TreeOptions options = TreeOptions.defaults();
@@ -95,14 +165,16 @@ final class StoreOptions {
             + Text.oneLine(e.getKey()) + "': not a structural field (parent, children,"
             + " ancestors, path, left, right, depth, rank)");
       }
-      if (!field.usedBy(pattern)) {
+      if (pattern != null && !field.usedBy(pattern)) {
         throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
             + Text.oneLine(e.getKey()) + "': " + Patterns.name(pattern) + " keeps no "
             + e.getKey().toLowerCase(Locale.ROOT) + " field");
       }
       try {
         options = options.withFieldName(field, e.getValue());
-        pattern.reservedNames(options); // checks the names against the pattern
+        if (pattern != null) {
+          pattern.reservedNames(options); // checks the names against the pattern
+        }
       } catch (IllegalArgumentException bad) {
         throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
             + Text.oneLine(e.getKey() + "=" + e.getValue()) + "': " + bad.getMessage());

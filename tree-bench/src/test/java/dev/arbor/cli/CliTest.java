@@ -209,6 +209,54 @@ class CliTest {
   }
 
   @Test
+  void aGraftOfAnIdTheTreeHoldsOrUnderAMissingNodeNamesThemAndSaysNothingWasWritten()
+      throws IOException {
+    pattern(TreePattern.MATERIALIZED_PATHS).load(Tree.parse("Books(Databases(Postgres))"));
+    Tree before = pattern(TreePattern.MATERIALIZED_PATHS).snapshot();
+    Path more = Files.writeString(dir.resolve("more.json"), "[{\"id\": \"SQLite\"},"
+        + " {\"id\": \"Postgres\"}]");
+    Cli.Result again = Cli.run(onServer("import", more.toString(), "-c", name,
+        "-p", "materialized-paths", "--under", "Databases"));
+    assertEquals(Arbor.EXIT_FAILURE, again.exit(), again::toString);
+    assertEquals(List.of("arbor import: " + more + ": node 'Postgres' already exists in the"
+        + " tree of " + db() + "." + name + " (materialized-paths): a graft adds new nodes"
+        + " only; remove it from the file; nothing was written"), again.errLines());
+    assertEquals(before, pattern(TreePattern.MATERIALIZED_PATHS).snapshot());
+
+    Cli.Result unknown = Cli.run(onServer("import", more.toString(), "-c", name,
+        "-p", "materialized-paths", "--under", "Storage"));
+    assertEquals(Arbor.EXIT_FAILURE, unknown.exit(), unknown::toString);
+    assertEquals(List.of("arbor import: --under 'Storage': no such node in the tree of " + db()
+        + "." + name + " (materialized-paths); nothing was written"), unknown.errLines());
+    assertEquals(before, pattern(TreePattern.MATERIALIZED_PATHS).snapshot());
+  }
+
+  @Test
+  void oneNodeIsCountedInTheSingular() throws IOException {
+    Path one = Files.writeString(dir.resolve("one.json"), "[{\"id\": \"Books\"}]");
+    Cli.Result imported = Cli.run(onServer("import", one.toString(), "-c", name, "-p",
+        "nested-sets"));
+    assertTrue(imported.stderr().contains("imported 1 node from "), imported::toString);
+    Path more = Files.writeString(dir.resolve("more.json"), "[{\"id\": \"Rust\"}]");
+    Cli.Result grafted = Cli.run(onServer("import", more.toString(), "-c", name, "-p",
+        "nested-sets", "--under", "Books"));
+    assertTrue(grafted.stderr().contains("grafted 1 node from "), grafted::toString);
+    Cli.Result exported = Cli.run(onServer("export", "-c", name, "-p", "nested-sets"));
+    assertTrue(exported.stderr().contains("exported 2 nodes from "), exported::toString);
+    Cli.Result converted = Cli.run(onServer("convert", "-c", name, "-p", "nested-sets",
+        "--to-collection", name + "_one", "--to-pattern", "parent-references"));
+    assertTrue(converted.stderr().contains("converted 2 nodes from "), converted::toString);
+    MongoCollection<Document> single = MongoTestServer.get().freshCollection();
+    String s = single.getNamespace().getCollectionName();
+    pattern(TreePattern.NESTED_SETS).delete("Rust");
+    Cli.Result alone = Cli.run(onServer("export", "-c", name, "-p", "nested-sets"));
+    assertTrue(alone.stderr().contains("exported 1 node from "), alone::toString);
+    Cli.Result copied = Cli.run(onServer("convert", "-c", name, "-p", "nested-sets",
+        "--to-collection", s, "--to-pattern", "parent-references", "--replace"));
+    assertTrue(copied.stderr().contains("converted 1 node from "), copied::toString);
+  }
+
+  @Test
   void graftAddsTheFileUnderANodeOrAsRootsAllOrNothing() throws IOException {
     pattern(TreePattern.NESTED_SETS).load(Tree.parse("x(y z)"));
     Cli.Result under = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
@@ -372,6 +420,26 @@ class CliTest {
   }
 
   @Test
+  void checkAndRepairSayWhatToDoAboutTheProblemsTheyLeave() {
+    collection.insertMany(List.of(new Document("_id", "Books").append("parent", null),
+        new Document("_id", "Lost").append("parent", "Nowhere")));
+    String[] where = {"-c", name, "-p", "parent-references"};
+    Cli.Result check = Cli.run(onServer(concat(new String[] {"check"}, where)));
+    assertEquals(Arbor.EXIT_PROBLEMS, check.exit(), check::toString);
+    assertTrue(check.errLines().contains("arbor: run 'arbor repair' with the same options: it"
+        + " rebuilds what the stored structure determines and lists what it cannot settle"
+        + " without guessing"), check::toString);
+
+    Cli.Result repair = Cli.run(onServer(concat(new String[] {"repair"}, where)));
+    assertEquals(Arbor.EXIT_PROBLEMS, repair.exit(), repair::toString);
+    assertEquals(List.of("node 'Lost': parent 'Nowhere' does not exist (orphan)"),
+        repair.out().lines().toList());
+    assertTrue(repair.errLines().contains("arbor: what remains needs your decision: move each"
+        + " node named to where it belongs (TreeStore.move) or delete it (TreeStore.delete),"
+        + " then run 'arbor check'"), repair::toString);
+  }
+
+  @Test
   void repairRefusesAPatternWhoseFieldsNoDocumentHas() {
     // No document has the fields of any pattern: repair would add a whole structure.
     collection.insertMany(List.of(new Document("_id", "a").append("title", "A"),
@@ -527,6 +595,129 @@ class CliTest {
     Cli.Result bare = Cli.run();
     assertEquals(Arbor.EXIT_USAGE, bare.exit());
     assertTrue(bare.stderr().startsWith("Usage: arbor"), bare::toString);
+  }
+
+  @Test
+  void withoutPatternCheckExportConvertAndRepairRecogniseTheCollectionsPatternAndSaySo()
+      throws IOException {
+    for (TreePattern p : TreePattern.values()) {
+      MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+      String n = c.getNamespace().getCollectionName();
+      p.open(c).load(example());
+      String recognised = "arbor: no --pattern: collection " + db() + "." + n
+          + " is laid out in " + Patterns.name(p);
+      Cli.Result check = Cli.run(onServer("check", "-c", n));
+      assertEquals(0, check.exit(), check::toString);
+      assertEquals(recognised, check.errLines().get(0), check::toString);
+      assertTrue(check.errLines().get(1).startsWith(db() + "." + n + " (" + Patterns.name(p)
+          + "): sound, 6 nodes"), check::toString);
+
+      Path exported = dir.resolve(n + ".json");
+      Cli.Result export = Cli.run(onServer("export", exported.toString(), "-c", n));
+      assertEquals(0, export.exit(), export::toString);
+      assertEquals(recognised, export.errLines().get(0), export::toString);
+      assertArrayEquals(Files.readAllBytes(EXAMPLE), Files.readAllBytes(exported), p::toString);
+
+      Cli.Result quiet = Cli.run(onServer("check", "-q", "-c", n));
+      assertEquals(0, quiet.exit(), quiet::toString);
+      assertEquals("", quiet.stderr(), quiet::toString);
+    }
+    MongoCollection<Document> manual = MongoTestServer.get().freshCollection();
+    String m = manual.getNamespace().getCollectionName();
+    manual.insertMany(List.of(new Document("_id", "Books").append("parent", null),
+        new Document("_id", "Programming").append("parent", "Books")));
+    Cli.Result repair = Cli.run(onServer("repair", "-c", m));
+    assertEquals(0, repair.exit(), repair::toString);
+    assertEquals("arbor: no --pattern: collection " + db() + "." + m
+        + " is laid out in parent-references", repair.errLines().get(0), repair::toString);
+    assertTrue(manual.find(new Document("_id", "Programming")).first().get("arborRank")
+        instanceof Number, repair::toString);
+    Cli.Result convert = Cli.run(onServer("convert", "-c", m, "--to-collection", m + "_ns",
+        "--to-pattern", "nested-sets"));
+    assertEquals(0, convert.exit(), convert::toString);
+    assertTrue(convert.stderr().contains("converted 2 nodes from " + db() + "." + m
+        + " (parent-references)"), convert::toString);
+  }
+
+  @Test
+  void withoutPatternOrIdTypeATreeOfAnotherIdTypeIsRecognisedWithItsIdType() throws IOException {
+    String a = "65a000000000000000000001";
+    Path file = dir.resolve("oids.json");
+    Files.writeString(file, TreeJson.toJson(Tree.parse(a + "(65a000000000000000000002)")));
+    Cli.Result imported = Cli.run(onServer("import", file.toString(), "-q", "-c", name,
+        "-p", "array-of-ancestors", "--id-type", "objectid"));
+    assertEquals(0, imported.exit(), imported::toString);
+
+    Cli.Result check = Cli.run(onServer("check", "-c", name));
+    assertEquals(0, check.exit(), check::toString);
+    assertEquals("arbor: no --pattern: collection " + db() + "." + name + " is laid out in"
+        + " array-of-ancestors, its node ids objectid (--id-type objectid)",
+        check.errLines().get(0), check::toString);
+    Path exported = dir.resolve("back.json");
+    Cli.Result export = Cli.run(onServer("export", exported.toString(), "-q", "-c", name));
+    assertEquals(0, export.exit(), export::toString);
+    assertArrayEquals(Files.readAllBytes(file), Files.readAllBytes(exported));
+
+    // with -p and no --id-type: the problems say --id-type; repair, which refuses, is not offered
+    Cli.Result strings = Cli.run(onServer("check", "-c", name, "-p", "array-of-ancestors"));
+    assertEquals(Arbor.EXIT_PROBLEMS, strings.exit(), strings::toString);
+    assertTrue(strings.out().contains("--id-type objectid"), strings::toString);
+    assertFalse(strings.stderr().contains("arbor repair"), strings::toString);
+  }
+
+  @Test
+  void aCollectionOfScopedTreesIsNotCalledEmptyButNamedForWhatItHolds() {
+    TreePattern.MATERIALIZED_PATHS.open(collection, dev.arbor.mongo.TreeOptions.defaults()
+        .withScope("tenant", "acme")).insert("General", dev.arbor.core.Position.lastRoot());
+    for (String command : List.of("check", "export", "repair")) {
+      Cli.Result result = Cli.run(onServer(command, "-c", name));
+      assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
+      assertEquals(List.of("arbor " + command + ": collection " + db() + "." + name + " holds"
+          + " trees with a scope (TreeOptions.withScope: each node's _id is {s: scope, id:"
+          + " node id}), which the command line does not read; read them with the library"),
+          result.errLines());
+    }
+    List<Document> before = collection.find().into(new java.util.ArrayList<>());
+    Cli.Result load = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name, "-p",
+        "materialized-paths"));
+    assertEquals(Arbor.EXIT_FAILURE, load.exit(), load::toString);
+    assertEquals(List.of("arbor import: collection " + db() + "." + name + " holds trees with a"
+        + " scope (TreeOptions.withScope), which a tree without one does not join: give another"
+        + " collection, or --replace to replace them"), load.errLines());
+    assertEquals(before, collection.find().into(new java.util.ArrayList<>()), "nothing written");
+  }
+
+  @Test
+  void withoutPatternAnEmptyOrUnrecognisableCollectionIsRefusedAskingForIt() {
+    MongoTestServer.get().database().createCollection(name);
+    Cli.Result empty = Cli.run(onServer("check", "-c", name));
+    assertEquals(Arbor.EXIT_USAGE, empty.exit(), empty::toString);
+    assertEquals(List.of("arbor check: collection " + db() + "." + name + " holds no nodes,"
+        + " so its pattern cannot be recognised: give --pattern (-p): parent-references,"
+        + " child-references, array-of-ancestors, materialized-paths, nested-sets; see"
+        + " 'arbor check --help'"), empty.errLines());
+
+    // one document in each of two patterns: they fit neither more than the other
+    collection.insertMany(List.of(new Document("_id", "a").append("path", null),
+        new Document("_id", "b").append("children", List.of())));
+    List<Document> before = collection.find().into(new java.util.ArrayList<>());
+    for (String command : List.of("export", "repair")) {
+      Cli.Result ambiguous = Cli.run(onServer(command, "-c", name));
+      assertEquals(Arbor.EXIT_USAGE, ambiguous.exit(), ambiguous::toString);
+      assertEquals(List.of("arbor " + command + ": the node documents of collection " + db()
+          + "." + name + " fit no one pattern (they have no pattern's structural fields, or"
+          + " those of two patterns equally), so its pattern cannot be recognised: give"
+          + " --pattern (-p): parent-references, child-references, array-of-ancestors,"
+          + " materialized-paths, nested-sets; see 'arbor " + command + " --help'"),
+          ambiguous.errLines());
+      assertEquals(before, collection.find().into(new java.util.ArrayList<>()));
+    }
+
+    Cli.Result load = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name + "_new"));
+    assertEquals(Arbor.EXIT_USAGE, load.exit(), load::toString);
+    assertEquals(List.of("arbor import: give --pattern (-p), the pattern to store the tree in:"
+        + " parent-references, child-references, array-of-ancestors, materialized-paths,"
+        + " nested-sets; see 'arbor import --help'"), load.errLines());
   }
 
   @Test

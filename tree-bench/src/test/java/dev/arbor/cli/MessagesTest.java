@@ -256,6 +256,19 @@ class MessagesTest {
   }
 
   @Test
+  void aDataDirThatIsAFileIsSaidInWordsWithoutTheJavaException() throws IOException {
+    Path file = Files.writeString(dir.resolve("notes.txt"), "not a directory");
+    assertOneLine(Cli.run("check", "-c", "t", "-p", "nested-sets", "--data-dir",
+        file.toString()), Arbor.EXIT_FAILURE, "arbor check: --data-dir " + file + ": cannot"
+            + " create the data directory " + file + ": it exists and is not a directory");
+    Path under = file.resolve("data");
+    assertOneLine(Cli.run("check", "-c", "t", "-p", "nested-sets", "--data-dir",
+        under.toString()), Arbor.EXIT_FAILURE, "arbor check: --data-dir " + under + ": cannot"
+            + " create the data directory " + under + ": " + file + " exists and is not a"
+            + " directory");
+  }
+
+  @Test
   void exportNamesItsTargetNeverItsTemporaryFile() throws IOException {
     MongoTestServer.get().database().getCollection("exported").drop();
     TreePattern.NESTED_SETS.open(MongoTestServer.get().database().getCollection("exported"))

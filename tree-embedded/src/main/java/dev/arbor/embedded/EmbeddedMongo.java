@@ -14,6 +14,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -196,7 +198,8 @@ public final class EmbeddedMongo implements AutoCloseable {
     try {
       Files.createDirectories(dataDir);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot create the data directory " + dataDir + ": " + e, e);
+      throw new UncheckedIOException("cannot create the data directory " + dataDir + ": "
+          + whyNotCreated(dataDir, e), e);
     }
     Path file = dataDir.resolve(DATA_FILE);
     MVStore store;
@@ -319,6 +322,25 @@ public final class EmbeddedMongo implements AutoCloseable {
   @Override
   public String toString() {
     return "EmbeddedMongo[" + uri + (dataDir == null ? ", in memory" : ", " + dataDir) + "]";
+  }
+
+  /**
+   * Why {@code dataDir} could not be created, in words: a file in its place or in that of one of
+   * its parents, permission denied, or the file system's reason; never the exception's class.
+   */
+  private static String whyNotCreated(Path dataDir, IOException e) {
+    for (Path p = dataDir; p != null; p = p.getParent()) {
+      if (Files.exists(p) && !Files.isDirectory(p)) {
+        return (p.equals(dataDir) ? "it" : p.toString()) + " exists and is not a directory";
+      }
+    }
+    if (e instanceof AccessDeniedException denied) {
+      return "permission denied" + (denied.getFile() == null ? "" : " on " + denied.getFile());
+    }
+    if (e instanceof FileSystemException f && f.getReason() != null) {
+      return (f.getFile() == null ? "" : f.getFile() + ": ") + f.getReason();
+    }
+    return e.getMessage() != null ? firstLine(e.getMessage()) : "an I/O error";
   }
 
   private static String firstLine(@Nullable String s) {

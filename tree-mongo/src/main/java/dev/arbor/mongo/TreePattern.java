@@ -69,7 +69,9 @@ public enum TreePattern {
   /**
    * Opens a store of this pattern over {@code collection}, which may be empty or already hold a
    * tree in this pattern's layout. Nothing is read or written until the first call; call {@link
-   * TreeStore#ensureIndexes()} once to create the indexes the store's queries need.
+   * TreeStore#ensureIndexes()} once to create the indexes the store's queries need (it refuses,
+   * as every change does, a collection laid out in another pattern, naming it: see {@link
+   * #recognise}).
    *
    * <p>Structural changes are made all-or-nothing with a lock document and a journal kept in the
    * collection (no transactions needed); reads are isolated from concurrent changes. To use

@@ -353,6 +353,18 @@ class ScopedTreesTest {
   }
 
   @Test
+  void anUnscopedStoresCheckSaysWhichScopeReadsAScopedNode() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreePattern.MATERIALIZED_PATHS.open(c, TreeOptions.defaults().withScope(FIELD, "acme"))
+        .insert("General", Position.lastRoot());
+    List<dev.arbor.core.Problem> problems = TreePattern.MATERIALIZED_PATHS.open(c).check();
+    assertEquals(1, problems.size(), problems::toString);
+    assertEquals("_id is not a non-empty string (a node of the tree of scope \"acme\"? a store"
+        + " opened with TreeOptions.withScope(\"tenant\", \"acme\") reads it; do not mix"
+        + " scoped and unscoped stores in one collection)", problems.get(0).message());
+  }
+
+  @Test
   void anUnscopedStoreKeepsItsLayout() {
     MongoCollection<Document> c = MongoTestServer.get().freshCollection();
     MongoTree t = TreePattern.MATERIALIZED_PATHS.open(c, TreeOptions.defaults());

@@ -361,6 +361,41 @@ class TruthfulOutcomesTest {
     assertEquals(TREE, holder.snapshot(), "nothing of the late insert was written");
   }
 
+  /**
+   * A store whose client was closed says so, for a change and for a read, before anything is
+   * written: the driver's {@code IllegalStateException} "state should be: open" came out raw
+   * (a change whose client was closed under it, at its writes, already ended {@code
+   * NOT_APPLIED}).
+   */
+  @ParameterizedTest
+  @EnumSource(TreePattern.class)
+  void aClosedClientEndsChangesAndReadsNotAppliedSayingSo(TreePattern pattern) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    pattern.open(c).load(Tree.parse("a(b)"));
+    com.mongodb.client.MongoClient own = com.mongodb.client.MongoClients.create(
+        MongoTestServer.settings(MongoTestServer.get().uri()));
+    TreeStore store = pattern.open(own.getDatabase(c.getNamespace().getDatabaseName())
+        .getCollection(c.getNamespace().getCollectionName()));
+    assertEquals(List.of("b"), store.children("a"));
+    TreeStore empty = pattern.open(own.getDatabase(c.getNamespace().getDatabaseName())
+        .getCollection(MongoTestServer.get().freshCollection().getNamespace()
+            .getCollectionName()));
+    own.close();
+    List<org.junit.jupiter.api.function.Executable> calls = List.of(
+        () -> store.insert("c", Position.lastChildOf("a")), () -> store.children("a"),
+        () -> store.move("b", Position.lastRoot()), store::snapshot, store::check,
+        store::repair, store::ensureIndexes, () -> empty.load(Tree.parse("x")));
+    for (org.junit.jupiter.api.function.Executable call : calls) {
+      dev.arbor.core.ChangeInterruptedException e = assertThrows(
+          dev.arbor.core.ChangeInterruptedException.class, call);
+      assertEquals(dev.arbor.core.ChangeInterruptedException.Outcome.NOT_APPLIED, e.outcome(),
+          e::getMessage);
+      assertTrue(e.getMessage().contains("its MongoClient is closed: open the store on an open"
+          + " client"), e.getMessage());
+    }
+    assertEquals(Tree.parse("a(b)"), pattern.open(c).snapshot(), "nothing written");
+  }
+
   /** The first users of a new scope create its lock document at once: none of them fails. */
   @Test
   void firstUsersOfANewScopeDoNotRace() throws Exception {

@@ -63,6 +63,20 @@ class WrongPatternTest {
     assertRefused(c, laidOut, opened);
   }
 
+  @ParameterizedTest(name = "{0} opened as {1}")
+  @MethodSource("pairs")
+  void ensureIndexesRefusesACollectionOfAnotherPatternBeforeCreatingAnIndex(
+      TreePattern laidOut, TreePattern opened) {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    laidOut.open(c).load(Fixtures.categories());
+    List<Document> indexes = c.listIndexes().into(new ArrayList<>());
+    TreeException e = assertThrows(TreeException.class, () -> opened.open(c).ensureIndexes());
+    assertTrue(e.getMessage().contains("laid out in the " + laidOut + " pattern, not "
+        + opened), e.getMessage());
+    assertTrue(e.getMessage().contains("TreePattern." + laidOut), e.getMessage());
+    assertEquals(indexes, c.listIndexes().into(new ArrayList<>()), "no index created");
+  }
+
   private static void assertRefused(MongoCollection<Document> c, TreePattern laidOut,
       TreePattern opened) {
     assertEquals(Optional.of(laidOut), TreePattern.recognise(c));

@@ -7,6 +7,7 @@ import dev.arbor.mongo.internal.bson.FieldNames;
 import dev.arbor.mongo.internal.bson.Scope;
 import dev.arbor.mongo.internal.layout.Layout;
 import dev.arbor.mongo.internal.layout.Layouts;
+import dev.arbor.mongo.internal.protocol.ReadRetry;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -54,6 +55,24 @@ final class FirstWrite {
    * @throws TreeException naming what stops it
    */
   void require(boolean change) {
+    try {
+      requireLayout(change);
+    } catch (IllegalStateException e) {
+      throw closed(e);
+    }
+  }
+
+  /**
+   * What a write of a store whose client was closed ends with, before it wrote anything: {@link
+   * ReadRetry#closed}, not the driver's raw {@code IllegalStateException}; other errors as they
+   * are.
+   */
+  private RuntimeException closed(IllegalStateException e) {
+    return ReadRetry.clientClosed(e) ? ReadRetry.closed("write to collection '"
+        + data.getNamespace().getCollectionName() + "'", e) : e;
+  }
+
+  private void requireLayout(boolean change) {
     // bounded as a change's reads are (Reads): a stalled connection ends the change
     uniqueIndexes.require(commandLimitMillis.getAsLong());
     if (!layoutSeen) {
@@ -71,6 +90,25 @@ final class FirstWrite {
         }
       }
       layoutSeen = !sample.isEmpty();
+    }
+  }
+
+  /**
+   * Throws, before {@code ensureIndexes()} creates an index, what {@link #require} throws of a
+   * unique index of the user's, a collection laid out in another pattern or one holding another
+   * id type's tree; it notes nothing, so that the first change still checks its sample for what
+   * {@code repair()} has to complete.
+   *
+   * @throws TreeException naming what stops it
+   */
+  void requireForIndexes() {
+    try {
+      uniqueIndexes.require();
+      if (!layoutSeen) {
+        Layouts.require(pattern, data, scope, names);
+      }
+    } catch (IllegalStateException e) {
+      throw closed(e);
     }
   }
 

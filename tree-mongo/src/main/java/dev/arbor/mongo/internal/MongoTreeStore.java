@@ -237,7 +237,7 @@ public final class MongoTreeStore implements MongoTree {
 
   @Override
   public void ensureIndexes() {
-    firstWrite.uniqueIndexes.require();
+    firstWrite.requireForIndexes(); // a unique index of yours, a tree of another pattern
     List<IndexModel> indexes = layout.scopedIndexes(collection.getCodecRegistry());
     if (!indexes.isEmpty()) {
       try {

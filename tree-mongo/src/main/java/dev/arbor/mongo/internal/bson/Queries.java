@@ -36,10 +36,14 @@ public final class Queries {
   /**
    * A driver error that reached a change before anything was written (a read of its planning,
    * the lock's own commands once their retries ran out) as {@link ChangeInterruptedException}
-   * with outcome {@code NOT_APPLIED}: a change never throws a raw driver exception. Errors the
-   * protocol met while writing are already told with their outcome.
+   * with outcome {@code NOT_APPLIED}: a change never throws a raw driver exception, nor the
+   * driver's {@code IllegalStateException} of a closed client. Errors the protocol met while
+   * writing are already told with their outcome.
    */
   public static RuntimeException unapplied(RuntimeException e, String what) {
+    if (dev.arbor.mongo.internal.protocol.ReadRetry.clientClosed(e)) {
+      return dev.arbor.mongo.internal.protocol.ReadRetry.closed("do '" + what + "'", e);
+    }
     if (!(e instanceof MongoException m) || (e instanceof com.mongodb.MongoClientException
         && !TreeLock.transientError(m))) {
       return e; // not a driver error, or the caller's misuse of the driver (a foreign session…)

@@ -70,8 +70,29 @@ public final class ReadRetry {
         return answer;
       } catch (MongoException e) {
         failed(e);
+      } catch (IllegalStateException e) {
+        throw clientClosed(e) ? closed("read tree '" + lock.tree + "'", e) : e;
       }
     }
+  }
+
+  /**
+   * Whether {@code e} is the driver's refusal of a call on a closed {@code MongoClient}: an
+   * {@link IllegalStateException} "state should be: open", not a {@link MongoException}.
+   */
+  public static boolean clientClosed(RuntimeException e) {
+    return e instanceof IllegalStateException && "state should be: open".equals(e.getMessage());
+  }
+
+  /**
+   * What a call whose client was closed before it wrote anything ends with, {@code what} saying
+   * the call: {@link ChangeInterruptedException} {@code NOT_APPLIED}, as a change whose client
+   * is closed under it before its commit point, never the driver's raw exception.
+   */
+  public static ChangeInterruptedException closed(String what, RuntimeException e) {
+    return new ChangeInterruptedException("Could not " + what + ": its MongoClient is closed:"
+        + " open the store on an open client; nothing was written",
+        ChangeInterruptedException.Outcome.NOT_APPLIED, e);
   }
 
   /**

@@ -11,6 +11,7 @@ import dev.arbor.mongo.TreePattern;
 import dev.arbor.mongo.internal.MongoTreeStore;
 import dev.arbor.mongo.internal.bson.MistypedId;
 import dev.arbor.mongo.internal.bson.NodeIds;
+import dev.arbor.mongo.internal.bson.Scope;
 import dev.arbor.mongo.internal.layout.Layouts;
 import dev.arbor.mongo.internal.protocol.Outcome;
 import dev.arbor.mongo.internal.protocol.Reads;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.bson.Document;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A store's {@code check()} and {@code repair()}: one scan of every document, checked by the
@@ -62,7 +64,7 @@ public final class TreeCheck {
         Object id = d.get(ID);
         if (!(id instanceof String s) || s.isEmpty()) {
           problems.add(new Problem(NodeIds.shown(id instanceof MistypedId m ? m.value() : id),
-              notANodeId(id)));
+              notANodeId(id, d)));
           continue;
         }
         byId.put(s, byId.isEmpty() ? d : slim(d, structure, shared));
@@ -169,19 +171,43 @@ public final class TreeCheck {
    * of the tree's id type ("_id is not a long: the double 1.0"), and what an id of another of
    * Arbor's id types tells.
    */
-  private String notANodeId(Object stored) {
+  private String notANodeId(Object stored, Document d) {
     Object id = stored instanceof MistypedId m ? m.value() : stored;
     dev.arbor.mongo.NodeIdType type = store.ids.type();
+    String scoped = scopedTree(id, d);
     if (type == dev.arbor.mongo.NodeIdType.STRING || id == null) {
-      return "_id is not a non-empty string" + otherIdType(id);
+      return "_id is not a non-empty string" + (scoped.isEmpty() ? otherIdType(id) : scoped);
     }
     MistypedId m = new MistypedId(id, type);
-    String other = NodeIds.typeOf(id) == type ? "" : otherIdType(id);
+    String other = !scoped.isEmpty() ? scoped
+        : NodeIds.typeOf(id) == type ? "" : otherIdType(id);
     return "_id is not " + MistypedId.article(type) + ": " + m.description() + (!other.isEmpty()
         ? other : m.candidates().isEmpty() ? ""
         : " (another form of '" + String.join("' or '", m.candidates()) + "'; repair() does"
             + " not rewrite an _id: write the document again with " + MistypedId.article(type)
             + " _id)");
+  }
+
+  /**
+   * What the {@code _id} {@code {s: value, id: nodeId}} of a document that also holds {@code
+   * field: value} tells: a node of a scoped tree ({@code TreeOptions.withScope(field, value)}),
+   * which an unscoped store does not read; or "".
+   */
+  private static String scopedTree(@Nullable Object id, Document d) {
+    if (!(id instanceof Document key) || key.size() != 2 || !key.containsKey(Scope.NODE)
+        || !key.containsKey(Scope.S)) {
+      return "";
+    }
+    Object value = key.get(Scope.S);
+    for (Map.Entry<String, Object> e : d.entrySet()) {
+      if (!e.getKey().equals(ID) && java.util.Objects.equals(e.getValue(), value)) {
+        String shown = value instanceof String s ? "\"" + s + "\"" : String.valueOf(value);
+        return " (a node of the tree of scope " + shown + "? a store opened with"
+            + " TreeOptions.withScope(\"" + e.getKey() + "\", " + shown + ") reads it; do not mix"
+            + " scoped and unscoped stores in one collection)";
+      }
+    }
+    return "";
   }
 
   /**
