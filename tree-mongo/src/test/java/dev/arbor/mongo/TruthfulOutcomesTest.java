@@ -384,7 +384,9 @@ class TruthfulOutcomesTest {
     List<org.junit.jupiter.api.function.Executable> calls = List.of(
         () -> store.insert("c", Position.lastChildOf("a")), () -> store.children("a"),
         () -> store.move("b", Position.lastRoot()), store::snapshot, store::check,
-        store::repair, store::ensureIndexes, () -> empty.load(Tree.parse("x")));
+        store::repair, store::ensureIndexes, () -> empty.load(Tree.parse("x")),
+        () -> pattern.open(own.getDatabase(c.getNamespace().getDatabaseName())
+            .getCollection(c.getNamespace().getCollectionName())));
     for (org.junit.jupiter.api.function.Executable call : calls) {
       dev.arbor.core.ChangeInterruptedException e = assertThrows(
           dev.arbor.core.ChangeInterruptedException.class, call);

@@ -54,6 +54,8 @@ public final class ReadRetry {
             + lock.tree + "' (" + x.getMessage() + "): the server's checks were made again until"
             + " the lock wait of " + lock.waitMillis + " ms ran out; nothing was written, open it"
             + " again", ChangeInterruptedException.Outcome.NOT_APPLIED, x));
+      } catch (IllegalStateException e) {
+        throw clientClosed(e) ? closed("open tree '" + lock.tree + "'", e) : e;
       }
     }
   }
