@@ -230,7 +230,7 @@ class LinearizabilityProcessesTest {
         if (killing != null && w == victim) {
           killing.get(1, TimeUnit.MINUTES);
         }
-        boolean killed = w == victim && p.exitValue() != 0 && !said.contains("done");
+        boolean killed = w == victim && signals.stream().anyMatch(x -> x.startsWith("KILL"));
         String begun = null;
         for (String line : said) {
           if (line.startsWith("begin ")) {
@@ -241,7 +241,7 @@ class LinearizabilityProcessesTest {
           }
         }
         if (killed) {
-          if (begun != null) {
+          if (begun != null && !said.contains("done")) {
             // killed in a change: an open call, its outcome unknown
             String[] f = begun.split(" ");
             Linearizability.Call c = new Linearizability.Call(w, f[2].replace('|', ' '),
@@ -262,7 +262,9 @@ class LinearizabilityProcessesTest {
         System.out.println(pattern + ", round " + round + ", lease " + lease + " ms, seed " + seed
             + ": " + signals.stream().filter(x -> x.startsWith("STOP")).count() + " pauses"
             + signals.stream().filter(x -> x.startsWith("KILL")).map(x -> ", " + x)
-                .reduce("", String::concat) + ", " + history.calls().size() + " calls");
+                .reduce("", String::concat) + ", " + history.calls().size() + " calls, "
+            + history.calls().stream().filter(c -> c.end == Long.MAX_VALUE).count()
+            + " of them open");
       }
       busy.set(false);
       TreeStore after = pattern.open(direct);
