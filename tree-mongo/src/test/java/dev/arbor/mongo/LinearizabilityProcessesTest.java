@@ -224,9 +224,10 @@ class LinearizabilityProcessesTest {
           signals));
       for (int w = 0; w < writerCount; w++) {
         Process p = writers.get(w);
-        assertTrue(p.waitFor(5, TimeUnit.MINUTES), "writer " + w + " did not end");
-        listening.get(w).get(1, TimeUnit.MINUTES);
         List<String> said = saidAll.get(w);
+        assertTrue(p.waitFor(5, TimeUnit.MINUTES), "writer " + w + " did not end; it said "
+            + said);
+        listening.get(w).get(1, TimeUnit.MINUTES);
         if (killing != null && w == victim) {
           killing.get(1, TimeUnit.MINUTES);
         }
