@@ -342,8 +342,8 @@ class LinearizabilityProcessesTest {
         Thread.sleep(1);
       }
       Thread.sleep(delay);
-      if (p.isAlive()) {
-        p.destroyForcibly();
+      // kill(1), not destroyForcibly(), which closes the streams the test still reads
+      if (signal(p, "KILL", 0, new ArrayList<>())) {
         p.waitFor();
         signals.add("KILL " + p.pid() + " in change " + change + " after " + delay + " ms");
       }
