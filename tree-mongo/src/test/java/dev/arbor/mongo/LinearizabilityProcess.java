@@ -20,9 +20,10 @@ import org.jspecify.annotations.Nullable;
  * One writer of {@link LinearizabilityProcessesTest}, in a process of its own: opens the tree with
  * the given lease, reads it once (so that every writer plans from the same quiet version), says
  * {@code ready}, waits for {@code go T} (a wall-clock instant in nanoseconds), sleeps until T plus
- * its delay, then runs its changes and prints each as one line:
- * {@code call <start> <end> <change> <result>}, times on the wall clock in nanoseconds, the result
- * {@code value <v>}, {@code null} or {@code thrown <class> <outcome or ->}.
+ * its delay, then runs its changes and prints each as two lines, {@code begin <start> <change>}
+ * as it starts and {@code call <start> <end> <change> <result>} as it ends, times on the wall
+ * clock in nanoseconds, the result {@code value <v>}, {@code null} or {@code thrown <class>
+ * <outcome or ->} (a writer killed in a change said the first line only: its call is open).
  *
  * <p>Arguments: uri, database, collection, pattern, lease in ms, delay in ms, then the changes,
  * each {@code move|x|anchor|p}, {@code insert|id|anchor|p} or {@code delete|x} (p: 0 first child,
@@ -98,6 +99,7 @@ public final class LinearizabilityProcess {
       for (int i = 6; i < args.length; i++) {
         Function<TreeStore, @Nullable Object> op = op(args[i]);
         long start = Linearizability.History.wallClock();
+        out.println("begin " + start + " " + args[i]);
         String result;
         try {
           result = "value " + op.apply(store);

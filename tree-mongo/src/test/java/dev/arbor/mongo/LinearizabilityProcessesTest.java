@@ -50,7 +50,14 @@ import org.junit.jupiter.params.provider.EnumSource;
  * own (of 500 nodes, under one root) and has the last one change nodes of one subtree with
  * anchors in another (its moves cross the others' subtrees), as {@link
  * LinearizabilityTest#writersInDisjointAndOverlappingSubtreesWithShortLeases} does in one
- * process (nested sets, which keep the tree's lock, run the random tree).
+ * process (nested sets, which keep the tree's lock, run the random tree); {@code
+ * -Darbor.linearizability.processPauses=P} pauses each writer process whole ({@code SIGSTOP},
+ * its lease renewals with it, the commands it sent still arriving) about P times a second at
+ * random moments, each time for 1 to 10 leases, then lets it go on ({@code SIGCONT}), as a
+ * garbage collection or a stopped machine would, and {@code
+ * -Darbor.linearizability.processKills=true} kills one writer ({@code SIGKILL}) a random moment
+ * into a random change of its: that call is open, its outcome unknown, and the writer makes no
+ * more (both drawn from the seed; none by default).
  */
 class LinearizabilityProcessesTest {
   static final int WRITERS = 3;
@@ -186,24 +193,80 @@ class LinearizabilityProcessesTest {
         }
         return null;
       });
+      // each writer's lines, read as they come (a pauser or killer acts on what they said)
       List<List<String>> saidAll = new ArrayList<>();
+      List<Future<?>> listening = new ArrayList<>();
+      for (int w = 0; w < writerCount; w++) {
+        List<String> said = java.util.Collections.synchronizedList(new ArrayList<>());
+        saidAll.add(said);
+        BufferedReader out = outs.get(w);
+        listening.add(pool.submit(() -> {
+          for (String line = out.readLine(); line != null; line = out.readLine()) {
+            said.add(line);
+          }
+          return null;
+        }));
+      }
+      double pauses = Double.parseDouble(
+          System.getProperty("arbor.linearizability.processPauses", "0"));
+      List<String> signals = java.util.Collections.synchronizedList(new ArrayList<>());
+      if (pauses > 0) {
+        for (int w = 0; w < writerCount; w++) {
+          Process p = writers.get(w);
+          Random random = new Random(seed * 31L + round * 1_009L + w);
+          pool.submit(() -> pauseNowAndThen(p, pauses, lease, random, go, signals));
+        }
+      }
+      int victim = Boolean.getBoolean("arbor.linearizability.processKills")
+          ? plan.nextInt(writerCount) : -1;
+      Future<?> killing = victim < 0 ? null : pool.submit(killInAChange(writers.get(victim),
+          saidAll.get(victim), plan.nextInt(changeCount), plan.nextInt((int) Math.max(50, lease * 3)),
+          signals));
       for (int w = 0; w < writerCount; w++) {
         Process p = writers.get(w);
-        List<String> said = new ArrayList<>();
-        saidAll.add(said);
-        for (String line = outs.get(w).readLine(); line != null; line = outs.get(w).readLine()) {
-          said.add(line);
-          if (line.startsWith("call ")) {
+        List<String> said = saidAll.get(w);
+        assertTrue(p.waitFor(5, TimeUnit.MINUTES), "writer " + w + " did not end; it said "
+            + said);
+        listening.get(w).get(1, TimeUnit.MINUTES);
+        if (killing != null && w == victim) {
+          killing.get(1, TimeUnit.MINUTES);
+        }
+        boolean killed = w == victim && signals.stream().anyMatch(x -> x.startsWith("KILL"));
+        String begun = null;
+        for (String line : said) {
+          if (line.startsWith("begin ")) {
+            begun = line;
+          } else if (line.startsWith("call ")) {
             history.add(call(w, line, history.origin()));
+            begun = null;
           }
         }
-        assertTrue(p.waitFor(5, TimeUnit.MINUTES), "writer " + w + " did not end");
+        if (killed) {
+          if (begun != null && !said.contains("done")) {
+            // killed in a change: an open call, its outcome unknown
+            String[] f = begun.split(" ");
+            Linearizability.Call c = new Linearizability.Call(w, f[2].replace('|', ' '),
+                LinearizabilityProcess.op(f[2]), Long.parseLong(f[1]) - history.origin());
+            c.thrown = new ChangeInterruptedException("killed in " + f[2], Outcome.UNKNOWN, null);
+            history.add(c);
+          }
+          continue;
+        }
         assertEquals(0, p.exitValue(), "writer " + w + ": " + said + " "
             + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
-        assertEquals(changeCount + 1, said.size(), "writer " + w + " said " + said);
+        assertEquals(changeCount + 1, said.stream().filter(l -> !l.startsWith("begin "))
+            .count(), "writer " + w + " said " + said);
       }
       writing.set(false);
       reading.get(1, TimeUnit.MINUTES);
+      if (!signals.isEmpty()) {
+        System.out.println(pattern + ", round " + round + ", lease " + lease + " ms, seed " + seed
+            + ": " + signals.stream().filter(x -> x.startsWith("STOP")).count() + " pauses"
+            + signals.stream().filter(x -> x.startsWith("KILL")).map(x -> ", " + x)
+                .reduce("", String::concat) + ", " + history.calls().size() + " calls, "
+            + history.calls().stream().filter(c -> c.end == Long.MAX_VALUE).count()
+            + " of them open");
+      }
       busy.set(false);
       TreeStore after = pattern.open(direct);
       List<?> problems = after.check();
@@ -220,7 +283,8 @@ class LinearizabilityProcessesTest {
             pattern + "-round" + round + "-" + System.currentTimeMillis() + ".txt");
         java.nio.file.Files.createDirectories(report.getParent());
         StringBuilder b = new StringBuilder(pattern + ", round " + round + ", lease " + lease
-            + " ms\nplans: " + changes + "\nwriters said: " + saidAll + "\ncalls:\n");
+            + " ms\nplans: " + changes + "\nwriters said: " + saidAll + "\nsignals: " + signals
+            + "\ncalls:\n");
         history.calls().forEach(c -> b.append(c).append('\n'));
         b.append("check():\n");
         problems.forEach(x -> b.append(x).append('\n'));
@@ -240,6 +304,63 @@ class LinearizabilityProcessesTest {
       pool.shutdownNow();
       writers.forEach(Process::destroyForcibly);
     }
+  }
+
+  /**
+   * Pauses {@code p} as a garbage collection or a stopped machine does, whole (its renewals
+   * too), about {@code perSecond} times a second at random moments after {@code go}, each time
+   * for 1 to 10 leases ({@code SIGSTOP}, then {@code SIGCONT}), until it ends; each signal is
+   * noted in {@code signals} with the wall clock in ms from {@code go}.
+   */
+  private static Void pauseNowAndThen(Process p, double perSecond, long lease, Random random,
+      long go, List<String> signals) throws Exception {
+    Thread.sleep(Math.max(0, (go - Linearizability.History.wallClock()) / 1_000_000));
+    while (p.isAlive()) {
+      Thread.sleep((long) (-Math.log(1 - random.nextDouble()) * 1_000 / perSecond));
+      long pause = (1 + random.nextInt(10)) * lease;
+      if (!signal(p, "STOP", go, signals)) {
+        return null;
+      }
+      try {
+        Thread.sleep(pause);
+      } finally {
+        signal(p, "CONT", go, signals);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Kills {@code p} ({@code SIGKILL}, as a crash does) {@code delay} ms after it began its change
+   * number {@code change} (said its {@code begin} line), or does nothing if it ended before.
+   */
+  private static java.util.concurrent.Callable<Void> killInAChange(Process p, List<String> said,
+      int change, int delay, List<String> signals) {
+    return () -> {
+      while (p.isAlive()
+          && said.stream().filter(l -> l.startsWith("begin ")).count() <= change) {
+        Thread.sleep(1);
+      }
+      Thread.sleep(delay);
+      // kill(1), not destroyForcibly(), which closes the streams the test still reads
+      if (signal(p, "KILL", 0, new ArrayList<>())) {
+        p.waitFor();
+        signals.add("KILL " + p.pid() + " in change " + change + " after " + delay + " ms");
+      }
+      return null;
+    };
+  }
+
+  /** Sends {@code kill -<name>} to {@code p} if it is alive; whether it was. */
+  private static boolean signal(Process p, String name, long go, List<String> signals)
+      throws Exception {
+    if (!p.isAlive()) {
+      return false;
+    }
+    new ProcessBuilder("kill", "-" + name, String.valueOf(p.pid())).start().waitFor();
+    signals.add(name + " " + p.pid() + " at "
+        + (Linearizability.History.wallClock() - go) / 1_000_000);
+    return true;
   }
 
   /**
