@@ -55,42 +55,21 @@ final class FirstWrite {
    * @throws TreeException naming what stops it
    */
   void require(boolean change) {
-    try {
-      requireLayout(change);
-    } catch (IllegalStateException e) {
-      throw closed(e);
+    List<Document> sample = sample();
+    if (sample == null) {
+      return;
     }
-  }
-
-  /**
-   * What a write of a store whose client was closed ends with, before it wrote anything: {@link
-   * ReadRetry#closed}, not the driver's raw {@code IllegalStateException}; other errors as they
-   * are.
-   */
-  private RuntimeException closed(IllegalStateException e) {
-    return ReadRetry.clientClosed(e) ? ReadRetry.closed("write to collection '"
-        + data.getNamespace().getCollectionName() + "'", e) : e;
-  }
-
-  private void requireLayout(boolean change) {
-    // bounded as a change's reads are (Reads): a stalled connection ends the change
-    uniqueIndexes.require(commandLimitMillis.getAsLong());
-    if (!layoutSeen) {
-      // bounded as a change's reads are (Reads): a stalled connection ends the change
-      List<Document> sample = Layouts.require(pattern, data.withTimeout(
-          commandLimitMillis.getAsLong(), TimeUnit.MILLISECONDS), scope, names);
-      if (change) {
-        for (Document d : sample) {
-          String problem = layout.changeProblem(d);
-          if (problem != null) {
-            throw new TreeException("Node '" + d.get(MongoTreeStore.ID) + "' is not in the "
-                + pattern + " layout: " + problem + " (run check() to see all problems,"
-                + " repair() to complete derivable fields)");
-          }
+    if (change) {
+      for (Document d : sample) {
+        String problem = layout.changeProblem(d);
+        if (problem != null) {
+          throw new TreeException("Node '" + d.get(MongoTreeStore.ID) + "' is not in the "
+              + pattern + " layout: " + problem + " (run check() to see all problems,"
+              + " repair() to complete derivable fields)");
         }
       }
-      layoutSeen = !sample.isEmpty();
     }
+    layoutSeen = !sample.isEmpty();
   }
 
   /**
@@ -102,13 +81,25 @@ final class FirstWrite {
    * @throws TreeException naming what stops it
    */
   void requireForIndexes() {
+    sample();
+  }
+
+  /**
+   * Checks the unique indexes and, until nodes of this pattern have been seen, the layout of a
+   * sample of the collection, each read bounded as a change's reads are ({@code Reads}: a
+   * stalled connection ends the change); returns that sample, or null if the layout was seen.
+   * A closed client ends it as {@link ReadRetry#closed}, not the driver's raw {@code
+   * IllegalStateException}.
+   */
+  private @Nullable List<Document> sample() {
+    long limit = commandLimitMillis.getAsLong();
     try {
-      uniqueIndexes.require();
-      if (!layoutSeen) {
-        Layouts.require(pattern, data, scope, names);
-      }
+      uniqueIndexes.require(limit);
+      return layoutSeen ? null : Layouts.require(pattern,
+          data.withTimeout(limit, TimeUnit.MILLISECONDS), scope, names);
     } catch (IllegalStateException e) {
-      throw closed(e);
+      throw ReadRetry.clientClosed(e) ? ReadRetry.closed("write to collection '"
+          + data.getNamespace().getCollectionName() + "'", e) : e;
     }
   }
 

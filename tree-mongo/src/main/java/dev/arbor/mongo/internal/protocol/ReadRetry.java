@@ -19,9 +19,17 @@ public final class ReadRetry {
   /** When the current run of errors began ({@link Timing#nanoTime}), or -1: none. */
   private long since = -1;
 
+  /** Whether it retries the server checks of a store being opened, not a read. */
+  private final boolean opening;
+
   /** A retry of reads of the tree of {@code lock}, bounded by its lock wait. */
   public ReadRetry(LockDocument lock) {
+    this(lock, false);
+  }
+
+  private ReadRetry(LockDocument lock, boolean opening) {
     this.lock = lock;
+    this.opening = opening;
   }
 
   /**
@@ -38,26 +46,10 @@ public final class ReadRetry {
    * NOT_APPLIED} saying the tree could not be opened.
    */
   public static void opening(LockDocument lock, Runnable check) {
-    ReadRetry retry = new ReadRetry(lock);
-    for (;;) {
-      try {
-        check.run();
-        return;
-      } catch (MongoException e) {
-        if (!MongoErrors.transientError(e)) {
-          throw e;
-        }
-        if (retry.since < 0) {
-          retry.since = lock.timing.nanoTime();
-        }
-        lock.retryPause(e, retry.since, x -> new ChangeInterruptedException("Could not open tree '"
-            + lock.tree + "' (" + x.getMessage() + "): the server's checks were made again until"
-            + " the lock wait of " + lock.waitMillis + " ms ran out; nothing was written, open it"
-            + " again", ChangeInterruptedException.Outcome.NOT_APPLIED, x));
-      } catch (IllegalStateException e) {
-        throw clientClosed(e) ? closed("open tree '" + lock.tree + "'", e) : e;
-      }
-    }
+    new ReadRetry(lock, true).retrying(() -> {
+      check.run();
+      return null;
+    });
   }
 
   /**
@@ -73,7 +65,8 @@ public final class ReadRetry {
       } catch (MongoException e) {
         failed(e);
       } catch (IllegalStateException e) {
-        throw clientClosed(e) ? closed("read tree '" + lock.tree + "'", e) : e;
+        throw clientClosed(e)
+            ? closed((opening ? "open" : "read") + " tree '" + lock.tree + "'", e) : e;
       }
     }
   }
@@ -117,11 +110,12 @@ public final class ReadRetry {
     since = -1;
   }
 
-  /** What a read that could not reach the server within the lock wait throws. */
+  /** What a read (or an opening) that could not reach the server within the lock wait throws. */
   public ChangeInterruptedException gaveUp(MongoException e) {
-    return new ChangeInterruptedException("Could not read tree '" + lock.tree + "' ("
-        + e.getMessage() + "): the read was made again until the lock wait of " + lock.waitMillis
-        + " ms ran out; nothing was written, read again", ChangeInterruptedException.Outcome
-        .NOT_APPLIED, e);
+    return new ChangeInterruptedException("Could not " + (opening ? "open" : "read") + " tree '"
+        + lock.tree + "' (" + e.getMessage() + "): " + (opening ? "the server's checks were"
+        : "the read was") + " made again until the lock wait of " + lock.waitMillis
+        + " ms ran out; nothing was written, " + (opening ? "open it" : "read") + " again",
+        ChangeInterruptedException.Outcome.NOT_APPLIED, e);
   }
 }
