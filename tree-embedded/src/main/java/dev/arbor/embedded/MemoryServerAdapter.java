@@ -70,6 +70,7 @@ final class MemoryServerAdapter extends MemoryBackend {
     ServerAdapter.checkOverrides(IndexedDatabase.class);
     ServerAdapter.checkOverrides(IndexedCollection.class, ServerAdapter.Prefiltered.class);
     ServerAdapter.checkIndexesCollection();
+    DocumentSizes.checkAssumption();
   }
 
   @Override
@@ -184,6 +185,27 @@ final class MemoryServerAdapter extends MemoryBackend {
     protected void removeDocument(Integer position) {
       IndexedQueries.removing(getIndexes(), position, this::getDocument,
           () -> super.removeDocument(position));
+    }
+
+    /**
+     * The collection's size is not kept up to date on every write: the server would encode the
+     * old and the new document of every update, and every inserted or removed one, to adjust it
+     * (a tenth of an update's time in the server, more for large documents such as a tree's lock
+     * document). It is computed when asked ({@link #getDataSize}: collStats, validate).
+     */
+    @Override
+    protected boolean tracksDataSize() {
+      return false;
+    }
+
+    /** The encoded size of every document, computed now ({@link #tracksDataSize}). */
+    @Override
+    protected synchronized int getDataSize() {
+      long size = 0;
+      for (Document d : queryAll()) {
+        size += DocumentSizes.of(d);
+      }
+      return (int) Math.min(Integer.MAX_VALUE, size);
     }
 
     // The server leaves these unsynchronized; they read or change the list of indexes, and
