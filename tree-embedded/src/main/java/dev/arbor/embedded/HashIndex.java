@@ -609,8 +609,25 @@ final class HashIndex<P> extends Index<P> {
   @Override
   public synchronized void updateInPlace(Document oldDocument, Document newDocument, P position,
       MongoCollection<P> collection) {
+    if (held == null && sameKeys(oldDocument, newDocument)) {
+      return; // most updates write fields no index holds (a lock's, a mark's, a node's data)
+    }
     forget(position, oldDocument);
     add(newDocument, position, collection);
+  }
+
+  /**
+   * Whether the two documents hold the same values in every field this index keys: the entries
+   * of one are then those of the other ({@link #add} keys a plain field by its value alone, and
+   * skips the others).
+   */
+  private boolean sameKeys(Document a, Document b) {
+    for (String field : fields) {
+      if (plain(field) && !java.util.Objects.equals(a.get(field), b.get(field))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   @Override
