@@ -27,9 +27,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A store opened with the wrong pattern recognises the pattern the collection is laid out in and
- * refuses, naming it, before writing anything: changes, loads and repairs throw, check reports
- * it. For all 20 ordered pairs of different patterns, on collections written by Arbor and on the
- * manual's hand-written ones.
+ * refuses, naming it, before writing anything: changes, loads and repairs throw, and so do reads
+ * (a store's first looks at the collection), check reports it. For all 20 ordered pairs of
+ * different patterns, on collections written by Arbor and on the manual's hand-written ones.
  */
 class WrongPatternTest {
 
@@ -93,6 +93,25 @@ class WrongPatternTest {
         () -> opened.open(c).load(Tree.parse("x(y)")));
     for (Executable write : writes) {
       TreeException e = assertThrows(TreeException.class, write);
+      assertTrue(e.getMessage().contains(named), e.getMessage());
+      assertTrue(e.getMessage().contains("TreePattern." + laidOut), e.getMessage());
+    }
+    // Reads too (before, they answered a forest of roots whose structural fields were node
+    // data, or nested sets' "does not nest"): each on a store whose first read it is.
+    List<Executable> reads = List.of(
+        () -> opened.open(c).snapshot(),
+        () -> opened.open(c).roots(),
+        () -> opened.open(c).children("Books"),
+        () -> opened.open(c).find("Programming"),
+        () -> opened.open(c).size(),
+        () -> opened.open(c).subtree("Programming", 2),
+        () -> {
+          try (java.util.stream.Stream<dev.arbor.core.Node> nodes = opened.open(c).entries()) {
+            nodes.toList();
+          }
+        });
+    for (Executable read : reads) {
+      TreeException e = assertThrows(TreeException.class, read);
       assertTrue(e.getMessage().contains(named), e.getMessage());
       assertTrue(e.getMessage().contains("TreePattern." + laidOut), e.getMessage());
     }

@@ -107,4 +107,32 @@ final class FirstWrite {
   void seen() {
     layoutSeen = true;
   }
+
+  /** Whether the first read has looked at the collection's layout ({@link #requireForReads}). */
+  private volatile boolean readsChecked;
+
+  /**
+   * Throws, before a store's first read answers, if the collection is laid out in another
+   * pattern or under other field names ({@link Layouts#requireLaidOut}: the sample a change
+   * takes, bounded as a change's reads are; a tree of another id type reads as empty): read as this pattern, its nodes would come out as a forest of roots whose
+   * structural fields are node data (a trial found it). Looked at once per store and its views,
+   * whatever the answer (an empty collection is not read again at every read); not for {@code
+   * check()}, which lists such a collection's problems. A transient error is the caller's to
+   * retry, as the read's own.
+   *
+   * @throws TreeException naming the pattern the collection is laid out in, or its fields
+   */
+  void requireForReads() {
+    if (layoutSeen || readsChecked) {
+      return;
+    }
+    try {
+      Layouts.requireLaidOut(pattern, data.withTimeout(commandLimitMillis.getAsLong(),
+          TimeUnit.MILLISECONDS), scope, names);
+    } catch (IllegalStateException e) {
+      throw ReadRetry.clientClosed(e) ? ReadRetry.closed("read collection '"
+          + data.getNamespace().getCollectionName() + "'", e) : e;
+    }
+    readsChecked = true;
+  }
 }

@@ -381,6 +381,17 @@ public final class MongoTreeStore implements MongoTree {
    * again after an I/O error or a timeout until the lock wait runs out ({@link #retrying}).
    */
   public <T> T read(Function<Reads, T> body) {
+    return retrying(() -> {
+      firstWrite.requireForReads();
+      return protocol().read(body);
+    });
+  }
+
+  /**
+   * As {@link #read(Function)}, without first looking at the collection's layout: for {@code
+   * check()}, which reports a collection laid out in another pattern as its problem.
+   */
+  public <T> T readAsItIs(Function<Reads, T> body) {
     return retrying(() -> protocol().read(body));
   }
 
@@ -406,7 +417,10 @@ public final class MongoTreeStore implements MongoTree {
    */
   private <T> T readBelow(String top, Function<Reads, T> body,
       Function<T, java.util.Collection<String>> returned) {
-    return retrying(() -> protocol().read(top, body, returned));
+    return retrying(() -> {
+      firstWrite.requireForReads();
+      return protocol().read(top, body, returned);
+    });
   }
   // ------------------------------------------------------------------ the public operations
 
@@ -681,6 +695,10 @@ public final class MongoTreeStore implements MongoTree {
     if (inCallersTransaction()) {
       return snapshot().entries().stream();
     }
+    retrying(() -> {
+      firstWrite.requireForReads();
+      return null;
+    });
     StreamedEntries it = new StreamedEntries(this, fenced());
     return java.util.stream.StreamSupport.stream(java.util.Spliterators.spliteratorUnknownSize(
         it, java.util.Spliterator.ORDERED | java.util.Spliterator.NONNULL), false)

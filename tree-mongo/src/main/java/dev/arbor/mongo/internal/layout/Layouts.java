@@ -240,15 +240,15 @@ public final class Layouts {
   }
 
   /**
-   * Throws unless a sample of the collection's nodes is laid out in {@code pattern} (or the
-   * collection holds none).
+   * As {@link #require}, without looking for a tree of another id type when the sample is empty
+   * (a read of such a store answers an empty tree, and its {@code check()} names the option).
    *
-   * @return the sample read: empty if the collection holds no node (it may still be filled by
-   *     others)
-   * @throws TreeException naming the pattern the collection is laid out in and a node
+   * @return the sample read
+   * @throws TreeException naming the pattern the collection is laid out in and a node, or the
+   *     fields a store of {@code pattern} does not find under the names it was given
    */
-  public static List<Document> require(TreePattern pattern, MongoCollection<Document> collection,
-      @Nullable Scope scope, FieldNames names) {
+  public static List<Document> requireLaidOut(TreePattern pattern,
+      MongoCollection<Document> collection, @Nullable Scope scope, FieldNames names) {
     List<Document> docs = sample(collection, scope);
     Mismatch m = mismatch(pattern, docs, names);
     String name = collection.getNamespace().getCollectionName();
@@ -260,6 +260,21 @@ public final class Layouts {
     if (unreadable != null) {
       throw new TreeException("C" + unreadable.substring(1));
     }
+    return docs;
+  }
+
+  /**
+   * Throws unless a sample of the collection's nodes is laid out in {@code pattern} (or the
+   * collection holds none).
+   *
+   * @return the sample read: empty if the collection holds no node (it may still be filled by
+   *     others)
+   * @throws TreeException naming the pattern the collection is laid out in and a node
+   */
+  public static List<Document> require(TreePattern pattern, MongoCollection<Document> collection,
+      @Nullable Scope scope, FieldNames names) {
+    List<Document> docs = requireLaidOut(pattern, collection, scope, names);
+    String name = collection.getNamespace().getCollectionName();
     if (docs.isEmpty() && scope == null) {
       String other = otherIdType(collection, name, names.of(pattern));
       if (other != null) {

@@ -41,7 +41,7 @@ public final class TreeCheck {
 
   /** The problems of the tree, read isolated. */
   public List<Problem> check() {
-    return store.read(this::checkNow);
+    return store.readAsItIs(this::checkNow);
   }
 
   private List<Problem> checkNow(Reads r) {
