@@ -62,6 +62,15 @@ public final class ScopeCommand implements Callable<Integer> {
           + " server in this JVM). The run uses a new database, dropped at the end.")
   private String uri;
 
+  /**
+   * What a run on the embedded server says after its figures (on stderr): the bound its ratios
+   * meet (docs/benchmark.md, "Stop 58").
+   */
+  static final String EMBEDDED_NOTE = "arbor scope: measured on the embedded server, which runs"
+      + " one collection's commands one at a time: writers in one tree there are bound by the"
+      + " commands and the server time each change takes, not by waiting for each other. Run"
+      + " it with --uri on your own MongoDB to see what its writers get.";
+
   /** Creates the command; picocli sets the options. */
   public ScopeCommand() {}
 
@@ -103,6 +112,10 @@ public final class ScopeCommand implements Callable<Integer> {
           Names.of(p), ScopeBench.disjointOverSeparate(figures, p));
     }
     out.flush();
+    if (uri == null || uri.isBlank()) {
+      err.println(EMBEDDED_NOTE);
+      err.flush();
+    }
     return 0;
   }
 }

@@ -55,6 +55,21 @@ class ScopeBenchTest {
         + " --warmup at least 0", negative.err().strip());
   }
 
+  /**
+   * A short run on the embedded server prints each configuration and the ratio on stdout, and
+   * says on stderr what bounds its figures there.
+   */
+  @Test
+  void aRunOnTheEmbeddedServerSaysWhatBoundsItsFigures() {
+    ScaleBenchTest.Cli r = ScaleBenchTest.Cli.run("scope", "--patterns", "parent-references",
+        "--seconds", "0.2", "--warmup", "0", "--writers", "2", "--nodes", "5", "--uri", "");
+    assertEquals(0, r.exit(), r.err());
+    assertTrue(r.out().contains("parent-references  disjoint subtrees / separate trees: "),
+        r.out());
+    assertEquals(4, r.out().lines().filter(l -> l.contains("changes/s")).count(), r.out());
+    assertEquals(ScopeCommand.EMBEDDED_NOTE, r.err().strip());
+  }
+
   @Test
   void aServerThatCannotBeReachedIsOneLineAndExitStatusOne() {
     for (String command : List.of("scope", "scale")) {
