@@ -114,11 +114,11 @@ final class FirstWrite {
   /**
    * Throws, before a store's first read answers, if the collection is laid out in another
    * pattern or under other field names ({@link Layouts#requireLaidOut}: the sample a change
-   * takes, bounded as a change's reads are; a tree of another id type reads as empty): read as this pattern, its nodes would come out as a forest of roots whose
-   * structural fields are node data (a trial found it). Looked at once per store and its views,
-   * whatever the answer (an empty collection is not read again at every read); not for {@code
-   * check()}, which lists such a collection's problems. A transient error is the caller's to
-   * retry, as the read's own.
+   * takes, bounded as a change's reads are; a tree of another id type reads as empty). Read as
+   * this pattern, its nodes would come out as a forest of roots whose structural fields are node
+   * data. Looked at once per store and its views, whatever the answer (an empty collection is not
+   * read again at every read); not for {@code check()}, which lists such a collection's problems.
+   * A transient error is the caller's to retry, as the read's own.
    *
    * @throws TreeException naming the pattern the collection is laid out in, or its fields
    */
