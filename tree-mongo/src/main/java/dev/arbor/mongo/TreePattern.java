@@ -70,8 +70,8 @@ public enum TreePattern {
    * Opens a store of this pattern over {@code collection}, which may be empty or already hold a
    * tree in this pattern's layout. Nothing is read or written until the first call; call {@link
    * TreeStore#ensureIndexes()} once to create the indexes the store's queries need (it refuses,
-   * as every change does, a collection laid out in another pattern, naming it: see {@link
-   * #recognise}).
+   * as every change and the store's first read do, a collection laid out in another pattern,
+   * naming it: see {@link #recognise}).
    *
    * <p>Structural changes are made all-or-nothing with a lock document and a journal kept in the
    * collection (no transactions needed); reads are isolated from concurrent changes. To use
@@ -215,8 +215,9 @@ public enum TreePattern {
    * more fully: an array of ancestors and nested sets have a {@code parent} too). Reads one batch
    * of documents, writes nothing.
    *
-   * <p>Every store makes the same check before its first change, load or repair, and refuses a
-   * collection laid out in another pattern, naming it; {@link TreeStore#check()} reports it.
+   * <p>Every store makes the same check before its first change, load, repair or read, and
+   * refuses a collection laid out in another pattern, naming it; {@link TreeStore#check()}
+   * reports it.
    *
    * @return the pattern, or empty for an empty collection or one whose documents fit no pattern,
    *     or two equally (attributes named like another pattern's fields can make them)
