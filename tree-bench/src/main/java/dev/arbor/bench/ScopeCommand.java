@@ -112,7 +112,7 @@ public final class ScopeCommand implements Callable<Integer> {
           Names.of(p), ScopeBench.disjointOverSeparate(figures, p));
     }
     out.flush();
-    if (uri == null || uri.isBlank()) {
+    if (ServerConnection.embedded(uri)) {
       err.println(EMBEDDED_NOTE);
       err.flush();
     }

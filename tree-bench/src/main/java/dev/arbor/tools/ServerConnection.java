@@ -60,6 +60,11 @@ public final class ServerConnection implements AutoCloseable {
         .build());
   }
 
+  /** Whether {@link #open} starts an embedded server for {@code uri}: none given, or blank. */
+  public static boolean embedded(String uri) {
+    return uri == null || uri.isBlank();
+  }
+
   /**
    * Connects to {@code uri} if given (not null or blank) and checks that the server answers;
    * else starts an embedded server on {@code dataDir} if given, else in memory.
@@ -70,7 +75,7 @@ public final class ServerConnection implements AutoCloseable {
    *     directory cannot be used
    */
   public static ServerConnection open(String uri, Path dataDir, CommandMeter meter) {
-    if (uri != null && !uri.isBlank()) {
+    if (!embedded(uri)) {
       ConnectionString cs;
       try {
         cs = new ConnectionString(uri);

@@ -378,13 +378,10 @@ public final class MongoTreeStore implements MongoTree {
 
   /**
    * Runs a read through the store's {@link #protocol()}: isolated unless isolation is off, and made
-   * again after an I/O error or a timeout until the lock wait runs out ({@link #retrying}).
+   * again after an I/O error or a timeout until the lock wait runs out ({@link #checked}).
    */
   public <T> T read(Function<Reads, T> body) {
-    return retrying(() -> {
-      firstWrite.requireForReads();
-      return protocol().read(body);
-    });
+    return checked(() -> protocol().read(body));
   }
 
   /**
@@ -405,6 +402,17 @@ public final class MongoTreeStore implements MongoTree {
     return protocol().inCallersTransaction() ? read.get() : ReadRetry.run(lock.lock, read);
   }
 
+  /**
+   * {@link #retrying} {@code read}, after the store's first read has refused a collection laid
+   * out in another pattern ({@link FirstWrite#requireForReads}, made again with the read).
+   */
+  private <T> T checked(java.util.function.Supplier<T> read) {
+    return retrying(() -> {
+      firstWrite.requireForReads();
+      return read.get();
+    });
+  }
+
   /** The ids of {@code nodes}, in order. */
   private static List<String> ids(List<Node> nodes) {
     return nodes.stream().map(Node::id).toList();
@@ -417,10 +425,7 @@ public final class MongoTreeStore implements MongoTree {
    */
   private <T> T readBelow(String top, Function<Reads, T> body,
       Function<T, java.util.Collection<String>> returned) {
-    return retrying(() -> {
-      firstWrite.requireForReads();
-      return protocol().read(top, body, returned);
-    });
+    return checked(() -> protocol().read(top, body, returned));
   }
   // ------------------------------------------------------------------ the public operations
 
@@ -695,10 +700,7 @@ public final class MongoTreeStore implements MongoTree {
     if (inCallersTransaction()) {
       return snapshot().entries().stream();
     }
-    retrying(() -> {
-      firstWrite.requireForReads();
-      return null;
-    });
+    checked(() -> null); // the stream's own reads are made again by its cursors
     StreamedEntries it = new StreamedEntries(this, fenced());
     return java.util.stream.StreamSupport.stream(java.util.Spliterators.spliteratorUnknownSize(
         it, java.util.Spliterator.ORDERED | java.util.Spliterator.NONNULL), false)
