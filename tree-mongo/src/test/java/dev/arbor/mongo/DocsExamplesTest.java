@@ -32,7 +32,9 @@ import org.junit.jupiter.api.Test;
  */
 class DocsExamplesTest {
   private final MongoTestServer server = MongoTestServer.get();
-  private final MongoDatabase db = server.database();
+  // A database of its own: the examples name their collections ("categories"), as do
+  // ReadmeExampleTest's, which may run beside these in the JVM.
+  private final MongoDatabase db = server.databaseOfItsOwn("docs_examples");
 
   @Test
   void loadAndGraftFromStreams() throws Exception {

@@ -167,6 +167,16 @@ public final class MongoTestServer {
     return client.getDatabase(name).getCollection("tree_" + n);
   }
 
+  /**
+   * A database of its own for a test that looks at every collection of its database (the other
+   * tests of the JVM, running side by side, write theirs in {@link #database()}), dropped with it.
+   */
+  public MongoDatabase databaseOfItsOwn(String purpose) {
+    String name = database.getName() + "_" + purpose;
+    scratch.add(name);
+    return client.getDatabase(name);
+  }
+
   /** A client of its own that tells {@code listener} of every command it sends; close it. */
   public MongoClient recordingClient(com.mongodb.event.CommandListener listener) {
     return com.mongodb.client.MongoClients.create(MongoClientSettings.builder()

@@ -37,13 +37,18 @@ import org.bson.Document;
 import org.bson.codecs.pojo.annotations.BsonId;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The README's first program, taken from the README as it stands, compiled and run as a new user
  * would: it must compile against the modules alone, run to the end, and print what its comments
  * say it prints; and the examples of docs/data-api.md (node data, streaming, scopes, typed nodes),
  * run here and shown in that page verbatim ({@link DocsPages#assertShown}).
+ *
+ * <p>{@link Isolated}: the first program's output is read from {@code System.out}, which the
+ * classes running beside it in the JVM would write into.
  */
+@Isolated
 class ReadmeExampleTest {
   private static final String CLASS = "FirstTree";
 
@@ -82,7 +87,7 @@ class ReadmeExampleTest {
   @Test
   void nodeDataExample() {
     String uri = MongoTestServer.get().uri();
-    String db = MongoTestServer.get().database().getName();
+    String db = MongoTestServer.get().databaseOfItsOwn("readme").getName();
     // docs-data:begin
     try (MongoClient client = MongoClients.create(uri)) {
       MongoCollection<Document> products = client.getDatabase(db).getCollection("products");
@@ -139,7 +144,7 @@ class ReadmeExampleTest {
   @Test
   void scopeExample() {
     String uri = MongoTestServer.get().uri();
-    String db = MongoTestServer.get().database().getName();
+    String db = MongoTestServer.get().databaseOfItsOwn("readme").getName();
     // docs-scope:begin
     try (MongoClient client = MongoClients.create(uri)) {
       MongoCollection<Document> forums = client.getDatabase(db).getCollection("forums");
@@ -173,7 +178,7 @@ class ReadmeExampleTest {
   @Test
   void typedExample() {
     String uri = MongoTestServer.get().uri();
-    String db = MongoTestServer.get().database().getName();
+    String db = MongoTestServer.get().databaseOfItsOwn("readme").getName();
     // docs-typed:begin
     try (MongoClient client = MongoClients.create(uri)) {
       MongoCollection<Category> categories =
