@@ -39,6 +39,33 @@ class CliTest {
     name = collection.getNamespace().getCollectionName();
   }
 
+  /**
+   * The manual's nested sets as the manual writes them (root {@code parent: 0}, no depths): {@code
+   * arbor check} recognises the pattern and finds the tree sound, and the export is the tree.
+   * (Before stop 59 it listed the root's parent and every depth, exit code 3.)
+   */
+  @Test
+  void theManualsNestedSetsAreCheckedSoundAsWritten() throws IOException {
+    for (String line : List.of("{_id: 'Books', parent: 0, left: 1, right: 12}",
+        "{_id: 'Programming', parent: 'Books', left: 2, right: 11}",
+        "{_id: 'Languages', parent: 'Programming', left: 3, right: 4}",
+        "{_id: 'Databases', parent: 'Programming', left: 5, right: 10}",
+        "{_id: 'MongoDB', parent: 'Databases', left: 6, right: 7}",
+        "{_id: 'dbm', parent: 'Databases', left: 8, right: 9}")) {
+      collection.insertOne(Document.parse(line));
+    }
+    Cli.Result check = Cli.run(onServer("check", "-c", name));
+    assertEquals(0, check.exit(), check::toString);
+    assertTrue(check.stderr().contains("laid out in nested-sets"), check::toString);
+    Path exported = dir.resolve("manual.json");
+    Cli.Result export = Cli.run(onServer("export", exported.toString(), "-q", "-c", name));
+    assertEquals(0, export.exit(), export::toString);
+    assertEquals(Tree.parse("Books(Programming(Languages Databases(MongoDB dbm)))"),
+        TreeJson.read(Files.newInputStream(exported)));
+    assertEquals(0L, collection.countDocuments(new Document("arborDepth",
+        new Document("$exists", true))), "check and export write nothing");
+  }
+
   @Test
   void fieldNamesOfAnotherToolAreReadCheckedRepairedExportedAndWritten() throws IOException {
     collection.insertMany(List.of(

@@ -151,6 +151,10 @@ class ForeignDocumentsTest {
     } else {
       assertTrue(refused > 0, shape + ": every read answered");
     }
-    assertFalse(store.check().isEmpty(), shape + ": check() found nothing");
+    if (named == null) { // nested sets without depths are sound, as the manual writes them
+      assertEquals(List.of(), store.check(), shape);
+    } else {
+      assertFalse(store.check().isEmpty(), shape + ": check() found nothing");
+    }
   }
 }

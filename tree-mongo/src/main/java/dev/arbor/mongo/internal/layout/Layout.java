@@ -61,8 +61,8 @@ public interface Layout {
    *
    * @throws dev.arbor.core.TreeException naming the node if the field holds something else (a
    *     number, an array: a collection written by another tool, the manual's nested-set root
-   *     {@code parent: 0}), which {@code check()} lists and {@code repair()} rewrites where it is
-   *     derived, rather than a {@code ClassCastException}
+   *     {@code parent: 0}, which its layout reads as a root first), which {@code check()} lists and
+   *     {@code repair()} rewrites where it is derived, rather than a {@code ClassCastException}
    */
   static @org.jspecify.annotations.Nullable String stringField(org.bson.Document d, String field) {
     Object v = d.get(field);

@@ -157,11 +157,22 @@ final class NestedSetChecks {
       if (d.get(parentField) instanceof MistypedId m) {
         problems.add(new Problem(id, parentField + " is not " + MistypedId.article(m.type())
             + ": " + m + " (repair() rewrites it from the intervals: " + expectedParent + ")"));
-      } else if (!Objects.equals(expectedParent, d.get(parentField))) {
+      } else if (!Objects.equals(expectedParent, d.get(parentField))
+          && !(expectedParent == null && d.get(parentField) instanceof Number
+              && layout.parentOf(d) == null)) { // the manual's root, parent: 0, is a root
         problems.add(new Problem(id, "parent " + d.get(parentField)
             + " disagrees with the intervals (enclosed by " + expectedParent + ")"));
       }
-      if (!(d.get(depthField) instanceof Number) || num(d, depthField) != open.size()) {
+      if (d.get(depthField) == null) {
+        // The manual keeps no depth, and reads count it from the intervals; but a node with a
+        // depth has descendants with depths (changes keep it so), which a depth-limited read of
+        // it relies on.
+        if (enclosing != null && enclosing.get(depthField) instanceof Number) {
+          problems.add(new Problem(id, "depth null: missing where its parent '" + expectedParent
+              + "' has one, which depth-limited reads of it rely on (repair() writes every"
+              + " depth)"));
+        }
+      } else if (!(d.get(depthField) instanceof Number) || num(d, depthField) != open.size()) {
         problems.add(new Problem(id, "depth " + d.get(depthField)
             + " disagrees with the intervals (" + open.size() + ")"));
       }

@@ -314,7 +314,7 @@ final class NestedSetLayout implements Layout {
   @Nullable String parentOf(Document d) {
     Object v = d.get(parentField);
     if (v instanceof Number n && n.doubleValue() == 0 && context.ids().isString()) {
-      return null; // the manual's root: parent 0 (check() lists it, repair() writes null)
+      return null; // the manual's root: parent 0 (a root to check() too; repair() writes null)
     }
     return Layout.stringField(d, parentField);
   }

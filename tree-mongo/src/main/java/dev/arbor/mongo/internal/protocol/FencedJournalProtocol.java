@@ -3,6 +3,7 @@ package dev.arbor.mongo.internal.protocol;
 import com.mongodb.MongoException;
 import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoCollection;
+import dev.arbor.core.LockLostException;
 import dev.arbor.mongo.internal.bson.Scope;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
@@ -91,6 +92,17 @@ public final class FencedJournalProtocol implements Protocol {
             continue;
           } catch (RuntimeException stop) {
             end = stop;
+          }
+        } else if (!(e instanceof LockLostException)) {
+          // A planner's verdict (no such node, a cycle, numbers that do not nest…) stands only if
+          // the lock was still this hold's once it was reached: a holder slower than its lease
+          // may have been taken over while it read, and met another holder's change half-way
+          // (the optimistic path and lanes check the same). Nothing of it was written.
+          try {
+            h.renew();
+          } catch (RuntimeException unsure) { // lost, or not known: not the verdict either way
+            lock.release(h);
+            throw unsure;
           }
         }
         lock.release(h);
