@@ -47,6 +47,16 @@ class LostHoldVerdictTest {
     }));
     assertEquals(Tree.parse("r(a(x) b)"), other.snapshot());
     assertEquals(java.util.List.of(), other.check());
+
+    // a no-op (a move to where the node is) is a verdict too
+    slow.forget();
+    assertThrows(LockLostException.class, () -> slow.change("probe", null, null, change -> {
+      sleep(3 * LEASE);
+      other.insert("y", Position.lastChildOf("b"));
+    }));
+    assertEquals(Tree.parse("r(a(x) b(y))"), other.snapshot());
+    slow.move("x", Position.lastChildOf("b")); // the slow store's next change is its own
+    assertEquals(Tree.parse("r(a b(y x))"), other.snapshot());
   }
 
   private static void sleep(long millis) {

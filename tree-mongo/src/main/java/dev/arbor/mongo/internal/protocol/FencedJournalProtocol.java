@@ -111,7 +111,11 @@ public final class FencedJournalProtocol implements Protocol {
       }
     }
     if (c.steps().isEmpty()) {
-      lock.release(h);
+      try {
+        h.renew(); // a no-op, seen as such only if read under this hold (as a verdict, above)
+      } finally {
+        lock.release(h);
+      }
       settled.accept(h.version);
       return Outcome.NONE;
     }
