@@ -253,14 +253,16 @@ class IntegrityTest {
         "{_id: 'B', parent: 'A', left: 3, right: 4}",
         "{_id: 'C', parent: 0, left: 6, right: 7, arborDepth: 'one'}",
         "{_id: 'S', parent: null, left: 9, right: 12}",
-        "{_id: 'T', parent: 'S', left: 10, right: 11, arborDepth: 1}");
+        "{_id: 'T', parent: 'S', left: 10, right: 11, arborDepth: 1}",
+        "{_id: 'U', parent: 7, left: 13, right: 14}");
     List<String> problems = TreePattern.NESTED_SETS.open(mixed).check().stream()
         .map(dev.arbor.core.Problem::toString).toList();
-    assertEquals(3, problems.size(), problems::toString);
+    assertEquals(4, problems.size(), problems::toString);
     assertTrue(problems.get(0).startsWith("'B': depth null") && problems.get(0).contains(
         "'A' has one"), problems::toString);
     assertTrue(problems.get(1).startsWith("'C': parent 0 disagrees"), problems::toString);
     assertTrue(problems.get(2).startsWith("'C': depth one disagrees"), problems::toString);
+    assertTrue(problems.get(3).startsWith("'U': parent 7 disagrees"), problems::toString);
   }
 
   /**

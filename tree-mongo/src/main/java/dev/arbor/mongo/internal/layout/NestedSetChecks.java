@@ -158,8 +158,7 @@ final class NestedSetChecks {
         problems.add(new Problem(id, parentField + " is not " + MistypedId.article(m.type())
             + ": " + m + " (repair() rewrites it from the intervals: " + expectedParent + ")"));
       } else if (!Objects.equals(expectedParent, d.get(parentField))
-          && !(expectedParent == null && d.get(parentField) instanceof Number
-              && layout.parentOf(d) == null)) { // the manual's root, parent: 0, is a root
+          && !(expectedParent == null && layout.manualRoot(d))) {
         problems.add(new Problem(id, "parent " + d.get(parentField)
             + " disagrees with the intervals (enclosed by " + expectedParent + ")"));
       }

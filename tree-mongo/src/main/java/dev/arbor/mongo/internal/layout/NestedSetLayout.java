@@ -168,8 +168,7 @@ final class NestedSetLayout implements Layout {
       return depthField + " is not a number: " + d.get(depthField);
     }
     Object parent = d.get(parentField);
-    return isReference(parent) || parent instanceof Number n && n.doubleValue() == 0
-        && context.ids().isString() ? null : "parent is not an id: " + parent;
+    return isReference(parent) || manualRoot(d) ? null : "parent is not an id: " + parent;
   }
 
   @Override
@@ -312,11 +311,19 @@ final class NestedSetLayout implements Layout {
 
   /** The parent id of node document {@code d}, null for a root ({@link Layout#stringField}). */
   @Nullable String parentOf(Document d) {
-    Object v = d.get(parentField);
-    if (v instanceof Number n && n.doubleValue() == 0 && context.ids().isString()) {
-      return null; // the manual's root: parent 0 (a root to check() too; repair() writes null)
+    if (manualRoot(d)) {
+      return null;
     }
     return Layout.stringField(d, parentField);
+  }
+
+  /**
+   * Whether node document {@code d} has the manual's root {@code parent: 0}: a root to reads,
+   * changes and {@code check()}; {@code repair()} writes null.
+   */
+  boolean manualRoot(Document d) {
+    return d.get(parentField) instanceof Number n && n.doubleValue() == 0
+        && context.ids().isString();
   }
 
   /** {@link Layout#parentOf}, the manual's root {@code parent: 0} read as no parent. */
