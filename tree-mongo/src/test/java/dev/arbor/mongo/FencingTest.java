@@ -44,7 +44,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * <p>The stalled holders' cases run side by side ({@link Execution @Execution(CONCURRENT)}), each
  * on a collection of its own: most of a case is waiting for a lease to expire by the server's
  * clock, which no fake clock can shorten. The live holders' cases, which hold a holder's
- * renewals to their timing, run alone ({@link ResourceLock}).
+ * renewals to their timing, run apart from the class's other cases ({@link ResourceLock}); other
+ * classes of the JVM run beside them, as other test JVMs did on the same cores.
  */
 class FencingTest {
   /** Taken shared by the stalled holders' cases, alone by the live holders'. */

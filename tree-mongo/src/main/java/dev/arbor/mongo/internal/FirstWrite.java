@@ -16,8 +16,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What a store checks before it writes (and, of the layout, before its first read: {@link
- * #requireForReads}), shared by the store and its views: a collection laid out in another pattern, or holding another id type's tree ({@link Layouts#require}, one sample
- * read until nodes of this pattern have been seen); before a change, a sample node that lacks
+ * #requireForReads}), shared by the store and its views: a collection laid out in another
+ * pattern, or holding another id type's tree ({@link Layouts#require}, one sample read until
+ * nodes of this pattern have been seen); before a change, a sample node that lacks
  * what the layout adds to the manual's fields ({@link Layout#changeProblem}: a collection in the
  * manual's shape that {@code repair()} has not completed, where the pattern's changes need
  * those fields); and a unique index of the user's

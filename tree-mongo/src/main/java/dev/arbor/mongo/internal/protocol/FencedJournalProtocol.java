@@ -93,29 +93,18 @@ public final class FencedJournalProtocol implements Protocol {
           } catch (RuntimeException stop) {
             end = stop;
           }
-        } else if (!(e instanceof LockLostException)) {
-          // A planner's verdict (no such node, a cycle, numbers that do not nest…) stands only if
-          // the lock was still this hold's once it was reached: a holder slower than its lease
-          // may have been taken over while it read, and met another holder's change half-way
-          // (the optimistic path and lanes check the same). Nothing of it was written.
-          try {
-            h.renew();
-          } catch (RuntimeException unsure) { // lost, or not known: not the verdict either way
-            lock.release(h);
-            throw unsure;
-          }
         }
-        lock.release(h);
+        if (e instanceof MongoException || e instanceof LockLostException) {
+          lock.release(h);
+        } else {
+          releaseReadUnderIt(h); // a planner's verdict: no such node, a cycle…
+        }
         settled.accept(h.version);
         throw end;
       }
     }
     if (c.steps().isEmpty()) {
-      try {
-        h.renew(); // a no-op, seen as such only if read under this hold (as a verdict, above)
-      } finally {
-        lock.release(h);
-      }
+      releaseReadUnderIt(h); // a no-op
       settled.accept(h.version);
       return Outcome.NONE;
     }
@@ -125,6 +114,23 @@ public final class FencedJournalProtocol implements Protocol {
     }
     settled.accept(r.version());
     return new Outcome(r.version(), r.deleted());
+  }
+
+  /**
+   * Releases {@code h} once a renewal has confirmed that the lock was still its own: what its
+   * planner read and concluded without writing (a verdict such as no such node or a cycle, or a
+   * no-op) stands only then. A holder slower than its lease may have been taken over while it
+   * read, and met another holder's change half-way (the optimistic path and lanes check the same;
+   * {@code LostHoldVerdictTest}). Nothing of the change was written.
+   *
+   * @throws LockLostException if the lock was taken over
+   */
+  private void releaseReadUnderIt(TreeLock.Hold h) {
+    try {
+      h.renew();
+    } finally {
+      lock.release(h);
+    }
   }
 
   /**
