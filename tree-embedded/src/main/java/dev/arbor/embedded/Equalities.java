@@ -73,7 +73,8 @@ final class Equalities {
    */
   static boolean exact(@Nullable Object value) {
     return value instanceof String || value instanceof ObjectId || value instanceof Integer
-        || value instanceof Long || value instanceof Double || value instanceof java.util.UUID;
+        || value instanceof Long || value instanceof Double || value instanceof java.util.UUID
+        || value instanceof de.bwaldvogel.mongo.bson.Decimal128;
   }
 
   /**

@@ -64,6 +64,18 @@ final class HashIndex<P> extends Index<P> {
    * {@code maps}.
    */
   private final @Nullable List<java.util.@Nullable TreeMap<String, int[]>> sorted;
+  /**
+   * Per key field of {@link #sorted}, the numbers held there, in order as doubles (-0.0 as 0.0,
+   * NaN last), each with the keys of {@code maps} it stands for (a double, or the longs a double
+   * cannot hold) and the number of documents that hold each; null where {@code sorted} is.
+   */
+  private final @Nullable List<java.util.@Nullable TreeMap<Double, Map<Object, int[]>>> numbers;
+  /**
+   * Per key field, whether a document ever held a number there of a type the index does not
+   * key (a {@code Decimal128}): the matcher compares it with numeric bounds, so the field's
+   * numeric ranges are no longer served (sticky).
+   */
+  private final boolean[] unkeyedNumbers;
   /** Per key field, whether a document ever held an array there (sticky, as MongoDB's). */
   private final boolean[] multikey;
   /**
@@ -109,13 +121,17 @@ final class HashIndex<P> extends Index<P> {
     }
     this.positionOf = positionOf;
     this.multikey = new boolean[fields.size()];
+    this.unkeyedNumbers = new boolean[fields.size()];
     if (ordered) {
       this.sorted = new ArrayList<>();
+      this.numbers = new ArrayList<>();
       for (String field : fields) {
         sorted.add(plain(field) ? new java.util.TreeMap<>() : null);
+        numbers.add(plain(field) ? new java.util.TreeMap<>() : null);
       }
     } else {
       this.sorted = null;
+      this.numbers = null;
     }
   }
 
@@ -126,7 +142,8 @@ final class HashIndex<P> extends Index<P> {
    * {@code {tree: 1, path: 1}}); -1 if none, or if that field held an array and the range has more
    * than one bound (two bounds may then hold for two elements).
    */
-  private int rangeField(Map<String, Set<Object>> eq, Map<String, Ranges.Range> ranges) {
+  private int rangeField(Map<String, Set<Object>> eq, Map<String, Ranges.Range> ranges,
+      Map<String, Ranges.Span> spans) {
     if (sorted == null) {
       return -1;
     }
@@ -134,6 +151,10 @@ final class HashIndex<P> extends Index<P> {
       Ranges.Range r = ranges.get(fields.get(i));
       if (r != null) {
         return multikey[i] && r.bounds() > 1 ? -1 : i;
+      }
+      Ranges.Span n = unkeyedNumbers[i] ? null : spans.get(fields.get(i));
+      if (n != null) {
+        return multikey[i] && n.bounds() > 1 ? -1 : i;
       }
       if (!eq.containsKey(fields.get(i))) {
         return -1;
@@ -144,18 +165,19 @@ final class HashIndex<P> extends Index<P> {
 
   /**
    * An upper bound of the number of candidates this index gives for the string ranges {@code
-   * ranges} ({@link Ranges}) after the equalities {@code eq} of the fields before it, or -1 if it
-   * cannot serve them: it keeps no order, or no field has a range after a prefix of equalities
-   * ({@link #rangeField}).
+   * ranges} or the numeric ones {@code spans} ({@link Ranges}) after the equalities {@code eq} of
+   * the fields before it, or -1 if it cannot serve them: it keeps no order, or no field has a
+   * range after a prefix of equalities ({@link #rangeField}).
    */
-  synchronized long rangeCost(Map<String, Set<Object>> eq, Map<String, Ranges.Range> ranges) {
-    int field = rangeField(eq, ranges);
+  synchronized long rangeCost(Map<String, Set<Object>> eq, Map<String, Ranges.Range> ranges,
+      Map<String, Ranges.Span> spans) {
+    int field = rangeField(eq, ranges, spans);
     if (field < 0) {
       return -1;
     }
     long n = 0;
-    for (String key : keysIn(field, ranges.get(fields.get(field)))) {
-      n += size(field, Set.of(compact(key)));
+    for (Object key : keysIn(field, ranges, spans)) {
+      n += size(field, Set.of(key));
     }
     return n;
   }
@@ -166,15 +188,15 @@ final class HashIndex<P> extends Index<P> {
    */
   @SuppressWarnings("unchecked")
   synchronized List<P> rangeCandidates(Map<String, Set<Object>> eq,
-      Map<String, Ranges.Range> ranges) {
-    int field = rangeField(eq, ranges);
+      Map<String, Ranges.Range> ranges, Map<String, Ranges.Span> spans) {
+    int field = rangeField(eq, ranges, spans);
     if (field < 0) {
       throw new IllegalArgumentException("index " + getName() + " cannot serve " + ranges);
     }
     Map<String, Set<Object>> compacted = field == 0 ? eq : compacted(eq);
     List<P> out = new ArrayList<>();
-    for (String key : keysIn(field, ranges.get(fields.get(field)))) {
-      Object p = maps.get(field).get(compact(key));
+    for (Object key : keysIn(field, ranges, spans)) {
+      Object p = maps.get(field).get(key);
       if (p instanceof Positions<?> s) {
         for (P one : (Positions<P>) s) {
           if (field == 0 || holdsEach(one, field, -1, compacted)) {
@@ -206,6 +228,36 @@ final class HashIndex<P> extends Index<P> {
     return true;
   }
 
+  /**
+   * The keys of {@code maps} in the range of {@code field}: its strings' ({@link #compact}) if
+   * {@code ranges} has one for it, else its numbers' in {@code spans}, NaN always among them (the
+   * index does not assume how the matcher orders it).
+   */
+  private Collection<Object> keysIn(int field, Map<String, Ranges.Range> ranges,
+      Map<String, Ranges.Span> spans) {
+    Ranges.Range r = ranges.get(fields.get(field));
+    if (r != null) {
+      List<Object> out = new ArrayList<>();
+      for (String key : keysIn(field, r)) {
+        out.add(compact(key));
+      }
+      return out;
+    }
+    Ranges.Span n = spans.get(fields.get(field));
+    java.util.TreeMap<Double, Map<Object, int[]>> m = numbers.get(field);
+    List<Object> out = new ArrayList<>();
+    if (!n.empty()) {
+      for (Map<Object, int[]> keys : m.subMap(n.low(), true, n.high(), true).values()) {
+        out.addAll(keys.keySet());
+      }
+    }
+    Map<Object, int[]> nan = m.get(Double.NaN); // ordered after +Infinity: never in subMap
+    if (nan != null) {
+      out.addAll(nan.keySet());
+    }
+    return out;
+  }
+
   private java.util.Set<String> keysIn(int field, Ranges.Range r) {
     if (r.empty()) {
       return Set.of();
@@ -229,7 +281,10 @@ final class HashIndex<P> extends Index<P> {
     }
   }
 
-  /** Counts the strings of {@code value} (itself, or the elements of an array) in order. */
+  /**
+   * Counts the strings and numbers of {@code value} (itself, or the elements of an array) in
+   * order.
+   */
   private void order(int field, @Nullable Object value, int delta, int depth) {
     java.util.TreeMap<String, int[]> keys = sorted.get(field);
     if (value instanceof String s) {
@@ -237,6 +292,23 @@ final class HashIndex<P> extends Index<P> {
       n[0] += delta;
       if (n[0] <= 0) {
         keys.remove(s);
+      }
+    } else if (value instanceof Number number) {
+      if (!(Equalities.exact(number))) {
+        unkeyedNumbers[field] = true;
+        return;
+      }
+      double d = number.doubleValue();
+      Double at = d == 0.0 ? 0.0 : d; // -0.0 is 0.0; NaN is one key
+      Map<Object, int[]> held = numbers.get(field).computeIfAbsent(at, k -> new HashMap<>(2));
+      Object key = compact(Equalities.key(number));
+      int[] n = held.computeIfAbsent(key, k -> new int[1]);
+      n[0] += delta;
+      if (n[0] <= 0) {
+        held.remove(key);
+        if (held.isEmpty()) {
+          numbers.get(field).remove(at);
+        }
       }
     } else if (value instanceof Collection<?> c && depth < 200) {
       if (depth == 0 && delta > 0) {
@@ -645,8 +717,14 @@ final class HashIndex<P> extends Index<P> {
           m.clear();
         }
       });
+      numbers.forEach(m -> {
+        if (m != null) {
+          m.clear();
+        }
+      });
     }
     java.util.Arrays.fill(multikey, false);
+    java.util.Arrays.fill(unkeyedNumbers, false);
     count = 0;
   }
 

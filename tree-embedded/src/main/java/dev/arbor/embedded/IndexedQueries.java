@@ -22,10 +22,11 @@ import org.jspecify.annotations.Nullable;
  * natural order, the order of its scan, and applies the whole query to each, as to the documents of
  * the scan: an index changes which documents are read, never the result, its order included.
  *
- * <p>A string range on a key field of an index whose keys are kept in order, after a prefix of
- * fields with equalities ({@code {tree: 0, path: {$gte: ",a,", $lt: ",a-"}}} on {@code {tree: 1,
- * path: 1}}, as MongoDB's index bounds; {@link Ranges}, {@link HashIndex#rangeCost}) is served
- * the same way, where it gives fewer candidates than the equalities alone.
+ * <p>A string or numeric range on a key field of an index whose keys are kept in order, after a
+ * prefix of fields with equalities ({@code {tree: 0, path: {$gte: ",a,", $lt: ",a-"}}} on {@code
+ * {tree: 1, path: 1}}, as MongoDB's index bounds; {@code {left: {$gt: 4, $lt: 17}}} on {@code
+ * {left: 1, right: 1}}; {@link Ranges}, {@link HashIndex#rangeCost}) is served the same way,
+ * where it gives fewer candidates than the equalities alone.
  *
  * <p>The aggregations: the server runs a pipeline over all the documents of the collection, even
  * when its first stage is a {@code $match}. For an {@code aggregate} command whose first stage is
@@ -136,12 +137,13 @@ final class IndexedQueries {
       }
     }
     Map<String, Ranges.Range> ranges = Ranges.of(query);
+    Map<String, Ranges.Span> spans = Ranges.numeric(query);
     HashIndex<P> ranged = null;
     long rangeLeast = Long.MAX_VALUE;
-    if (!ranges.isEmpty()) {
+    if (!ranges.isEmpty() || !spans.isEmpty()) {
       for (Index<P> index : indexes) {
         if (index instanceof HashIndex<P> h) {
-          long cost = h.rangeCost(eq, ranges);
+          long cost = h.rangeCost(eq, ranges, spans);
           if (cost >= 0 && cost < rangeLeast) {
             ranged = h;
             rangeLeast = cost;
@@ -156,7 +158,7 @@ final class IndexedQueries {
         return null;
       }
       (byRange ? ranged : best).countServed();
-      return new Candidates<>(byRange ? ranged.rangeCandidates(eq, ranges)
+      return new Candidates<>(byRange ? ranged.rangeCandidates(eq, ranges, spans)
           : best.candidates(eq), query);
     }
     return null;

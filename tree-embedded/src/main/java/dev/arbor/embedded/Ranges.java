@@ -19,6 +19,12 @@ import org.jspecify.annotations.Nullable;
  * holds if it holds for an element, and two bounds may then hold for two different elements, so
  * an index uses the interval of several bounds only on a field that never held an array (see
  * {@link HashIndex#rangeCost}).
+ *
+ * <p>Numbers too ({@link #numeric}): {@code {left: {$gt: 4, $lt: 17}}}, as nested sets send them.
+ * There such a comparison holds only between two numbers (the matcher's {@code comparableTypes}),
+ * of any numeric types; the index reads both sides as doubles and widens every bound ({@link
+ * Span}), a superset of what the matcher keeps, which the collection then applies the whole
+ * query to.
  */
 final class Ranges {
   private static final int MAX_DEPTH = 32;
@@ -55,6 +61,94 @@ final class Ranges {
       int c = low.compareTo(high);
       return c > 0 || c == 0 && !(lowIncluded && highIncluded);
     }
+  }
+
+  /**
+   * An interval of numbers read as doubles, both ends included (open: an infinity), with the
+   * number of bounds it was made of. Inclusive whatever the operators, and each bound moved out
+   * to the integer past it: a double conversion is monotonic, so a number greater than a bound is
+   * at least the bound once both are doubles, and the matcher's comparison of a long with a
+   * fraction (below) moves a bound by less than 1.
+   */
+  record Span(double low, double high, int bounds) {
+    // Widened by more than 1: the matcher compares two numbers as longs when either is a long
+    // beyond an int's range, truncating a fraction of the other (3000000000L >= 3000000000.5
+    // holds there), and saturates a double past a long's range, so a bound of 2^62 or more is
+    // left out.
+    Span and(Span o) {
+      return new Span(Math.max(low, o.low), Math.min(high, o.high), bounds + o.bounds);
+    }
+
+    /** Whether no number is in it. */
+    boolean empty() {
+      return low > high;
+    }
+  }
+
+  /**
+   * Per field, the interval of numbers of which a document matching {@code query} holds one (as
+   * its value or, if a field ever held an array, see the class comment); empty when none is
+   * known. Read where {@link #of} reads its strings, from bounds of type {@code int}, {@code long}
+   * and {@code double} (not NaN); a bound of another numeric type is left out, which only widens
+   * the interval.
+   */
+  /** Bounds this far from 0 or farther are left out (see {@link Span}). */
+  private static final double FAR = 0x1p62;
+
+  static Map<String, Span> numeric(Document query) {
+    Map<String, Span> out = new HashMap<>();
+    walkNumbers(query, out, 0);
+    return out;
+  }
+
+  private static void walkNumbers(Document query, Map<String, Span> out, int depth) {
+    for (Map.Entry<String, Object> e : query.entrySet()) {
+      String key = e.getKey();
+      if (key.equals("$and") && depth < MAX_DEPTH && e.getValue() instanceof List<?> list) {
+        for (Object o : list) {
+          if (o instanceof Document d) {
+            walkNumbers(d, out, depth + 1);
+          }
+        }
+        continue;
+      }
+      if (key.startsWith("$") || key.indexOf('.') >= 0) {
+        continue;
+      }
+      Span r = spanOf(e.getValue());
+      if (r != null) {
+        out.merge(key, r, Span::and);
+      }
+    }
+  }
+
+  private static @Nullable Span spanOf(@Nullable Object condition) {
+    if (!(condition instanceof Document d) || d.isEmpty()) {
+      return null;
+    }
+    Span r = new Span(Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY, 0);
+    for (Map.Entry<String, Object> op : d.entrySet()) {
+      if (!op.getKey().startsWith("$")) {
+        return null; // a document compared whole, not operators
+      }
+      Object v = op.getValue();
+      if (!(v instanceof Integer || v instanceof Long || v instanceof Double)) {
+        continue;
+      }
+      double x = ((Number) v).doubleValue();
+      if (Double.isNaN(x) || Math.abs(x) >= FAR) {
+        continue;
+      }
+      Span one = switch (op.getKey()) {
+        case "$gt", "$gte" -> new Span(Math.floor(x) - 1, Double.POSITIVE_INFINITY, 1);
+        case "$lt", "$lte" -> new Span(Double.NEGATIVE_INFINITY, Math.ceil(x) + 1, 1);
+        default -> null;
+      };
+      if (one != null) {
+        r = r.and(one);
+      }
+    }
+    return r.bounds() == 0 ? null : r;
   }
 
   /**

@@ -38,13 +38,14 @@ import org.junit.jupiter.api.io.TempDir;
  * every read (find with and without sort and limit, count, aggregate with a leading {@code
  * $match}, distinct) and every write by query answers the same, in the same order, on both. Values
  * mix what the indexes serve (strings, ObjectIds, UUIDs, numbers of three types equal across types,
- * -0.0, a long no double holds, NaN, arrays of them, nested arrays) with what they must leave to
- * the scan (subdocuments, booleans, a legacy UUID of a UUID's bits) or serve as null (null,
+ * -0.0, a long no double holds, NaN, infinities, arrays of them, nested arrays) with what they
+ * must leave to the scan (subdocuments, booleans, a legacy UUID of a UUID's bits, decimals) or
+ * serve as null (null,
  * missing fields, arrays holding a null); ids
  * are strings, UUIDs or documents holding such numbers,
- * and queries mix served equalities, {@code $in}, {@code $and} and string ranges ({@code $gt},
- * {@code $gte}, {@code $lt}, {@code $lte}, of fields that held arrays too), with conditions never
- * served.
+ * and queries mix served equalities, {@code $in}, {@code $and} and string and numeric ranges
+ * ({@code $gt}, {@code $gte}, {@code $lt}, {@code $lte}, of fields that held arrays or decimals
+ * too, with bounds of every numeric type), with conditions never served.
  *
  * <p>Each operation is generated as one random seed (QuickTheories shrinks a failing list of
  * them); a failure prints the operations and queries as run.
@@ -67,12 +68,17 @@ class SecondaryIndexPropertiesTest {
       0, -0.0, 0L, 9007199254740993L, Double.NaN, List.of(1.0, "a"), null, List.of("a", "b"),
           List.of("b"), List.of(List.of("a")), List.of(), List.of("c", 1),
       new Document("x", "a"), OID1, OID2, List.of(OID1), true, "a.b", UUID1, UUID2, LEGACY1,
-      List.of(UUID1, "a"), Arrays.asList("b", null), List.of(List.of()));
+      List.of(UUID1, "a"), Arrays.asList("b", null), List.of(List.of()), -5, 3.5,
+      Double.POSITIVE_INFINITY, Long.MIN_VALUE, List.of(-5, 7L), new org.bson.types.Decimal128(2),
+      List.of(new org.bson.types.Decimal128(-1), 4), 3_000_000_000L, 3_000_000_000.5,
+      -3_000_000_000.5, 1e19, Long.MAX_VALUE, Double.NEGATIVE_INFINITY);
   /** Query values. */
   private static final List<Object> QUERY_VALUES = Arrays.asList("a", "b", "c", "A", "", 1, 1.0,
       0, 0L, -0.0, 2L, 9007199254740993L, 9007199254740992.0, Double.NaN, null, OID1, OID2,
           List.of("a", "b"), List.of("a"), new Document("x", "a"), true,
-      Pattern.compile("^a"), UUID1, UUID2, LEGACY1);
+      Pattern.compile("^a"), UUID1, UUID2, LEGACY1, -1, 2.5, 7L, Double.NEGATIVE_INFINITY,
+      Double.POSITIVE_INFINITY, Long.MAX_VALUE, new org.bson.types.Decimal128(3), 3_000_000_000L,
+      3_000_000_000.5, -3_000_000_000L, -3_000_000_000.5, 1e19, 4.6e18);
   /** Indexed and unindexed fields. */
   private static final List<String> FIELDS = List.of("p", "s", "q", "arr", "z", "d");
   private static final List<String> QUERY_FIELDS = List.of("p", "s", "q", "arr", "z", "d.x",
@@ -419,8 +425,8 @@ class SecondaryIndexPropertiesTest {
     Object w = QUERY_VALUES.get(r.nextInt(QUERY_VALUES.size()));
     String[] ops = {"$gt", "$gte", "$lt", "$lte"};
     return switch (r.nextInt(11)) {
-      // string ranges, which an index with its keys in order serves (one bound, two, or a bound
-      // of another type)
+      // string and numeric ranges, which an index with its keys in order serves (one bound, two,
+      // or a bound of another type)
       case 8 -> new Document(f, new Document(ops[r.nextInt(4)], v));
       case 9 -> new Document(f, new Document(ops[r.nextInt(2)], v).append(ops[2 + r.nextInt(2)],
           w));

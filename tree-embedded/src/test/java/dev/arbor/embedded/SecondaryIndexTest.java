@@ -406,6 +406,61 @@ class SecondaryIndexTest {
   }
 
   /**
+   * A nested set's descendants, {@code {left: {$gt: l, $lt: r}}} on {@code {left: 1, right: 1}},
+   * are read from the index in memory: the candidates are the numbers in the interval (widened by
+   * one at each end, see {@code Ranges.Span}), not the collection; after updates that shift the
+   * numbers and deletes, and with bounds and values of every numeric type, the answers are the
+   * scan's. A range too wide (more than half of a large collection) is left to the scan.
+   */
+  @Test
+  void inMemoryANumericRangeIsReadFromTheIndex() {
+    try (EmbeddedMongo mongo = EmbeddedMongo.start()) {
+      MongoCollection<Document> c = collection(mongo, "sets");
+      List<Document> docs = new ArrayList<>();
+      for (int i = 0; i < 4_000; i++) {
+        Object left = i % 3 == 0 ? (Object) (2 * i) : i % 3 == 1 ? (Object) (2L * i)
+            : (Object) (2.0 * i);
+        docs.add(new Document("_id", "x" + i).append("left", left).append("right", 2 * i + 1));
+      }
+      c.insertMany(docs);
+      c.createIndex(Indexes.ascending("left", "right"));
+      c.createIndex(Indexes.ascending("right"));
+      Bson interval = Filters.and(Filters.gt("left", 100L), Filters.lt("left", 141));
+      assertEquals(20, c.countDocuments(interval));
+      assertEquals(1, served(mongo, "sets"));
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      List<de.bwaldvogel.mongo.backend.Index<Object>> indexes = (List) mongo.backend()
+          .resolveDatabase("d").resolveCollection("sets", true).getIndexes();
+      de.bwaldvogel.mongo.bson.Document nested = new de.bwaldvogel.mongo.bson.Document("$and",
+          List.of(new de.bwaldvogel.mongo.bson.Document("$and", List.of(
+              new de.bwaldvogel.mongo.bson.Document("left",
+                  new de.bwaldvogel.mongo.bson.Document("$gt", 100L)),
+              new de.bwaldvogel.mongo.bson.Document("left",
+                  new de.bwaldvogel.mongo.bson.Document("$lt", 141.5)))),
+              new de.bwaldvogel.mongo.bson.Document("$or", List.of(
+                  new de.bwaldvogel.mongo.bson.Document("z", null)))));
+      // 100 to 142 read as 99..143: the even numbers 100 to 142
+      assertEquals(22, IndexedQueries.candidates(indexes, nested, 4_000).positions().size());
+      // shift every number right of 120 by 10, as an insert renumbers
+      c.updateMany(Filters.gt("left", 120), Updates.inc("left", 10));
+      c.deleteMany(Filters.in("_id", List.of("x55", "x56")));
+      assertEquals(List.of("x51", "x52", "x53", "x54", "x57", "x58", "x59", "x60", "x61"),
+          c.find(Filters.and(Filters.gte("left", 100.5), Filters.lte("left", 132L)))
+              .map(d -> d.getString("_id")).into(new ArrayList<>()));
+      assertEquals(4, c.countDocuments(Filters.and(Filters.lt("left", 130.0),
+          Filters.gt("right", 114L)))); // x57 to x60; by the index on right, the fewer
+      assertEquals(4, served(mongo, "sets"));
+      long before = served(mongo, "sets");
+      assertEquals(3_939, c.countDocuments(Filters.gt("left", 120)));
+      assertEquals(before, served(mongo, "sets")); // most of the collection: the scan
+      c.insertOne(new Document("_id", "d").append("left", new org.bson.types.Decimal128(125)));
+      assertEquals(1, c.countDocuments(Filters.and(Filters.gt("left", 124),
+          Filters.lt("left", 126))));
+      assertEquals(before + 1, served(mongo, "sets"));
+    }
+  }
+
+  /**
    * A scoped tree's subtree, {@code {tree: t, path: [",n0,n1,", ",n0,n1-")}} on {@code {tree: 1,
    * path: 1, rank: 1}}: the equality of the first key field, then the range of the second, as
    * MongoDB's index bounds; the candidates are the subtree's documents in that tree, not the tree
