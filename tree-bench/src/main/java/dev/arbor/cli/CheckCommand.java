@@ -24,17 +24,19 @@ final class CheckCommand extends ArborCommand {
   public Integer call() {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
-      connection.requireCollection(db, store.collection);
+      connection.requireCollection(db, store.collection, store.scope);
       store.recognisePattern(db, progress);
-      String where = Loads.where(db, store.collection, store.pattern);
+      String where = store.where(db);
       Patterns.require(db, store.collection, store.pattern, store.treeOptions());
       TreeStore tree = connection.open(store.pattern, db.getCollection(store.collection),
           store.treeOptions());
-      long total = Connection.nodes(db.getCollection(store.collection));
+      long total = store.scoped() ? tree.size()
+          : Connection.nodes(db.getCollection(store.collection));
       progress.phase("checking " + where, ExportCommand.reading(connection, total), total);
       List<Problem> problems = tree.check();
       print(problems, out());
-      long nodes = Connection.nodes(db.getCollection(store.collection));
+      long nodes = store.scoped() ? tree.size()
+          : Connection.nodes(db.getCollection(store.collection));
       if (problems.isEmpty()) {
         progress.done(where + ": sound, " + nodes(nodes) + ", no problem");
         return Arbor.EXIT_OK;

@@ -113,15 +113,24 @@ final class Connection implements AutoCloseable {
    * node of a tree without one ({@link #scopedOnly}).
    */
   void requireCollection(MongoDatabase database, String collection) {
+    requireCollection(database, collection, null);
+  }
+
+  /**
+   * As {@link #requireCollection(MongoDatabase, String)}, for the tree of {@code scope} ({@code
+   * --scope FIELD=VALUE}) if it is not null: a collection of trees with a scope is then what is
+   * expected.
+   */
+  void requireCollection(MongoDatabase database, String collection, String scope) {
     if (!exists(database, collection)) {
       throw new CliException("collection " + database.getName() + "." + collection
           + " does not exist" + (temporary() ? " (the temporary in-memory server starts empty: give"
               + " --uri or --data-dir)" : ""));
     }
-    if (scopedOnly(database.getCollection(collection))) {
+    if (scope == null && scopedOnly(database.getCollection(collection))) {
       throw new CliException("collection " + database.getName() + "." + collection + " holds"
           + " trees with a scope (TreeOptions.withScope: each node's _id is {s: scope, id: node"
-          + " id}), which the command line does not read; read them with the library");
+          + " id}): name one with --scope FIELD=VALUE");
     }
   }
 

@@ -47,6 +47,12 @@ final class ConvertCommand extends ArborCommand {
       description = "As --id-type, for the target: ${COMPLETION-CANDIDATES}. Default: string.")
   dev.arbor.mongo.NodeIdType toIdType;
 
+  @Option(names = "--to-scope", paramLabel = "FIELD=VALUE",
+      description = "As --scope, for the target: the tree of the target collection whose"
+          + " documents have FIELD equal to VALUE (an empty one). Default: none, the target"
+          + " collection holds one tree.")
+  String toScope;
+
   @Option(names = "--to-uri", paramLabel = "URI",
       description = "Target server. Default: the source server.")
   String toUri;
@@ -79,6 +85,9 @@ final class ConvertCommand extends ArborCommand {
     }
     dev.arbor.mongo.TreeOptions targetOptions =
         StoreOptions.treeOptions(spec, "--to-field", toFields, toPattern);
+    if (toScope != null) {
+      targetOptions = StoreOptions.withScope(spec, "--to-scope", targetOptions, toScope);
+    }
     if (toIdType != null) {
       targetOptions = targetOptions.withIdType(toIdType);
     }
@@ -96,22 +105,27 @@ final class ConvertCommand extends ArborCommand {
           ? (toDb == null ? sourceDb : from.database(toDb))
           : to.database(toDb != null ? toDb : source.db);
       String targetCollection = toCollection != null ? toCollection : source.collection;
-      String targetWhere = Loads.where(targetDb, targetCollection, toPattern);
+      String targetWhere = Loads.where(targetDb, targetCollection, toPattern, toScope);
       boolean inPlace = sameServer && sourceDb.getName().equals(targetDb.getName())
           && source.collection.equals(targetCollection);
+      if (inPlace && (source.scoped() || toScope != null)) {
+        throw new CliException("the target is the source collection " + sourceDb.getName() + "."
+            + source.collection + ", which holds a tree with a scope: give --to-collection (a"
+            + " scoped tree is not converted in place)");
+      }
       if (inPlace && !replace) {
         throw new CliException("the target is the source collection " + sourceDb.getName() + "."
             + source.collection + ": add --replace to convert it in place, or give"
             + " --to-collection");
       }
-      from.requireCollection(sourceDb, source.collection);
+      from.requireCollection(sourceDb, source.collection, source.scope);
       source.recognisePattern(sourceDb, progress);
       dev.arbor.mongo.TreeOptions sourceOptions = source.treeOptions();
-      String sourceWhere = Loads.where(sourceDb, source.collection, source.pattern);
+      String sourceWhere = source.where(sourceDb);
       Loads.checkTarget(sameServer ? from : to, targetDb, targetCollection, toPattern,
-          targetOptions, replace); // fail before reading
+          targetOptions, toScope, replace); // fail before reading
       ExportCommand.Source sourceTree = ExportCommand.open(sourceDb, source.collection,
-          source.pattern, sourceOptions, !noCheck, from, progress);
+          source.pattern, sourceOptions, source.scope, !noCheck, from, progress);
       Connection target = sameServer ? from : to;
       long n;
       try (Stream<Node> entries = sourceTree.store().entries()) {
@@ -123,7 +137,7 @@ final class ConvertCommand extends ArborCommand {
         progress.phase(String.format(java.util.Locale.ROOT, "converting %,d nodes from %s to %s",
             sourceTree.nodes(), sourceWhere, targetWhere), counted::count, sourceTree.nodes());
         n = Loads.write(counted, -1, target, targetDb, targetCollection, toPattern,
-            targetOptions, replace, progress);
+            targetOptions, toScope, replace, progress);
       }
       target.save(progress);
       progress.done("converted " + CheckCommand.nodes(n) + " from " + sourceWhere + " to "

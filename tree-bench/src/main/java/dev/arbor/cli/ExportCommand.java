@@ -56,12 +56,12 @@ final class ExportCommand extends ArborCommand {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
       if (store.pattern == null) {
-        connection.requireCollection(db, store.collection);
+        connection.requireCollection(db, store.collection, store.scope);
         store.recognisePattern(db, progress);
       }
-      String where = Loads.where(db, store.collection, store.pattern);
-      Source source = open(db, store.collection, store.pattern, store.treeOptions(), !noCheck,
-          connection, progress);
+      String where = store.where(db);
+      Source source = open(db, store.collection, store.pattern, store.treeOptions(),
+          store.scope, !noCheck, connection, progress);
       long written;
       if (file.equals("-")) {
         written = write(source, arbor.stdout(), progress);
@@ -78,19 +78,20 @@ final class ExportCommand extends ArborCommand {
   record Source(TreeStore store, long nodes, String where) {}
 
   /**
-   * Opens a collection to read its whole tree, refusing a missing collection and one with
+   * Opens a collection to read its whole tree (the tree of {@code scope}, {@code FIELD=VALUE},
+   * if it is not null; {@code options} carry it too), refusing a missing collection and one with
    * structural problems (when {@code check}: a wrong {@code --pattern} or a damaged collection).
    */
   static Source open(MongoDatabase db, String collection, dev.arbor.mongo.TreePattern pattern,
-      dev.arbor.mongo.TreeOptions options, boolean check, Connection connection,
+      dev.arbor.mongo.TreeOptions options, String scope, boolean check, Connection connection,
       Progress progress) {
-    String where = Loads.where(db, collection, pattern);
-    connection.requireCollection(db, collection);
+    String where = Loads.where(db, collection, pattern, scope);
+    connection.requireCollection(db, collection, scope);
     Patterns.require(db, collection, pattern, options);
     MongoCollection<Document> c = db.getCollection(collection);
     TreeStore source = connection.open(pattern, c, options);
     Loads.settle(connection, c, pattern, options); // counts the tree, not a stopped load
-    long nodes = Connection.nodes(c);
+    long nodes = scope == null ? Connection.nodes(c) : source.size(); // size() settles too
     if (check) {
       progress.phase("checking " + where, reading(connection, nodes), nodes);
       List<Problem> problems = source.check();

@@ -81,15 +81,15 @@ final class ImportCommand extends ArborCommand {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
       if (grafting && store.pattern == null) {
-        connection.requireCollection(db, store.collection);
+        connection.requireCollection(db, store.collection, store.scope);
         store.recognisePattern(db, progress);
       }
-      String where = Loads.where(db, store.collection, store.pattern);
+      String where = store.where(db);
       if (grafting) {
         Patterns.require(db, store.collection, store.pattern, store.treeOptions()); // first
       } else {
         Loads.checkTarget(connection, db, store.collection, store.pattern, store.treeOptions(),
-            replace); // fail before reading
+            store.scope, replace); // fail before reading
       }
       long n = stream(progress, connection, db, grafting);
       connection.save(progress);
@@ -120,11 +120,11 @@ final class ImportCommand extends ArborCommand {
             ? Loads.graft(reader, size, under, connection, db, store.collection, store.pattern,
                 store.treeOptions(), progress)
             : Loads.write(reader, size, connection, db, store.collection, store.pattern,
-                store.treeOptions(), replace, progress));
+                store.treeOptions(), store.scope, replace, progress));
       } catch (NodeNotFoundException e) {
         if (under != null && under.equals(e.id())) { // checked before the graft wrote anything
           throw new CliException("--under " + CheckCommand.quote(under) + ": no such node in the"
-              + " tree of " + Loads.where(db, store.collection, store.pattern)
+              + " tree of " + store.where(db)
               + "; nothing was written", e);
         }
         throw e;
@@ -136,7 +136,7 @@ final class ImportCommand extends ArborCommand {
         }
         if (grafting) { // the tree holds the id already: the graft wrote nothing
           throw new CliException(file + ": node " + CheckCommand.quote(e.id())
-              + " already exists in the tree of " + Loads.where(db, store.collection, store.pattern)
+              + " already exists in the tree of " + store.where(db)
               + ": a graft adds new nodes only; remove it from the file; nothing was written", e);
         }
         throw e;

@@ -26,7 +26,14 @@ final class Loads {
 
   /** {@code db.collection (pattern)}, for messages. */
   static String where(MongoDatabase db, String collection, TreePattern pattern) {
-    return db.getName() + "." + collection + " (" + Patterns.name(pattern) + ")";
+    return where(db, collection, pattern, null);
+  }
+
+  /** As {@link #where(MongoDatabase, String, TreePattern)}, naming the scope if there is one. */
+  static String where(MongoDatabase db, String collection, TreePattern pattern,
+      String scope) {
+    return db.getName() + "." + collection + " (" + Patterns.name(pattern)
+        + (scope == null ? "" : ", scope " + scope) + ")";
   }
 
   /**
@@ -37,13 +44,38 @@ final class Loads {
    */
   static boolean checkTarget(Connection connection, MongoDatabase db, String collection,
       TreePattern pattern, TreeOptions options, boolean replace) {
+    return checkTarget(connection, db, collection, pattern, options, null, replace);
+  }
+
+  /**
+   * As {@link #checkTarget(Connection, MongoDatabase, String, TreePattern, TreeOptions,
+   * boolean)}, for the tree of {@code scope} ({@code FIELD=VALUE}, in {@code options} too) if it
+   * is not null: only that tree must be empty, and it cannot be replaced (the collection holds
+   * the other trees, which a replacement by rename would take with it).
+   *
+   * @return whether it holds documents: false for a scope (it refuses one that does)
+   */
+  static boolean checkTarget(Connection connection, MongoDatabase db, String collection,
+      TreePattern pattern, TreeOptions options, String scope, boolean replace) {
     MongoCollection<Document> target = db.getCollection(collection);
+    if (scope != null) {
+      long nodes = connection.open(pattern, target, options).size(); // settles a stopped load
+      if (nodes > 0) {
+        throw new CliException("the tree of " + where(db, collection, pattern, scope) + " is"
+            + " not empty (" + nodes + (nodes == 1 ? " node" : " nodes") + "): "
+            + (replace ? "--replace does not replace one tree of a collection that holds"
+                + " several (its other trees would go with it): delete the tree's roots"
+                + " (TreeStore.delete) first, or give another scope"
+                : "give another scope, or delete the tree's roots (TreeStore.delete) first"));
+      }
+      return false;
+    }
     settle(connection, target, pattern, options);
     boolean occupied = Connection.hasNodes(target);
     if (!occupied && !replace && Connection.scopedOnly(target)) {
       throw new CliException("collection " + db.getName() + "." + collection + " holds trees with"
           + " a scope (TreeOptions.withScope), which a tree without one does not join: give"
-          + " another collection, or --replace to replace them");
+          + " another collection, a --scope of its own, or --replace to replace them");
     }
     if (occupied && !replace) {
       long nodes = Connection.nodes(target);
@@ -70,23 +102,38 @@ final class Loads {
   static long write(Iterator<? extends Node> entries, long size, Connection connection,
       MongoDatabase db, String collection, TreePattern pattern, TreeOptions options,
       boolean replace, Progress progress) {
+    return write(entries, size, connection, db, collection, pattern, options, null, replace,
+        progress);
+  }
+
+  /**
+   * As {@link #write(Iterator, long, Connection, MongoDatabase, String, TreePattern,
+   * TreeOptions, boolean, Progress)}, into the tree of {@code scope} if it is not null ({@link
+   * #checkTarget}: an empty one only).
+   */
+  static long write(Iterator<? extends Node> entries, long size, Connection connection,
+      MongoDatabase db, String collection, TreePattern pattern, TreeOptions options,
+      String scope, boolean replace, Progress progress) {
     return write(store -> store.load(entries), size, connection, db, collection, pattern,
-        options, replace, progress);
+        options, scope, replace, progress);
   }
 
   private static long write(java.util.function.ToLongFunction<TreeStore> loading, long size,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
-      TreeOptions options, boolean replace, Progress progress) {
-    boolean occupied = checkTarget(connection, db, collection, pattern, options, replace);
+      TreeOptions options, String scope, boolean replace, Progress progress) {
+    boolean occupied = checkTarget(connection, db, collection, pattern, options, scope,
+        replace);
     if (!occupied) {
-      return load(loading, size, connection, db, collection, pattern, options, progress);
+      return load(loading, size, connection, db, collection, pattern, options, scope,
+          progress);
     }
     String temporary = collection + ".arbor-tmp-"
         + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36)
             .toLowerCase(Locale.ROOT);
     MongoCollection<Document> aside = db.getCollection(temporary);
     try {
-      long n = load(loading, size, connection, db, temporary, pattern, options, progress);
+      long n = load(loading, size, connection, db, temporary, pattern, options, null,
+          progress);
       progress.phase("renaming " + temporary + " to " + collection);
       aside.renameCollection(new MongoNamespace(db.getName(), collection),
           new RenameCollectionOptions().dropTarget(true));
@@ -133,8 +180,8 @@ final class Loads {
 
   private static long load(java.util.function.ToLongFunction<TreeStore> loading, long size,
       Connection connection, MongoDatabase db, String collection, TreePattern pattern,
-      TreeOptions options, Progress progress) {
-    String where = where(db, collection, pattern);
+      TreeOptions options, String scope, Progress progress) {
+    String where = where(db, collection, pattern, scope);
     insertsPhase("loading", size, where, connection, progress);
     MongoCollection<Document> target = db.getCollection(collection);
     boolean existed = db.listCollectionNames().into(new java.util.ArrayList<>())

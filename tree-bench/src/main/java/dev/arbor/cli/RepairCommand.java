@@ -38,9 +38,9 @@ final class RepairCommand extends ArborCommand {
   public Integer call() {
     try (Progress progress = progress(); Connection connection = store.connect(progress)) {
       MongoDatabase db = connection.database(store.db);
-      connection.requireCollection(db, store.collection);
+      connection.requireCollection(db, store.collection, store.scope);
       store.recognisePattern(db, progress);
-      String where = Loads.where(db, store.collection, store.pattern);
+      String where = store.where(db);
       Patterns.require(db, store.collection, store.pattern, store.treeOptions());
       MongoCollection<Document> collection = db.getCollection(store.collection);
       if (!force && Connection.hasNodes(collection)) {
@@ -52,7 +52,8 @@ final class RepairCommand extends ArborCommand {
         }
       }
       TreeStore tree = connection.open(store.pattern, collection, store.treeOptions());
-      long total = Connection.nodes(db.getCollection(store.collection));
+      long total = store.scoped() ? tree.size()
+          : Connection.nodes(db.getCollection(store.collection));
       progress.phase("checking " + where, ExportCommand.reading(connection, total), total);
       List<Problem> found = tree.check();
       for (Problem p : found) {
@@ -63,7 +64,7 @@ final class RepairCommand extends ArborCommand {
       List<Problem> remaining = tree.repair();
       connection.save(progress);
       CheckCommand.print(remaining, out());
-      long nodes = Connection.nodes(collection);
+      long nodes = store.scoped() ? tree.size() : Connection.nodes(collection);
       if (!remaining.isEmpty()) {
         progress.note("what remains needs your decision: " + (store.pattern
             == TreePattern.NESTED_SETS ? "set the left and right of each node named so that"

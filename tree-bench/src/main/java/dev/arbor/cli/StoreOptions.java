@@ -68,6 +68,13 @@ final class StoreOptions {
           + " form, a long in decimal."})
   NodeIdType idType;
 
+  @Option(names = "--scope", paramLabel = "FIELD=VALUE",
+      description = {"One of several trees kept in the collection (TreeOptions.withScope):"
+          + " the documents whose FIELD equals VALUE. VALUE is read as JSON where it is one"
+          + " value of JSON (0, true, \"0\", {\"org\": \"a\"}), else as a string, for example",
+          "  --scope tenant=acme"})
+  String scope;
+
   @Option(names = "--lease-seconds", hidden = true, paramLabel = "S",
       description = "How long the store's lock outlives a holder that stopped (default: the"
           + " library's): for tests that kill a command and run the next at once.")
@@ -85,7 +92,61 @@ final class StoreOptions {
     if (leaseSeconds != null) {
       options = options.withLease(Duration.ofSeconds(leaseSeconds));
     }
+    if (scope != null) {
+      options = withScope(mixee, "--scope", options, scope);
+    }
     return idType == null ? options : options.withIdType(idType);
+  }
+
+  /** Whether {@code --scope} names one of several trees of the collection. */
+  boolean scoped() {
+    return scope != null;
+  }
+
+  /**
+   * The collection and pattern for messages ({@link Loads#where}), and the scope if there is
+   * one: {@code "db.c (materialized-paths, scope tenant=acme)"}.
+   */
+  String where(MongoDatabase db) {
+    return Loads.where(db, collection, pattern, scope);
+  }
+
+  /**
+   * {@code options} with the scope of {@code FIELD=VALUE} ({@link #scopeValue}).
+   *
+   * @throws ParameterException naming {@code option} if there is no {@code =}, or the library
+   *     refuses the field or value
+   */
+  static TreeOptions withScope(CommandSpec spec, String option, TreeOptions options,
+      String scope) {
+    int eq = scope.indexOf('=');
+    if (eq <= 0) {
+      throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
+          + Text.oneLine(scope) + "': give FIELD=VALUE, for example " + option + " tenant=acme");
+    }
+    try {
+      return options.withScope(scope.substring(0, eq), scopeValue(scope.substring(eq + 1)));
+    } catch (IllegalArgumentException bad) {
+      throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
+          + Text.oneLine(scope) + "': " + bad.getMessage());
+    }
+  }
+
+  /**
+   * The value of a scope as the command line gives it: one JSON value ({@code 0} an int, {@code
+   * 3000000000} a long, {@code "0"} a string, {@code {"org": "a"}} a document, {@code true}),
+   * else the text itself as a string ({@code acme}).
+   */
+  static Object scopeValue(String text) {
+    try {
+      Document d = Document.parse("{\"v\": " + text + "}");
+      if (d.size() == 1 && d.containsKey("v")) {
+        return d.get("v");
+      }
+    } catch (RuntimeException notOneJsonValue) {
+      // a plain string
+    }
+    return text;
   }
 
   /**
@@ -105,11 +166,14 @@ final class StoreOptions {
     if (idType != null) {
       options = options.withIdType(idType);
     }
+    if (scope != null) {
+      options = withScope(mixee, "--scope", options, scope);
+    }
     MongoCollection<Document> c = database.getCollection(collection);
     Optional<TreePattern> seen = TreePattern.recognise(c, options);
     String where = database.getName() + "." + collection;
     String ids = "";
-    if (seen.isEmpty() && idType == null) { // a tree whose ids are of one other type
+    if (seen.isEmpty() && idType == null && scope == null) { // ids of one other type
       Map<NodeIdType, TreePattern> others = new LinkedHashMap<>();
       for (NodeIdType type : NodeIdType.values()) {
         if (type != NodeIdType.STRING) {
@@ -124,7 +188,10 @@ final class StoreOptions {
       }
     }
     if (seen.isEmpty()) {
-      throw new ParameterException(mixee.commandLine(), (Connection.hasNodes(c)
+      throw new ParameterException(mixee.commandLine(), (scope != null
+          ? "the tree of scope " + scope + " in collection " + where + " holds no nodes, or"
+              + " none laid out in one pattern"
+          : Connection.hasNodes(c)
           ? "the node documents of collection " + where + " fit no one pattern (they have no"
               + " pattern's structural fields, or those of two patterns equally)"
           : "collection " + where + " holds no nodes")
@@ -132,7 +199,8 @@ final class StoreOptions {
           + String.join(", ", Patterns.names()));
     }
     pattern = seen.get();
-    progress.note("no --pattern: collection " + where + " is laid out in "
+    progress.note("no --pattern: " + (scope == null ? "collection " + where
+        : "the tree of scope " + scope + " in collection " + where) + " is laid out in "
         + Patterns.name(pattern) + ids);
   }
 

@@ -216,6 +216,86 @@ class CliTest {
             tree.get("MongoDB").parentId()));
   }
 
+  /**
+   * {@code --scope FIELD=VALUE} names one of several trees of a collection
+   * ({@code TreeOptions.withScope}) in every command that reads or writes a tree: two trees
+   * imported into one collection, each checked (its pattern recognised within its scope),
+   * repaired, exported and converted alone; an import into a tree that holds nodes is refused,
+   * with {@code --replace} too (a rename would take the other trees), and writes nothing. (Before
+   * stop 60 the command line had no {@code --scope}: a scoped tree could not be read by it.)
+   */
+  @Test
+  void scopedTreesOfOneCollectionAreImportedCheckedExportedAndConvertedOneByOne()
+      throws IOException {
+    Path small = dir.resolve("small.json");
+    try (var out = Files.newOutputStream(small)) {
+      TreeJson.write(Tree.parse("a(b c(d))"), out);
+    }
+    Cli.Result acme = Cli.run(onServer("import", EXAMPLE.toString(), "-c", name,
+        "-p", "materialized-paths", "--scope", "tenant=acme", "-q"));
+    assertEquals(0, acme.exit(), acme::toString);
+    Cli.Result zero = Cli.run(onServer("import", small.toString(), "-c", name,
+        "-p", "materialized-paths", "--scope", "tenant=0", "-q"));
+    assertEquals(0, zero.exit(), zero::toString);
+    Document zeroNodes = new Document("tenant", 0).append("_id.id", new Document("$exists", true));
+    assertEquals(4, collection.countDocuments(zeroNodes));
+    assertEquals(4, collection.countDocuments(new Document("tenant",
+        new Document("$type", "int")).append("_id.id", new Document("$exists", true))),
+        "tenant=0 is the number 0");
+    dev.arbor.core.TreeStore acmeTree = TreePattern.MATERIALIZED_PATHS.open(collection,
+        dev.arbor.mongo.TreeOptions.defaults().withScope("tenant", "acme"));
+    assertEquals(example(), acmeTree.snapshot());
+
+    Cli.Result check = Cli.run(onServer("check", "-c", name, "--scope", "tenant=acme"));
+    assertEquals(0, check.exit(), check::toString);
+    assertTrue(check.stderr().contains("laid out in materialized-paths"), check::toString);
+    assertTrue(check.stderr().contains("(materialized-paths, scope tenant=acme): sound, "
+        + example().size() + " nodes"), check::toString);
+    Cli.Result repair = Cli.run(onServer("repair", "-c", name, "-p", "materialized-paths",
+        "--scope", "tenant=0"));
+    assertEquals(0, repair.exit(), repair::toString);
+    assertTrue(repair.stderr().contains("sound, 4 nodes, nothing to repair"), repair::toString);
+
+    Path exported = dir.resolve("zero.json");
+    Cli.Result export = Cli.run(onServer("export", exported.toString(), "-q", "-c", name,
+        "--scope", "tenant=0"));
+    assertEquals(0, export.exit(), export::toString);
+    assertEquals(Tree.parse("a(b c(d))"), TreeJson.read(Files.newInputStream(exported)));
+
+    for (String replace : List.of("-q", "--replace")) {
+      Cli.Result refused = Cli.run(onServer("import", small.toString(), "-c", name,
+          "-p", "materialized-paths", "--scope", "tenant=acme", replace));
+      assertEquals(Arbor.EXIT_FAILURE, refused.exit(), refused::toString);
+      assertTrue(refused.stderr().contains("the tree of " + db() + "." + name
+          + " (materialized-paths, scope tenant=acme) is not empty (" + example().size()
+          + " nodes)"), refused::toString);
+      assertEquals(replace.equals("--replace"),
+          refused.stderr().contains("--replace does not replace one tree"), refused::toString);
+      assertEquals(example(), acmeTree.snapshot());
+      assertEquals(4, collection.countDocuments(zeroNodes));
+    }
+
+    Cli.Result converted = Cli.run(onServer("convert", "-c", name, "--scope", "tenant=acme",
+        "--to-collection", name + "_sets", "--to-pattern", "nested-sets", "--to-scope",
+        "tenant={\"org\": \"acme\"}", "-q"));
+    assertEquals(0, converted.exit(), converted::toString);
+    assertEquals(example(), TreePattern.NESTED_SETS.open(
+        MongoTestServer.get().database().getCollection(name + "_sets"),
+        dev.arbor.mongo.TreeOptions.defaults().withScope("tenant", new Document("org", "acme")))
+        .snapshot());
+    Cli.Result inPlace = Cli.run(onServer("convert", "-c", name, "--scope", "tenant=acme",
+        "--to-pattern", "nested-sets", "--replace"));
+    assertEquals(Arbor.EXIT_FAILURE, inPlace.exit(), inPlace::toString);
+    assertTrue(inPlace.stderr().contains("a scoped tree is not converted in place"),
+        inPlace::toString);
+    assertEquals(example(), acmeTree.snapshot());
+
+    Cli.Result bad = Cli.run(onServer("check", "-c", name, "--scope", "tenant"));
+    assertEquals(Arbor.EXIT_USAGE, bad.exit(), bad::toString);
+    assertTrue(bad.stderr().contains("invalid --scope 'tenant': give FIELD=VALUE"),
+        bad::toString);
+  }
+
   @Test
   void importIntoACollectionWithDocumentsIsRefusedUnlessReplacing() {
     pattern(TreePattern.NESTED_SETS).load(Tree.parse("x(y z)"));
@@ -701,7 +781,7 @@ class CliTest {
       assertEquals(Arbor.EXIT_FAILURE, result.exit(), result::toString);
       assertEquals(List.of("arbor " + command + ": collection " + db() + "." + name + " holds"
           + " trees with a scope (TreeOptions.withScope: each node's _id is {s: scope, id:"
-          + " node id}), which the command line does not read; read them with the library"),
+          + " node id}): name one with --scope FIELD=VALUE"),
           result.errLines());
     }
     List<Document> before = collection.find().into(new java.util.ArrayList<>());
@@ -710,7 +790,7 @@ class CliTest {
     assertEquals(Arbor.EXIT_FAILURE, load.exit(), load::toString);
     assertEquals(List.of("arbor import: collection " + db() + "." + name + " holds trees with a"
         + " scope (TreeOptions.withScope), which a tree without one does not join: give another"
-        + " collection, or --replace to replace them"), load.errLines());
+        + " collection, a --scope of its own, or --replace to replace them"), load.errLines());
     assertEquals(before, collection.find().into(new java.util.ArrayList<>()), "nothing written");
   }
 

@@ -265,6 +265,11 @@ public final class TreeOptions {
     return scopeField;
   }
 
+  /** The scope value, or null for one tree per collection. */
+  @Nullable Object scopeValue() {
+    return scopeValue;
+  }
+
   /**
    * Checks the options against the pattern a store is opened with.
    *

@@ -229,14 +229,21 @@ public enum TreePattern {
   /**
    * As {@link #recognise(MongoCollection)}, reading the structural fields under the names
    * {@code options} give them ({@link TreeOptions#withFieldName}; names a pattern does not keep
-   * are ignored here) and the node ids of the options' type ({@link TreeOptions#withIdType}).
+   * are ignored here), the node ids of the options' type ({@link TreeOptions#withIdType}), and
+   * the nodes of the options' tree if they have a scope ({@link TreeOptions#withScope}).
+   *
+   * @throws IllegalArgumentException if the options' scope value cannot be stored in BSON
    */
   public static Optional<TreePattern> recognise(MongoCollection<Document> collection,
       TreeOptions options) {
     requireNonNull(collection, "collection");
     requireNonNull(options, "options");
-    Set<TreePattern> layout = Layouts.of(Layouts.sample(new NodeIds(options.idType(),
-        options.names()).collection(collection)), options.names());
+    Set<TreePattern> layout = Layouts.of(options.scopeField() != null
+        ? Layouts.sample(collection, new dev.arbor.mongo.internal.bson.Scope(options.scopeField(),
+            dev.arbor.mongo.internal.bson.Scope.encode(options.scopeValue(),
+                collection.getCodecRegistry())))
+        : Layouts.sample(new NodeIds(options.idType(), options.names()).collection(collection)),
+        options.names());
     return layout.size() == 1 ? Optional.of(layout.iterator().next()) : Optional.empty();
   }
 

@@ -77,6 +77,26 @@ class WrongPatternTest {
     assertEquals(indexes, c.listIndexes().into(new ArrayList<>()), "no index created");
   }
 
+  /**
+   * {@code recognise} with a scope in the options reads that tree's nodes: two trees of two
+   * patterns in one collection are each recognised within their scope, and a scope with no node
+   * is recognised as nothing. (Before stop 60 it read the collection's unscoped nodes, of which a
+   * collection of scoped trees has none, and recognised nothing.)
+   */
+  @Test
+  void aScopedTreeIsRecognisedWithinItsScope() {
+    MongoCollection<Document> c = MongoTestServer.get().freshCollection();
+    TreeOptions acme = TreeOptions.defaults().withScope("tenant", "acme");
+    TreeOptions zero = TreeOptions.defaults().withScope("tenant", 0);
+    TreePattern.ARRAY_OF_ANCESTORS.open(c, acme).load(Fixtures.categories());
+    TreePattern.NESTED_SETS.open(c, zero).load(Tree.parse("a(b c)"));
+    assertEquals(Optional.of(TreePattern.ARRAY_OF_ANCESTORS), TreePattern.recognise(c, acme));
+    assertEquals(Optional.of(TreePattern.NESTED_SETS), TreePattern.recognise(c, zero));
+    assertEquals(Optional.empty(), TreePattern.recognise(c,
+        TreeOptions.defaults().withScope("tenant", "globex")));
+    assertEquals(Optional.empty(), TreePattern.recognise(c));
+  }
+
   private static void assertRefused(MongoCollection<Document> c, TreePattern laidOut,
       TreePattern opened) {
     assertEquals(Optional.of(laidOut), TreePattern.recognise(c));

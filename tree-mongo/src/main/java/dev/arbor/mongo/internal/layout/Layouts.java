@@ -156,8 +156,12 @@ public final class Layouts {
     return sample(collection, null);
   }
 
-  /** Up to {@value #SAMPLE} node documents of one tree of the collection, in natural order. */
-  static List<Document> sample(MongoCollection<Document> collection, @Nullable Scope scope) {
+  /**
+   * Up to {@value #SAMPLE} node documents of one tree of the collection, in natural order: the
+   * tree of {@code scope}, or the collection's one tree if it is null.
+   */
+  public static List<Document> sample(MongoCollection<Document> collection,
+      @Nullable Scope scope) {
     NodeIds ids = NodeIds.of(collection);
     return collection.find(scope == null ? ids.filter(MongoTreeStore.NODES.toBsonDocument(
             BsonDocument.class, collection.getCodecRegistry()))
