@@ -27,12 +27,12 @@ import org.jspecify.annotations.Nullable;
  *       the values,
  * </ul>
  *
- * <p>where every {@code v} is a string, an ObjectId or a number (int, long or double): the
- * types whose equality in the matcher ({@code Utils.nullAwareEquals}: the values normalized, then
- * {@code equals}) a hash key reproduces exactly, a number by its normalized value ({@link #key}:
- * 1, 1L and 1.0 are one key, as they are equal in the matcher). Null (equal to a missing field),
- * booleans, decimals, documents, regular expressions and every other operator are left to the
- * scan. Other conditions ({@code $or}, {@code $nor}, {@code $expr}, dotted
+ * <p>where every {@code v} is a string, an ObjectId, a UUID or a number (int, long, double or
+ * decimal): the types whose equality in the matcher ({@code Utils.nullAwareEquals}: the values
+ * normalized, then {@code equals}) a hash key reproduces exactly, a number by its normalized
+ * value ({@link #key}: 1, 1L, 1.0 and the decimal 1 are one key, as they are equal in the
+ * matcher), or null ({@link #NULL}, equal to a missing field). Booleans, documents, regular
+ * expressions and every other operator are left to the scan. Other conditions ({@code $or}, {@code $nor}, {@code $expr}, dotted
  * paths, other operators) are conjuncts that are simply not used. A query with a top-level
  * operator the matcher does not know, or a malformed {@code $and}, yields nothing, so that the
  * scan reports the error as without an index.

@@ -531,6 +531,39 @@ final class HashIndex<P> extends Index<P> {
   }
 
   /**
+   * Whether a document whose value of a key field is {@code value} would be a candidate of that
+   * field for the equality {@code wanted} (its values {@linkplain #compact compacted}): the test
+   * of {@link #add} and {@link #candidates}, made on one document without an index. So a scan
+   * may skip a document that fails it: a document the query matches holds one of the values
+   * ({@link Equalities}).
+   */
+  static boolean holdsAnyOf(@Nullable Object value, Set<Object> wanted) {
+    if (Equalities.exact(value)) {
+      return wanted.contains(compact(Equalities.key(value)));
+    }
+    if (value == null) {
+      return wanted.contains(Equalities.NULL);
+    }
+    Set<Object> values = new LinkedHashSet<>();
+    collect(value, values, 0);
+    for (Object v : values) {
+      if (wanted.contains(v)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The values of {@code eq} for one field, {@linkplain #compact compacted}. */
+  static Set<Object> compacted(Set<Object> values) {
+    Set<Object> out = new HashSet<>();
+    for (Object v : values) {
+      out.add(compact(v));
+    }
+    return out;
+  }
+
+  /**
    * Strings longer than {@value #LONGEST_KEPT} characters are indexed under a 64-bit digest
    * instead of themselves: a materialized path, an id made of a file path, held once more for
    * every document, would otherwise cost the heap more than the documents do (the server shares
