@@ -97,29 +97,8 @@ final class Ranges {
 
   static Map<String, Span> numeric(Document query) {
     Map<String, Span> out = new HashMap<>();
-    walkNumbers(query, out, 0);
+    walk(query, out, 0, Ranges::spanOf, Span::and);
     return out;
-  }
-
-  private static void walkNumbers(Document query, Map<String, Span> out, int depth) {
-    for (Map.Entry<String, Object> e : query.entrySet()) {
-      String key = e.getKey();
-      if (key.equals("$and") && depth < MAX_DEPTH && e.getValue() instanceof List<?> list) {
-        for (Object o : list) {
-          if (o instanceof Document d) {
-            walkNumbers(d, out, depth + 1);
-          }
-        }
-        continue;
-      }
-      if (key.startsWith("$") || key.indexOf('.') >= 0) {
-        continue;
-      }
-      Span r = spanOf(e.getValue());
-      if (r != null) {
-        out.merge(key, r, Span::and);
-      }
-    }
   }
 
   private static @Nullable Span spanOf(@Nullable Object condition) {
@@ -158,17 +137,24 @@ final class Ranges {
    */
   static Map<String, Range> of(Document query) {
     Map<String, Range> out = new HashMap<>();
-    walk(query, out, 0);
+    walk(query, out, 0, Ranges::rangeOf, Range::and);
     return out;
   }
 
-  private static void walk(Document query, Map<String, Range> out, int depth) {
+  /**
+   * Reads the conditions of the keys of {@code query} and of the documents of its {@code $and}s
+   * (plain field names only) with {@code read}, the conditions of one field combined by {@code
+   * and}.
+   */
+  private static <R> void walk(Document query, Map<String, R> out, int depth,
+      java.util.function.Function<Object, @Nullable R> read,
+      java.util.function.BinaryOperator<R> and) {
     for (Map.Entry<String, Object> e : query.entrySet()) {
       String key = e.getKey();
       if (key.equals("$and") && depth < MAX_DEPTH && e.getValue() instanceof List<?> list) {
         for (Object o : list) {
           if (o instanceof Document d) {
-            walk(d, out, depth + 1);
+            walk(d, out, depth + 1, read, and);
           }
         }
         continue;
@@ -176,9 +162,9 @@ final class Ranges {
       if (key.startsWith("$") || key.indexOf('.') >= 0) {
         continue;
       }
-      Range r = rangeOf(e.getValue());
+      R r = read.apply(e.getValue());
       if (r != null) {
-        out.merge(key, r, Range::and);
+        out.merge(key, r, and);
       }
     }
   }
