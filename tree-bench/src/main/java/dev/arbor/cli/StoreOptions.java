@@ -93,6 +93,11 @@ final class StoreOptions {
       options = options.withLease(Duration.ofSeconds(leaseSeconds));
     }
     if (scope != null) {
+      if (idType != null && idType != NodeIdType.STRING) {
+        throw new ParameterException(mixee.commandLine(), "--scope and --id-type "
+            + IdTypes.name(idType) + " exclude each other: a tree with a scope stores its node"
+            + " ids as strings");
+      }
       options = withScope(mixee, "--scope", options, scope);
     }
     return idType == null ? options : options.withIdType(idType);

@@ -294,6 +294,11 @@ class CliTest {
     assertEquals(Arbor.EXIT_USAGE, bad.exit(), bad::toString);
     assertTrue(bad.stderr().contains("invalid --scope 'tenant': give FIELD=VALUE"),
         bad::toString);
+    Cli.Result ids = Cli.run(onServer("export", "-c", name, "-p", "materialized-paths",
+        "--scope", "tenant=acme", "--id-type", "long"));
+    assertEquals(Arbor.EXIT_USAGE, ids.exit(), ids::toString);
+    assertTrue(ids.stderr().contains("--scope and --id-type long exclude each other"),
+        ids::toString);
   }
 
   @Test
