@@ -72,8 +72,9 @@ final class HashIndex<P> extends Index<P> {
   private final @Nullable List<java.util.@Nullable TreeMap<Double, Map<Object, int[]>>> numbers;
   /**
    * Per key field, whether a document ever held a number there of a type the index does not
-   * key (a {@code Decimal128}): the matcher compares it with numeric bounds, so the field's
-   * numeric ranges are no longer served (sticky).
+   * key ({@link Equalities#exact}; the server decodes ints, longs, doubles and decimals, all
+   * keyed): the matcher compares it with numeric bounds, so the field's numeric ranges are no
+   * longer served (sticky).
    */
   private final boolean[] unkeyedNumbers;
   /** Per key field, whether a document ever held an array there (sticky, as MongoDB's). */
@@ -175,11 +176,9 @@ final class HashIndex<P> extends Index<P> {
     if (field < 0) {
       return -1;
     }
-    long n = 0;
-    for (Object key : keysIn(field, ranges, spans)) {
-      n += size(field, Set.of(key));
-    }
-    return n;
+    long[] n = new long[1];
+    forEachKeyIn(field, ranges, spans, key -> n[0] += size(field, Set.of(key)));
+    return n[0];
   }
 
   /**
@@ -195,7 +194,7 @@ final class HashIndex<P> extends Index<P> {
     }
     Map<String, Set<Object>> compacted = field == 0 ? eq : compacted(eq);
     List<P> out = new ArrayList<>();
-    for (Object key : keysIn(field, ranges, spans)) {
+    forEachKeyIn(field, ranges, spans, key -> {
       Object p = maps.get(field).get(key);
       if (p instanceof Positions<?> s) {
         for (P one : (Positions<P>) s) {
@@ -206,7 +205,7 @@ final class HashIndex<P> extends Index<P> {
       } else if (p != null && (field == 0 || holdsEach((P) p, field, -1, compacted))) {
         out.add((P) p);
       }
-    }
+    });
     return out;
   }
 
@@ -229,33 +228,31 @@ final class HashIndex<P> extends Index<P> {
   }
 
   /**
-   * The keys of {@code maps} in the range of {@code field}: its strings' ({@link #compact}) if
-   * {@code ranges} has one for it, else its numbers' in {@code spans}, NaN always among them (the
-   * index does not assume how the matcher orders it).
+   * Gives {@code action} each key of {@code maps} in the range of {@code field}, in order and
+   * without copying them: its strings' ({@link #compact}) if {@code ranges} has one for it, else
+   * its numbers' in {@code spans}, and NaN's always (the index does not assume how the matcher
+   * orders it).
    */
-  private Collection<Object> keysIn(int field, Map<String, Ranges.Range> ranges,
-      Map<String, Ranges.Span> spans) {
+  private void forEachKeyIn(int field, Map<String, Ranges.Range> ranges,
+      Map<String, Ranges.Span> spans, java.util.function.Consumer<Object> action) {
     Ranges.Range r = ranges.get(fields.get(field));
     if (r != null) {
-      List<Object> out = new ArrayList<>();
       for (String key : keysIn(field, r)) {
-        out.add(compact(key));
+        action.accept(compact(key));
       }
-      return out;
+      return;
     }
     Ranges.Span n = spans.get(fields.get(field));
     java.util.TreeMap<Double, Map<Object, int[]>> m = numbers.get(field);
-    List<Object> out = new ArrayList<>();
     if (!n.empty()) {
       for (Map<Object, int[]> keys : m.subMap(n.low(), true, n.high(), true).values()) {
-        out.addAll(keys.keySet());
+        keys.keySet().forEach(action);
       }
     }
     Map<Object, int[]> nan = m.get(Double.NaN); // ordered after +Infinity: never in subMap
     if (nan != null) {
-      out.addAll(nan.keySet());
+      nan.keySet().forEach(action);
     }
-    return out;
   }
 
   private java.util.Set<String> keysIn(int field, Ranges.Range r) {
