@@ -59,6 +59,9 @@ final class Loads {
       TreePattern pattern, TreeOptions options, String scope, boolean replace) {
     MongoCollection<Document> target = db.getCollection(collection);
     if (scope != null) {
+      if (!Connection.exists(db, collection)) {
+        return false; // not created by a read: a failed load then drops it whole
+      }
       long nodes = connection.open(pattern, target, options).size(); // settles a stopped load
       if (nodes > 0) {
         throw new CliException("the tree of " + where(db, collection, pattern, scope) + " is"
