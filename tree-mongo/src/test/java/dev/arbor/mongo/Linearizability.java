@@ -172,7 +172,7 @@ final class Linearizability {
    */
   static @Nullable String check(Tree initial, List<Call> history, Tree stored) {
     Linearizability l = new Linearizability(initial, history, stored);
-    if (l.search(new BitSet(), initial)) {
+    if (l.searchWithRoom(initial)) {
       return null;
     }
     StringBuilder b = new StringBuilder("No order of the calls, consistent with real time,"
@@ -274,6 +274,40 @@ final class Linearizability {
    */
   private static final long MAX_EXPLORED = Long.getLong("arbor.linearizability.maxExplored",
       2_000_000);
+
+  /**
+   * The search, on a thread of its own with a stack of {@value #SEARCH_STACK_BYTES} bytes: it
+   * recurses once a call placed, and a history of several thousand calls (a reader reading every
+   * 20 ms beside writers that stalled for minutes) overflowed the default stack of the test's
+   * thread (stop 60: a {@code StackOverflowError}, nothing decided).
+   */
+  private boolean searchWithRoom(Tree initial) {
+    boolean[] found = new boolean[1];
+    Throwable[] failed = new Throwable[1];
+    Thread t = new Thread(null, () -> {
+      try {
+        found[0] = search(new BitSet(), initial);
+      } catch (Throwable e) {
+        failed[0] = e;
+      }
+    }, "linearizability-search", SEARCH_STACK_BYTES);
+    t.start();
+    try {
+      t.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while searching", e);
+    }
+    if (failed[0] instanceof RuntimeException r) {
+      throw r;
+    }
+    if (failed[0] instanceof Error e) {
+      throw e;
+    }
+    return found[0];
+  }
+
+  private static final long SEARCH_STACK_BYTES = 1L << 30;
 
   private boolean search(BitSet done, Tree state) {
     State s = new State(state);

@@ -64,6 +64,22 @@ class LinearizabilityCheckerTest {
     return Linearizability.check(INITIAL, calls, Tree.parse(stored));
   }
 
+  /**
+   * A long history is decided, not overflowed: a reader's 30 000 reads beside changes of two
+   * processes (stop 60: a stress run whose writers stalled for minutes while the reader read
+   * every 20 ms ended in a {@code StackOverflowError} of the recursive search).
+   */
+  @Test
+  void aHistoryOfThirtyThousandReadsIsDecided() {
+    change(0, "insert x", insert("x", "b"), 0, 10);
+    for (int i = 0; i < 30_000; i++) {
+      long t = 20 + 2L * i;
+      read(1, "children b", s -> s.children("b"), t, t + 1, List.of("x"));
+    }
+    change(2, "move x", move("x", "c"), 60_100, 60_200);
+    assertNull(check("a(b c(x))"));
+  }
+
   @Test
   void aReadAfterAChangeReturnedMustSeeIt() {
     change(0, "insert x", insert("x", "b"), 0, 10);
