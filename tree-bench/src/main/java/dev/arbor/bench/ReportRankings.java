@@ -127,7 +127,7 @@ final class ReportRankings {
       return "Ranked by round trips and documents written per operation at " + at + " (means"
           + " over the shapes): they are what a pattern costs on any server"
           + (results.embedded() ? ", while the embedded server's latencies mostly count the"
-              + " documents it scans (its indexes serve equalities and string ranges only)" : "")
+              + " documents it scans (its indexes serve equalities and ranges only)" : "")
                   + ". A pattern ranks below"
           + " another when that one needs clearly fewer of one of the two (by more than 10% and"
           + " more than half a round trip or document per operation) and not more of the other;"
