@@ -85,6 +85,9 @@ final class Ranges {
     }
   }
 
+  /** Bounds this far from 0 or farther are left out (see {@link Span}). */
+  private static final double FAR = 0x1p62;
+
   /**
    * Per field, the interval of numbers of which a document matching {@code query} holds one (as
    * its value or, if a field ever held an array, see the class comment); empty when none is
@@ -92,9 +95,6 @@ final class Ranges {
    * and {@code double} (not NaN); a bound of another numeric type is left out, which only widens
    * the interval.
    */
-  /** Bounds this far from 0 or farther are left out (see {@link Span}). */
-  private static final double FAR = 0x1p62;
-
   static Map<String, Span> numeric(Document query) {
     Map<String, Span> out = new HashMap<>();
     walk(query, out, 0, Ranges::spanOf, Span::and);
