@@ -32,8 +32,9 @@ import org.jspecify.annotations.Nullable;
  * normalized, then {@code equals}) a hash key reproduces exactly, a number by its normalized
  * value ({@link #key}: 1, 1L, 1.0 and the decimal 1 are one key, as they are equal in the
  * matcher), or null ({@link #NULL}, equal to a missing field). Booleans, documents, regular
- * expressions and every other operator are left to the scan. Other conditions ({@code $or}, {@code $nor}, {@code $expr}, dotted
- * paths, other operators) are conjuncts that are simply not used. A query with a top-level
+ * expressions and every other operator are left to the scan. Other conditions ({@code $or},
+ * {@code $nor}, {@code $expr}, dotted paths, other operators) are conjuncts that are simply not
+ * used. A query with a top-level
  * operator the matcher does not know, or a malformed {@code $and}, yields nothing, so that the
  * scan reports the error as without an index.
  */
