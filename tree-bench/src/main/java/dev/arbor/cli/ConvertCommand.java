@@ -86,7 +86,8 @@ final class ConvertCommand extends ArborCommand {
     dev.arbor.mongo.TreeOptions targetOptions =
         StoreOptions.treeOptions(spec, "--to-field", toFields, toPattern);
     if (toScope != null) {
-      targetOptions = StoreOptions.withScope(spec, "--to-scope", targetOptions, toScope);
+      targetOptions = StoreOptions.withScope(spec, "--to-scope", targetOptions, toScope,
+          toIdType, "--to-id-type");
     }
     if (toIdType != null) {
       targetOptions = targetOptions.withIdType(toIdType);
@@ -108,7 +109,7 @@ final class ConvertCommand extends ArborCommand {
       String targetWhere = Loads.where(targetDb, targetCollection, toPattern, toScope);
       boolean inPlace = sameServer && sourceDb.getName().equals(targetDb.getName())
           && source.collection.equals(targetCollection);
-      if (inPlace && (source.scoped() || toScope != null)) {
+      if (inPlace && (source.scope != null || toScope != null)) {
         throw new CliException("the target is the source collection " + sourceDb.getName() + "."
             + source.collection + ", which holds a tree with a scope: give --to-collection (a"
             + " scoped tree is not converted in place)");

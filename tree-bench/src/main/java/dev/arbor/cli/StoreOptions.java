@@ -88,24 +88,21 @@ final class StoreOptions {
    *     pattern, or its name cannot be used
    */
   TreeOptions treeOptions() {
-    TreeOptions options = treeOptions(mixee, "--field", fields, pattern);
-    if (leaseSeconds != null) {
-      options = options.withLease(Duration.ofSeconds(leaseSeconds));
-    }
-    if (scope != null) {
-      if (idType != null && idType != NodeIdType.STRING) {
-        throw new ParameterException(mixee.commandLine(), "--scope and --id-type "
-            + IdTypes.name(idType) + " exclude each other: a tree with a scope stores its node"
-            + " ids as strings");
-      }
-      options = withScope(mixee, "--scope", options, scope);
-    }
-    return idType == null ? options : options.withIdType(idType);
+    TreeOptions options = options(pattern);
+    return leaseSeconds == null ? options
+        : options.withLease(Duration.ofSeconds(leaseSeconds));
   }
 
-  /** Whether {@code --scope} names one of several trees of the collection. */
-  boolean scoped() {
-    return scope != null;
+  /**
+   * The field names of {@code --field} (checked against {@code forPattern}; null: the names
+   * alone), the scope of {@code --scope} and the id type of {@code --id-type}.
+   */
+  private TreeOptions options(TreePattern forPattern) {
+    TreeOptions options = treeOptions(mixee, "--field", fields, forPattern);
+    if (scope != null) {
+      options = withScope(mixee, "--scope", options, scope, idType, "--id-type");
+    }
+    return idType == null ? options : options.withIdType(idType);
   }
 
   /**
@@ -117,13 +114,19 @@ final class StoreOptions {
   }
 
   /**
-   * {@code options} with the scope of {@code FIELD=VALUE} ({@link #scopeValue}).
+   * {@code options} with the scope of {@code FIELD=VALUE} ({@link #scopeValue}), for a tree whose
+   * ids are of {@code idType} (null: strings), given by {@code idOption}.
    *
-   * @throws ParameterException naming {@code option} if there is no {@code =}, or the library
-   *     refuses the field or value
+   * @throws ParameterException naming {@code option} if there is no {@code =}, the library
+   *     refuses the field or value, or the id type is not strings (a scoped tree's are)
    */
   static TreeOptions withScope(CommandSpec spec, String option, TreeOptions options,
-      String scope) {
+      String scope, NodeIdType idType, String idOption) {
+    if (idType != null && idType != NodeIdType.STRING) {
+      throw new ParameterException(spec.commandLine(), option + " and " + idOption + " "
+          + IdTypes.name(idType) + " exclude each other: a tree with a scope stores its node"
+          + " ids as strings");
+    }
     int eq = scope.indexOf('=');
     if (eq <= 0) {
       throw new ParameterException(spec.commandLine(), "invalid " + option + " '"
@@ -167,13 +170,7 @@ final class StoreOptions {
     if (pattern != null) {
       return;
     }
-    TreeOptions options = treeOptions(mixee, "--field", fields, null);
-    if (idType != null) {
-      options = options.withIdType(idType);
-    }
-    if (scope != null) {
-      options = withScope(mixee, "--scope", options, scope);
-    }
+    TreeOptions options = options(null);
     MongoCollection<Document> c = database.getCollection(collection);
     Optional<TreePattern> seen = TreePattern.recognise(c, options);
     String where = database.getName() + "." + collection;

@@ -299,6 +299,12 @@ class CliTest {
     assertEquals(Arbor.EXIT_USAGE, ids.exit(), ids::toString);
     assertTrue(ids.stderr().contains("--scope and --id-type long exclude each other"),
         ids::toString);
+    Cli.Result toIds = Cli.run(onServer("convert", "-c", name, "--scope", "tenant=acme",
+        "--to-collection", name + "_ids", "--to-pattern", "nested-sets", "--to-scope",
+        "tenant=acme", "--to-id-type", "long"));
+    assertEquals(Arbor.EXIT_USAGE, toIds.exit(), toIds::toString);
+    assertTrue(toIds.stderr().contains("--to-scope and --to-id-type long exclude each other"),
+        toIds::toString);
   }
 
   @Test
