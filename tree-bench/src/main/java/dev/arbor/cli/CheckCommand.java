@@ -30,13 +30,11 @@ final class CheckCommand extends ArborCommand {
       Patterns.require(db, store.collection, store.pattern, store.treeOptions());
       TreeStore tree = connection.open(store.pattern, db.getCollection(store.collection),
           store.treeOptions());
-      long total = store.scoped() ? tree.size()
-          : Connection.nodes(db.getCollection(store.collection));
+      long total = Connection.nodes(db.getCollection(store.collection), store.scope, tree);
       progress.phase("checking " + where, ExportCommand.reading(connection, total), total);
       List<Problem> problems = tree.check();
       print(problems, out());
-      long nodes = store.scoped() ? tree.size()
-          : Connection.nodes(db.getCollection(store.collection));
+      long nodes = Connection.nodes(db.getCollection(store.collection), store.scope, tree);
       if (problems.isEmpty()) {
         progress.done(where + ": sound, " + nodes(nodes) + ", no problem");
         return Arbor.EXIT_OK;

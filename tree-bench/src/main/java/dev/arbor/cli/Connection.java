@@ -158,6 +158,14 @@ final class Connection implements AutoCloseable {
   }
 
   /**
+   * The number of nodes of {@code tree}, a store of {@code collection}: the collection's nodes,
+   * or for the tree of {@code scope} ({@code --scope}) if it is not null, the store's.
+   */
+  static long nodes(MongoCollection<Document> collection, String scope, TreeStore tree) {
+    return scope == null ? nodes(collection) : tree.size();
+  }
+
+  /**
    * A store of {@code pattern} over {@code collection}, making changes in transactions where the
    * server runs them (replica sets) and with the stores' lock and journal elsewhere.
    */

@@ -91,7 +91,7 @@ final class ExportCommand extends ArborCommand {
     MongoCollection<Document> c = db.getCollection(collection);
     TreeStore source = connection.open(pattern, c, options);
     Loads.settle(connection, c, pattern, options); // counts the tree, not a stopped load
-    long nodes = scope == null ? Connection.nodes(c) : source.size(); // size() settles too
+    long nodes = Connection.nodes(c, scope, source);
     if (check) {
       progress.phase("checking " + where, reading(connection, nodes), nodes);
       List<Problem> problems = source.check();

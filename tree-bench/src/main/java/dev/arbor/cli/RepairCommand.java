@@ -52,8 +52,7 @@ final class RepairCommand extends ArborCommand {
         }
       }
       TreeStore tree = connection.open(store.pattern, collection, store.treeOptions());
-      long total = store.scoped() ? tree.size()
-          : Connection.nodes(db.getCollection(store.collection));
+      long total = Connection.nodes(collection, store.scope, tree);
       progress.phase("checking " + where, ExportCommand.reading(connection, total), total);
       List<Problem> found = tree.check();
       for (Problem p : found) {
@@ -64,7 +63,7 @@ final class RepairCommand extends ArborCommand {
       List<Problem> remaining = tree.repair();
       connection.save(progress);
       CheckCommand.print(remaining, out());
-      long nodes = store.scoped() ? tree.size() : Connection.nodes(collection);
+      long nodes = Connection.nodes(collection, store.scope, tree);
       if (!remaining.isEmpty()) {
         progress.note("what remains needs your decision: " + (store.pattern
             == TreePattern.NESTED_SETS ? "set the left and right of each node named so that"
