@@ -588,11 +588,7 @@ final class HashIndex<P> extends Index<P> {
   private static Map<String, Set<Object>> compacted(Map<String, Set<Object>> eq) {
     Map<String, Set<Object>> out = new HashMap<>();
     for (Map.Entry<String, Set<Object>> e : eq.entrySet()) {
-      Set<Object> values = new HashSet<>();
-      for (Object v : e.getValue()) {
-        values.add(compact(v));
-      }
-      out.put(e.getKey(), values);
+      out.put(e.getKey(), compacted(e.getValue()));
     }
     return out;
   }

@@ -10,6 +10,7 @@ import dev.arbor.mongo.internal.ServerCapabilities;
 import dev.arbor.mongo.internal.bson.AttributeNames;
 import dev.arbor.mongo.internal.bson.Fits;
 import dev.arbor.mongo.internal.bson.NodeIds;
+import dev.arbor.mongo.internal.bson.Scope;
 import dev.arbor.mongo.internal.layout.Layouts;
 import dev.arbor.mongo.internal.layout.Validators;
 import java.util.Optional;
@@ -239,9 +240,8 @@ public enum TreePattern {
     requireNonNull(collection, "collection");
     requireNonNull(options, "options");
     Set<TreePattern> layout = Layouts.of(options.scopeField() != null
-        ? Layouts.sample(collection, new dev.arbor.mongo.internal.bson.Scope(options.scopeField(),
-            dev.arbor.mongo.internal.bson.Scope.encode(options.scopeValue(),
-                collection.getCodecRegistry())))
+        ? Layouts.sample(collection, new Scope(options.scopeField(),
+            Scope.encode(options.scopeValue(), collection.getCodecRegistry())))
         : Layouts.sample(new NodeIds(options.idType(), options.names()).collection(collection)),
         options.names());
     return layout.size() == 1 ? Optional.of(layout.iterator().next()) : Optional.empty();
